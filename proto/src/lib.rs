@@ -1,0 +1,14 @@
+//! The `ax.v1` wire contract: Rust types and tonic clients/servers generated from `proto/ax/v1`.
+//!
+//! The `.proto` files are the public API; this crate only makes them usable from Rust and exposes
+//! the encoded file descriptor set so that axd can serve gRPC reflection.
+
+#![allow(missing_docs, clippy::all)]
+
+/// Package `ax.v1`.
+pub mod v1 {
+    tonic::include_proto!("ax.v1");
+}
+
+/// The encoded `FileDescriptorSet` of every ax.v1 file and its imports, for gRPC reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/ax_v1_descriptor.bin"));

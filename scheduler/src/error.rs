@@ -1,0 +1,135 @@
+//! Errors of the scheduler, one enum per layer, and the single mapping to gRPC status codes.
+//!
+//! [`StoreError`] is what the database layer can say; [`Error`] is what a caller of axd's services
+//! can be told. `impl From<Error> for tonic::Status` is the only place where a status code is chosen,
+//! so a new variant forces a decision about its code.
+
+use std::fmt;
+
+/// Errors of the storage layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database could not be reached or a connection failed (retry later).
+    #[error("database unavailable: {0}")]
+    Unavailable(#[source] sqlx::Error),
+    /// A unique constraint was violated.
+    #[error("unique constraint violated: {0}")]
+    UniqueViolation(String),
+    /// A statement failed for another reason.
+    #[error("database error: {0}")]
+    Query(#[source] sqlx::Error),
+    /// Applying migrations failed.
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A stored row holds a value this version of ax cannot read.
+    #[error("corrupt row in {table}: {reason}")]
+    Corrupt {
+        /// Table name.
+        table: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The database URL is not one ax supports.
+    #[error("unsupported database url {0:?}: use sqlite://, postgres:// or mysql://")]
+    UnsupportedUrl(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        match &e {
+            sqlx::Error::Database(db) if db.is_unique_violation() => {
+                StoreError::UniqueViolation(db.message().to_owned())
+            }
+            sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::WorkerCrashed
+            | sqlx::Error::Protocol(_) => StoreError::Unavailable(e),
+            _ => StoreError::Query(e),
+        }
+    }
+}
+
+/// Result of the storage layer.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Errors a service call can return.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A field of the request is invalid. Nothing was changed.
+    #[error("{field}: {reason}")]
+    InvalidArgument {
+        /// Dotted path of the field, e.g. `task.schedule.cron.expression`.
+        field: String,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// The named object does not exist.
+    #[error("{0} not found")]
+    NotFound(String),
+    /// An object with that identity exists already.
+    #[error("{0} already exists")]
+    AlreadyExists(String),
+    /// The object is in a state that does not allow the call.
+    #[error("{0}")]
+    FailedPrecondition(String),
+    /// The caller is not allowed to make the call.
+    #[error("permission denied: {0}")]
+    PermissionDenied(String),
+    /// The caller presented no usable identity.
+    #[error("unauthenticated: {0}")]
+    Unauthenticated(String),
+    /// The call was aborted because of a concurrent change; retrying may succeed.
+    #[error("aborted: {0}")]
+    Aborted(String),
+    /// The storage layer failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl Error {
+    /// An [`Error::InvalidArgument`] for `field`.
+    pub fn invalid(field: impl Into<String>, reason: impl fmt::Display) -> Self {
+        Error::InvalidArgument { field: field.into(), reason: reason.to_string() }
+    }
+
+    /// Prefixes the field of an [`Error::InvalidArgument`] with `prefix.`; other errors pass through.
+    pub fn within(self, prefix: &str) -> Self {
+        match self {
+            Error::InvalidArgument { field, reason } if field.is_empty() => {
+                Error::InvalidArgument { field: prefix.to_owned(), reason }
+            }
+            Error::InvalidArgument { field, reason } => {
+                Error::InvalidArgument { field: format!("{prefix}.{field}"), reason }
+            }
+            other => other,
+        }
+    }
+}
+
+/// Result of a service call.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<Error> for tonic::Status {
+    fn from(e: Error) -> Self {
+        let message = e.to_string();
+        match e {
+            Error::InvalidArgument { .. } => tonic::Status::invalid_argument(message),
+            Error::NotFound(_) => tonic::Status::not_found(message),
+            Error::AlreadyExists(_) => tonic::Status::already_exists(message),
+            Error::FailedPrecondition(_) => tonic::Status::failed_precondition(message),
+            Error::PermissionDenied(_) => tonic::Status::permission_denied(message),
+            Error::Unauthenticated(_) => tonic::Status::unauthenticated(message),
+            Error::Aborted(_) => tonic::Status::aborted(message),
+            Error::Store(store) => match store {
+                StoreError::Unavailable(_) => tonic::Status::unavailable(message),
+                StoreError::UniqueViolation(_) => tonic::Status::already_exists(message),
+                StoreError::Query(_)
+                | StoreError::Migrate(_)
+                | StoreError::Corrupt { .. }
+                | StoreError::UnsupportedUrl(_) => tonic::Status::internal(message),
+            },
+        }
+    }
+}

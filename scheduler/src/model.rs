@@ -1,0 +1,542 @@
+//! Domain types: tasks, instances and their states, as axd reasons about them.
+//!
+//! These are independent of both the wire (`ax_proto`) and the database; `convert.rs` maps them to
+//! the proto and each store backend maps them to rows. Times are UTC; durations are
+//! `std::time::Duration` and are stored as whole microseconds.
+
+use std::{collections::BTreeMap, fmt, num::NonZeroU32, str::FromStr, time::Duration};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// A point in time, UTC.
+pub type Ts = DateTime<Utc>;
+
+/// Microseconds since the Unix epoch, as stored in every table.
+pub fn to_micros(t: Ts) -> i64 {
+    t.timestamp_micros()
+}
+
+/// The instant `us` microseconds after the Unix epoch (saturating at the representable range).
+pub fn from_micros(us: i64) -> Ts {
+    DateTime::from_timestamp_micros(us).unwrap_or(if us < 0 { DateTime::<Utc>::MIN_UTC } else { DateTime::<Utc>::MAX_UTC })
+}
+
+/// A duration in whole microseconds, saturating.
+pub fn duration_micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
+/// `t + d`, saturating at the end of time.
+pub fn add(t: Ts, d: Duration) -> Ts {
+    chrono::TimeDelta::from_std(d).ok().and_then(|d| t.checked_add_signed(d)).unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+/// `t - d`, saturating at the start of time.
+pub fn sub(t: Ts, d: Duration) -> Ts {
+    chrono::TimeDelta::from_std(d).ok().and_then(|d| t.checked_sub_signed(d)).unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+/// Defines a closed string enum stored as its upper-case name.
+macro_rules! string_enum {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name { $($(#[$vmeta])* $variant,)+ }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The stored (and JSON) name.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text,)+ }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    other => Err(format!("unknown {} {other:?}", stringify!($name))),
+                }
+            }
+        }
+    };
+}
+
+string_enum! {
+    /// State of an instance. Each variant says who moves an instance out of it.
+    pub enum InstanceStatus {
+        /// Waiting for `available_at` and a worker credit. Left by dispatch or cancel.
+        Pending = "PENDING",
+        /// Sent to a worker session. Left by Accepted, Reject, ack timeout, a result, or cancel.
+        Dispatched = "DISPATCHED",
+        /// Running on a worker. Left by a result, the run timeout, the lost-worker rule, or cancel.
+        Running = "RUNNING",
+        /// Terminal: succeeded.
+        Success = "SUCCESS",
+        /// Terminal unless an operator retries it: failed with no retry budget left.
+        Failed = "FAILED",
+        /// Terminal unless an operator retries it: timed out with no retry budget left.
+        Timeout = "TIMEOUT",
+        /// Terminal: canceled.
+        Canceled = "CANCELED",
+        /// Terminal: not run because of the concurrency policy.
+        Skipped = "SKIPPED",
+    }
+}
+
+impl InstanceStatus {
+    /// True for states no automatic process leaves.
+    pub fn is_terminal(self) -> bool {
+        match self {
+            InstanceStatus::Pending | InstanceStatus::Dispatched | InstanceStatus::Running => false,
+            InstanceStatus::Success
+            | InstanceStatus::Failed
+            | InstanceStatus::Timeout
+            | InstanceStatus::Canceled
+            | InstanceStatus::Skipped => true,
+        }
+    }
+
+    /// True for states held by a worker session (an attempt is out).
+    pub fn is_held(self) -> bool {
+        match self {
+            InstanceStatus::Dispatched | InstanceStatus::Running => true,
+            InstanceStatus::Pending
+            | InstanceStatus::Success
+            | InstanceStatus::Failed
+            | InstanceStatus::Timeout
+            | InstanceStatus::Canceled
+            | InstanceStatus::Skipped => false,
+        }
+    }
+}
+
+string_enum! {
+    /// Why an instance exists.
+    pub enum InstanceSource {
+        /// The schedule fired on time.
+        Schedule = "SCHEDULE",
+        /// A misfire catch-up.
+        CatchUp = "CATCH_UP",
+        /// Triggered by hand.
+        Manual = "MANUAL",
+    }
+}
+
+string_enum! {
+    /// What to do with missed fires.
+    pub enum MisfirePolicy {
+        /// One catch-up instance for the latest missed fire.
+        FireOnce = "FIRE_ONCE",
+        /// One instance per missed fire, up to the task's bound.
+        FireAll = "FIRE_ALL",
+        /// No catch-up.
+        Skip = "SKIP",
+    }
+}
+
+string_enum! {
+    /// Whether instances of one task may overlap.
+    pub enum ConcurrencyPolicy {
+        /// They may.
+        Allow = "ALLOW",
+        /// A fire while an earlier instance is active is recorded as SKIPPED.
+        Forbid = "FORBID",
+    }
+}
+
+string_enum! {
+    /// How the dispatcher picks a stream among eligible ones.
+    pub enum Routing {
+        /// Most free credits.
+        LeastLoaded = "LEAST_LOADED",
+        /// In turn.
+        RoundRobin = "ROUND_ROBIN",
+        /// At random.
+        Random = "RANDOM",
+    }
+}
+
+string_enum! {
+    /// How a cron expression is read.
+    pub enum CronDialect {
+        /// Unix/Vixie: 5 fields, or 6 with leading seconds; Sunday = 0 or 7.
+        Unix = "UNIX",
+        /// Quartz/XXL-JOB: 6 fields with seconds, or 7 with year; Sunday = 1.
+        Quartz = "QUARTZ",
+    }
+}
+
+string_enum! {
+    /// Kind of a task's schedule, as stored.
+    pub enum ScheduleKind {
+        /// Cron expression.
+        Cron = "CRON",
+        /// Anchored fixed rate.
+        FixedRate = "FIXED_RATE",
+        /// Fixed delay after completion.
+        FixedDelay = "FIXED_DELAY",
+        /// Fires once.
+        OneTime = "ONE_TIME",
+        /// Only triggered by hand.
+        Manual = "MANUAL",
+    }
+}
+
+/// When a task fires (validated; the cron expression is compiled on use by `schedule.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Schedule {
+    /// A cron expression on the wall clock of `time_zone`.
+    Cron {
+        /// The expression as written.
+        expression: String,
+        /// IANA zone name.
+        time_zone: String,
+        /// How it is read (resolved at validation; never "detect" once stored).
+        dialect: CronDialect,
+    },
+    /// Fire n at `start_at + n * interval`, n = 0, 1, ...
+    FixedRate {
+        /// Interval.
+        interval: Duration,
+        /// Anchor: the first fire.
+        start_at: Ts,
+    },
+    /// First fire at `start_at`, then `interval` after each scheduled instance finishes.
+    FixedDelay {
+        /// Delay after completion.
+        interval: Duration,
+        /// First fire.
+        start_at: Ts,
+    },
+    /// Once, at `at`.
+    OneTime {
+        /// The instant.
+        at: Ts,
+    },
+    /// Never by itself.
+    Manual,
+}
+
+impl Schedule {
+    /// Its stored kind.
+    pub fn kind(&self) -> ScheduleKind {
+        match self {
+            Schedule::Cron { .. } => ScheduleKind::Cron,
+            Schedule::FixedRate { .. } => ScheduleKind::FixedRate,
+            Schedule::FixedDelay { .. } => ScheduleKind::FixedDelay,
+            Schedule::OneTime { .. } => ScheduleKind::OneTime,
+            Schedule::Manual => ScheduleKind::Manual,
+        }
+    }
+}
+
+/// Delay before each retry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Backoff {
+    /// Retry n waits `delays[n-1]`, the last one repeating.
+    List {
+        /// Delays in microseconds.
+        delays_us: Vec<i64>,
+    },
+    /// Retry n waits `min(max, initial * multiplier^(n-1))` with +/- jitter.
+    Exponential {
+        /// First delay in microseconds.
+        initial_us: i64,
+        /// Growth factor.
+        multiplier: f64,
+        /// Cap in microseconds.
+        max_us: i64,
+        /// Random spread as a fraction of the delay.
+        jitter: f64,
+    },
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff::Exponential { initial_us: 10_000_000, multiplier: 2.0, max_us: 300_000_000, jitter: 0.1 }
+    }
+}
+
+impl Backoff {
+    /// The delay before retry `n` (1-based). `unit_random` is a number in [0, 1) used for jitter.
+    pub fn delay(&self, n: u32, unit_random: f64) -> Duration {
+        let n = n.max(1);
+        let us = match self {
+            Backoff::List { delays_us } => {
+                let i = usize::try_from(n - 1).unwrap_or(usize::MAX).min(delays_us.len().saturating_sub(1));
+                delays_us.get(i).copied().unwrap_or(0) as f64
+            }
+            Backoff::Exponential { initial_us, multiplier, max_us, jitter } => {
+                let exp = i32::try_from(n - 1).unwrap_or(i32::MAX).min(1000);
+                let base = (*initial_us as f64 * multiplier.powi(exp)).min(*max_us as f64);
+                let spread = base * jitter * (2.0 * unit_random - 1.0);
+                (base + spread).max(0.0)
+            }
+        };
+        Duration::from_micros(us as u64)
+    }
+}
+
+/// Retry policy of a task, copied into each instance when it is created.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+    /// Delay before each retry.
+    pub backoff: Backoff,
+}
+
+/// The configuration of a task (everything an operator sets).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskConfig {
+    /// App whose workers run it.
+    pub app: String,
+    /// Handler name.
+    pub handler: String,
+    /// Free text.
+    pub description: String,
+    /// When it fires.
+    pub schedule: Schedule,
+    /// JSON parameters.
+    pub params: String,
+    /// Whether it fires.
+    pub enabled: bool,
+    /// Missed fires.
+    pub misfire_policy: MisfirePolicy,
+    /// Later than this is "missed".
+    pub misfire_threshold: Duration,
+    /// FIRE_ALL bound.
+    pub max_catch_up: NonZeroU32,
+    /// Overlap policy.
+    pub concurrency: ConcurrencyPolicy,
+    /// Stream choice.
+    pub routing: Routing,
+    /// Run timeout; `None` = no timeout.
+    pub timeout: Option<Duration>,
+    /// Retries.
+    pub retry: RetryPolicy,
+    /// Labels.
+    pub labels: BTreeMap<String, String>,
+}
+
+/// Default misfire threshold.
+pub const DEFAULT_MISFIRE_THRESHOLD: Duration = Duration::from_secs(60);
+/// Default FIRE_ALL bound.
+pub const DEFAULT_MAX_CATCH_UP: NonZeroU32 = NonZeroU32::new(10).expect("10 is not zero");
+
+/// A stored task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    /// Database id.
+    pub id: i64,
+    /// Unique name.
+    pub name: String,
+    /// Configuration.
+    pub config: TaskConfig,
+    /// Next fire time, if it fires by itself.
+    pub next_fire_at: Option<Ts>,
+    /// Creation time.
+    pub created_at: Ts,
+    /// Last change.
+    pub updated_at: Ts,
+    /// Configuration version, incremented by each change.
+    pub version: i64,
+}
+
+/// A stored instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Instance {
+    /// Database id.
+    pub id: i64,
+    /// Task id.
+    pub task_id: i64,
+    /// Task name at creation.
+    pub task_name: String,
+    /// App.
+    pub app: String,
+    /// Handler.
+    pub handler: String,
+    /// JSON params.
+    pub params: String,
+    /// Unique per task.
+    pub idempotency_key: String,
+    /// Why it exists.
+    pub source: InstanceSource,
+    /// Fire (or trigger) time.
+    pub fire_at: Ts,
+    /// Not dispatched before.
+    pub available_at: Ts,
+    /// State.
+    pub status: InstanceStatus,
+    /// Dispatch count.
+    pub attempt: u32,
+    /// Retry budget.
+    pub max_retries: u32,
+    /// Failed or timed-out attempts so far.
+    pub failures: u32,
+    /// Run timeout.
+    pub timeout: Option<Duration>,
+    /// Backoff.
+    pub backoff: Backoff,
+    /// Routing.
+    pub routing: Routing,
+    /// Worker of the current/last attempt.
+    pub worker_id: Option<String>,
+    /// Session of the current/last attempt.
+    pub session_id: Option<String>,
+    /// axd that dispatched the current/last attempt.
+    pub scheduler_id: Option<String>,
+    /// Lease of the held attempt (see ARCHITECTURE.md "Instance life").
+    pub lease_expires_at: Option<Ts>,
+    /// Run deadline.
+    pub deadline_at: Option<Ts>,
+    /// Started (Accepted).
+    pub started_at: Option<Ts>,
+    /// Reached a final state.
+    pub finished_at: Option<Ts>,
+    /// Last result message or reason.
+    pub message: String,
+    /// Output of the successful attempt.
+    pub output: String,
+    /// Latest progress.
+    pub progress_percent: u32,
+    /// Latest progress message.
+    pub progress_message: String,
+    /// Created.
+    pub created_at: Ts,
+    /// Last change.
+    pub updated_at: Ts,
+}
+
+/// One state change of an instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceEvent {
+    /// Event id (orders events of one instance).
+    pub id: i64,
+    /// Instance.
+    pub instance_id: i64,
+    /// When.
+    pub at: Ts,
+    /// State before; `None` for creation.
+    pub from: Option<InstanceStatus>,
+    /// State after.
+    pub to: InstanceStatus,
+    /// Attempt.
+    pub attempt: u32,
+    /// axd that made the change.
+    pub scheduler_id: String,
+    /// Worker involved.
+    pub worker_id: String,
+    /// Why.
+    pub reason: String,
+}
+
+string_enum! {
+    /// Kinds of task-level events.
+    pub enum TaskEventKind {
+        /// Created.
+        Created = "CREATED",
+        /// Configuration changed.
+        Updated = "UPDATED",
+        /// Enabled.
+        Enabled = "ENABLED",
+        /// Disabled.
+        Disabled = "DISABLED",
+        /// Deleted.
+        Deleted = "DELETED",
+        /// Catch-up instances for missed fires.
+        MisfireCatchUp = "MISFIRE_CATCH_UP",
+        /// Missed fires skipped.
+        MisfireSkipped = "MISFIRE_SKIPPED",
+        /// The stored schedule could not be evaluated; the task was disabled.
+        ScheduleBroken = "SCHEDULE_BROKEN",
+    }
+}
+
+/// A task-level event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskEvent {
+    /// Task.
+    pub task_id: i64,
+    /// When.
+    pub at: Ts,
+    /// What.
+    pub kind: TaskEventKind,
+    /// Who.
+    pub actor: String,
+    /// Details.
+    pub message: String,
+}
+
+/// One stored log line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogLine {
+    /// Sequence number.
+    pub seq: i64,
+    /// Attempt.
+    pub attempt: u32,
+    /// Level: DEBUG, INFO, WARN, ERROR.
+    pub level: String,
+    /// When.
+    pub at: Ts,
+    /// Text.
+    pub message: String,
+}
+
+/// A worker session as recorded in `ax_worker`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerRecord {
+    /// Session id.
+    pub session_id: String,
+    /// Worker id.
+    pub worker_id: String,
+    /// App.
+    pub app: String,
+    /// Handlers.
+    pub handlers: Vec<String>,
+    /// Capacity.
+    pub capacity: u32,
+    /// Unused credits.
+    pub credits: u32,
+    /// Outstanding assignments.
+    pub in_flight: u32,
+    /// Labels.
+    pub labels: BTreeMap<String, String>,
+    /// axd holding the stream.
+    pub scheduler_id: String,
+    /// Client description.
+    pub client: String,
+    /// Connected.
+    pub connected_at: Ts,
+    /// Last message.
+    pub last_seen_at: Ts,
+}
+
+/// An axd process as recorded in `ax_scheduler`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedulerRecord {
+    /// Scheduler id.
+    pub scheduler_id: String,
+    /// Host.
+    pub host: String,
+    /// Listen address.
+    pub address: String,
+    /// Version.
+    pub version: String,
+    /// Started.
+    pub started_at: Ts,
+    /// Last heartbeat.
+    pub heartbeat_at: Ts,
+}

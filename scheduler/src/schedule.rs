@@ -1,0 +1,351 @@
+//! The trigger engine's arithmetic: next fire times of every schedule kind, previews with frequency
+//! warnings, and the misfire plan that decides which instances a trigger round creates.
+//!
+//! Everything here is pure: "now" is always an argument, so cron, DST, fixed-rate drift and misfire
+//! behaviour are tested with exact instants and no sleeping.
+
+use std::time::Duration;
+
+use crate::{
+    cron::{CronError, CronExpr},
+    model::{InstanceSource, MisfirePolicy, Schedule, TaskEventKind, Ts, add, duration_micros, from_micros, to_micros},
+};
+
+/// A schedule ready for evaluation.
+#[derive(Debug, Clone)]
+pub enum Compiled {
+    /// Cron on a wall clock.
+    Cron(CronExpr),
+    /// Anchored fixed rate (microseconds).
+    FixedRate {
+        /// Interval in microseconds (> 0).
+        interval_us: i64,
+        /// Anchor in microseconds since the epoch.
+        start_us: i64,
+    },
+    /// Fixed delay after completion.
+    FixedDelay {
+        /// The delay.
+        interval: Duration,
+        /// First fire.
+        start_at: Ts,
+    },
+    /// Once.
+    OneTime {
+        /// The instant.
+        at: Ts,
+    },
+    /// Never by itself.
+    Manual,
+}
+
+impl Compiled {
+    /// Compiles a stored or validated schedule.
+    pub fn compile(s: &Schedule) -> Result<Compiled, CronError> {
+        Ok(match s {
+            Schedule::Cron { expression, time_zone, dialect } => {
+                Compiled::Cron(CronExpr::parse(expression, time_zone, Some(*dialect))?)
+            }
+            Schedule::FixedRate { interval, start_at } => {
+                Compiled::FixedRate { interval_us: duration_micros(*interval).max(1), start_us: to_micros(*start_at) }
+            }
+            Schedule::FixedDelay { interval, start_at } => Compiled::FixedDelay { interval: *interval, start_at: *start_at },
+            Schedule::OneTime { at } => Compiled::OneTime { at: *at },
+            Schedule::Manual => Compiled::Manual,
+        })
+    }
+
+    /// The first fire of a schedule that is (re)set at `now`: fires before `now` are not owed.
+    pub fn first_fire(&self, now: Ts) -> Option<Ts> {
+        match self {
+            Compiled::Cron(c) => c.next_after(now),
+            Compiled::FixedRate { .. } => self.next_at_or_after(now),
+            Compiled::FixedDelay { interval, start_at } => {
+                Some(if *start_at >= now { *start_at } else { add(now, *interval) })
+            }
+            Compiled::OneTime { at } => (*at >= now).then_some(*at),
+            Compiled::Manual => None,
+        }
+    }
+
+    /// The scheduled fire that follows the fire at `t` (`None` for kinds that do not repeat by
+    /// themselves: fixed delay waits for completion, one-time and manual never repeat).
+    pub fn next_after(&self, t: Ts) -> Option<Ts> {
+        match self {
+            Compiled::Cron(c) => c.next_after(t),
+            Compiled::FixedRate { interval_us, start_us } => {
+                let t_us = to_micros(t);
+                if t_us < *start_us {
+                    return Some(from_micros(*start_us));
+                }
+                // Fire n = start + n * interval: exact integer arithmetic, no accumulated drift.
+                let n = (t_us - start_us) / interval_us + 1;
+                Some(from_micros(start_us.checked_add(n.checked_mul(*interval_us)?)?))
+            }
+            Compiled::FixedDelay { .. } | Compiled::OneTime { .. } | Compiled::Manual => None,
+        }
+    }
+
+    /// The next fire of a FIXED_DELAY schedule whose previous scheduled instance finished at
+    /// `finished_at`; `None` for other kinds.
+    pub fn after_completion(&self, finished_at: Ts) -> Option<Ts> {
+        match self {
+            Compiled::FixedDelay { interval, .. } => Some(add(finished_at, *interval)),
+            Compiled::Cron(_) | Compiled::FixedRate { .. } | Compiled::OneTime { .. } | Compiled::Manual => None,
+        }
+    }
+
+    fn next_at_or_after(&self, t: Ts) -> Option<Ts> {
+        match self {
+            Compiled::FixedRate { start_us, .. } if to_micros(t) <= *start_us => Some(from_micros(*start_us)),
+            _ => self.next_after(from_micros(to_micros(t) - 1)),
+        }
+    }
+
+    /// How a preview describes the schedule.
+    pub fn describe(&self) -> String {
+        match self {
+            Compiled::Cron(c) => format!(
+                "cron `{}` ({} dialect{}) in {}",
+                c.source(),
+                c.dialect().as_str().to_ascii_lowercase(),
+                if c.has_seconds() { ", with seconds" } else { "" },
+                c.time_zone().name()
+            ),
+            Compiled::FixedRate { interval_us, start_us } => format!(
+                "every {} anchored at {}",
+                fmt_duration(Duration::from_micros(*interval_us as u64)),
+                from_micros(*start_us).to_rfc3339()
+            ),
+            Compiled::FixedDelay { interval, start_at } => format!(
+                "first at {}, then {} after each run finishes (preview assumes runs take no time)",
+                start_at.to_rfc3339(),
+                fmt_duration(*interval)
+            ),
+            Compiled::OneTime { at } => format!("once at {}", at.to_rfc3339()),
+            Compiled::Manual => "only when triggered by hand".to_owned(),
+        }
+    }
+
+    fn local_time(&self, t: Ts) -> String {
+        match self {
+            Compiled::Cron(c) => c.local_rfc3339(t),
+            _ => String::new(),
+        }
+    }
+
+    /// For previews: the fire after `t`, treating a fixed delay as if runs took no time.
+    fn preview_next(&self, t: Ts) -> Option<Ts> {
+        match self {
+            Compiled::FixedDelay { interval, .. } => Some(add(t, *interval)),
+            other => other.next_after(t),
+        }
+    }
+}
+
+/// Formats a duration the way the CLI accepts it (e.g. `1h30m`, `250ms`).
+pub fn fmt_duration(d: Duration) -> String {
+    let mut us = d.as_micros();
+    if us == 0 {
+        return "0s".to_owned();
+    }
+    let mut out = String::new();
+    for (unit, size) in [("d", 86_400_000_000u128), ("h", 3_600_000_000), ("m", 60_000_000), ("s", 1_000_000), ("ms", 1_000), ("us", 1)] {
+        if us >= size {
+            out.push_str(&format!("{}{unit}", us / size));
+            us %= size;
+        }
+    }
+    out
+}
+
+/// One fire of a preview: the instant and its wall-clock rendering (cron only).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreviewFire {
+    /// Instant.
+    pub at: Ts,
+    /// Wall clock, RFC 3339 with offset; empty for interval kinds.
+    pub local: String,
+}
+
+/// The result of [`preview`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preview {
+    /// The next fires.
+    pub fires: Vec<PreviewFire>,
+    /// Estimated fires per day over the next week.
+    pub fires_per_day: f64,
+    /// Warnings about the shape or frequency.
+    pub warnings: Vec<String>,
+    /// How the schedule was read.
+    pub description: String,
+}
+
+const WEEK: Duration = Duration::from_secs(7 * 86_400);
+const FREQUENCY_SAMPLE_CAP: usize = 20_000;
+
+/// The first `count` fires after `from`, the estimated frequency, and warnings.
+pub fn preview(schedule: &Compiled, from: Ts, count: usize) -> Preview {
+    let mut fires = Vec::with_capacity(count.min(1000));
+    let first = schedule.first_fire(from);
+    let mut t = first;
+    while let Some(at) = t {
+        if fires.len() >= count {
+            break;
+        }
+        fires.push(PreviewFire { at, local: schedule.local_time(at) });
+        t = schedule.preview_next(at);
+    }
+    // Frequency over the next week (or the span of the first FREQUENCY_SAMPLE_CAP fires).
+    let end = add(from, WEEK);
+    let mut n = 0usize;
+    let mut last = from;
+    let mut t = first;
+    while let Some(at) = t {
+        if at > end || n >= FREQUENCY_SAMPLE_CAP {
+            break;
+        }
+        n += 1;
+        last = at;
+        t = schedule.preview_next(at);
+    }
+    let span_days = if n >= FREQUENCY_SAMPLE_CAP {
+        ((last - from).num_milliseconds().max(1) as f64) / 86_400_000.0
+    } else {
+        7.0
+    };
+    let fires_per_day = if n == 0 { 0.0 } else { n as f64 / span_days };
+    let mut warnings = match schedule {
+        Compiled::Cron(c) => c.warnings(fires_per_day),
+        Compiled::FixedRate { interval_us, .. } if *interval_us < 60_000_000 => {
+            vec![format!("fires every {} ({} times a day)", fmt_duration(Duration::from_micros(*interval_us as u64)), fires_per_day.round())]
+        }
+        _ => Vec::new(),
+    };
+    if first.is_none() && !matches!(schedule, Compiled::Manual) {
+        warnings.push("never fires after the given time".to_owned());
+    }
+    Preview { fires, fires_per_day, warnings, description: schedule.describe() }
+}
+
+/// One instance a trigger round should create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedFire {
+    /// The fire time (becomes `available_at`).
+    pub fire_at: Ts,
+    /// On time or catch-up.
+    pub source: InstanceSource,
+}
+
+/// What a trigger round does with one due task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FirePlan {
+    /// Instances to create, in fire order.
+    pub fires: Vec<PlannedFire>,
+    /// The task's new next fire time.
+    pub next_fire_at: Option<Ts>,
+    /// Task events to record (misfire decisions).
+    pub events: Vec<(TaskEventKind, String)>,
+}
+
+/// The per-task inputs of [`plan`].
+#[derive(Debug, Clone, Copy)]
+pub struct MisfireRules {
+    /// Policy.
+    pub policy: MisfirePolicy,
+    /// Later than this is missed.
+    pub threshold: Duration,
+    /// FIRE_ALL bound.
+    pub max_catch_up: u32,
+}
+
+/// The most fires one plan walks through; a longer backlog is worked off over several rounds.
+pub const MAX_FIRES_PER_PLAN: usize = 10_000;
+
+/// Plans the fires of a task whose next fire time `next` is due (`next <= horizon`).
+///
+/// Fires up to `horizon` (now + look-ahead) are created; fires older than `now - threshold` are
+/// missed and handled by the misfire policy. Instances are never created for times beyond `horizon`.
+pub fn plan(schedule: &Compiled, next: Ts, now: Ts, horizon: Ts, rules: MisfireRules) -> FirePlan {
+    let missed_before = crate::model::sub(now, rules.threshold);
+    let keep = match rules.policy {
+        MisfirePolicy::FireOnce => 1,
+        MisfirePolicy::FireAll => rules.max_catch_up.max(1) as usize,
+        MisfirePolicy::Skip => 0,
+    };
+    let mut missed_count = 0usize;
+    let mut missed_first: Option<Ts> = None;
+    let mut missed_tail: std::collections::VecDeque<Ts> = std::collections::VecDeque::with_capacity(keep);
+    let mut on_time = Vec::new();
+    let mut t = Some(next);
+    let mut walked = 0usize;
+    let mut truncated = false;
+    while let Some(at) = t {
+        if at > horizon {
+            break;
+        }
+        if walked >= MAX_FIRES_PER_PLAN {
+            truncated = true;
+            break;
+        }
+        walked += 1;
+        if at < missed_before {
+            missed_count += 1;
+            missed_first.get_or_insert(at);
+            if keep > 0 {
+                if missed_tail.len() == keep {
+                    missed_tail.pop_front();
+                }
+                missed_tail.push_back(at);
+            }
+        } else {
+            on_time.push(at);
+        }
+        t = schedule.next_after(at);
+    }
+    let mut events = Vec::new();
+    let mut fires = Vec::new();
+    if missed_count > 0 {
+        let first = missed_first.unwrap_or(next);
+        let last = missed_tail.back().copied();
+        let range = |a: Ts, b: Option<Ts>| match b {
+            Some(b) if b != a => format!("from {} to {}", a.to_rfc3339(), b.to_rfc3339()),
+            _ => format!("at {}", a.to_rfc3339()),
+        };
+        // While a long backlog is being walked, catch-ups wait for the final chunk, which holds the
+        // most recent missed fires.
+        let catch_up: Vec<Ts> = if truncated { Vec::new() } else { missed_tail.into_iter().collect() };
+        let skipped = missed_count - catch_up.len();
+        let span = range(first, last.or(Some(first)));
+        let threshold = crate::schedule::fmt_duration(rules.threshold);
+        if !catch_up.is_empty() {
+            events.push((
+                TaskEventKind::MisfireCatchUp,
+                format!(
+                    "{missed_count} fire(s) missed by more than {threshold} {span}; {} catch-up instance(s) ({})",
+                    catch_up.len(),
+                    rules.policy
+                ),
+            ));
+        }
+        if skipped > 0 {
+            events.push((
+                TaskEventKind::MisfireSkipped,
+                format!(
+                    "skipped {skipped} of {missed_count} fire(s) missed by more than {threshold} {span} ({}{})",
+                    rules.policy,
+                    if truncated { "; more missed fires follow" } else { "" }
+                ),
+            ));
+        }
+        fires.extend(catch_up.into_iter().map(|fire_at| PlannedFire { fire_at, source: InstanceSource::CatchUp }));
+    }
+    fires.extend(on_time.into_iter().map(|fire_at| PlannedFire { fire_at, source: InstanceSource::Schedule }));
+    FirePlan { fires, next_fire_at: t, events }
+}
+
+/// The idempotency key of a scheduled fire: `fire:` and the fire time in RFC 3339 (UTC, with
+/// sub-second digits only when present). The same fire time can never produce two instances.
+pub fn fire_key(at: Ts) -> String {
+    format!("fire:{}", at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+}

@@ -1,0 +1,55 @@
+//! The schema migrations, embedded in the binary. Every backend has the same versions and names
+//! (`migrations/{sqlite,postgres,mysql}/NNNN_name.sql`); a test checks the folders against this list.
+
+/// Embeds the migrations of one backend folder as `(version, name, sql)`.
+macro_rules! embed_migrations {
+    ($dir:literal) => {
+        [(1_i64, "init", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0001_init.sql")))]
+    };
+}
+pub(crate) use embed_migrations;
+
+/// Builds a sqlx migrator (it takes a database lock, so several axd can start together) recording
+/// applied versions in `ax_schema_migrations`.
+pub(crate) fn migrator(list: &[(i64, &'static str, &'static str)]) -> sqlx::migrate::Migrator {
+    use sqlx::SqlSafeStr as _;
+    let migrations = list
+        .iter()
+        .map(|(version, name, sql)| {
+            sqlx::migrate::Migration::new(
+                *version,
+                (*name).into(),
+                sqlx::migrate::MigrationType::Simple,
+                sql.into_sql_str(),
+                false,
+            )
+        })
+        .collect();
+    let mut m = sqlx::migrate::Migrator::with_migrations(migrations);
+    m.dangerous_set_table_name("ax_schema_migrations");
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_backend_has_the_same_migration_files() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations");
+        let list = |d: &str| {
+            let mut v: Vec<String> = std::fs::read_dir(root.join(d))
+                .expect("migrations folder")
+                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        let sqlite = list("sqlite");
+        assert_eq!(sqlite, list("postgres"));
+        assert_eq!(sqlite, list("mysql"));
+        let embedded: Vec<String> = embed_migrations!("sqlite")
+            .iter()
+            .map(|(v, name, _)| format!("{v:04}_{name}.sql"))
+            .collect();
+        assert_eq!(sqlite, embedded, "embed_migrations! must list every migration file");
+    }
+}

@@ -1,0 +1,307 @@
+//! Persistence: one [`Store`] contract, three backends (SQLite, PostgreSQL, MySQL/MariaDB).
+//!
+//! The backend is chosen at startup from the database URL. Each backend lives in its own module with
+//! its concrete pool type; the statements they share are written once in `sql.rs` and instantiated
+//! per backend, with dialect differences (placeholders, `FOR UPDATE SKIP LOCKED`, `RETURNING`) kept
+//! in the backend module. Every time-dependent operation takes `now` from the caller (the database
+//! clock in production, a manual clock in tests), and every state change of an instance is a
+//! conditional update that writes an event in the same transaction.
+
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+use async_trait::async_trait;
+
+use crate::{
+    error::{StoreError, StoreResult},
+    model::{
+        Instance, InstanceEvent, InstanceSource, InstanceStatus, LogLine, SchedulerRecord, Task, TaskConfig, TaskEvent,
+        TaskEventKind, Ts, WorkerRecord,
+    },
+    schedule::FirePlan,
+};
+
+pub mod mysql;
+pub mod postgres;
+mod migrations;
+mod rows;
+pub(crate) mod sql;
+pub mod sqlite;
+
+/// Which database a store talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// Embedded SQLite (one axd).
+    Sqlite,
+    /// PostgreSQL >= 12.
+    Postgres,
+    /// MySQL >= 8.0.1 or MariaDB >= 10.6.
+    MySql,
+}
+
+/// Connection settings common to all backends.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    /// Database URL: `sqlite://path`, `postgres://...`, `mysql://...`.
+    pub url: String,
+    /// Most connections in the pool.
+    pub max_connections: u32,
+    /// How long to wait for a connection before failing the operation.
+    pub acquire_timeout: Duration,
+}
+
+impl ConnectOptions {
+    /// Options for `url` with small defaults (10 connections, 5 s acquire timeout).
+    pub fn new(url: impl Into<String>) -> Self {
+        ConnectOptions { url: url.into(), max_connections: 10, acquire_timeout: Duration::from_secs(5) }
+    }
+}
+
+/// Opens a store for `opts.url` (without migrating; call [`Store::migrate`]).
+pub async fn connect(opts: &ConnectOptions) -> StoreResult<Arc<dyn Store>> {
+    let url = opts.url.as_str();
+    if url.starts_with("sqlite:") {
+        Ok(Arc::new(sqlite::SqliteStore::connect(opts).await?))
+    } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        Ok(Arc::new(postgres::PgStore::connect(opts).await?))
+    } else if url.starts_with("mysql:") || url.starts_with("mariadb:") {
+        Ok(Arc::new(mysql::MySqlStore::connect(opts).await?))
+    } else {
+        Err(StoreError::UnsupportedUrl(url.to_owned()))
+    }
+}
+
+/// A task to insert.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    /// Unique name.
+    pub name: String,
+    /// Configuration.
+    pub config: TaskConfig,
+    /// First fire time (`None` if disabled or manual).
+    pub next_fire_at: Option<Ts>,
+}
+
+/// A change to a task, applied only if its version is still `expected_version`.
+#[derive(Debug, Clone)]
+pub struct TaskUpdate {
+    /// Task id.
+    pub id: i64,
+    /// Version read before computing the change.
+    pub expected_version: i64,
+    /// The new configuration.
+    pub config: TaskConfig,
+    /// `Some(x)`: set the next fire time to `x`; `None`: keep it.
+    pub next_fire_at: Option<Option<Ts>>,
+    /// Task event to record.
+    pub event: (TaskEventKind, String),
+}
+
+/// What the trigger loop decides for one claimed task.
+#[derive(Debug, Clone)]
+pub enum PlanDecision {
+    /// Create these instances and move the next fire time.
+    Fire(FirePlan),
+    /// The stored schedule cannot be evaluated: disable the task and record why.
+    Broken(String),
+}
+
+/// Computes the plan of a due task (the trigger engine, injected so the store stays free of
+/// scheduling policy).
+pub trait Planner: Sync {
+    /// The plan for `task`, whose next fire time is due.
+    fn plan(&self, task: &Task) -> PlanDecision;
+}
+
+/// What one trigger round did.
+#[derive(Debug, Clone, Default)]
+pub struct TriggerRound {
+    /// Tasks claimed.
+    pub tasks: usize,
+    /// Instances created: (id, app, available_at).
+    pub created: Vec<(i64, String, Ts)>,
+    /// Instances recorded as SKIPPED by the concurrency policy.
+    pub skipped: usize,
+}
+
+/// Filter of [`Store::list_instances`].
+#[derive(Debug, Clone, Default)]
+pub struct InstanceFilter {
+    /// Only this task name.
+    pub task_name: Option<String>,
+    /// Only this status.
+    pub status: Option<InstanceStatus>,
+    /// Only ids below this (pagination, newest first).
+    pub before_id: Option<i64>,
+    /// Most rows.
+    pub limit: u32,
+}
+
+/// A manual trigger.
+#[derive(Debug, Clone)]
+pub struct ManualTrigger {
+    /// JSON params for the instance.
+    pub params: String,
+    /// Idempotency key.
+    pub key: String,
+    /// Who triggered (for the event trail).
+    pub actor: String,
+}
+
+/// Outcome of a cancel request.
+#[derive(Debug, Clone)]
+pub enum CancelOutcome {
+    /// Canceled; if the attempt was held by a worker, a Cancel command was queued for its axd.
+    Canceled(Instance),
+    /// Already terminal; nothing changed.
+    AlreadyFinal(Instance),
+    /// No such instance.
+    NotFound,
+}
+
+/// Outcome of a retry request.
+#[derive(Debug, Clone)]
+pub enum RetryOutcome {
+    /// Back to PENDING.
+    Retried(Instance),
+    /// Not terminal; nothing changed.
+    NotFinal(Instance),
+    /// No such instance.
+    NotFound,
+}
+
+/// Counts for `GetClusterStats`.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterStats {
+    /// Tasks.
+    pub tasks: u64,
+    /// Enabled tasks.
+    pub enabled_tasks: u64,
+    /// Instances per status.
+    pub instances: BTreeMap<InstanceStatus, u64>,
+    /// Worker sessions.
+    pub workers: u64,
+    /// Live schedulers.
+    pub schedulers: u64,
+}
+
+/// Who makes a change, for event trails.
+#[derive(Debug, Clone)]
+pub struct Actor<'a> {
+    /// The axd making the change.
+    pub scheduler_id: &'a str,
+    /// The caller (certificate identity, or "anonymous" without TLS).
+    pub caller: &'a str,
+}
+
+/// An instance row to create (used by triggers).
+#[derive(Debug, Clone)]
+pub(crate) struct NewInstance {
+    pub fire_at: Ts,
+    pub available_at: Ts,
+    pub key: String,
+    pub source: InstanceSource,
+    pub status: InstanceStatus,
+    pub params: String,
+    pub reason: String,
+}
+
+/// The storage contract. Written once in `sql.rs`, run against every backend by the contract tests.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Which backend this is.
+    fn backend(&self) -> Backend;
+
+    /// Applies pending migrations (safe when several axd start together: the migrator takes a
+    /// database lock).
+    async fn migrate(&self) -> StoreResult<()>;
+
+    /// The database's current time.
+    async fn db_now(&self) -> StoreResult<Ts>;
+
+    /// Closes the pool.
+    async fn close(&self);
+
+    // ----- tasks
+
+    /// Inserts a task; [`StoreError::UniqueViolation`] if the name exists.
+    async fn create_task(&self, task: &NewTask, now: Ts, actor: &Actor<'_>) -> StoreResult<Task>;
+
+    /// The task with this name.
+    async fn get_task(&self, name: &str) -> StoreResult<Option<Task>>;
+
+    /// Tasks ordered by name, after `after_name`, optionally of one app.
+    async fn list_tasks(&self, app: Option<&str>, after_name: Option<&str>, limit: u32) -> StoreResult<Vec<Task>>;
+
+    /// Applies `update` if the task's version is unchanged; `None` if it changed (retry) or is gone.
+    async fn update_task(&self, update: &TaskUpdate, now: Ts, actor: &Actor<'_>) -> StoreResult<Option<Task>>;
+
+    /// Deletes a task and cancels its PENDING instances; `None` if there is no such task.
+    async fn delete_task(&self, name: &str, now: Ts, actor: &Actor<'_>) -> StoreResult<Option<u64>>;
+
+    /// The most recent task events, newest first.
+    async fn task_events(&self, task_id: i64, limit: u32) -> StoreResult<Vec<TaskEvent>>;
+
+    // ----- trigger
+
+    /// When the trigger loop should next claim: the earliest next fire of tasks that allow overlap
+    /// minus `lookahead`, or of FORBID tasks (claimed only once due).
+    async fn next_wake_time(&self, lookahead: Duration) -> StoreResult<Option<Ts>>;
+
+    /// Claims up to `limit` tasks due by `horizon` (FORBID tasks: due by `now`) with SKIP LOCKED
+    /// where supported, creates their instances as planned, advances their next fire times, in one
+    /// transaction.
+    async fn trigger_due(
+        &self,
+        now: Ts,
+        horizon: Ts,
+        limit: u32,
+        planner: &dyn Planner,
+        scheduler_id: &str,
+    ) -> StoreResult<TriggerRound>;
+
+    /// Creates a manual instance, or returns the existing one for the same key (`false`).
+    async fn trigger_manual(
+        &self,
+        task: &Task,
+        trigger: &ManualTrigger,
+        now: Ts,
+        scheduler_id: &str,
+    ) -> StoreResult<(Instance, bool)>;
+
+    // ----- instances
+
+    /// One instance.
+    async fn get_instance(&self, id: i64) -> StoreResult<Option<Instance>>;
+
+    /// Instances newest first.
+    async fn list_instances(&self, filter: &InstanceFilter) -> StoreResult<Vec<Instance>>;
+
+    /// The event trail of an instance, oldest first.
+    async fn instance_events(&self, id: i64) -> StoreResult<Vec<InstanceEvent>>;
+
+    /// Cancels an instance (see [`CancelOutcome`]).
+    async fn cancel_instance(&self, id: i64, reason: &str, now: Ts, actor: &Actor<'_>) -> StoreResult<CancelOutcome>;
+
+    /// Makes a terminal instance PENDING again.
+    async fn retry_instance(&self, id: i64, now: Ts, actor: &Actor<'_>) -> StoreResult<RetryOutcome>;
+
+    /// Log lines of an instance after `after_seq`, and the count of dropped lines.
+    async fn instance_logs(&self, id: i64, after_seq: i64, limit: u32) -> StoreResult<(Vec<LogLine>, u64)>;
+
+    // ----- cluster
+
+    /// Registers (or refreshes) this axd.
+    async fn heartbeat_scheduler(&self, record: &SchedulerRecord) -> StoreResult<()>;
+
+    /// Removes this axd's registration.
+    async fn remove_scheduler(&self, scheduler_id: &str) -> StoreResult<()>;
+
+    /// All registered axd.
+    async fn list_schedulers(&self) -> StoreResult<Vec<SchedulerRecord>>;
+
+    /// Worker sessions, optionally of one app.
+    async fn list_workers(&self, app: Option<&str>) -> StoreResult<Vec<WorkerRecord>>;
+
+    /// Counts. Schedulers are live if their heartbeat is newer than `alive_since`.
+    async fn cluster_stats(&self, alive_since: Ts) -> StoreResult<ClusterStats>;
+}

@@ -1,0 +1,129 @@
+//! MySQL (>= 8.0.1) and MariaDB (>= 10.6) backend: claims use `FOR UPDATE SKIP LOCKED`.
+//!
+//! Neither has `UPDATE ... RETURNING` (and MySQL has no `INSERT ... RETURNING`), so new ids come
+//! from `LAST_INSERT_ID()` and batch inserts read their ids back by their unique keys. Sessions use
+//! time zone +00:00 so that `UNIX_TIMESTAMP(NOW(6))` is exact.
+
+use std::str::FromStr;
+
+use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
+
+use super::{ConnectOptions, migrations::embed_migrations};
+
+/// A store on a MySQL or MariaDB database.
+#[derive(Debug, Clone)]
+pub struct MySqlStore {
+    pool: MySqlPool,
+}
+
+impl MySqlStore {
+    /// Connects to `opts.url` (`mariadb://` is accepted as a synonym of `mysql://`).
+    pub async fn connect(opts: &ConnectOptions) -> crate::error::StoreResult<Self> {
+        let url = match opts.url.strip_prefix("mariadb:") {
+            Some(rest) => format!("mysql:{rest}"),
+            None => opts.url.clone(),
+        };
+        let o = MySqlConnectOptions::from_str(&url)?.timezone(Some("+00:00".to_owned())).charset("utf8mb4");
+        Self::connect_with(o, opts).await
+    }
+
+    /// Connects with explicit options.
+    pub async fn connect_with(o: MySqlConnectOptions, opts: &ConnectOptions) -> crate::error::StoreResult<Self> {
+        let pool = MySqlPoolOptions::new()
+            .max_connections(opts.max_connections)
+            .acquire_timeout(opts.acquire_timeout)
+            .connect_with(o)
+            .await?;
+        Ok(MySqlStore { pool })
+    }
+}
+
+fn rewrite(sql: &str) -> String {
+    super::sql::substitute(
+        sql,
+        &[
+            ("{SKIP_LOCKED}", " FOR UPDATE SKIP LOCKED"),
+            ("{FOR_UPDATE}", " FOR UPDATE"),
+            ("{RETURNING_ID}", ""),
+            ("{NOW_US}", "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)"),
+        ],
+        false,
+    )
+}
+
+fn migrator() -> sqlx::migrate::Migrator {
+    super::migrations::migrator(&embed_migrations!("mysql"))
+}
+
+const UPSERT_SCHEDULER: &str = "INSERT INTO ax_scheduler (scheduler_id, host, address, version, started_at, heartbeat_at) \
+    VALUES (?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE host = VALUES(host), address = VALUES(address), \
+    version = VALUES(version), heartbeat_at = VALUES(heartbeat_at)";
+
+mod imp {
+    use super::*;
+
+    async fn begin(pool: &MySqlPool) -> StoreResult<Tx> {
+        Ok(pool.begin().await?)
+    }
+
+    async fn insert_id(
+        tx: &mut Tx,
+        q: sqlx::query::Query<'_, sqlx::MySql, sqlx::mysql::MySqlArguments>,
+    ) -> StoreResult<i64> {
+        let res = q.execute(&mut **tx).await?;
+        i64::try_from(res.last_insert_id())
+            .map_err(|_| StoreError::Corrupt { table: "(insert)", reason: "id out of range".to_owned() })
+    }
+
+    fn push_keys<'a>(qb: &mut QueryBuilder<sqlx::MySql>, keys: impl Iterator<Item = (i64, &'a str)>) {
+        qb.push("(");
+        let mut sep = qb.separated(", ");
+        for (task_id, key) in keys {
+            sep.push("(").push_bind_unseparated(task_id).push_unseparated(", ").push_bind_unseparated(key.to_owned());
+            sep.push_unseparated(")");
+        }
+        qb.push(")");
+    }
+
+    /// Inserts instances that do not exist yet and returns (id, task_id, key) of those inserted. The
+    /// callers hold the task rows locked (or handle a duplicate-key error), so the existence check
+    /// and the insert cannot race with another trigger of the same task.
+    async fn insert_instance_rows(tx: &mut Tx, rows: &[InstanceRow<'_>], now: Ts) -> StoreResult<Vec<(i64, i64, String)>> {
+        let mut out = Vec::with_capacity(rows.len());
+        for chunk in rows.chunks(BATCH) {
+            let mut qb: QueryBuilder<sqlx::MySql> =
+                QueryBuilder::new("SELECT task_id, idempotency_key FROM ax_instance WHERE (task_id, idempotency_key) IN ");
+            push_keys(&mut qb, chunk.iter().map(|r| (r.task.id, r.new.key.as_str())));
+            let existing: std::collections::HashSet<(i64, String)> = qb
+                .build()
+                .fetch_all(&mut **tx)
+                .await?
+                .iter()
+                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+                .collect::<StoreResult<_>>()?;
+            let fresh: Vec<&InstanceRow<'_>> = chunk
+                .iter()
+                .filter(|r| !existing.contains(&(r.task.id, r.new.key.clone())))
+                .collect();
+            if fresh.is_empty() {
+                continue;
+            }
+            let mut qb: QueryBuilder<sqlx::MySql> = QueryBuilder::new(INSERT_INSTANCE_HEAD);
+            qb.push_values(fresh.iter(), |mut b, row| {
+                bind_instance_row(&mut b, row, now);
+                b.push_unseparated(", 0, 0, '', 0, ''");
+            });
+            qb.build().execute(&mut **tx).await?;
+            let mut qb: QueryBuilder<sqlx::MySql> = QueryBuilder::new(
+                "SELECT id, task_id, idempotency_key FROM ax_instance WHERE (task_id, idempotency_key) IN ",
+            );
+            push_keys(&mut qb, fresh.iter().map(|r| (r.task.id, r.new.key.as_str())));
+            for r in qb.build().fetch_all(&mut **tx).await? {
+                out.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
+            }
+        }
+        Ok(out)
+    }
+
+    crate::store::sql::impl_store!(MySqlStore, sqlx::MySql, Backend::MySql);
+}

@@ -1,0 +1,1038 @@
+//! The statements every backend shares, written once.
+//!
+//! `impl_store!` expands in each backend module (`sqlite.rs`, `postgres.rs`, `mysql.rs`) with that
+//! module's concrete sqlx types. The module supplies the dialect through a few items the expansion
+//! calls by name:
+//! - `fn rewrite(&str) -> String`: fills the tokens below and, for PostgreSQL, numbers placeholders;
+//! - `async fn begin(&Pool) -> Tx`: a write transaction (SQLite: `BEGIN IMMEDIATE`);
+//! - `async fn insert_id(&mut Tx, Query) -> i64`: runs an INSERT and returns the new id;
+//! - `async fn insert_instance_rows(&mut Tx, &[Row]) -> Vec<(id, task_id, key)>`: inserts instances,
+//!   skipping (task, idempotency key) pairs that exist, and returns the inserted ones;
+//! - `UPSERT_SCHEDULER`: the dialect's insert-or-update of `ax_scheduler`.
+//!
+//! Tokens: `{TASK_COLUMNS}`, `{INSTANCE_COLUMNS}`, `{EVENT_COLUMNS}`, `{SKIP_LOCKED}` (row lock that
+//! skips locked rows; empty on SQLite, whose write transactions are already exclusive),
+//! `{FOR_UPDATE}` (row lock that waits), `{RETURNING_ID}` and `{NOW_US}` (the database clock in
+//! microseconds).
+
+/// Replaces tokens and (for PostgreSQL) turns `?` placeholders into `$1, $2, ...`.
+pub(crate) fn substitute(sql: &str, tokens: &[(&str, &str)], numbered: bool) -> String {
+    let mut s = sql
+        .replace("{TASK_COLUMNS}", super::rows::TASK_COLUMNS)
+        .replace("{INSTANCE_COLUMNS}", super::rows::INSTANCE_COLUMNS)
+        .replace("{EVENT_COLUMNS}", super::rows::EVENT_COLUMNS);
+    for (k, v) in tokens {
+        s = s.replace(k, v);
+    }
+    if !numbered {
+        return s;
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    let mut n = 0;
+    let mut in_str = false;
+    for c in s.chars() {
+        match c {
+            '\'' => {
+                in_str = !in_str;
+                out.push(c);
+            }
+            '?' if !in_str => {
+                n += 1;
+                out.push('$');
+                out.push_str(&n.to_string());
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A statement with the dialect applied once and cached for the life of the process.
+macro_rules! sql {
+    ($s:expr) => {{
+        static SQL: std::sync::LazyLock<&'static str> =
+            std::sync::LazyLock::new(|| Box::leak(rewrite($s).into_boxed_str()));
+        *SQL
+    }};
+}
+pub(crate) use sql;
+
+/// The largest batch of rows written by one multi-row statement (well under every backend's limit
+/// on bound parameters).
+pub(crate) const BATCH: usize = 500;
+
+/// Shared implementation of [`crate::store::Store`]; see the module doc.
+macro_rules! impl_store {
+    ($store:ty, $db:ty, $backend:expr) => {
+        use std::collections::HashMap;
+
+        use async_trait::async_trait;
+        use sqlx::{QueryBuilder, Row as _};
+
+        use crate::{
+            error::{StoreError, StoreResult},
+            model::{
+                Instance, InstanceEvent, InstanceSource, InstanceStatus, LogLine, SchedulerRecord, Task,
+                TaskEvent, TaskEventKind, Ts, WorkerRecord, from_micros, to_micros,
+            },
+            store::{
+                Actor, Backend, CancelOutcome, ClusterStats, InstanceFilter, ManualTrigger, NewInstance, NewTask,
+                PlanDecision, Planner, RetryOutcome, Store, TaskUpdate, TriggerRound,
+                rows::{EventRaw, InstanceRaw, TaskRaw, decode_labels, decode_list},
+                sql::{BATCH, sql},
+            },
+        };
+
+        type Tx = sqlx::Transaction<'static, $db>;
+        type DbRow = <$db as sqlx::Database>::Row;
+
+        fn read_task(r: &DbRow) -> StoreResult<Task> {
+            TaskRaw {
+                id: r.try_get(0)?,
+                name: r.try_get(1)?,
+                app: r.try_get(2)?,
+                handler: r.try_get(3)?,
+                description: r.try_get(4)?,
+                schedule_kind: r.try_get(5)?,
+                cron_expr: r.try_get(6)?,
+                cron_dialect: r.try_get(7)?,
+                time_zone: r.try_get(8)?,
+                interval_us: r.try_get(9)?,
+                start_at: r.try_get(10)?,
+                params: r.try_get(11)?,
+                enabled: r.try_get(12)?,
+                next_fire_at: r.try_get(13)?,
+                misfire_policy: r.try_get(14)?,
+                misfire_threshold_us: r.try_get(15)?,
+                max_catch_up: r.try_get(16)?,
+                concurrency_policy: r.try_get(17)?,
+                routing: r.try_get(18)?,
+                timeout_us: r.try_get(19)?,
+                max_retries: r.try_get(20)?,
+                backoff: r.try_get(21)?,
+                labels: r.try_get(22)?,
+                version: r.try_get(23)?,
+                created_at: r.try_get(24)?,
+                updated_at: r.try_get(25)?,
+            }
+            .into_task()
+        }
+
+        fn read_instance(r: &DbRow) -> StoreResult<Instance> {
+            InstanceRaw {
+                id: r.try_get(0)?,
+                task_id: r.try_get(1)?,
+                task_name: r.try_get(2)?,
+                app: r.try_get(3)?,
+                handler: r.try_get(4)?,
+                params: r.try_get(5)?,
+                idempotency_key: r.try_get(6)?,
+                source: r.try_get(7)?,
+                fire_at: r.try_get(8)?,
+                available_at: r.try_get(9)?,
+                status: r.try_get(10)?,
+                attempt: r.try_get(11)?,
+                max_retries: r.try_get(12)?,
+                failures: r.try_get(13)?,
+                timeout_us: r.try_get(14)?,
+                backoff: r.try_get(15)?,
+                routing: r.try_get(16)?,
+                worker_id: r.try_get(17)?,
+                session_id: r.try_get(18)?,
+                scheduler_id: r.try_get(19)?,
+                lease_expires_at: r.try_get(20)?,
+                deadline_at: r.try_get(21)?,
+                started_at: r.try_get(22)?,
+                finished_at: r.try_get(23)?,
+                message: r.try_get(24)?,
+                output: r.try_get(25)?,
+                progress_percent: r.try_get(26)?,
+                progress_message: r.try_get(27)?,
+                created_at: r.try_get(28)?,
+                updated_at: r.try_get(29)?,
+            }
+            .into_instance()
+        }
+
+        fn read_event(r: &DbRow) -> StoreResult<InstanceEvent> {
+            EventRaw {
+                id: r.try_get(0)?,
+                instance_id: r.try_get(1)?,
+                at: r.try_get(2)?,
+                from_status: r.try_get(3)?,
+                to_status: r.try_get(4)?,
+                attempt: r.try_get(5)?,
+                scheduler_id: r.try_get(6)?,
+                worker_id: r.try_get(7)?,
+                reason: r.try_get(8)?,
+            }
+            .into_event()
+        }
+
+        fn read_worker(r: &DbRow) -> StoreResult<WorkerRecord> {
+            const T: &str = "ax_worker";
+            let handlers: String = r.try_get(3)?;
+            let labels: String = r.try_get(7)?;
+            let n = |v: i32| u32::try_from(v).unwrap_or(0);
+            Ok(WorkerRecord {
+                session_id: r.try_get(0)?,
+                worker_id: r.try_get(1)?,
+                app: r.try_get(2)?,
+                handlers: decode_list(T, &handlers)?,
+                capacity: n(r.try_get(4)?),
+                credits: n(r.try_get(5)?),
+                in_flight: n(r.try_get(6)?),
+                labels: decode_labels(T, &labels)?,
+                scheduler_id: r.try_get(8)?,
+                client: r.try_get(9)?,
+                connected_at: from_micros(r.try_get(10)?),
+                last_seen_at: from_micros(r.try_get(11)?),
+            })
+        }
+
+        const WORKER_COLUMNS: &str = "session_id, worker_id, app, handlers, capacity, credits, in_flight, labels, \
+            scheduler_id, client, connected_at, last_seen_at";
+
+        /// One row for `ax_instance_event`.
+        #[derive(Debug, Clone)]
+        pub(crate) struct NewEvent {
+            pub instance_id: i64,
+            pub at: Ts,
+            pub from: Option<InstanceStatus>,
+            pub to: InstanceStatus,
+            pub attempt: u32,
+            pub scheduler_id: String,
+            pub worker_id: String,
+            pub reason: String,
+        }
+
+        async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
+            for chunk in events.chunks(BATCH) {
+                let mut qb: QueryBuilder<$db> = QueryBuilder::new(
+                    "INSERT INTO ax_instance_event (instance_id, at, from_status, to_status, attempt, scheduler_id, worker_id, reason) ",
+                );
+                qb.push_values(chunk, |mut b, e| {
+                    b.push_bind(e.instance_id)
+                        .push_bind(to_micros(e.at))
+                        .push_bind(e.from.map(|s| s.as_str()))
+                        .push_bind(e.to.as_str())
+                        .push_bind(i32::try_from(e.attempt).unwrap_or(i32::MAX))
+                        .push_bind(e.scheduler_id.clone())
+                        .push_bind(e.worker_id.clone())
+                        .push_bind(e.reason.clone());
+                });
+                qb.build().execute(&mut **tx).await?;
+            }
+            Ok(())
+        }
+
+        async fn insert_task_event(
+            tx: &mut Tx,
+            task_id: i64,
+            task_name: &str,
+            at: Ts,
+            kind: TaskEventKind,
+            actor: &str,
+            message: &str,
+        ) -> StoreResult<()> {
+            sqlx::query(sql!(
+                "INSERT INTO ax_task_event (task_id, task_name, at, kind, actor, message) VALUES (?, ?, ?, ?, ?, ?)"
+            ))
+            .bind(task_id)
+            .bind(task_name)
+            .bind(to_micros(at))
+            .bind(kind.as_str())
+            .bind(actor)
+            .bind(message)
+            .execute(&mut **tx)
+            .await?;
+            Ok(())
+        }
+
+        /// An instance row to insert, with everything copied from its task.
+        #[derive(Debug, Clone)]
+        pub(crate) struct InstanceRow<'a> {
+            pub task: &'a Task,
+            pub new: &'a NewInstance,
+        }
+
+        fn bind_instance_row(b: &mut sqlx::query_builder::Separated<'_, $db, &'static str>, row: &InstanceRow<'_>, now: Ts) {
+            let t = row.task;
+            let n = row.new;
+            let finished = n.status.is_terminal().then(|| to_micros(now));
+            b.push_bind(t.id)
+                .push_bind(t.name.clone())
+                .push_bind(t.config.app.clone())
+                .push_bind(t.config.handler.clone())
+                .push_bind(n.params.clone())
+                .push_bind(n.key.clone())
+                .push_bind(n.source.as_str())
+                .push_bind(to_micros(n.fire_at))
+                .push_bind(to_micros(n.available_at))
+                .push_bind(n.status.as_str())
+                .push_bind(i32::try_from(t.config.retry.max_retries).unwrap_or(i32::MAX))
+                .push_bind(t.config.timeout.map(crate::model::duration_micros))
+                .push_bind(crate::store::rows::encode_backoff(&t.config.retry.backoff))
+                .push_bind(t.config.routing.as_str())
+                .push_bind(finished)
+                .push_bind(if n.status.is_terminal() { n.reason.clone() } else { String::new() })
+                .push_bind(to_micros(now))
+                .push_bind(to_micros(now));
+        }
+
+        const INSERT_INSTANCE_HEAD: &str = "INSERT INTO ax_instance (task_id, task_name, app, handler, params, \
+            idempotency_key, source, fire_at, available_at, status, max_retries, timeout_us, backoff, routing, \
+            finished_at, message, created_at, updated_at, attempt, failures, output, progress_percent, progress_message) ";
+
+        /// Inserts instances with `INSERT ... ON CONFLICT DO NOTHING RETURNING` (PostgreSQL, SQLite).
+        #[allow(dead_code)]
+        async fn insert_instance_rows_returning(
+            tx: &mut Tx,
+            rows: &[InstanceRow<'_>],
+            now: Ts,
+        ) -> StoreResult<Vec<(i64, i64, String)>> {
+            let mut out = Vec::with_capacity(rows.len());
+            for chunk in rows.chunks(BATCH) {
+                let mut qb: QueryBuilder<$db> = QueryBuilder::new(INSERT_INSTANCE_HEAD);
+                qb.push_values(chunk, |mut b, row| {
+                    bind_instance_row(&mut b, row, now);
+                    b.push_unseparated(", 0, 0, '', 0, ''");
+                });
+                qb.push(" ON CONFLICT (task_id, idempotency_key) DO NOTHING RETURNING id, task_id, idempotency_key");
+                for r in qb.build().fetch_all(&mut **tx).await? {
+                    out.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
+                }
+            }
+            Ok(out)
+        }
+
+        async fn lock_instance(tx: &mut Tx, id: i64) -> StoreResult<Option<Instance>> {
+            sqlx::query(sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE id = ?{FOR_UPDATE}"))
+                .bind(id)
+                .fetch_optional(&mut **tx)
+                .await?
+                .map(|r| read_instance(&r))
+                .transpose()
+        }
+
+        /// FIXED_DELAY: when a scheduled instance reaches a final state, the next fire is `interval`
+        /// after that moment. Runs in the transaction that finalizes the instance.
+        #[allow(dead_code)]
+        async fn schedule_after_completion(tx: &mut Tx, inst: &Instance, now: Ts) -> StoreResult<()> {
+            if inst.source == InstanceSource::Manual {
+                return Ok(());
+            }
+            sqlx::query(sql!(
+                "UPDATE ax_task SET next_fire_at = ? + interval_us WHERE id = ? AND schedule_kind = 'FIXED_DELAY' \
+                 AND enabled AND next_fire_at IS NULL"
+            ))
+            .bind(to_micros(now))
+            .bind(inst.task_id)
+            .execute(&mut **tx)
+            .await?;
+            Ok(())
+        }
+
+        async fn fetch_task_by_id(tx: &mut Tx, id: i64) -> StoreResult<Option<Task>> {
+            sqlx::query(sql!("SELECT {TASK_COLUMNS} FROM ax_task WHERE id = ?"))
+                .bind(id)
+                .fetch_optional(&mut **tx)
+                .await?
+                .map(|r| read_task(&r))
+                .transpose()
+        }
+
+        async fn fetch_instance(tx: &mut Tx, id: i64) -> StoreResult<Instance> {
+            let r = sqlx::query(sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE id = ?"))
+                .bind(id)
+                .fetch_one(&mut **tx)
+                .await?;
+            read_instance(&r)
+        }
+
+        #[async_trait]
+        impl Store for $store {
+            fn backend(&self) -> Backend {
+                $backend
+            }
+
+            async fn migrate(&self) -> StoreResult<()> {
+                migrator().run(&self.pool).await?;
+                Ok(())
+            }
+
+            async fn db_now(&self) -> StoreResult<Ts> {
+                let us: i64 = sqlx::query_scalar(sql!("SELECT {NOW_US}")).fetch_one(&self.pool).await?;
+                Ok(from_micros(us))
+            }
+
+            async fn close(&self) {
+                self.pool.close().await;
+            }
+
+            async fn create_task(&self, task: &NewTask, now: Ts, actor: &Actor<'_>) -> StoreResult<Task> {
+                let raw = TaskRaw::from_config(0, &task.name, &task.config);
+                let mut tx = begin(&self.pool).await?;
+                let q = sqlx::query(sql!(
+                    "INSERT INTO ax_task (name, app, handler, description, schedule_kind, cron_expr, cron_dialect, \
+                     time_zone, interval_us, start_at, params, enabled, next_fire_at, misfire_policy, \
+                     misfire_threshold_us, max_catch_up, concurrency_policy, routing, timeout_us, max_retries, backoff, \
+                     labels, version, created_at, updated_at) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?){RETURNING_ID}"
+                ))
+                .bind(raw.name.clone())
+                .bind(raw.app)
+                .bind(raw.handler)
+                .bind(raw.description)
+                .bind(raw.schedule_kind)
+                .bind(raw.cron_expr)
+                .bind(raw.cron_dialect)
+                .bind(raw.time_zone)
+                .bind(raw.interval_us)
+                .bind(raw.start_at)
+                .bind(raw.params)
+                .bind(raw.enabled)
+                .bind(task.next_fire_at.map(to_micros))
+                .bind(raw.misfire_policy)
+                .bind(raw.misfire_threshold_us)
+                .bind(raw.max_catch_up)
+                .bind(raw.concurrency_policy)
+                .bind(raw.routing)
+                .bind(raw.timeout_us)
+                .bind(raw.max_retries)
+                .bind(raw.backoff)
+                .bind(raw.labels)
+                .bind(to_micros(now))
+                .bind(to_micros(now));
+                let id = insert_id(&mut tx, q).await?;
+                insert_task_event(&mut tx, id, &raw.name, now, TaskEventKind::Created, actor.caller, "created").await?;
+                let created = fetch_task_by_id(&mut tx, id)
+                    .await?
+                    .ok_or_else(|| StoreError::Corrupt { table: "ax_task", reason: format!("task {id} vanished") })?;
+                tx.commit().await?;
+                Ok(created)
+            }
+
+            async fn get_task(&self, name: &str) -> StoreResult<Option<Task>> {
+                sqlx::query(sql!("SELECT {TASK_COLUMNS} FROM ax_task WHERE name = ?"))
+                    .bind(name)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .map(|r| read_task(&r))
+                    .transpose()
+            }
+
+            async fn list_tasks(&self, app: Option<&str>, after_name: Option<&str>, limit: u32) -> StoreResult<Vec<Task>> {
+                let mut qb: QueryBuilder<$db> = QueryBuilder::new(sql!("SELECT {TASK_COLUMNS} FROM ax_task WHERE 1 = 1"));
+                if let Some(app) = app {
+                    qb.push(" AND app = ").push_bind(app.to_owned());
+                }
+                if let Some(after) = after_name {
+                    qb.push(" AND name > ").push_bind(after.to_owned());
+                }
+                qb.push(" ORDER BY name LIMIT ").push_bind(i64::from(limit));
+                qb.build().fetch_all(&self.pool).await?.iter().map(read_task).collect()
+            }
+
+            async fn update_task(&self, u: &TaskUpdate, now: Ts, actor: &Actor<'_>) -> StoreResult<Option<Task>> {
+                let raw = TaskRaw::from_config(u.id, "", &u.config);
+                let mut tx = begin(&self.pool).await?;
+                let (set_next, next) = match u.next_fire_at {
+                    Some(n) => (true, n.map(to_micros)),
+                    None => (false, None),
+                };
+                let res = sqlx::query(sql!(
+                    "UPDATE ax_task SET app = ?, handler = ?, description = ?, schedule_kind = ?, cron_expr = ?, \
+                     cron_dialect = ?, time_zone = ?, interval_us = ?, start_at = ?, params = ?, enabled = ?, \
+                     next_fire_at = CASE WHEN ? THEN ? ELSE next_fire_at END, misfire_policy = ?, \
+                     misfire_threshold_us = ?, max_catch_up = ?, concurrency_policy = ?, routing = ?, timeout_us = ?, \
+                     max_retries = ?, backoff = ?, labels = ?, version = version + 1, updated_at = ? \
+                     WHERE id = ? AND version = ?"
+                ))
+                .bind(raw.app)
+                .bind(raw.handler)
+                .bind(raw.description)
+                .bind(raw.schedule_kind)
+                .bind(raw.cron_expr)
+                .bind(raw.cron_dialect)
+                .bind(raw.time_zone)
+                .bind(raw.interval_us)
+                .bind(raw.start_at)
+                .bind(raw.params)
+                .bind(raw.enabled)
+                .bind(set_next)
+                .bind(next)
+                .bind(raw.misfire_policy)
+                .bind(raw.misfire_threshold_us)
+                .bind(raw.max_catch_up)
+                .bind(raw.concurrency_policy)
+                .bind(raw.routing)
+                .bind(raw.timeout_us)
+                .bind(raw.max_retries)
+                .bind(raw.backoff)
+                .bind(raw.labels)
+                .bind(to_micros(now))
+                .bind(u.id)
+                .bind(u.expected_version)
+                .execute(&mut *tx)
+                .await?;
+                if res.rows_affected() == 0 {
+                    return Ok(None);
+                }
+                let task = fetch_task_by_id(&mut tx, u.id).await?;
+                if let Some(t) = &task {
+                    insert_task_event(&mut tx, t.id, &t.name, now, u.event.0, actor.caller, &u.event.1).await?;
+                }
+                tx.commit().await?;
+                Ok(task)
+            }
+
+            async fn delete_task(&self, name: &str, now: Ts, actor: &Actor<'_>) -> StoreResult<Option<u64>> {
+                let mut tx = begin(&self.pool).await?;
+                let Some(row) = sqlx::query(sql!("SELECT id FROM ax_task WHERE name = ?{FOR_UPDATE}"))
+                    .bind(name)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                else {
+                    return Ok(None);
+                };
+                let id: i64 = row.try_get(0)?;
+                let pending = sqlx::query(sql!(
+                    "SELECT id, attempt FROM ax_instance WHERE task_id = ? AND status = 'PENDING'{FOR_UPDATE}"
+                ))
+                .bind(id)
+                .fetch_all(&mut *tx)
+                .await?;
+                let reason = format!("task deleted by {}", actor.caller);
+                let mut events = Vec::with_capacity(pending.len());
+                for r in &pending {
+                    let iid: i64 = r.try_get(0)?;
+                    let attempt: i32 = r.try_get(1)?;
+                    sqlx::query(sql!(
+                        "UPDATE ax_instance SET status = 'CANCELED', finished_at = ?, updated_at = ?, message = ? \
+                         WHERE id = ? AND status = 'PENDING'"
+                    ))
+                    .bind(to_micros(now))
+                    .bind(to_micros(now))
+                    .bind(reason.as_str())
+                    .bind(iid)
+                    .execute(&mut *tx)
+                    .await?;
+                    events.push(NewEvent {
+                        instance_id: iid,
+                        at: now,
+                        from: Some(InstanceStatus::Pending),
+                        to: InstanceStatus::Canceled,
+                        attempt: u32::try_from(attempt).unwrap_or(0),
+                        scheduler_id: actor.scheduler_id.to_owned(),
+                        worker_id: String::new(),
+                        reason: reason.clone(),
+                    });
+                }
+                insert_events(&mut tx, &events).await?;
+                sqlx::query(sql!("DELETE FROM ax_task WHERE id = ?")).bind(id).execute(&mut *tx).await?;
+                insert_task_event(
+                    &mut tx,
+                    id,
+                    name,
+                    now,
+                    TaskEventKind::Deleted,
+                    actor.caller,
+                    &format!("deleted; {} pending instance(s) canceled", pending.len()),
+                )
+                .await?;
+                tx.commit().await?;
+                Ok(Some(pending.len() as u64))
+            }
+
+            async fn task_events(&self, task_id: i64, limit: u32) -> StoreResult<Vec<TaskEvent>> {
+                let rows = sqlx::query(sql!(
+                    "SELECT task_id, at, kind, actor, message FROM ax_task_event WHERE task_id = ? ORDER BY id DESC LIMIT ?"
+                ))
+                .bind(task_id)
+                .bind(i64::from(limit))
+                .fetch_all(&self.pool)
+                .await?;
+                rows.iter()
+                    .map(|r| {
+                        let kind: String = r.try_get(2)?;
+                        Ok(TaskEvent {
+                            task_id: r.try_get(0)?,
+                            at: from_micros(r.try_get(1)?),
+                            kind: kind.parse().map_err(|e| StoreError::Corrupt { table: "ax_task_event", reason: e })?,
+                            actor: r.try_get(3)?,
+                            message: r.try_get(4)?,
+                        })
+                    })
+                    .collect()
+            }
+
+            async fn next_wake_time(&self, lookahead: std::time::Duration) -> StoreResult<Option<Ts>> {
+                let r = sqlx::query(sql!(
+                    "SELECT (SELECT MIN(next_fire_at) FROM ax_task WHERE concurrency_policy = 'ALLOW' \
+                     AND next_fire_at IS NOT NULL), (SELECT MIN(next_fire_at) FROM ax_task \
+                     WHERE concurrency_policy = 'FORBID' AND next_fire_at IS NOT NULL)"
+                ))
+                .fetch_one(&self.pool)
+                .await?;
+                let allow: Option<i64> = r.try_get(0)?;
+                let forbid: Option<i64> = r.try_get(1)?;
+                let allow = allow.map(|t| crate::model::sub(from_micros(t), lookahead));
+                let forbid = forbid.map(from_micros);
+                Ok(match (allow, forbid) {
+                    (Some(a), Some(f)) => Some(a.min(f)),
+                    (a, f) => a.or(f),
+                })
+            }
+
+            async fn trigger_due(
+                &self,
+                now: Ts,
+                horizon: Ts,
+                limit: u32,
+                planner: &dyn Planner,
+                scheduler_id: &str,
+            ) -> StoreResult<TriggerRound> {
+                let mut tx = begin(&self.pool).await?;
+                let rows = sqlx::query(sql!(
+                    "SELECT {TASK_COLUMNS} FROM ax_task WHERE next_fire_at IS NOT NULL AND next_fire_at <= ? \
+                     AND (concurrency_policy = 'ALLOW' OR next_fire_at <= ?) ORDER BY next_fire_at LIMIT ?{SKIP_LOCKED}"
+                ))
+                .bind(to_micros(horizon))
+                .bind(to_micros(now))
+                .bind(i64::from(limit))
+                .fetch_all(&mut *tx)
+                .await?;
+                let mut round = TriggerRound { tasks: rows.len(), ..TriggerRound::default() };
+                let mut tasks = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    match read_task(r) {
+                        Ok(t) => tasks.push(t),
+                        Err(e) => {
+                            // An unreadable row must not stall every other task: disable it, loudly.
+                            let id: i64 = r.try_get(0)?;
+                            tracing::error!(task_id = id, error = %e, "disabling unreadable task");
+                            sqlx::query(sql!("UPDATE ax_task SET enabled = FALSE, next_fire_at = NULL WHERE id = ?"))
+                                .bind(id)
+                                .execute(&mut *tx)
+                                .await?;
+                        }
+                    }
+                }
+                let mut planned: Vec<(usize, NewInstance)> = Vec::new();
+                for (ti, task) in tasks.iter().enumerate() {
+                    match planner.plan(task) {
+                        PlanDecision::Broken(why) => {
+                            sqlx::query(sql!(
+                                "UPDATE ax_task SET enabled = FALSE, next_fire_at = NULL, updated_at = ? WHERE id = ?"
+                            ))
+                            .bind(to_micros(now))
+                            .bind(task.id)
+                            .execute(&mut *tx)
+                            .await?;
+                            insert_task_event(
+                                &mut tx,
+                                task.id,
+                                &task.name,
+                                now,
+                                TaskEventKind::ScheduleBroken,
+                                scheduler_id,
+                                &format!("disabled: {why}"),
+                            )
+                            .await?;
+                        }
+                        PlanDecision::Fire(plan) => {
+                            let forbid = task.config.concurrency == crate::model::ConcurrencyPolicy::Forbid;
+                            let mut active: Option<i64> = None;
+                            if forbid && !plan.fires.is_empty() {
+                                active = sqlx::query_scalar(sql!(
+                                    "SELECT id FROM ax_instance WHERE task_id = ? \
+                                     AND status IN ('PENDING', 'DISPATCHED', 'RUNNING') ORDER BY id LIMIT 1"
+                                ))
+                                .bind(task.id)
+                                .fetch_optional(&mut *tx)
+                                .await?;
+                            }
+                            let mut first_in_batch = true;
+                            for f in &plan.fires {
+                                let (status, reason) = if forbid && active.is_some() {
+                                    (
+                                        InstanceStatus::Skipped,
+                                        format!(
+                                            "not run: instance {} of this task is still active (concurrency FORBID)",
+                                            active.unwrap_or_default()
+                                        ),
+                                    )
+                                } else if forbid && !first_in_batch {
+                                    (
+                                        InstanceStatus::Skipped,
+                                        "not run: an earlier fire of this round is still active (concurrency FORBID)"
+                                            .to_owned(),
+                                    )
+                                } else {
+                                    let why = match f.source {
+                                        InstanceSource::CatchUp => format!(
+                                            "misfire catch-up ({}) for the fire at {}",
+                                            task.config.misfire_policy,
+                                            f.fire_at.to_rfc3339()
+                                        ),
+                                        _ => format!("fired on schedule for {}", f.fire_at.to_rfc3339()),
+                                    };
+                                    (InstanceStatus::Pending, why)
+                                };
+                                first_in_batch = false;
+                                planned.push((
+                                    ti,
+                                    NewInstance {
+                                        fire_at: f.fire_at,
+                                        available_at: f.fire_at,
+                                        key: crate::schedule::fire_key(f.fire_at),
+                                        source: f.source,
+                                        status,
+                                        params: task.config.params.clone(),
+                                        reason,
+                                    },
+                                ));
+                            }
+                            sqlx::query(sql!("UPDATE ax_task SET next_fire_at = ? WHERE id = ?"))
+                                .bind(plan.next_fire_at.map(to_micros))
+                                .bind(task.id)
+                                .execute(&mut *tx)
+                                .await?;
+                            for (kind, message) in &plan.events {
+                                insert_task_event(&mut tx, task.id, &task.name, now, *kind, scheduler_id, message).await?;
+                            }
+                        }
+                    }
+                }
+                let rows: Vec<InstanceRow<'_>> =
+                    planned.iter().map(|(ti, n)| InstanceRow { task: &tasks[*ti], new: n }).collect();
+                let inserted = insert_instance_rows(&mut tx, &rows, now).await?;
+                let by_key: HashMap<(i64, &str), &NewInstance> =
+                    planned.iter().map(|(ti, n)| ((tasks[*ti].id, n.key.as_str()), n)).collect();
+                let mut events = Vec::with_capacity(inserted.len());
+                for (id, task_id, key) in &inserted {
+                    let Some(n) = by_key.get(&(*task_id, key.as_str())) else { continue };
+                    if n.status == InstanceStatus::Skipped {
+                        round.skipped += 1;
+                    } else {
+                        let app = tasks.iter().find(|t| t.id == *task_id).map(|t| t.config.app.clone()).unwrap_or_default();
+                        round.created.push((*id, app, n.available_at));
+                    }
+                    events.push(NewEvent {
+                        instance_id: *id,
+                        at: now,
+                        from: None,
+                        to: n.status,
+                        attempt: 0,
+                        scheduler_id: scheduler_id.to_owned(),
+                        worker_id: String::new(),
+                        reason: n.reason.clone(),
+                    });
+                }
+                insert_events(&mut tx, &events).await?;
+                tx.commit().await?;
+                Ok(round)
+            }
+
+            async fn trigger_manual(
+                &self,
+                task: &Task,
+                trigger: &ManualTrigger,
+                now: Ts,
+                scheduler_id: &str,
+            ) -> StoreResult<(Instance, bool)> {
+                let new = NewInstance {
+                    fire_at: now,
+                    available_at: now,
+                    key: trigger.key.clone(),
+                    source: InstanceSource::Manual,
+                    status: InstanceStatus::Pending,
+                    params: trigger.params.clone(),
+                    reason: format!("triggered by {}", trigger.actor),
+                };
+                let mut tx = begin(&self.pool).await?;
+                let inserted = match insert_instance_rows(&mut tx, &[InstanceRow { task, new: &new }], now).await {
+                    Ok(v) => v,
+                    // MySQL reports a concurrent insert of the same key as a duplicate.
+                    Err(StoreError::UniqueViolation(_)) => Vec::new(),
+                    Err(e) => return Err(e),
+                };
+                let created = match inserted.first() {
+                    Some((id, _, _)) => {
+                        insert_events(
+                            &mut tx,
+                            &[NewEvent {
+                                instance_id: *id,
+                                at: now,
+                                from: None,
+                                to: InstanceStatus::Pending,
+                                attempt: 0,
+                                scheduler_id: scheduler_id.to_owned(),
+                                worker_id: String::new(),
+                                reason: new.reason.clone(),
+                            }],
+                        )
+                        .await?;
+                        Some(*id)
+                    }
+                    None => None,
+                };
+                tx.commit().await?;
+                let row = sqlx::query(sql!(
+                    "SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE task_id = ? AND idempotency_key = ?"
+                ))
+                .bind(task.id)
+                .bind(trigger.key.as_str())
+                .fetch_one(&self.pool)
+                .await?;
+                Ok((read_instance(&row)?, created.is_some()))
+            }
+
+            async fn get_instance(&self, id: i64) -> StoreResult<Option<Instance>> {
+                sqlx::query(sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE id = ?"))
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .map(|r| read_instance(&r))
+                    .transpose()
+            }
+
+            async fn list_instances(&self, f: &InstanceFilter) -> StoreResult<Vec<Instance>> {
+                let mut qb: QueryBuilder<$db> =
+                    QueryBuilder::new(sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE 1 = 1"));
+                if let Some(name) = &f.task_name {
+                    qb.push(" AND task_name = ").push_bind(name.clone());
+                }
+                if let Some(s) = f.status {
+                    qb.push(" AND status = ").push_bind(s.as_str());
+                }
+                if let Some(before) = f.before_id {
+                    qb.push(" AND id < ").push_bind(before);
+                }
+                qb.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(f.limit));
+                qb.build().fetch_all(&self.pool).await?.iter().map(read_instance).collect()
+            }
+
+            async fn instance_events(&self, id: i64) -> StoreResult<Vec<InstanceEvent>> {
+                sqlx::query(sql!("SELECT {EVENT_COLUMNS} FROM ax_instance_event WHERE instance_id = ? ORDER BY id"))
+                    .bind(id)
+                    .fetch_all(&self.pool)
+                    .await?
+                    .iter()
+                    .map(read_event)
+                    .collect()
+            }
+
+            async fn cancel_instance(&self, id: i64, reason: &str, now: Ts, actor: &Actor<'_>) -> StoreResult<CancelOutcome> {
+                let mut tx = begin(&self.pool).await?;
+                let Some(inst) = lock_instance(&mut tx, id).await? else {
+                    return Ok(CancelOutcome::NotFound);
+                };
+                if inst.status.is_terminal() {
+                    return Ok(CancelOutcome::AlreadyFinal(inst));
+                }
+                let why = if reason.is_empty() {
+                    format!("canceled by {}", actor.caller)
+                } else {
+                    format!("canceled by {}: {reason}", actor.caller)
+                };
+                sqlx::query(sql!(
+                    "UPDATE ax_instance SET status = 'CANCELED', finished_at = ?, updated_at = ?, message = ?, \
+                     lease_expires_at = NULL, deadline_at = NULL WHERE id = ? AND status = ? AND attempt = ?"
+                ))
+                .bind(to_micros(now))
+                .bind(to_micros(now))
+                .bind(why.as_str())
+                .bind(id)
+                .bind(inst.status.as_str())
+                .bind(i32::try_from(inst.attempt).unwrap_or(i32::MAX))
+                .execute(&mut *tx)
+                .await?;
+                if inst.status.is_held() {
+                    if let (Some(sched), Some(session)) = (&inst.scheduler_id, &inst.session_id) {
+                        sqlx::query(sql!(
+                            "INSERT INTO ax_command (scheduler_id, session_id, instance_id, attempt, kind, reason, created_at) \
+                             VALUES (?, ?, ?, ?, 'CANCEL', ?, ?)"
+                        ))
+                        .bind(sched.as_str())
+                        .bind(session.as_str())
+                        .bind(id)
+                        .bind(i32::try_from(inst.attempt).unwrap_or(i32::MAX))
+                        .bind(why.as_str())
+                        .bind(to_micros(now))
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                }
+                insert_events(
+                    &mut tx,
+                    &[NewEvent {
+                        instance_id: id,
+                        at: now,
+                        from: Some(inst.status),
+                        to: InstanceStatus::Canceled,
+                        attempt: inst.attempt,
+                        scheduler_id: actor.scheduler_id.to_owned(),
+                        worker_id: inst.worker_id.clone().unwrap_or_default(),
+                        reason: why,
+                    }],
+                )
+                .await?;
+                schedule_after_completion(&mut tx, &inst, now).await?;
+                let after = fetch_instance(&mut tx, id).await?;
+                tx.commit().await?;
+                Ok(CancelOutcome::Canceled(after))
+            }
+
+            async fn retry_instance(&self, id: i64, now: Ts, actor: &Actor<'_>) -> StoreResult<RetryOutcome> {
+                let mut tx = begin(&self.pool).await?;
+                let Some(inst) = lock_instance(&mut tx, id).await? else {
+                    return Ok(RetryOutcome::NotFound);
+                };
+                if !inst.status.is_terminal() {
+                    return Ok(RetryOutcome::NotFinal(inst));
+                }
+                sqlx::query(sql!(
+                    "UPDATE ax_instance SET status = 'PENDING', available_at = ?, finished_at = NULL, updated_at = ?, \
+                     lease_expires_at = NULL, deadline_at = NULL WHERE id = ? AND status = ?"
+                ))
+                .bind(to_micros(now))
+                .bind(to_micros(now))
+                .bind(id)
+                .bind(inst.status.as_str())
+                .execute(&mut *tx)
+                .await?;
+                insert_events(
+                    &mut tx,
+                    &[NewEvent {
+                        instance_id: id,
+                        at: now,
+                        from: Some(inst.status),
+                        to: InstanceStatus::Pending,
+                        attempt: inst.attempt,
+                        scheduler_id: actor.scheduler_id.to_owned(),
+                        worker_id: String::new(),
+                        reason: format!("retried by {}", actor.caller),
+                    }],
+                )
+                .await?;
+                let after = fetch_instance(&mut tx, id).await?;
+                tx.commit().await?;
+                Ok(RetryOutcome::Retried(after))
+            }
+
+            async fn instance_logs(&self, id: i64, after_seq: i64, limit: u32) -> StoreResult<(Vec<LogLine>, u64)> {
+                let rows = sqlx::query(sql!(
+                    "SELECT id, attempt, level, at, message FROM ax_instance_log WHERE instance_id = ? AND id > ? \
+                     ORDER BY id LIMIT ?"
+                ))
+                .bind(id)
+                .bind(after_seq)
+                .bind(i64::from(limit))
+                .fetch_all(&self.pool)
+                .await?;
+                let lines = rows
+                    .iter()
+                    .map(|r| {
+                        Ok(LogLine {
+                            seq: r.try_get(0)?,
+                            attempt: u32::try_from(r.try_get::<i32, _>(1)?).unwrap_or(0),
+                            level: r.try_get(2)?,
+                            at: from_micros(r.try_get(3)?),
+                            message: r.try_get(4)?,
+                        })
+                    })
+                    .collect::<StoreResult<Vec<_>>>()?;
+                let dropped: Option<i64> = sqlx::query_scalar(sql!("SELECT log_dropped FROM ax_instance WHERE id = ?"))
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok((lines, u64::try_from(dropped.unwrap_or(0)).unwrap_or(0)))
+            }
+
+            async fn heartbeat_scheduler(&self, s: &SchedulerRecord) -> StoreResult<()> {
+                sqlx::query(sql!(UPSERT_SCHEDULER))
+                    .bind(s.scheduler_id.as_str())
+                    .bind(s.host.as_str())
+                    .bind(s.address.as_str())
+                    .bind(s.version.as_str())
+                    .bind(to_micros(s.started_at))
+                    .bind(to_micros(s.heartbeat_at))
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
+            }
+
+            async fn remove_scheduler(&self, scheduler_id: &str) -> StoreResult<()> {
+                sqlx::query(sql!("DELETE FROM ax_scheduler WHERE scheduler_id = ?"))
+                    .bind(scheduler_id)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
+            }
+
+            async fn list_schedulers(&self) -> StoreResult<Vec<SchedulerRecord>> {
+                let rows = sqlx::query(sql!(
+                    "SELECT scheduler_id, host, address, version, started_at, heartbeat_at FROM ax_scheduler ORDER BY scheduler_id"
+                ))
+                .fetch_all(&self.pool)
+                .await?;
+                rows.iter()
+                    .map(|r| {
+                        Ok(SchedulerRecord {
+                            scheduler_id: r.try_get(0)?,
+                            host: r.try_get(1)?,
+                            address: r.try_get(2)?,
+                            version: r.try_get(3)?,
+                            started_at: from_micros(r.try_get(4)?),
+                            heartbeat_at: from_micros(r.try_get(5)?),
+                        })
+                    })
+                    .collect()
+            }
+
+            async fn list_workers(&self, app: Option<&str>) -> StoreResult<Vec<WorkerRecord>> {
+                let mut qb: QueryBuilder<$db> = QueryBuilder::new(format!("SELECT {WORKER_COLUMNS} FROM ax_worker WHERE 1 = 1"));
+                if let Some(app) = app {
+                    qb.push(" AND app = ").push_bind(app.to_owned());
+                }
+                qb.push(" ORDER BY app, worker_id, session_id");
+                qb.build().fetch_all(&self.pool).await?.iter().map(read_worker).collect()
+            }
+
+            async fn cluster_stats(&self, alive_since: Ts) -> StoreResult<ClusterStats> {
+                let mut stats = ClusterStats::default();
+                let (tasks, enabled): (i64, i64) = {
+                    let r = sqlx::query(sql!(
+                        "SELECT COUNT(*), COUNT(CASE WHEN enabled THEN 1 END) FROM ax_task"
+                    ))
+                    .fetch_one(&self.pool)
+                    .await?;
+                    (r.try_get(0)?, r.try_get(1)?)
+                };
+                stats.tasks = u64::try_from(tasks).unwrap_or(0);
+                stats.enabled_tasks = u64::try_from(enabled).unwrap_or(0);
+                for r in sqlx::query(sql!("SELECT status, COUNT(*) FROM ax_instance GROUP BY status"))
+                    .fetch_all(&self.pool)
+                    .await?
+                {
+                    let s: String = r.try_get(0)?;
+                    let n: i64 = r.try_get(1)?;
+                    let status: InstanceStatus =
+                        s.parse().map_err(|e| StoreError::Corrupt { table: "ax_instance", reason: e })?;
+                    stats.instances.insert(status, u64::try_from(n).unwrap_or(0));
+                }
+                let workers: i64 = sqlx::query_scalar(sql!("SELECT COUNT(*) FROM ax_worker")).fetch_one(&self.pool).await?;
+                stats.workers = u64::try_from(workers).unwrap_or(0);
+                let scheds: i64 = sqlx::query_scalar(sql!("SELECT COUNT(*) FROM ax_scheduler WHERE heartbeat_at >= ?"))
+                    .bind(to_micros(alive_since))
+                    .fetch_one(&self.pool)
+                    .await?;
+                stats.schedulers = u64::try_from(scheds).unwrap_or(0);
+                Ok(stats)
+            }
+        }
+    };
+}
+pub(crate) use impl_store;

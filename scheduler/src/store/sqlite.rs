@@ -1,0 +1,84 @@
+//! SQLite backend: the embedded default for a single axd.
+//!
+//! Write transactions start with `BEGIN IMMEDIATE`, which takes SQLite's single write lock up front:
+//! one writer at a time is what makes claims exclusive here (there is no `FOR UPDATE`), and taking
+//! the lock first avoids the busy-upgrade deadlock of deferred transactions. WAL mode lets readers
+//! (the admin API) run beside the writer.
+
+use std::{str::FromStr, time::Duration};
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+
+use super::{ConnectOptions, migrations::embed_migrations};
+
+/// A store on an SQLite file.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database file named by `opts.url`.
+    pub async fn connect(opts: &ConnectOptions) -> crate::error::StoreResult<Self> {
+        let o = SqliteConnectOptions::from_str(&opts.url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(10))
+            .foreign_keys(true);
+        if let Some(dir) = o.get_filename().parent() {
+            if !dir.as_os_str().is_empty() {
+                std::fs::create_dir_all(dir).map_err(|e| crate::error::StoreError::Unavailable(sqlx::Error::Io(e)))?;
+            }
+        }
+        let pool = SqlitePoolOptions::new()
+            .max_connections(opts.max_connections.max(2))
+            .acquire_timeout(opts.acquire_timeout)
+            .connect_with(o)
+            .await?;
+        Ok(SqliteStore { pool })
+    }
+}
+
+fn rewrite(sql: &str) -> String {
+    super::sql::substitute(
+        sql,
+        &[
+            ("{SKIP_LOCKED}", ""),
+            ("{FOR_UPDATE}", ""),
+            ("{RETURNING_ID}", " RETURNING id"),
+            ("{NOW_US}", "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"),
+        ],
+        false,
+    )
+}
+
+fn migrator() -> sqlx::migrate::Migrator {
+    super::migrations::migrator(&embed_migrations!("sqlite"))
+}
+
+const UPSERT_SCHEDULER: &str = "INSERT INTO ax_scheduler (scheduler_id, host, address, version, started_at, heartbeat_at) \
+    VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scheduler_id) DO UPDATE SET host = excluded.host, \
+    address = excluded.address, version = excluded.version, heartbeat_at = excluded.heartbeat_at";
+
+mod imp {
+    use super::*;
+
+    async fn begin(pool: &SqlitePool) -> StoreResult<Tx> {
+        Ok(pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+
+    async fn insert_id(
+        tx: &mut Tx,
+        q: sqlx::query::Query<'_, sqlx::Sqlite, sqlx::sqlite::SqliteArguments>,
+    ) -> StoreResult<i64> {
+        let row = q.fetch_one(&mut **tx).await?;
+        Ok(row.try_get(0)?)
+    }
+
+    async fn insert_instance_rows(tx: &mut Tx, rows: &[InstanceRow<'_>], now: Ts) -> StoreResult<Vec<(i64, i64, String)>> {
+        insert_instance_rows_returning(tx, rows, now).await
+    }
+
+    crate::store::sql::impl_store!(SqliteStore, sqlx::Sqlite, Backend::Sqlite);
+}

@@ -10,3 +10,4 @@ pub mod model;
 pub mod schedule;
 pub mod store;
 pub mod validate;
+pub mod trigger;

@@ -1,1 +1,252 @@
-//! placeholder
+//! Test support: fresh databases on every backend, and processes started from the real binaries.
+//!
+//! Databases: SQLite in a temporary directory; PostgreSQL in a fresh schema of the database named by
+//! `AX_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432/test`); MySQL/MariaDB in a
+//! fresh database on the server named by `AX_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306/test`).
+//! A database that cannot be reached fails the test. Outside CI, `AX_SKIP_DB_TESTS=1` turns that
+//! into a loud skip; with `CI=true` it always fails.
+
+pub mod procs;
+
+use std::{
+    path::PathBuf,
+    sync::Arc,
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use ax_scheduler::store::{self, ConnectOptions, Store};
+
+/// Which backend a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Db {
+    /// SQLite file.
+    Sqlite,
+    /// PostgreSQL schema.
+    Postgres,
+    /// MySQL/MariaDB database.
+    MySql,
+}
+
+/// A provisioned, empty database. Dropping it removes what it can (the SQLite directory); server
+/// databases are dropped by [`TestDb::cleanup`] and, if a test panicked, by the next run.
+pub struct TestDb {
+    /// Backend.
+    pub db: Db,
+    /// URL that axd accepts.
+    pub url: String,
+    name: String,
+    dir: Option<PathBuf>,
+}
+
+fn unique_name() -> String {
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    format!("ax_t_{secs}_{:08x}", fastrand_u32())
+}
+
+fn fastrand_u32() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+    h.write_u32(std::process::id());
+    h.finish() as u32
+}
+
+/// The PostgreSQL server URL used by tests.
+pub fn postgres_url() -> String {
+    std::env::var("AX_TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
+/// The MySQL server URL used by tests.
+pub fn mysql_url() -> String {
+    std::env::var("AX_TEST_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".to_owned())
+}
+
+fn may_skip() -> bool {
+    std::env::var("CI").map(|v| v != "true" && v != "1").unwrap_or(true)
+        && std::env::var("AX_SKIP_DB_TESTS").is_ok_and(|v| v == "1")
+}
+
+fn unreachable(db: Db, url: &str, e: impl std::fmt::Display) -> Option<TestDb> {
+    if may_skip() {
+        eprintln!("SKIPPED: {db:?} at {url} is not reachable ({e}) and AX_SKIP_DB_TESTS=1");
+        return None;
+    }
+    panic!(
+        "{db:?} at {url} is not reachable: {e}. Start it (see README: `.ci/run` starts the databases), or set \
+         AX_SKIP_DB_TESTS=1 outside CI to skip"
+    );
+}
+
+impl TestDb {
+    /// A fresh database, or `None` if it is unreachable and skipping is allowed (never in CI).
+    pub async fn create(db: Db) -> Option<TestDb> {
+        let name = unique_name();
+        match db {
+            Db::Sqlite => {
+                let dir = std::env::temp_dir().join(format!("ax-test-{name}"));
+                std::fs::create_dir_all(&dir).expect("temp dir");
+                let url = format!("sqlite://{}", dir.join("ax.db").display());
+                Some(TestDb { db, url, name, dir: Some(dir) })
+            }
+            Db::Postgres => {
+                let server = postgres_url();
+                let admin = match sqlx_admin_pg(&server).await {
+                    Ok(p) => p,
+                    Err(e) => return unreachable(db, &server, e),
+                };
+                drop_stale(&admin, db).await;
+                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {name}")))
+                    .execute(&admin)
+                    .await
+                    .expect("create schema");
+                admin.close().await;
+                let sep = if server.contains('?') { '&' } else { '?' };
+                let url = format!("{server}{sep}options=-c%20search_path%3D{name}");
+                Some(TestDb { db, url, name, dir: None })
+            }
+            Db::MySql => {
+                let server = mysql_url();
+                let admin = match sqlx::mysql::MySqlPoolOptions::new()
+                    .max_connections(2)
+                    .acquire_timeout(Duration::from_secs(5))
+                    .connect(&server)
+                    .await
+                {
+                    Ok(p) => p,
+                    Err(e) => return unreachable(db, &server, e),
+                };
+                drop_stale_mysql(&admin).await;
+                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                    .execute(&admin)
+                    .await
+                    .expect("create database");
+                admin.close().await;
+                let base = server.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(server.clone());
+                let url = format!("{base}/{name}");
+                Some(TestDb { db, url, name, dir: None })
+            }
+        }
+    }
+
+    /// A migrated store on this database.
+    pub async fn store(&self) -> Arc<dyn Store> {
+        self.store_with(10).await
+    }
+
+    /// A migrated store with a pool of `max_connections`.
+    pub async fn store_with(&self, max_connections: u32) -> Arc<dyn Store> {
+        let mut opts = ConnectOptions::new(self.url.clone());
+        opts.max_connections = max_connections;
+        let s = store::connect(&opts).await.expect("connect store");
+        s.migrate().await.expect("migrate");
+        s
+    }
+
+    /// Drops the schema or database.
+    pub async fn cleanup(mut self) {
+        match self.db {
+            Db::Sqlite => {}
+            Db::Postgres => {
+                if let Ok(admin) = sqlx_admin_pg(&postgres_url()).await {
+                    let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name)))
+                        .execute(&admin)
+                        .await;
+                    admin.close().await;
+                }
+            }
+            Db::MySql => {
+                if let Ok(admin) = sqlx::mysql::MySqlPool::connect(&mysql_url()).await {
+                    let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {}", self.name)))
+                        .execute(&admin)
+                        .await;
+                    admin.close().await;
+                }
+            }
+        }
+        if let Some(dir) = self.dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Some(dir) = self.dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+async fn sqlx_admin_pg(server: &str) -> Result<sqlx::PgPool, sqlx::Error> {
+    sqlx::postgres::PgPoolOptions::new().max_connections(2).acquire_timeout(Duration::from_secs(5)).connect(server).await
+}
+
+fn stale(name: &str) -> bool {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    name.strip_prefix("ax_t_")
+        .and_then(|r| r.split('_').next())
+        .and_then(|s| s.parse::<u64>().ok())
+        .is_some_and(|t| now.saturating_sub(t) > 3 * 3600)
+}
+
+async fn drop_stale(admin: &sqlx::PgPool, _db: Db) {
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'ax\\_t\\_%'")
+            .fetch_all(admin)
+            .await
+            .unwrap_or_default();
+    for n in names.into_iter().filter(|n| stale(n)) {
+        let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA IF EXISTS {n} CASCADE"))).execute(admin).await;
+    }
+}
+
+async fn drop_stale_mysql(admin: &sqlx::MySqlPool) {
+    let names: Vec<String> = sqlx::query_scalar(
+        "SELECT CAST(schema_name AS CHAR) FROM information_schema.schemata WHERE schema_name LIKE 'ax\\_t\\_%'",
+    )
+    .fetch_all(admin)
+    .await
+    .unwrap_or_default();
+    for n in names.into_iter().filter(|n| stale(n)) {
+        let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {n}"))).execute(admin).await;
+    }
+}
+
+/// Polls `f` until it returns `Some`, or panics with `what` after `deadline`.
+pub async fn eventually<T, F, Fut>(deadline: Duration, what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let end = tokio::time::Instant::now() + deadline;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        if tokio::time::Instant::now() >= end {
+            panic!("timed out after {deadline:?} waiting for {what}");
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(100));
+    }
+}
+
+/// Declares one `#[tokio::test]` per backend for each listed async fn taking a [`TestDb`].
+#[macro_export]
+macro_rules! on_every_backend {
+    ($($name:ident),+ $(,)?) => {
+        mod sqlite { $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $name() {
+            let Some(db) = $crate::TestDb::create($crate::Db::Sqlite).await else { return };
+            super::$name(&db).await; db.cleanup().await;
+        })+ }
+        mod postgres { $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $name() {
+            let Some(db) = $crate::TestDb::create($crate::Db::Postgres).await else { return };
+            super::$name(&db).await; db.cleanup().await;
+        })+ }
+        mod mysql { $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $name() {
+            let Some(db) = $crate::TestDb::create($crate::Db::MySql).await else { return };
+            super::$name(&db).await; db.cleanup().await;
+        })+ }
+    };
+}

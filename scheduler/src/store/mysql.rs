@@ -51,8 +51,26 @@ fn rewrite(sql: &str) -> String {
     )
 }
 
-fn migrator() -> sqlx::migrate::Migrator {
-    super::migrations::migrator(&embed_migrations!("mysql"))
+/// Applies migrations while holding a named lock (`GET_LOCK`) on one connection, so axd processes
+/// starting together apply each migration once. (sqlx's own MySQL lock waits with timeout -1, which
+/// MariaDB does not treat as "forever", and ignores the result, so ax takes and checks the lock.)
+async fn run_migrations(pool: &MySqlPool) -> crate::error::StoreResult<()> {
+    let mut conn = pool.acquire().await?;
+    loop {
+        let got: Option<i64> = sqlx::query_scalar("SELECT GET_LOCK(CONCAT('ax_migrate_', DATABASE()), 10)")
+            .fetch_one(&mut *conn)
+            .await?;
+        if got == Some(1) {
+            break;
+        }
+        tracing::info!("waiting for another axd to finish migrating");
+    }
+    let mut migrator = super::migrations::migrator(&embed_migrations!("mysql"));
+    migrator.set_locking(false);
+    let result = migrator.run_direct(None, &mut *conn, false).await;
+    let _ = sqlx::query("SELECT RELEASE_LOCK(CONCAT('ax_migrate_', DATABASE()))").execute(&mut *conn).await;
+    result?;
+    Ok(())
 }
 
 const UPSERT_SCHEDULER: &str = "INSERT INTO ax_scheduler (scheduler_id, host, address, version, started_at, heartbeat_at) \

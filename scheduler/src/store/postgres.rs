@@ -49,8 +49,11 @@ fn rewrite(sql: &str) -> String {
     )
 }
 
-fn migrator() -> sqlx::migrate::Migrator {
-    super::migrations::migrator(&embed_migrations!("postgres"))
+/// The migrator holds a PostgreSQL advisory lock while it runs, so axd processes starting together
+/// apply each migration once.
+async fn run_migrations(pool: &PgPool) -> crate::error::StoreResult<()> {
+    super::migrations::migrator(&embed_migrations!("postgres")).run(pool).await?;
+    Ok(())
 }
 
 const UPSERT_SCHEDULER: &str = "INSERT INTO ax_scheduler (scheduler_id, host, address, version, started_at, heartbeat_at) \

@@ -8,6 +8,7 @@
 //! - `async fn insert_id(&mut Tx, Query) -> i64`: runs an INSERT and returns the new id;
 //! - `async fn insert_instance_rows(&mut Tx, &[Row]) -> Vec<(id, task_id, key)>`: inserts instances,
 //!   skipping (task, idempotency key) pairs that exist, and returns the inserted ones;
+//! - `async fn run_migrations(&Pool)`: applies the embedded migrations under a database-wide lock;
 //! - `UPSERT_SCHEDULER`: the dialect's insert-or-update of `ax_scheduler`.
 //!
 //! Tokens: `{TASK_COLUMNS}`, `{INSTANCE_COLUMNS}`, `{EVENT_COLUMNS}`, `{SKIP_LOCKED}` (row lock that
@@ -357,8 +358,7 @@ macro_rules! impl_store {
             }
 
             async fn migrate(&self) -> StoreResult<()> {
-                migrator().run(&self.pool).await?;
-                Ok(())
+                run_migrations(&self.pool).await
             }
 
             async fn db_now(&self) -> StoreResult<Ts> {

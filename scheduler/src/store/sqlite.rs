@@ -53,8 +53,25 @@ fn rewrite(sql: &str) -> String {
     )
 }
 
-fn migrator() -> sqlx::migrate::Migrator {
-    super::migrations::migrator(&embed_migrations!("sqlite"))
+/// SQLite has no lock for the migrator to take. One process migrates at a time through this mutex;
+/// a second process (SQLite is for one axd, but a restart may overlap) that loses the race sees
+/// "already exists", re-reads the applied versions and succeeds on a retry.
+async fn run_migrations(pool: &SqlitePool) -> crate::error::StoreResult<()> {
+    static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _guard = LOCK.lock().await;
+    let migrator = super::migrations::migrator(&embed_migrations!("sqlite"));
+    let mut attempt = 0;
+    loop {
+        match migrator.run(pool).await {
+            Ok(()) => return Ok(()),
+            Err(e) if attempt < 3 => {
+                attempt += 1;
+                tracing::warn!(error = %e, "sqlite migration raced another process; retrying");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 const UPSERT_SCHEDULER: &str = "INSERT INTO ax_scheduler (scheduler_id, host, address, version, started_at, heartbeat_at) \

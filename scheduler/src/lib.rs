@@ -11,3 +11,8 @@ pub mod schedule;
 pub mod store;
 pub mod validate;
 pub mod trigger;
+pub mod auth;
+pub mod convert;
+pub mod service;
+pub mod config;
+pub mod server;

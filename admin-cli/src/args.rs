@@ -1,0 +1,349 @@
+//! Parsers for the value syntaxes axctl accepts on the command line: durations (`1h30m`), RFC 3339
+//! timestamps, retry backoffs, `KEY=VALUE` labels, instance statuses and the policy enums.
+//!
+//! Each parser returns a message that clap prints after the flag name and the offending value, so
+//! the messages say what is wrong and what would be right, never which flag it was.
+
+use ax_proto::v1::{
+    Backoff, ConcurrencyPolicy, CronDialect, ExponentialBackoff, InstanceStatus, ListBackoff,
+    MisfirePolicy, RoutingStrategy, backoff,
+};
+use chrono::DateTime;
+use clap::ValueEnum;
+
+/// Units of the duration syntax, largest first, with their length in milliseconds. `ms` comes
+/// before `m` only in matching order (see [`parse_duration`]), not in size.
+const UNITS: [(&str, i64); 5] = [("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1)];
+
+/// Parses a duration such as `250ms`, `90s`, `1h30m` or `2d`: one or more integer+unit pairs with
+/// units `d`, `h`, `m`, `s`, `ms`, each unit at most once and largest first (so `1m30m`, a likely
+/// typo, is refused rather than silently summed).
+pub fn parse_duration(text: &str) -> Result<prost_types::Duration, String> {
+    const HINT: &str = "use numbers with units ms, s, m, h, d, e.g. 250ms, 90s, 1h30m, 2d";
+    if text.is_empty() {
+        return Err(format!("empty duration; {HINT}"));
+    }
+    let mut rest = text;
+    let mut total_ms: i64 = 0;
+    // Index into UNITS of the last unit seen; the next unit must be strictly smaller.
+    let mut last_unit: Option<usize> = None;
+    while !rest.is_empty() {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return Err(format!("expected a number at `{rest}`; {HINT}"));
+        }
+        let (number, after) = rest.split_at(digits);
+        let letters = after.bytes().take_while(u8::is_ascii_alphabetic).count();
+        let (unit, after) = after.split_at(letters);
+        if unit.is_empty() {
+            return Err(format!("`{number}` has no unit; {HINT}"));
+        }
+        let Some(index) = UNITS.iter().position(|(name, _)| *name == unit) else {
+            return Err(format!("unknown unit `{unit}`; {HINT}"));
+        };
+        if last_unit.is_some_and(|last| index <= last) {
+            return Err(format!("unit `{unit}` is repeated or out of order; write larger units first, e.g. 1h30m"));
+        }
+        last_unit = Some(index);
+        // Only ASCII digits, so the parse fails only on overflow.
+        let value: i64 = number.parse().map_err(|_| format!("`{number}` is too large"))?;
+        total_ms = value
+            .checked_mul(UNITS[index].1)
+            .and_then(|ms| total_ms.checked_add(ms))
+            .ok_or_else(|| "duration is too large".to_owned())?;
+        rest = after;
+    }
+    Ok(duration_from_millis(total_ms))
+}
+
+/// A protobuf duration of a non-negative number of milliseconds.
+fn duration_from_millis(ms: i64) -> prost_types::Duration {
+    // The remainder is below 1000, so the nanos (below 1e9) always fit an i32.
+    prost_types::Duration { seconds: ms / 1000, nanos: ((ms % 1000) * 1_000_000) as i32 }
+}
+
+/// Parses an RFC 3339 timestamp with an offset, e.g. `2026-03-08T02:30:00-05:00` or
+/// `2026-03-08T07:30:00Z`.
+pub fn parse_timestamp(text: &str) -> Result<prost_types::Timestamp, String> {
+    let time = DateTime::parse_from_rfc3339(text)
+        .map_err(|e| format!("{e}; expected RFC 3339 with an offset, e.g. 2026-03-08T07:30:00Z"))?;
+    Ok(prost_types::Timestamp {
+        seconds: time.timestamp(),
+        // chrono reports a leap second as nanos >= 1e9, which a protobuf Timestamp forbids; the
+        // clamped value (below 1e9) always fits an i32.
+        nanos: time.timestamp_subsec_nanos().min(999_999_999) as i32,
+    })
+}
+
+/// Parses a retry backoff: a comma-separated list of durations (`10s,60s,300s`; retry n waits the
+/// n-th, later retries the last), or `exp:INITIAL:MAX[:MULTIPLIER[:JITTER]]` (`exp:10s:5m:2:0.1`).
+/// Ranges are left to the server, which names the field; only the syntax is checked here.
+pub fn parse_backoff(text: &str) -> Result<Backoff, String> {
+    let kind = if let Some(spec) = text.strip_prefix("exp:") {
+        let parts: Vec<&str> = spec.split(':').collect();
+        if !(2..=4).contains(&parts.len()) {
+            return Err("expected exp:INITIAL:MAX[:MULTIPLIER[:JITTER]], e.g. exp:10s:5m:2:0.1".to_owned());
+        }
+        let number = |part: Option<&&str>, what: &str| -> Result<f64, String> {
+            match part {
+                None => Ok(0.0),
+                Some(text) => text
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|n| n.is_finite())
+                    .ok_or_else(|| format!("{what} `{text}` is not a number")),
+            }
+        };
+        backoff::Kind::Exponential(ExponentialBackoff {
+            initial: Some(parse_duration(parts[0]).map_err(|e| format!("initial delay: {e}"))?),
+            max: Some(parse_duration(parts[1]).map_err(|e| format!("max delay: {e}"))?),
+            // 0 is the proto's "unset": the server applies its defaults (multiplier 2, jitter 0.1).
+            multiplier: number(parts.get(2), "multiplier")?,
+            jitter: number(parts.get(3), "jitter")?,
+        })
+    } else {
+        let delays = text
+            .split(',')
+            .map(parse_duration)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("{e} (a backoff is a list like 10s,60s,300s or exp:10s:5m:2:0.1)"))?;
+        backoff::Kind::List(ListBackoff { delays })
+    };
+    Ok(Backoff { kind: Some(kind) })
+}
+
+/// Parses a `KEY=VALUE` label. The key must not be empty; the value may be. Limits are the server's.
+pub fn parse_label(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
+        Some(_) => Err("the label key is empty; expected KEY=VALUE".to_owned()),
+        None => Err("expected KEY=VALUE".to_owned()),
+    }
+}
+
+/// Parses an instance status name, case-insensitively and without the `INSTANCE_STATUS_` prefix:
+/// PENDING, DISPATCHED, RUNNING, SUCCESS, FAILED, TIMEOUT, CANCELED, SKIPPED.
+pub fn parse_status(text: &str) -> Result<InstanceStatus, String> {
+    let full = format!("INSTANCE_STATUS_{}", text.to_ascii_uppercase());
+    match InstanceStatus::from_str_name(&full) {
+        Some(InstanceStatus::Unspecified) | None => Err(
+            "expected one of PENDING, DISPATCHED, RUNNING, SUCCESS, FAILED, TIMEOUT, CANCELED, SKIPPED".to_owned(),
+        ),
+        Some(status) => Ok(status),
+    }
+}
+
+/// `--dialect`: how a cron expression is read. Omitted: the server detects it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Dialect {
+    /// 5 fields (or 6 with leading seconds); day-of-week 0-7, Sunday = 0 or 7.
+    Unix,
+    /// 6 fields with seconds first (or 7 with a year); day-of-week 1-7, Sunday = 1; `?`, L, W, #.
+    Quartz,
+}
+
+impl From<Dialect> for CronDialect {
+    fn from(value: Dialect) -> Self {
+        match value {
+            Dialect::Unix => CronDialect::Unix,
+            Dialect::Quartz => CronDialect::Quartz,
+        }
+    }
+}
+
+/// `--misfire`: what happens to fires missed by more than the misfire threshold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Misfire {
+    /// One catch-up instance for the latest missed fire.
+    FireOnce,
+    /// One instance per missed fire, at most --max-catch-up.
+    FireAll,
+    /// No catch-up; missed fires are recorded as skipped.
+    Skip,
+}
+
+impl From<Misfire> for MisfirePolicy {
+    fn from(value: Misfire) -> Self {
+        match value {
+            Misfire::FireOnce => MisfirePolicy::FireOnce,
+            Misfire::FireAll => MisfirePolicy::FireAll,
+            Misfire::Skip => MisfirePolicy::Skip,
+        }
+    }
+}
+
+/// `--concurrency`: whether instances of one task may overlap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Concurrency {
+    /// Instances may overlap.
+    Allow,
+    /// A fire while an earlier instance is unfinished is recorded as SKIPPED.
+    Forbid,
+}
+
+impl From<Concurrency> for ConcurrencyPolicy {
+    fn from(value: Concurrency) -> Self {
+        match value {
+            Concurrency::Allow => ConcurrencyPolicy::Allow,
+            Concurrency::Forbid => ConcurrencyPolicy::Forbid,
+        }
+    }
+}
+
+/// `--routing`: how an instance picks among eligible worker streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Routing {
+    /// The stream with the most free credits.
+    LeastLoaded,
+    /// Streams in turn.
+    RoundRobin,
+    /// A random stream with a free credit.
+    Random,
+}
+
+impl From<Routing> for RoutingStrategy {
+    fn from(value: Routing) -> Self {
+        match value {
+            Routing::LeastLoaded => RoutingStrategy::LeastLoaded,
+            Routing::RoundRobin => RoutingStrategy::RoundRobin,
+            Routing::Random => RoutingStrategy::Random,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dur(seconds: i64, nanos: i32) -> prost_types::Duration {
+        prost_types::Duration { seconds, nanos }
+    }
+
+    #[test]
+    fn durations_accept_every_unit_and_combinations() {
+        assert_eq!(parse_duration("250ms"), Ok(dur(0, 250_000_000)));
+        assert_eq!(parse_duration("90s"), Ok(dur(90, 0)));
+        assert_eq!(parse_duration("5m"), Ok(dur(300, 0)));
+        assert_eq!(parse_duration("1h30m"), Ok(dur(5400, 0)));
+        assert_eq!(parse_duration("2d"), Ok(dur(172_800, 0)));
+        assert_eq!(parse_duration("1d2h3m4s5ms"), Ok(dur(93_784, 5_000_000)));
+        assert_eq!(parse_duration("1500ms"), Ok(dur(1, 500_000_000)));
+        assert_eq!(parse_duration("0s"), Ok(dur(0, 0)));
+    }
+
+    #[test]
+    fn durations_without_units_or_with_unknown_units_are_refused() {
+        for bad in ["", "30", "1x", "1.5s", "-1s", "s", "1h 30m", "1H", "30sec"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?} should be refused");
+        }
+        assert!(parse_duration("30").unwrap_err().contains("no unit"));
+        assert!(parse_duration("1x").unwrap_err().contains("unknown unit `x`"));
+    }
+
+    #[test]
+    fn durations_with_repeated_or_reversed_units_are_refused() {
+        assert!(parse_duration("1m30m").unwrap_err().contains("out of order"));
+        assert!(parse_duration("30s1h").unwrap_err().contains("out of order"));
+        assert!(parse_duration("1s1ms").is_ok());
+        assert!(parse_duration("1ms1s").is_err());
+    }
+
+    #[test]
+    fn durations_that_overflow_are_refused_not_wrapped() {
+        assert!(parse_duration("99999999999999999999s").unwrap_err().contains("too large"));
+        assert!(parse_duration("999999999999999d").unwrap_err().contains("too large"));
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_with_an_offset() {
+        let utc = parse_timestamp("2026-03-08T07:30:00Z").expect("utc");
+        let offset = parse_timestamp("2026-03-08T02:30:00-05:00").expect("offset");
+        assert_eq!(utc, offset);
+        assert_eq!(utc.seconds, 1_772_955_000);
+        assert_eq!(parse_timestamp("2026-03-08T07:30:00.250Z").expect("millis").nanos, 250_000_000);
+        assert!(parse_timestamp("2026-03-08 07:30").is_err());
+        assert!(parse_timestamp("2026-03-08T07:30:00").is_err(), "an offset is required");
+    }
+
+    #[test]
+    fn backoff_lists_become_list_backoffs() {
+        let parsed = parse_backoff("10s,60s,5m").expect("list");
+        assert_eq!(
+            parsed.kind,
+            Some(backoff::Kind::List(ListBackoff { delays: vec![dur(10, 0), dur(60, 0), dur(300, 0)] }))
+        );
+        assert_eq!(
+            parse_backoff("30s").expect("single").kind,
+            Some(backoff::Kind::List(ListBackoff { delays: vec![dur(30, 0)] }))
+        );
+        assert!(parse_backoff("10s,,60s").is_err());
+        assert!(parse_backoff("10s,x").is_err());
+    }
+
+    #[test]
+    fn exponential_backoffs_take_optional_multiplier_and_jitter() {
+        let full = parse_backoff("exp:10s:5m:2:0.1").expect("full");
+        assert_eq!(
+            full.kind,
+            Some(backoff::Kind::Exponential(ExponentialBackoff {
+                initial: Some(dur(10, 0)),
+                multiplier: 2.0,
+                max: Some(dur(300, 0)),
+                jitter: 0.1,
+            }))
+        );
+        let short = parse_backoff("exp:1s:1m").expect("short");
+        assert_eq!(
+            short.kind,
+            Some(backoff::Kind::Exponential(ExponentialBackoff {
+                initial: Some(dur(1, 0)),
+                multiplier: 0.0,
+                max: Some(dur(60, 0)),
+                jitter: 0.0,
+            }))
+        );
+        assert!(parse_backoff("exp:10s").is_err());
+        assert!(parse_backoff("exp:10s:5m:2:0.1:9").is_err());
+        assert!(parse_backoff("exp:10s:5m:two").unwrap_err().contains("multiplier"));
+        assert!(parse_backoff("exp:10s:5m:2:NaN").unwrap_err().contains("jitter"));
+        assert!(parse_backoff("exp:x:5m").unwrap_err().contains("initial"));
+    }
+
+    #[test]
+    fn labels_need_a_key_and_an_equals_sign() {
+        assert_eq!(parse_label("team=billing"), Ok(("team".to_owned(), "billing".to_owned())));
+        assert_eq!(parse_label("url=a=b"), Ok(("url".to_owned(), "a=b".to_owned())));
+        assert_eq!(parse_label("flag="), Ok(("flag".to_owned(), String::new())));
+        assert!(parse_label("team").is_err());
+        assert!(parse_label("=x").is_err());
+    }
+
+    #[test]
+    fn statuses_are_case_insensitive_names_without_prefix() {
+        assert_eq!(parse_status("PENDING"), Ok(InstanceStatus::Pending));
+        assert_eq!(parse_status("failed"), Ok(InstanceStatus::Failed));
+        assert_eq!(parse_status("Canceled"), Ok(InstanceStatus::Canceled));
+        assert_eq!(parse_status("skipped"), Ok(InstanceStatus::Skipped));
+        assert!(parse_status("unspecified").is_err());
+        assert!(parse_status("INSTANCE_STATUS_PENDING").is_err());
+        assert!(parse_status("done").unwrap_err().contains("PENDING"));
+    }
+
+    #[test]
+    fn policy_flags_use_kebab_case_and_map_to_proto_values() {
+        let misfire = |s| Misfire::from_str(s, false).map(MisfirePolicy::from);
+        assert_eq!(misfire("fire-once"), Ok(MisfirePolicy::FireOnce));
+        assert_eq!(misfire("fire-all"), Ok(MisfirePolicy::FireAll));
+        assert_eq!(misfire("skip"), Ok(MisfirePolicy::Skip));
+        let routing = |s| Routing::from_str(s, false).map(RoutingStrategy::from);
+        assert_eq!(routing("least-loaded"), Ok(RoutingStrategy::LeastLoaded));
+        assert_eq!(routing("round-robin"), Ok(RoutingStrategy::RoundRobin));
+        assert_eq!(routing("random"), Ok(RoutingStrategy::Random));
+        let concurrency = |s| Concurrency::from_str(s, false).map(ConcurrencyPolicy::from);
+        assert_eq!(concurrency("allow"), Ok(ConcurrencyPolicy::Allow));
+        assert_eq!(concurrency("forbid"), Ok(ConcurrencyPolicy::Forbid));
+        let dialect = |s| Dialect::from_str(s, false).map(CronDialect::from);
+        assert_eq!(dialect("unix"), Ok(CronDialect::Unix));
+        assert_eq!(dialect("quartz"), Ok(CronDialect::Quartz));
+    }
+}

@@ -1,0 +1,367 @@
+//! axd configuration: flags, `AX_*` environment variables and an optional TOML file.
+//!
+//! Precedence: a flag beats its environment variable, which beats the file, which beats the
+//! default. Every option's help text states its default and unit; unknown keys in the file are
+//! rejected so a typo never silently falls back to a default.
+
+use std::{net::SocketAddr, path::PathBuf, str::FromStr, time::Duration};
+
+use serde::Deserialize;
+
+/// A duration written as `250ms`, `10s`, `5m`, `1h30m`, `7d`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HumanDuration(pub Duration);
+
+/// Parses `250ms`, `10s`, `1h30m`, `2d` (a sequence of number + unit; units us, ms, s, m, h, d).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err("empty duration".to_owned());
+    }
+    let mut total: u128 = 0;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        if digits == 0 {
+            return Err(format!("{s:?}: expected a number at {rest:?}"));
+        }
+        let n: u128 = rest[..digits].parse().map_err(|_| format!("{s:?}: number too large"))?;
+        rest = &rest[digits..];
+        let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let unit = &rest[..unit_len];
+        rest = &rest[unit_len..];
+        let micros: u128 = match unit {
+            "us" => 1,
+            "ms" => 1_000,
+            "s" => 1_000_000,
+            "m" => 60_000_000,
+            "h" => 3_600_000_000,
+            "d" => 86_400_000_000,
+            "" => return Err(format!("{s:?}: missing unit after {n} (use ms, s, m, h or d)")),
+            other => return Err(format!("{s:?}: unknown unit {other:?} (use ms, s, m, h or d)")),
+        };
+        total = total.checked_add(n.checked_mul(micros).ok_or("duration too large")?).ok_or("duration too large")?;
+    }
+    Ok(Duration::from_micros(u64::try_from(total).map_err(|_| "duration too large".to_owned())?))
+}
+
+impl FromStr for HumanDuration {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        parse_duration(s).map(HumanDuration)
+    }
+}
+
+impl<'de> Deserialize<'de> for HumanDuration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Command line of axd.
+#[derive(Debug, clap::Parser)]
+#[command(name = "axd", version, about = "ax scheduler daemon: fires tasks and hands them to workers")]
+pub struct Args {
+    /// TOML file with any of the options below (same names, snake_case). Flags and AX_* variables
+    /// override it.
+    #[arg(long, env = "AX_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// The options.
+    #[command(flatten)]
+    pub options: Options,
+}
+
+/// Every option of axd. `None` means "not given here".
+#[derive(Debug, Default, Clone, clap::Args, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Options {
+    /// Database URL: sqlite://PATH (one axd), postgres://... or mysql://... [default: sqlite://./ax-data/ax.db]
+    #[arg(long, env = "AX_DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// gRPC listen address for AdminService, WorkerService, health and reflection [default: 127.0.0.1:7070]
+    #[arg(long, env = "AX_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// PEM certificate of this axd (enables TLS; needs --tls-key and --tls-client-ca) [default: none]
+    #[arg(long, env = "AX_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert [default: none]
+    #[arg(long, env = "AX_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
+    /// PEM CA that signs client certificates; every client must present one (mTLS) [default: none]
+    #[arg(long, env = "AX_TLS_CLIENT_CA")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// Connections in the database pool [default: 10]
+    #[arg(long, env = "AX_DB_MAX_CONNECTIONS")]
+    pub db_max_connections: Option<u32>,
+    /// How often workers must send a message (told to them in Welcome) [default: 2s]
+    #[arg(long, env = "AX_HEARTBEAT_INTERVAL")]
+    pub heartbeat_interval: Option<HumanDuration>,
+    /// How long a lost worker's running instances wait for it to reconnect before failing [default: 10s]
+    #[arg(long, env = "AX_LOST_WORKER_GRACE")]
+    pub lost_worker_grace: Option<HumanDuration>,
+    /// How long a dispatched instance waits for the worker's Accepted before it is re-queued [default: 10s]
+    #[arg(long, env = "AX_ACK_TIMEOUT")]
+    pub ack_timeout: Option<HumanDuration>,
+    /// How far ahead of their fire time instances are created (dispatch still waits for the exact
+    /// time) [default: 2s]
+    #[arg(long, env = "AX_TRIGGER_LOOKAHEAD")]
+    pub trigger_lookahead: Option<HumanDuration>,
+    /// Most tasks claimed per trigger transaction [default: 500]
+    #[arg(long, env = "AX_TRIGGER_BATCH")]
+    pub trigger_batch: Option<u32>,
+    /// Longest sleep of the loops when nothing is due; bounds how late a change made on another axd
+    /// is seen (MySQL has no notifications) [default: 1s]
+    #[arg(long, env = "AX_POLL_INTERVAL")]
+    pub poll_interval: Option<HumanDuration>,
+    /// How often this axd records its heartbeat in ax_scheduler and re-reads the database clock [default: 2s]
+    #[arg(long, env = "AX_SCHEDULER_HEARTBEAT")]
+    pub scheduler_heartbeat: Option<HumanDuration>,
+    /// How long finished instances (and their events and logs) are kept [default: 30d]
+    #[arg(long, env = "AX_RETENTION")]
+    pub retention: Option<HumanDuration>,
+    /// Longest graceful shutdown after SIGTERM/SIGINT before axd exits anyway [default: 10s]
+    #[arg(long, env = "AX_SHUTDOWN_TIMEOUT")]
+    pub shutdown_timeout: Option<HumanDuration>,
+    /// Log filter, e.g. info or ax_scheduler=debug [default: info]
+    #[arg(long, env = "AX_LOG")]
+    pub log: Option<String>,
+}
+
+impl Options {
+    /// Fills every option not set here from `other`.
+    fn or(self, other: Options) -> Options {
+        Options {
+            database_url: self.database_url.or(other.database_url),
+            listen: self.listen.or(other.listen),
+            tls_cert: self.tls_cert.or(other.tls_cert),
+            tls_key: self.tls_key.or(other.tls_key),
+            tls_client_ca: self.tls_client_ca.or(other.tls_client_ca),
+            db_max_connections: self.db_max_connections.or(other.db_max_connections),
+            heartbeat_interval: self.heartbeat_interval.or(other.heartbeat_interval),
+            lost_worker_grace: self.lost_worker_grace.or(other.lost_worker_grace),
+            ack_timeout: self.ack_timeout.or(other.ack_timeout),
+            trigger_lookahead: self.trigger_lookahead.or(other.trigger_lookahead),
+            trigger_batch: self.trigger_batch.or(other.trigger_batch),
+            poll_interval: self.poll_interval.or(other.poll_interval),
+            scheduler_heartbeat: self.scheduler_heartbeat.or(other.scheduler_heartbeat),
+            retention: self.retention.or(other.retention),
+            shutdown_timeout: self.shutdown_timeout.or(other.shutdown_timeout),
+            log: self.log.or(other.log),
+        }
+    }
+}
+
+/// TLS files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// Server certificate.
+    pub cert: PathBuf,
+    /// Its key.
+    pub key: PathBuf,
+    /// CA of client certificates.
+    pub client_ca: PathBuf,
+}
+
+/// The resolved configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Database URL.
+    pub database_url: String,
+    /// Listen address.
+    pub listen: SocketAddr,
+    /// mTLS, if enabled.
+    pub tls: Option<TlsFiles>,
+    /// Pool size.
+    pub db_max_connections: u32,
+    /// Worker heartbeat interval.
+    pub heartbeat_interval: Duration,
+    /// Lost-worker grace.
+    pub lost_worker_grace: Duration,
+    /// Ack timeout.
+    pub ack_timeout: Duration,
+    /// Trigger look-ahead.
+    pub trigger_lookahead: Duration,
+    /// Trigger batch.
+    pub trigger_batch: u32,
+    /// Longest idle sleep.
+    pub poll_interval: Duration,
+    /// Scheduler heartbeat.
+    pub scheduler_heartbeat: Duration,
+    /// Retention of finished instances.
+    pub retention: Duration,
+    /// Shutdown bound.
+    pub shutdown_timeout: Duration,
+    /// Log filter.
+    pub log: String,
+}
+
+/// A configuration error, naming the option.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("config file {path}: {source}")]
+    Read {
+        /// Path.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has unknown keys.
+    #[error("config file {path}: {message}")]
+    Parse {
+        /// Path.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// An option has an invalid value.
+    #[error("{option}: {reason}")]
+    Invalid {
+        /// Option name.
+        option: &'static str,
+        /// Why.
+        reason: String,
+    },
+}
+
+fn d(v: Option<HumanDuration>, default: Duration) -> Duration {
+    v.map_or(default, |h| h.0)
+}
+
+impl Config {
+    /// Resolves flags/env over the file over defaults, and checks the result.
+    pub fn resolve(args: Args) -> Result<Config, ConfigError> {
+        let file = match &args.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
+                toml::from_str::<Options>(&text)
+                    .map_err(|e| ConfigError::Parse { path: path.clone(), message: e.to_string() })?
+            }
+            None => Options::default(),
+        };
+        Self::from_options(args.options.or(file))
+    }
+
+    /// Applies defaults to `o` and checks the result.
+    pub fn from_options(o: Options) -> Result<Config, ConfigError> {
+        let invalid = |option: &'static str, reason: &str| ConfigError::Invalid { option, reason: reason.to_owned() };
+        let tls = match (o.tls_cert, o.tls_key, o.tls_client_ca) {
+            (None, None, None) => None,
+            (Some(cert), Some(key), Some(client_ca)) => Some(TlsFiles { cert, key, client_ca }),
+            _ => {
+                return Err(invalid(
+                    "tls_cert",
+                    "TLS needs all of tls_cert, tls_key and tls_client_ca (axd requires client certificates)",
+                ));
+            }
+        };
+        let c = Config {
+            database_url: o.database_url.unwrap_or_else(|| "sqlite://./ax-data/ax.db".to_owned()),
+            listen: o.listen.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7070))),
+            tls,
+            db_max_connections: o.db_max_connections.unwrap_or(10),
+            heartbeat_interval: d(o.heartbeat_interval, Duration::from_secs(2)),
+            lost_worker_grace: d(o.lost_worker_grace, Duration::from_secs(10)),
+            ack_timeout: d(o.ack_timeout, Duration::from_secs(10)),
+            trigger_lookahead: d(o.trigger_lookahead, Duration::from_secs(2)),
+            trigger_batch: o.trigger_batch.unwrap_or(500),
+            poll_interval: d(o.poll_interval, Duration::from_secs(1)),
+            scheduler_heartbeat: d(o.scheduler_heartbeat, Duration::from_secs(2)),
+            retention: d(o.retention, Duration::from_secs(30 * 86_400)),
+            shutdown_timeout: d(o.shutdown_timeout, Duration::from_secs(10)),
+            log: o.log.unwrap_or_else(|| "info".to_owned()),
+        };
+        if !(c.database_url.starts_with("sqlite:")
+            || c.database_url.starts_with("postgres:")
+            || c.database_url.starts_with("postgresql:")
+            || c.database_url.starts_with("mysql:")
+            || c.database_url.starts_with("mariadb:"))
+        {
+            return Err(invalid("database_url", "must start with sqlite://, postgres:// or mysql://"));
+        }
+        if c.tls.is_none() && !c.listen.ip().is_loopback() {
+            return Err(ConfigError::Invalid {
+                option: "listen",
+                reason: format!(
+                    "{} is not a loopback address; without TLS axd only listens on loopback. Configure \
+                     tls_cert, tls_key and tls_client_ca (see `axctl certs init`)",
+                    c.listen
+                ),
+            });
+        }
+        let between = |option: &'static str, v: Duration, lo: Duration, hi: Duration| {
+            if v < lo || v > hi {
+                Err(ConfigError::Invalid { option, reason: format!("{v:?} is out of range {lo:?}..{hi:?}") })
+            } else {
+                Ok(())
+            }
+        };
+        between("heartbeat_interval", c.heartbeat_interval, Duration::from_millis(100), Duration::from_secs(60))?;
+        between("lost_worker_grace", c.lost_worker_grace, Duration::ZERO, Duration::from_secs(3600))?;
+        between("ack_timeout", c.ack_timeout, Duration::from_millis(100), Duration::from_secs(3600))?;
+        between("trigger_lookahead", c.trigger_lookahead, Duration::ZERO, Duration::from_secs(60))?;
+        between("poll_interval", c.poll_interval, Duration::from_millis(10), Duration::from_secs(60))?;
+        between("scheduler_heartbeat", c.scheduler_heartbeat, Duration::from_millis(100), Duration::from_secs(60))?;
+        between("retention", c.retention, Duration::from_secs(60), Duration::from_secs(3650 * 86_400))?;
+        between("shutdown_timeout", c.shutdown_timeout, Duration::ZERO, Duration::from_secs(3600))?;
+        if !(1..=100_000).contains(&c.trigger_batch) {
+            return Err(invalid("trigger_batch", "must be 1-100000"));
+        }
+        if !(2..=1000).contains(&c.db_max_connections) {
+            return Err(invalid("db_max_connections", "must be 2-1000"));
+        }
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn durations_parse_with_units_and_reject_nonsense() {
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("2d"), Ok(Duration::from_secs(172_800)));
+        assert!(parse_duration("10").unwrap_err().contains("missing unit"));
+        assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn defaults_are_the_documented_ones() {
+        let c = Config::from_options(Options::default()).expect("defaults");
+        assert_eq!(c.database_url, "sqlite://./ax-data/ax.db");
+        assert_eq!(c.listen, "127.0.0.1:7070".parse().expect("addr"));
+        assert_eq!(c.heartbeat_interval, Duration::from_secs(2));
+        assert_eq!(c.lost_worker_grace, Duration::from_secs(10));
+        assert!(c.tls.is_none());
+    }
+
+    #[test]
+    fn flags_beat_the_file_and_unknown_file_keys_are_rejected() {
+        let dir = std::env::temp_dir().join(format!("ax-config-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("axd.toml");
+        std::fs::write(&file, "listen = \"127.0.0.1:9000\"\nack_timeout = \"3s\"\n").expect("write");
+        let args = Args::parse_from(["axd", "--config", file.to_str().expect("utf8"), "--listen", "127.0.0.1:9100"]);
+        let c = Config::resolve(args).expect("resolve");
+        assert_eq!(c.listen.port(), 9100);
+        assert_eq!(c.ack_timeout, Duration::from_secs(3));
+        std::fs::write(&file, "lisen = \"127.0.0.1:9000\"\n").expect("write");
+        let err = Config::resolve(Args::parse_from(["axd", "--config", file.to_str().expect("utf8")])).expect_err("typo");
+        assert!(err.to_string().contains("lisen"), "{err}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn plaintext_on_a_public_address_is_refused() {
+        let o = Options { listen: Some("0.0.0.0:7070".parse().expect("addr")), ..Options::default() };
+        let err = Config::from_options(o).expect_err("refused");
+        assert!(err.to_string().starts_with("listen: 0.0.0.0:7070 is not a loopback address"), "{err}");
+        let partial = Options { tls_cert: Some("c.pem".into()), ..Options::default() };
+        assert!(Config::from_options(partial).expect_err("partial").to_string().contains("tls_key"));
+    }
+}

@@ -3,16 +3,21 @@
 //!
 //! The binary `axd` (src/main.rs) only parses configuration and calls [`server::run`].
 
-pub mod clock;
-pub mod cron;
-pub mod error;
-pub mod model;
-pub mod schedule;
-pub mod store;
-pub mod validate;
-pub mod trigger;
 pub mod auth;
-pub mod convert;
-pub mod service;
+pub mod clock;
+pub mod commands;
 pub mod config;
+pub mod convert;
+pub mod cron;
+pub mod dispatch;
+pub mod error;
+pub mod lease;
+pub mod model;
+pub mod registry;
+pub mod schedule;
 pub mod server;
+pub mod service;
+pub mod store;
+pub mod sweeper;
+pub mod trigger;
+pub mod validate;

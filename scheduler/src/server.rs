@@ -7,7 +7,9 @@
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
-use ax_proto::v1::admin_service_server::AdminServiceServer;
+use ax_proto::v1::{
+    admin_service_server::AdminServiceServer, worker_service_server::WorkerServiceServer,
+};
 use tokio::{net::TcpListener, task::JoinHandle, time::Instant};
 use tokio_util::sync::CancellationToken;
 use tonic::{
@@ -19,11 +21,16 @@ use tracing::Instrument;
 use crate::{
     auth::{self, AuthMode},
     clock::{Clock, DbClock},
+    commands,
     config::Config,
+    dispatch::Dispatcher,
     error::StoreError,
+    lease,
     model::SchedulerRecord,
-    service::{Core, Signals, admin::AdminApi},
+    registry::Registry,
+    service::{Core, SessionSettings, Signals, admin::AdminApi, worker::WorkerApi},
     store::{self, ConnectOptions},
+    sweeper::{Sweeper, SweeperConfig},
     trigger::{TriggerConfig, TriggerLoop},
 };
 
@@ -59,7 +66,11 @@ pub fn host_name() -> String {
     std::env::var("HOSTNAME")
         .ok()
         .filter(|h| !h.is_empty())
-        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|h| h.trim().to_owned()))
+        .or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|h| h.trim().to_owned())
+        })
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "localhost".to_owned())
 }
@@ -97,7 +108,12 @@ impl Running {
         if tokio::time::timeout(timeout, wait_all).await.is_err() {
             tracing::warn!("shutdown did not finish within {timeout:?}; exiting anyway");
         }
-        if let Err(e) = self.core.store.remove_scheduler(&self.core.scheduler_id).await {
+        if let Err(e) = self
+            .core
+            .store
+            .remove_scheduler(&self.core.scheduler_id)
+            .await
+        {
             tracing::warn!(error = %e, "could not remove this scheduler from ax_scheduler");
         }
         self.core.store.close().await;
@@ -119,18 +135,38 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     let clock: Arc<dyn Clock> = clock.unwrap_or_else(|| Arc::new(db_clock.clone()));
     let host = host_name();
     let scheduler_id = format!("{host}-{}-{:04x}", std::process::id(), fastrand::u16(..));
-    let auth_mode = if config.tls.is_some() { AuthMode::Mtls } else { AuthMode::Open };
+    let auth_mode = if config.tls.is_some() {
+        AuthMode::Mtls
+    } else {
+        AuthMode::Open
+    };
     let core = Arc::new(Core {
         store: store.clone(),
         clock: clock.clone(),
         scheduler_id: scheduler_id.clone(),
         auth: auth_mode,
         signals: Signals::default(),
+        registry: Arc::new(Registry::default()),
+        sessions: SessionSettings {
+            heartbeat_interval: config.heartbeat_interval,
+            ack_timeout: config.ack_timeout,
+            lost_worker_grace: config.lost_worker_grace,
+            poll_interval: config.poll_interval,
+            drain_timeout: (config.shutdown_timeout / 2).min(Duration::from_secs(5)),
+        },
         scheduler_heartbeat: config.scheduler_heartbeat,
     });
 
-    let listener = TcpListener::bind(config.listen).await.map_err(|source| ServerError::Bind { addr: config.listen, source })?;
-    let addr = listener.local_addr().map_err(|source| ServerError::Bind { addr: config.listen, source })?;
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| ServerError::Bind {
+            addr: config.listen,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| ServerError::Bind {
+        addr: config.listen,
+        source,
+    })?;
 
     let started_at = clock.now();
     let record = SchedulerRecord {
@@ -150,7 +186,11 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         store.clone(),
         clock.clone(),
         scheduler_id.clone(),
-        TriggerConfig { lookahead: config.trigger_lookahead, batch: config.trigger_batch, max_idle: config.poll_interval },
+        TriggerConfig {
+            lookahead: config.trigger_lookahead,
+            batch: config.trigger_batch,
+            max_idle: config.poll_interval,
+        },
         core.signals.dispatch.clone(),
     ));
     let trigger_reports = trigger.reports();
@@ -170,12 +210,37 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     }
     tasks.push(spawn("trigger", trigger.clone().run(cancel.clone())));
     tasks.push(spawn(
+        "dispatch",
+        Dispatcher::new(core.clone()).run(cancel.clone()),
+    ));
+    let sweeper = Sweeper::new(
+        core.clone(),
+        SweeperConfig {
+            batch: 500,
+            retention: config.retention,
+            housekeeping_every: Duration::from_secs(60),
+        },
+    );
+    tasks.push(spawn("sweeper", sweeper.run(cancel.clone())));
+    tasks.push(spawn("lease", lease::run(core.clone(), cancel.clone())));
+    tasks.push(spawn(
+        "commands",
+        commands::run(core.clone(), cancel.clone()),
+    ));
+    tasks.push(spawn(
         "scheduler-heartbeat",
-        heartbeat_loop(core.clone(), db_clock, record, config.scheduler_heartbeat, cancel.clone()),
+        heartbeat_loop(
+            core.clone(),
+            db_clock,
+            record,
+            config.scheduler_heartbeat,
+            cancel.clone(),
+        ),
     ));
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<AdminServiceServer<AdminApi>>().await;
+    health.set_serving::<WorkerServiceServer<WorkerApi>>().await;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(ax_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -188,18 +253,31 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     match &config.tls {
         Some(tls) => {
             let identity = Identity::from_pem(read(&tls.cert)?, read(&tls.key)?);
-            let tls_config =
-                ServerTlsConfig::new().identity(identity).client_ca_root(Certificate::from_pem(read(&tls.client_ca)?));
-            builder = builder.tls_config(tls_config).map_err(|e| ServerError::Tls(e.to_string()))?;
+            let tls_config = ServerTlsConfig::new()
+                .identity(identity)
+                .client_ca_root(Certificate::from_pem(read(&tls.client_ca)?));
+            builder = builder
+                .tls_config(tls_config)
+                .map_err(|e| ServerError::Tls(e.to_string()))?;
         }
         None => {
             tracing::warn!(%addr, "TLS is off: anyone who can reach this loopback port may use every API");
         }
     }
     let router = builder
-        .add_service(InterceptedService::new(health_service, auth::any_identity(auth_mode)))
-        .add_service(InterceptedService::new(reflection, auth::any_identity(auth_mode)))
-        .add_service(AdminServiceServer::new(AdminApi::new(core.clone())));
+        .add_service(InterceptedService::new(
+            health_service,
+            auth::any_identity(auth_mode),
+        ))
+        .add_service(InterceptedService::new(
+            reflection,
+            auth::any_identity(auth_mode),
+        ))
+        .add_service(AdminServiceServer::new(AdminApi::new(core.clone())))
+        .add_service(WorkerServiceServer::new(WorkerApi::new(
+            core.clone(),
+            cancel.clone(),
+        )));
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
     let shutdown = cancel.clone();
     let server = tokio::spawn(
@@ -208,7 +286,14 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
             .instrument(tracing::info_span!("task", name = "grpc")),
     );
     tracing::info!(%addr, %scheduler_id, database = %redact(&config.database_url), "axd started");
-    Ok(Running { addr, core, trigger_reports, cancel, tasks, server })
+    Ok(Running {
+        addr,
+        core,
+        trigger_reports,
+        cancel,
+        tasks,
+        server,
+    })
 }
 
 /// Refreshes this axd's row in `ax_scheduler` and the database clock sample.

@@ -4,9 +4,10 @@ use std::{sync::Arc, time::Duration};
 
 use tokio::sync::Notify;
 
-use crate::{auth::AuthMode, clock::Clock, model::Ts, store::Store};
+use crate::{auth::AuthMode, clock::Clock, model::Ts, registry::Registry, store::Store};
 
 pub mod admin;
+pub mod worker;
 
 /// Local wake-ups between the parts of one axd (other axd learn through the database).
 #[derive(Debug, Default)]
@@ -17,6 +18,48 @@ pub struct Signals {
     pub dispatch: Arc<Notify>,
     /// A command (e.g. Cancel) was queued for a worker stream.
     pub commands: Arc<Notify>,
+    /// An attempt got a lease or deadline: the sweeper recomputes its sleep.
+    pub sweep: Arc<Notify>,
+}
+
+/// Timing rules of worker sessions.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionSettings {
+    /// Workers send a message at least this often.
+    pub heartbeat_interval: Duration,
+    /// A DISPATCHED attempt waits this long for Accepted.
+    pub ack_timeout: Duration,
+    /// A lost worker's attempts wait this long for it to come back.
+    pub lost_worker_grace: Duration,
+    /// Longest sleep of the loops.
+    pub poll_interval: Duration,
+    /// How long a draining stream stays open after Drain.
+    pub drain_timeout: Duration,
+}
+
+impl SessionSettings {
+    /// Silence after which a session is dead: three heartbeat intervals.
+    pub fn dead_after(&self) -> Duration {
+        self.heartbeat_interval * 3
+    }
+
+    /// A lease renewed now lasts through the renewal period, the detection of a dead session and
+    /// the grace period, so only a worker (or axd) that is really gone lets it expire.
+    pub fn lease_ttl(&self) -> Duration {
+        self.heartbeat_interval * 4 + self.lost_worker_grace
+    }
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        SessionSettings {
+            heartbeat_interval: Duration::from_secs(2),
+            ack_timeout: Duration::from_secs(10),
+            lost_worker_grace: Duration::from_secs(10),
+            poll_interval: Duration::from_secs(1),
+            drain_timeout: Duration::from_secs(5),
+        }
+    }
 }
 
 /// What the services and loops of one axd share.
@@ -31,6 +74,10 @@ pub struct Core {
     pub auth: AuthMode,
     /// Local wake-ups.
     pub signals: Signals,
+    /// Worker streams on this axd.
+    pub registry: Arc<Registry>,
+    /// Session timing.
+    pub sessions: SessionSettings,
     /// How often axd heartbeats into `ax_scheduler`; three missed heartbeats mean "not alive".
     pub scheduler_heartbeat: Duration,
 }

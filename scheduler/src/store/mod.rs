@@ -14,15 +14,15 @@ use async_trait::async_trait;
 use crate::{
     error::{StoreError, StoreResult},
     model::{
-        Instance, InstanceEvent, InstanceSource, InstanceStatus, LogLine, SchedulerRecord, Task, TaskConfig, TaskEvent,
-        TaskEventKind, Ts, WorkerRecord,
+        Instance, InstanceEvent, InstanceSource, InstanceStatus, LogLine, SchedulerRecord, Task,
+        TaskConfig, TaskEvent, TaskEventKind, Ts, WorkerRecord,
     },
     schedule::FirePlan,
 };
 
+mod migrations;
 pub mod mysql;
 pub mod postgres;
-mod migrations;
 mod rows;
 pub(crate) mod sql;
 pub mod sqlite;
@@ -52,7 +52,11 @@ pub struct ConnectOptions {
 impl ConnectOptions {
     /// Options for `url` with small defaults (10 connections, 5 s acquire timeout).
     pub fn new(url: impl Into<String>) -> Self {
-        ConnectOptions { url: url.into(), max_connections: 10, acquire_timeout: Duration::from_secs(5) }
+        ConnectOptions {
+            url: url.into(),
+            max_connections: 10,
+            acquire_timeout: Duration::from_secs(5),
+        }
     }
 }
 
@@ -205,6 +209,143 @@ pub(crate) struct NewInstance {
     pub reason: String,
 }
 
+/// A PENDING instance offered to the dispatcher's routing decision.
+#[derive(Debug, Clone)]
+pub struct ReadyInstance {
+    /// Instance id.
+    pub id: i64,
+    /// App.
+    pub app: String,
+    /// Handler.
+    pub handler: String,
+    /// Routing strategy copied from the task.
+    pub routing: crate::model::Routing,
+    /// Attempts so far (the dispatch makes it `attempt + 1`).
+    pub attempt: u32,
+}
+
+/// The stream chosen for a ready instance.
+#[derive(Debug, Clone)]
+pub struct SessionRef {
+    /// Session id.
+    pub session_id: String,
+    /// Worker id of the session.
+    pub worker_id: String,
+}
+
+/// Demand of one app: handlers that have streams with free credits, and how many instances at most.
+#[derive(Debug, Clone)]
+pub struct AppDemand {
+    /// App.
+    pub app: String,
+    /// Handlers served by streams with free credits.
+    pub handlers: Vec<String>,
+    /// Free credits of those streams together.
+    pub limit: u32,
+}
+
+/// An instance marked DISPATCHED to a session: what goes into `Assign`.
+#[derive(Debug, Clone)]
+pub struct Assignment {
+    /// The instance as it is now (DISPATCHED, new attempt).
+    pub instance: Instance,
+    /// The stream.
+    pub session_id: String,
+}
+
+/// How an attempt ends, as reported or decided.
+#[derive(Debug, Clone)]
+pub enum AttemptEnd {
+    /// The handler succeeded.
+    Success {
+        /// Summary.
+        message: String,
+        /// Output.
+        output: String,
+    },
+    /// The handler failed.
+    Failed {
+        /// Error message.
+        message: String,
+        /// Whether the retry policy may run it again.
+        retryable: bool,
+    },
+}
+
+/// A result reported by a worker session.
+#[derive(Debug, Clone)]
+pub struct Completion {
+    /// Instance id.
+    pub instance_id: i64,
+    /// Attempt.
+    pub attempt: u32,
+    /// Reporting session.
+    pub session_id: String,
+    /// Reporting worker.
+    pub worker_id: String,
+    /// Outcome.
+    pub end: AttemptEnd,
+}
+
+/// What happened to a reported result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompleteOutcome {
+    /// The instance moved to this status (PENDING when a retry was scheduled).
+    Applied(InstanceStatus),
+    /// Nothing changed; why (recorded as an event when the instance exists).
+    Ignored(String),
+}
+
+/// What happened to an `Accepted`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AcceptOutcome {
+    /// DISPATCHED -> RUNNING.
+    Started,
+    /// Already RUNNING on this session (duplicate Accepted).
+    AlreadyRunning,
+    /// The attempt is not current for this session: the worker must stop it.
+    NotCurrent(String),
+}
+
+/// A session's live numbers, written by the lease loop.
+#[derive(Debug, Clone)]
+pub struct SessionSync {
+    /// Session id.
+    pub session_id: String,
+    /// Unused credits.
+    pub credits: u32,
+    /// Outstanding assignments.
+    pub in_flight: u32,
+    /// Last message from the worker.
+    pub last_seen_at: Ts,
+}
+
+/// A command for the axd holding a worker's stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// Target session.
+    pub session_id: String,
+    /// Instance.
+    pub instance_id: i64,
+    /// Attempt to stop.
+    pub attempt: u32,
+    /// Why.
+    pub reason: String,
+}
+
+/// What a sweep changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    /// DISPATCHED attempts never accepted, back to PENDING.
+    pub ack_timeouts: usize,
+    /// RUNNING attempts past their deadline.
+    pub timeouts: usize,
+    /// RUNNING attempts whose worker was lost.
+    pub lost: usize,
+    /// Finished instances purged by retention.
+    pub purged: u64,
+}
+
 /// The storage contract. Written once in `sql.rs`, run against every backend by the contract tests.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
@@ -230,13 +371,24 @@ pub trait Store: Send + Sync + 'static {
     async fn get_task(&self, name: &str) -> StoreResult<Option<Task>>;
 
     /// Tasks ordered by name, after `after_name`, optionally of one app.
-    async fn list_tasks(&self, app: Option<&str>, after_name: Option<&str>, limit: u32) -> StoreResult<Vec<Task>>;
+    async fn list_tasks(
+        &self,
+        app: Option<&str>,
+        after_name: Option<&str>,
+        limit: u32,
+    ) -> StoreResult<Vec<Task>>;
 
     /// Applies `update` if the task's version is unchanged; `None` if it changed (retry) or is gone.
-    async fn update_task(&self, update: &TaskUpdate, now: Ts, actor: &Actor<'_>) -> StoreResult<Option<Task>>;
+    async fn update_task(
+        &self,
+        update: &TaskUpdate,
+        now: Ts,
+        actor: &Actor<'_>,
+    ) -> StoreResult<Option<Task>>;
 
     /// Deletes a task and cancels its PENDING instances; `None` if there is no such task.
-    async fn delete_task(&self, name: &str, now: Ts, actor: &Actor<'_>) -> StoreResult<Option<u64>>;
+    async fn delete_task(&self, name: &str, now: Ts, actor: &Actor<'_>)
+    -> StoreResult<Option<u64>>;
 
     /// The most recent task events, newest first.
     async fn task_events(&self, task_id: i64, limit: u32) -> StoreResult<Vec<TaskEvent>>;
@@ -280,13 +432,29 @@ pub trait Store: Send + Sync + 'static {
     async fn instance_events(&self, id: i64) -> StoreResult<Vec<InstanceEvent>>;
 
     /// Cancels an instance (see [`CancelOutcome`]).
-    async fn cancel_instance(&self, id: i64, reason: &str, now: Ts, actor: &Actor<'_>) -> StoreResult<CancelOutcome>;
+    async fn cancel_instance(
+        &self,
+        id: i64,
+        reason: &str,
+        now: Ts,
+        actor: &Actor<'_>,
+    ) -> StoreResult<CancelOutcome>;
 
     /// Makes a terminal instance PENDING again.
-    async fn retry_instance(&self, id: i64, now: Ts, actor: &Actor<'_>) -> StoreResult<RetryOutcome>;
+    async fn retry_instance(
+        &self,
+        id: i64,
+        now: Ts,
+        actor: &Actor<'_>,
+    ) -> StoreResult<RetryOutcome>;
 
     /// Log lines of an instance after `after_seq`, and the count of dropped lines.
-    async fn instance_logs(&self, id: i64, after_seq: i64, limit: u32) -> StoreResult<(Vec<LogLine>, u64)>;
+    async fn instance_logs(
+        &self,
+        id: i64,
+        after_seq: i64,
+        limit: u32,
+    ) -> StoreResult<(Vec<LogLine>, u64)>;
 
     // ----- cluster
 
@@ -304,4 +472,124 @@ pub trait Store: Send + Sync + 'static {
 
     /// Counts. Schedulers are live if their heartbeat is newer than `alive_since`.
     async fn cluster_stats(&self, alive_since: Ts) -> StoreResult<ClusterStats>;
+
+    /// Removes schedulers whose heartbeat is older than `dead_before`, with their worker sessions
+    /// and undelivered commands. Returns how many schedulers were removed.
+    async fn purge_dead_schedulers(&self, dead_before: Ts) -> StoreResult<u64>;
+
+    // ----- worker sessions
+
+    /// Records a new session and re-adopts the attempts it lists (same worker id, still DISPATCHED
+    /// or RUNNING on that attempt): they move to this session as RUNNING with a fresh lease.
+    /// Returns the adopted attempts; the others are no longer this worker's.
+    async fn open_session(
+        &self,
+        worker: &WorkerRecord,
+        in_flight: &[(i64, u32)],
+        now: Ts,
+        lease_until: Ts,
+    ) -> StoreResult<Vec<(i64, u32)>>;
+
+    /// Ends a session: its held attempts keep their state until `grace_until` (for the worker to come
+    /// back and re-announce them), with an event saying why; the session row is removed.
+    async fn close_session(
+        &self,
+        session_id: &str,
+        reason: &str,
+        now: Ts,
+        grace_until: Ts,
+        scheduler_id: &str,
+    ) -> StoreResult<()>;
+
+    /// Renews the leases of RUNNING attempts of these live sessions and refreshes their rows.
+    async fn sync_sessions(&self, sessions: &[SessionSync], lease_until: Ts) -> StoreResult<()>;
+
+    // ----- dispatch
+
+    /// Claims PENDING instances available by `now` for the demanded (app, handler) pairs, at most
+    /// each app's limit, oldest first (SKIP LOCKED where supported). `route` picks a session for each
+    /// (and reserves its credit) or declines; chosen ones become DISPATCHED with attempt + 1 and
+    /// lease `lease_until`, in one transaction.
+    async fn claim_ready(
+        &self,
+        now: Ts,
+        demand: &[AppDemand],
+        lease_until: Ts,
+        scheduler_id: &str,
+        route: &mut (dyn for<'r> FnMut(&'r ReadyInstance) -> Option<SessionRef> + Send),
+    ) -> StoreResult<Vec<Assignment>>;
+
+    /// The earliest `available_at` of PENDING instances of these apps.
+    async fn next_available(&self, apps: &[String]) -> StoreResult<Option<Ts>>;
+
+    /// Puts a DISPATCHED attempt of `session_id` back to PENDING now (the worker rejected it, or it
+    /// could not be delivered). Does not count as a failure. False if it was not in that state.
+    async fn requeue(
+        &self,
+        id: i64,
+        attempt: u32,
+        session_id: &str,
+        reason: &str,
+        now: Ts,
+        scheduler_id: &str,
+    ) -> StoreResult<bool>;
+
+    /// `Accepted`: DISPATCHED -> RUNNING for the session holding the attempt; starts the run
+    /// deadline (task timeout) and the lease.
+    async fn mark_running(
+        &self,
+        id: i64,
+        attempt: u32,
+        session_id: &str,
+        now: Ts,
+        lease_until: Ts,
+    ) -> StoreResult<AcceptOutcome>;
+
+    /// A worker's result, applied with the retry policy if it comes from the session holding the
+    /// current attempt; otherwise recorded and ignored.
+    async fn complete(
+        &self,
+        c: &Completion,
+        now: Ts,
+        scheduler_id: &str,
+    ) -> StoreResult<CompleteOutcome>;
+
+    /// Latest progress of the current attempt of the session.
+    async fn record_progress(
+        &self,
+        id: i64,
+        attempt: u32,
+        session_id: &str,
+        percent: u32,
+        message: &str,
+        now: Ts,
+    ) -> StoreResult<()>;
+
+    /// Appends a log line of an instance of `app` (at most 1000 per instance; more are counted as
+    /// dropped).
+    async fn append_log(
+        &self,
+        id: i64,
+        attempt: u32,
+        app: &str,
+        level: &str,
+        at: Ts,
+        message: &str,
+    ) -> StoreResult<()>;
+
+    // ----- sweeper
+
+    /// Expires, in bounded batches claimed with SKIP LOCKED: DISPATCHED attempts whose lease passed
+    /// (back to PENDING), RUNNING attempts past their deadline (TIMEOUT, Cancel queued, retry policy)
+    /// and RUNNING attempts whose lease passed (worker lost, retry policy).
+    async fn sweep(&self, now: Ts, limit: u32, scheduler_id: &str) -> StoreResult<SweepReport>;
+
+    /// The earliest lease or deadline that a sweep would act on.
+    async fn next_deadline(&self) -> StoreResult<Option<Ts>>;
+
+    /// Deletes finished instances (and their events and logs) that finished before `before`.
+    async fn purge_finished(&self, before: Ts, limit: u32) -> StoreResult<u64>;
+
+    /// Takes (and deletes) commands for this axd.
+    async fn take_commands(&self, scheduler_id: &str, limit: u32) -> StoreResult<Vec<Command>>;
 }

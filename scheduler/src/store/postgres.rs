@@ -21,7 +21,10 @@ impl PgStore {
     }
 
     /// Connects with explicit options (tests use this to pick a schema).
-    pub async fn connect_with(o: PgConnectOptions, opts: &ConnectOptions) -> crate::error::StoreResult<Self> {
+    pub async fn connect_with(
+        o: PgConnectOptions,
+        opts: &ConnectOptions,
+    ) -> crate::error::StoreResult<Self> {
         let pool = PgPoolOptions::new()
             .max_connections(opts.max_connections)
             .acquire_timeout(opts.acquire_timeout)
@@ -43,7 +46,10 @@ fn rewrite(sql: &str) -> String {
             ("{SKIP_LOCKED}", " FOR UPDATE SKIP LOCKED"),
             ("{FOR_UPDATE}", " FOR UPDATE"),
             ("{RETURNING_ID}", " RETURNING id"),
-            ("{NOW_US}", "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)"),
+            (
+                "{NOW_US}",
+                "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
+            ),
         ],
         true,
     )
@@ -52,7 +58,9 @@ fn rewrite(sql: &str) -> String {
 /// The migrator holds a PostgreSQL advisory lock while it runs, so axd processes starting together
 /// apply each migration once.
 async fn run_migrations(pool: &PgPool) -> crate::error::StoreResult<()> {
-    super::migrations::migrator(&embed_migrations!("postgres")).run(pool).await?;
+    super::migrations::migrator(&embed_migrations!("postgres"))
+        .run(pool)
+        .await?;
     Ok(())
 }
 
@@ -75,7 +83,11 @@ mod imp {
         Ok(row.try_get(0)?)
     }
 
-    async fn insert_instance_rows(tx: &mut Tx, rows: &[InstanceRow<'_>], now: Ts) -> StoreResult<Vec<(i64, i64, String)>> {
+    async fn insert_instance_rows(
+        tx: &mut Tx,
+        rows: &[InstanceRow<'_>],
+        now: Ts,
+    ) -> StoreResult<Vec<(i64, i64, String)>> {
         insert_instance_rows_returning(tx, rows, now).await
     }
 

@@ -77,9 +77,10 @@ macro_rules! impl_store {
                 TaskEvent, TaskEventKind, Ts, WorkerRecord, from_micros, to_micros,
             },
             store::{
-                Actor, Backend, CancelOutcome, ClusterStats, InstanceFilter, ManualTrigger, NewInstance, NewTask,
-                PlanDecision, Planner, RetryOutcome, Store, TaskUpdate, TriggerRound,
-                rows::{EventRaw, InstanceRaw, TaskRaw, decode_labels, decode_list},
+                AcceptOutcome, Actor, AppDemand, Assignment, AttemptEnd, Backend, CancelOutcome, ClusterStats, Command,
+                CompleteOutcome, Completion, InstanceFilter, ManualTrigger, NewInstance, NewTask, PlanDecision, Planner,
+                ReadyInstance, RetryOutcome, SessionRef, SessionSync, Store, SweepReport, TaskUpdate, TriggerRound,
+                rows::{EventRaw, InstanceRaw, TaskRaw, decode_labels, decode_list, encode_labels, encode_list},
                 sql::{BATCH, sql},
             },
         };
@@ -349,6 +350,156 @@ macro_rules! impl_store {
                 .fetch_one(&mut **tx)
                 .await?;
             read_instance(&r)
+        }
+
+        fn push_ids(qb: &mut QueryBuilder<$db>, ids: &[i64]) {
+            qb.push("(");
+            let mut sep = qb.separated(", ");
+            for id in ids {
+                sep.push_bind(*id);
+            }
+            qb.push(")");
+        }
+
+        fn push_strs(qb: &mut QueryBuilder<$db>, v: &[String]) {
+            qb.push("(");
+            let mut sep = qb.separated(", ");
+            for s in v {
+                sep.push_bind(s.clone());
+            }
+            qb.push(")");
+        }
+
+        fn i32_of(v: u32) -> i32 {
+            i32::try_from(v).unwrap_or(i32::MAX)
+        }
+
+        /// How an attempt ends, including the endings axd decides itself.
+        enum EndKind {
+            Success { message: String, output: String },
+            Failed { message: String, retryable: bool },
+            Timeout { message: String },
+            Lost { message: String },
+        }
+
+        /// Ends the current attempt of a held instance (locked by the caller): SUCCESS, or a failure
+        /// that the retry policy turns into PENDING with a backoff or into a final state. Every
+        /// transition writes an event; a final state schedules a FIXED_DELAY task's next fire.
+        async fn end_attempt(
+            tx: &mut Tx,
+            inst: &Instance,
+            end: EndKind,
+            now: Ts,
+            scheduler_id: &str,
+        ) -> StoreResult<InstanceStatus> {
+            let worker = inst.worker_id.clone().unwrap_or_default();
+            let event = |from: InstanceStatus, to: InstanceStatus, reason: String| NewEvent {
+                instance_id: inst.id,
+                at: now,
+                from: Some(from),
+                to,
+                attempt: inst.attempt,
+                scheduler_id: scheduler_id.to_owned(),
+                worker_id: worker.clone(),
+                reason,
+            };
+            if let EndKind::Success { message, output } = end {
+                sqlx::query(sql!(
+                    "UPDATE ax_instance SET status = 'SUCCESS', finished_at = ?, updated_at = ?, message = ?, output = ?, \
+                     lease_expires_at = NULL, deadline_at = NULL WHERE id = ? AND attempt = ? AND status = ?"
+                ))
+                .bind(to_micros(now))
+                .bind(to_micros(now))
+                .bind(message.as_str())
+                .bind(output)
+                .bind(inst.id)
+                .bind(i32_of(inst.attempt))
+                .bind(inst.status.as_str())
+                .execute(&mut **tx)
+                .await?;
+                let reason = if message.is_empty() { "succeeded".to_owned() } else { format!("succeeded: {message}") };
+                insert_events(tx, &[event(inst.status, InstanceStatus::Success, reason)]).await?;
+                schedule_after_completion(tx, inst, now).await?;
+                return Ok(InstanceStatus::Success);
+            }
+            let (failed, reason, retryable) = match end {
+                EndKind::Failed { message, retryable } => (InstanceStatus::Failed, format!("handler failed: {message}"), retryable),
+                EndKind::Timeout { message } => (InstanceStatus::Timeout, message, true),
+                EndKind::Lost { message } => (InstanceStatus::Failed, message, true),
+                EndKind::Success { .. } => unreachable!("handled above"),
+            };
+            let failures = inst.failures + 1;
+            if retryable && failures <= inst.max_retries {
+                let delay = inst.backoff.delay(failures, fastrand::f64());
+                let at = crate::model::add(now, delay);
+                sqlx::query(sql!(
+                    "UPDATE ax_instance SET status = 'PENDING', failures = ?, available_at = ?, updated_at = ?, message = ?, \
+                     lease_expires_at = NULL, deadline_at = NULL WHERE id = ? AND attempt = ? AND status = ?"
+                ))
+                .bind(i32_of(failures))
+                .bind(to_micros(at))
+                .bind(to_micros(now))
+                .bind(reason.as_str())
+                .bind(inst.id)
+                .bind(i32_of(inst.attempt))
+                .bind(inst.status.as_str())
+                .execute(&mut **tx)
+                .await?;
+                let retry = format!(
+                    "retry {failures}/{} in {} (at {})",
+                    inst.max_retries,
+                    crate::schedule::fmt_duration(delay),
+                    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+                );
+                insert_events(tx, &[event(inst.status, failed, reason), event(failed, InstanceStatus::Pending, retry)]).await?;
+                Ok(InstanceStatus::Pending)
+            } else {
+                let why = if !retryable {
+                    format!("{reason} (not retryable)")
+                } else if inst.max_retries > 0 {
+                    format!("{reason} (all {} retries used)", inst.max_retries)
+                } else {
+                    reason
+                };
+                sqlx::query(sql!(
+                    "UPDATE ax_instance SET status = ?, failures = ?, finished_at = ?, updated_at = ?, message = ?, \
+                     lease_expires_at = NULL, deadline_at = NULL WHERE id = ? AND attempt = ? AND status = ?"
+                ))
+                .bind(failed.as_str())
+                .bind(i32_of(failures))
+                .bind(to_micros(now))
+                .bind(to_micros(now))
+                .bind(why.as_str())
+                .bind(inst.id)
+                .bind(i32_of(inst.attempt))
+                .bind(inst.status.as_str())
+                .execute(&mut **tx)
+                .await?;
+                insert_events(tx, &[event(inst.status, failed, why)]).await?;
+                schedule_after_completion(tx, inst, now).await?;
+                Ok(failed)
+            }
+        }
+
+        async fn queue_cancel(tx: &mut Tx, inst: &Instance, reason: &str, now: Ts) -> StoreResult<()> {
+            let (Some(sched), Some(session)) = (&inst.scheduler_id, &inst.session_id) else { return Ok(()) };
+            sqlx::query(sql!(
+                "INSERT INTO ax_command (scheduler_id, session_id, instance_id, attempt, kind, reason, created_at) \
+                 VALUES (?, ?, ?, ?, 'CANCEL', ?, ?)"
+            ))
+            .bind(sched.as_str())
+            .bind(session.as_str())
+            .bind(inst.id)
+            .bind(i32_of(inst.attempt))
+            .bind(reason)
+            .bind(to_micros(now))
+            .execute(&mut **tx)
+            .await?;
+            Ok(())
+        }
+
+        async fn claim_expired(tx: &mut Tx, sql: &'static str, now: Ts, limit: u32) -> StoreResult<Vec<Instance>> {
+            sqlx::query(sql).bind(to_micros(now)).bind(i64::from(limit)).fetch_all(&mut **tx).await?.iter().map(read_instance).collect()
         }
 
         #[async_trait]
@@ -850,20 +1001,7 @@ macro_rules! impl_store {
                 .execute(&mut *tx)
                 .await?;
                 if inst.status.is_held() {
-                    if let (Some(sched), Some(session)) = (&inst.scheduler_id, &inst.session_id) {
-                        sqlx::query(sql!(
-                            "INSERT INTO ax_command (scheduler_id, session_id, instance_id, attempt, kind, reason, created_at) \
-                             VALUES (?, ?, ?, ?, 'CANCEL', ?, ?)"
-                        ))
-                        .bind(sched.as_str())
-                        .bind(session.as_str())
-                        .bind(id)
-                        .bind(i32::try_from(inst.attempt).unwrap_or(i32::MAX))
-                        .bind(why.as_str())
-                        .bind(to_micros(now))
-                        .execute(&mut *tx)
-                        .await?;
-                    }
+                    queue_cancel(&mut tx, &inst, &why, now).await?;
                 }
                 insert_events(
                     &mut tx,
@@ -1031,6 +1169,593 @@ macro_rules! impl_store {
                     .await?;
                 stats.schedulers = u64::try_from(scheds).unwrap_or(0);
                 Ok(stats)
+            }
+
+            async fn purge_dead_schedulers(&self, dead_before: Ts) -> StoreResult<u64> {
+                let mut tx = begin(&self.pool).await?;
+                let ids: Vec<String> = sqlx::query_scalar(sql!(
+                    "SELECT scheduler_id FROM ax_scheduler WHERE heartbeat_at < ? ORDER BY scheduler_id LIMIT 100{SKIP_LOCKED}"
+                ))
+                .bind(to_micros(dead_before))
+                .fetch_all(&mut *tx)
+                .await?;
+                for id in &ids {
+                    sqlx::query(sql!("DELETE FROM ax_worker WHERE scheduler_id = ?")).bind(id.as_str()).execute(&mut *tx).await?;
+                    sqlx::query(sql!("DELETE FROM ax_command WHERE scheduler_id = ?")).bind(id.as_str()).execute(&mut *tx).await?;
+                    sqlx::query(sql!("DELETE FROM ax_scheduler WHERE scheduler_id = ?")).bind(id.as_str()).execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                Ok(ids.len() as u64)
+            }
+
+            async fn open_session(
+                &self,
+                w: &WorkerRecord,
+                in_flight: &[(i64, u32)],
+                now: Ts,
+                lease_until: Ts,
+            ) -> StoreResult<Vec<(i64, u32)>> {
+                let mut tx = begin(&self.pool).await?;
+                sqlx::query(sql!(
+                    "INSERT INTO ax_worker (session_id, worker_id, app, handlers, capacity, credits, in_flight, labels, \
+                     scheduler_id, client, connected_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                ))
+                .bind(w.session_id.as_str())
+                .bind(w.worker_id.as_str())
+                .bind(w.app.as_str())
+                .bind(encode_list(&w.handlers))
+                .bind(i32_of(w.capacity))
+                .bind(i32_of(w.credits))
+                .bind(i32_of(w.in_flight))
+                .bind(encode_labels(&w.labels))
+                .bind(w.scheduler_id.as_str())
+                .bind(w.client.as_str())
+                .bind(to_micros(w.connected_at))
+                .bind(to_micros(w.last_seen_at))
+                .execute(&mut *tx)
+                .await?;
+                let mut adopted = Vec::new();
+                let mut events = Vec::new();
+                for &(id, attempt) in in_flight {
+                    let Some(inst) = lock_instance(&mut tx, id).await? else { continue };
+                    let ours = inst.status.is_held()
+                        && inst.attempt == attempt
+                        && inst.worker_id.as_deref() == Some(w.worker_id.as_str())
+                        && inst.app == w.app;
+                    if !ours {
+                        continue;
+                    }
+                    let deadline = inst.deadline_at.or_else(|| inst.timeout.map(|t| crate::model::add(now, t)));
+                    sqlx::query(sql!(
+                        "UPDATE ax_instance SET status = 'RUNNING', session_id = ?, scheduler_id = ?, lease_expires_at = ?, \
+                         started_at = ?, deadline_at = ?, updated_at = ? WHERE id = ? AND attempt = ? AND status = ?"
+                    ))
+                    .bind(w.session_id.as_str())
+                    .bind(w.scheduler_id.as_str())
+                    .bind(to_micros(lease_until))
+                    .bind(to_micros(inst.started_at.unwrap_or(now)))
+                    .bind(deadline.map(to_micros))
+                    .bind(to_micros(now))
+                    .bind(id)
+                    .bind(i32_of(attempt))
+                    .bind(inst.status.as_str())
+                    .execute(&mut *tx)
+                    .await?;
+                    events.push(NewEvent {
+                        instance_id: id,
+                        at: now,
+                        from: Some(inst.status),
+                        to: InstanceStatus::Running,
+                        attempt,
+                        scheduler_id: w.scheduler_id.clone(),
+                        worker_id: w.worker_id.clone(),
+                        reason: format!("re-announced by worker {} after reconnecting; kept on session {}", w.worker_id, w.session_id),
+                    });
+                    adopted.push((id, attempt));
+                }
+                insert_events(&mut tx, &events).await?;
+                tx.commit().await?;
+                Ok(adopted)
+            }
+
+            async fn close_session(&self, session_id: &str, reason: &str, now: Ts, grace_until: Ts, scheduler_id: &str) -> StoreResult<()> {
+                let mut tx = begin(&self.pool).await?;
+                let held = sqlx::query(sql!(
+                    "SELECT id, attempt, status, worker_id FROM ax_instance WHERE session_id = ? \
+                     AND status IN ('DISPATCHED', 'RUNNING'){FOR_UPDATE}"
+                ))
+                .bind(session_id)
+                .fetch_all(&mut *tx)
+                .await?;
+                sqlx::query(sql!(
+                    "UPDATE ax_instance SET lease_expires_at = ?, updated_at = ? WHERE session_id = ? \
+                     AND status IN ('DISPATCHED', 'RUNNING')"
+                ))
+                .bind(to_micros(grace_until))
+                .bind(to_micros(now))
+                .bind(session_id)
+                .execute(&mut *tx)
+                .await?;
+                let mut events = Vec::with_capacity(held.len());
+                for r in &held {
+                    let status: String = r.try_get(2)?;
+                    let status: InstanceStatus =
+                        status.parse().map_err(|e| StoreError::Corrupt { table: "ax_instance", reason: e })?;
+                    let worker: Option<String> = r.try_get(3)?;
+                    events.push(NewEvent {
+                        instance_id: r.try_get(0)?,
+                        at: now,
+                        from: Some(status),
+                        to: status,
+                        attempt: u32::try_from(r.try_get::<i32, _>(1)?).unwrap_or(0),
+                        scheduler_id: scheduler_id.to_owned(),
+                        worker_id: worker.clone().unwrap_or_default(),
+                        reason: format!(
+                            "worker session {session_id} ended ({reason}); waiting until {} for worker {} to re-announce it",
+                            grace_until.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                            worker.unwrap_or_default()
+                        ),
+                    });
+                }
+                insert_events(&mut tx, &events).await?;
+                sqlx::query(sql!("DELETE FROM ax_worker WHERE session_id = ?")).bind(session_id).execute(&mut *tx).await?;
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn sync_sessions(&self, sessions: &[SessionSync], lease_until: Ts) -> StoreResult<()> {
+                if sessions.is_empty() {
+                    return Ok(());
+                }
+                let ids: Vec<String> = sessions.iter().map(|s| s.session_id.clone()).collect();
+                for chunk in ids.chunks(BATCH) {
+                    let mut qb: QueryBuilder<$db> = QueryBuilder::new("UPDATE ax_instance SET lease_expires_at = ");
+                    qb.push_bind(to_micros(lease_until)).push(" WHERE status = 'RUNNING' AND session_id IN ");
+                    push_strs(&mut qb, chunk);
+                    qb.build().execute(&self.pool).await?;
+                }
+                for s in sessions {
+                    sqlx::query(sql!("UPDATE ax_worker SET credits = ?, in_flight = ?, last_seen_at = ? WHERE session_id = ?"))
+                        .bind(i32_of(s.credits))
+                        .bind(i32_of(s.in_flight))
+                        .bind(to_micros(s.last_seen_at))
+                        .bind(s.session_id.as_str())
+                        .execute(&self.pool)
+                        .await?;
+                }
+                Ok(())
+            }
+
+            async fn claim_ready(
+                &self,
+                now: Ts,
+                demand: &[AppDemand],
+                lease_until: Ts,
+                scheduler_id: &str,
+                route: &mut (dyn for<'r> FnMut(&'r ReadyInstance) -> Option<SessionRef> + Send),
+            ) -> StoreResult<Vec<Assignment>> {
+                let mut tx = begin(&self.pool).await?;
+                let mut chosen: Vec<(Instance, SessionRef)> = Vec::new();
+                for d in demand {
+                    if d.limit == 0 || d.handlers.is_empty() {
+                        continue;
+                    }
+                    let mut qb: QueryBuilder<$db> = QueryBuilder::new(sql!(
+                        "SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE status = 'PENDING' AND app = "
+                    ));
+                    qb.push_bind(d.app.clone()).push(" AND available_at <= ").push_bind(to_micros(now));
+                    qb.push(" AND handler IN ");
+                    push_strs(&mut qb, &d.handlers);
+                    qb.push(" ORDER BY available_at LIMIT ").push_bind(i64::from(d.limit));
+                    qb.push(sql!("{SKIP_LOCKED}"));
+                    for r in qb.build().fetch_all(&mut *tx).await? {
+                        let inst = read_instance(&r)?;
+                        let ready = ReadyInstance {
+                            id: inst.id,
+                            app: inst.app.clone(),
+                            handler: inst.handler.clone(),
+                            routing: inst.routing,
+                            attempt: inst.attempt,
+                        };
+                        if let Some(s) = route(&ready) {
+                            chosen.push((inst, s));
+                        }
+                    }
+                }
+                if chosen.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let mut by_session: HashMap<String, (String, Vec<i64>)> = HashMap::new();
+                for (inst, s) in &chosen {
+                    by_session.entry(s.session_id.clone()).or_insert_with(|| (s.worker_id.clone(), Vec::new())).1.push(inst.id);
+                }
+                for (session, (worker, ids)) in &by_session {
+                    for chunk in ids.chunks(BATCH) {
+                        let mut qb: QueryBuilder<$db> =
+                            QueryBuilder::new("UPDATE ax_instance SET status = 'DISPATCHED', attempt = attempt + 1, session_id = ");
+                        qb.push_bind(session.clone())
+                            .push(", worker_id = ")
+                            .push_bind(worker.clone())
+                            .push(", scheduler_id = ")
+                            .push_bind(scheduler_id.to_owned())
+                            .push(", lease_expires_at = ")
+                            .push_bind(to_micros(lease_until))
+                            .push(", updated_at = ")
+                            .push_bind(to_micros(now))
+                            .push(" WHERE status = 'PENDING' AND id IN ");
+                        push_ids(&mut qb, chunk);
+                        qb.build().execute(&mut *tx).await?;
+                    }
+                }
+                let mut events = Vec::with_capacity(chosen.len());
+                let mut out = Vec::with_capacity(chosen.len());
+                for (mut inst, s) in chosen {
+                    inst.status = InstanceStatus::Dispatched;
+                    inst.attempt += 1;
+                    inst.session_id = Some(s.session_id.clone());
+                    inst.worker_id = Some(s.worker_id.clone());
+                    inst.scheduler_id = Some(scheduler_id.to_owned());
+                    inst.lease_expires_at = Some(lease_until);
+                    inst.updated_at = now;
+                    events.push(NewEvent {
+                        instance_id: inst.id,
+                        at: now,
+                        from: Some(InstanceStatus::Pending),
+                        to: InstanceStatus::Dispatched,
+                        attempt: inst.attempt,
+                        scheduler_id: scheduler_id.to_owned(),
+                        worker_id: s.worker_id.clone(),
+                        reason: format!("assigned to worker {} (session {})", s.worker_id, s.session_id),
+                    });
+                    out.push(Assignment { instance: inst, session_id: s.session_id });
+                }
+                insert_events(&mut tx, &events).await?;
+                tx.commit().await?;
+                Ok(out)
+            }
+
+            async fn next_available(&self, apps: &[String]) -> StoreResult<Option<Ts>> {
+                if apps.is_empty() {
+                    return Ok(None);
+                }
+                let mut qb: QueryBuilder<$db> =
+                    QueryBuilder::new("SELECT MIN(available_at) FROM ax_instance WHERE status = 'PENDING' AND app IN ");
+                push_strs(&mut qb, apps);
+                let v: Option<i64> = qb.build().fetch_one(&self.pool).await?.try_get(0)?;
+                Ok(v.map(from_micros))
+            }
+
+            async fn requeue(&self, id: i64, attempt: u32, session_id: &str, reason: &str, now: Ts, scheduler_id: &str) -> StoreResult<bool> {
+                let mut tx = begin(&self.pool).await?;
+                let Some(inst) = lock_instance(&mut tx, id).await? else { return Ok(false) };
+                if inst.status != InstanceStatus::Dispatched || inst.attempt != attempt || inst.session_id.as_deref() != Some(session_id) {
+                    return Ok(false);
+                }
+                sqlx::query(sql!(
+                    "UPDATE ax_instance SET status = 'PENDING', available_at = ?, lease_expires_at = NULL, updated_at = ? \
+                     WHERE id = ? AND attempt = ? AND status = 'DISPATCHED'"
+                ))
+                .bind(to_micros(now))
+                .bind(to_micros(now))
+                .bind(id)
+                .bind(i32_of(attempt))
+                .execute(&mut *tx)
+                .await?;
+                insert_events(
+                    &mut tx,
+                    &[NewEvent {
+                        instance_id: id,
+                        at: now,
+                        from: Some(InstanceStatus::Dispatched),
+                        to: InstanceStatus::Pending,
+                        attempt,
+                        scheduler_id: scheduler_id.to_owned(),
+                        worker_id: inst.worker_id.clone().unwrap_or_default(),
+                        reason: reason.to_owned(),
+                    }],
+                )
+                .await?;
+                tx.commit().await?;
+                Ok(true)
+            }
+
+            async fn mark_running(&self, id: i64, attempt: u32, session_id: &str, now: Ts, lease_until: Ts) -> StoreResult<AcceptOutcome> {
+                let mut tx = begin(&self.pool).await?;
+                let res = sqlx::query(sql!(
+                    "UPDATE ax_instance SET status = 'RUNNING', started_at = ?, lease_expires_at = ?, updated_at = ?, \
+                     deadline_at = CASE WHEN timeout_us IS NULL THEN NULL ELSE ? + timeout_us END \
+                     WHERE id = ? AND attempt = ? AND session_id = ? AND status = 'DISPATCHED'"
+                ))
+                .bind(to_micros(now))
+                .bind(to_micros(lease_until))
+                .bind(to_micros(now))
+                .bind(to_micros(now))
+                .bind(id)
+                .bind(i32_of(attempt))
+                .bind(session_id)
+                .execute(&mut *tx)
+                .await?;
+                let inst = fetch_instance(&mut tx, id).await;
+                let outcome = match (res.rows_affected(), inst) {
+                    (1, Ok(inst)) => {
+                        insert_events(
+                            &mut tx,
+                            &[NewEvent {
+                                instance_id: id,
+                                at: now,
+                                from: Some(InstanceStatus::Dispatched),
+                                to: InstanceStatus::Running,
+                                attempt,
+                                scheduler_id: inst.scheduler_id.clone().unwrap_or_default(),
+                                worker_id: inst.worker_id.clone().unwrap_or_default(),
+                                reason: "accepted by the worker".to_owned(),
+                            }],
+                        )
+                        .await?;
+                        AcceptOutcome::Started
+                    }
+                    (_, Ok(inst)) if inst.status == InstanceStatus::Running && inst.attempt == attempt && inst.session_id.as_deref() == Some(session_id) => {
+                        AcceptOutcome::AlreadyRunning
+                    }
+                    (_, Ok(inst)) => AcceptOutcome::NotCurrent(if inst.attempt != attempt {
+                        format!("attempt {attempt} is not current (current: {})", inst.attempt)
+                    } else if inst.session_id.as_deref() != Some(session_id) {
+                        format!("attempt {attempt} is not held by this session")
+                    } else {
+                        format!("instance is {}", inst.status)
+                    }),
+                    (_, Err(_)) => AcceptOutcome::NotCurrent(format!("instance {id} does not exist")),
+                };
+                tx.commit().await?;
+                Ok(outcome)
+            }
+
+            async fn complete(&self, c: &Completion, now: Ts, scheduler_id: &str) -> StoreResult<CompleteOutcome> {
+                let mut tx = begin(&self.pool).await?;
+                let Some(inst) = lock_instance(&mut tx, c.instance_id).await? else {
+                    return Ok(CompleteOutcome::Ignored(format!("instance {} does not exist", c.instance_id)));
+                };
+                let outcome_name = match &c.end {
+                    AttemptEnd::Success { .. } => "SUCCESS",
+                    AttemptEnd::Failed { .. } => "FAILED",
+                };
+                let why = if inst.attempt != c.attempt {
+                    Some(format!("attempt {} is not current (current: {})", c.attempt, inst.attempt))
+                } else if !inst.status.is_held() {
+                    Some(format!("instance is already {}", inst.status))
+                } else if inst.session_id.as_deref() != Some(c.session_id.as_str()) {
+                    Some(format!(
+                        "attempt {} is held by session {}, not {}",
+                        c.attempt,
+                        inst.session_id.as_deref().unwrap_or("-"),
+                        c.session_id
+                    ))
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    insert_events(
+                        &mut tx,
+                        &[NewEvent {
+                            instance_id: inst.id,
+                            at: now,
+                            from: Some(inst.status),
+                            to: inst.status,
+                            attempt: c.attempt,
+                            scheduler_id: scheduler_id.to_owned(),
+                            worker_id: c.worker_id.clone(),
+                            reason: format!("ignored {outcome_name} result from worker {} (session {}): {why}", c.worker_id, c.session_id),
+                        }],
+                    )
+                    .await?;
+                    tx.commit().await?;
+                    return Ok(CompleteOutcome::Ignored(why));
+                }
+                let end = match &c.end {
+                    AttemptEnd::Success { message, output } => EndKind::Success { message: message.clone(), output: output.clone() },
+                    AttemptEnd::Failed { message, retryable } => EndKind::Failed { message: message.clone(), retryable: *retryable },
+                };
+                let status = end_attempt(&mut tx, &inst, end, now, scheduler_id).await?;
+                tx.commit().await?;
+                Ok(CompleteOutcome::Applied(status))
+            }
+
+            async fn record_progress(&self, id: i64, attempt: u32, session_id: &str, percent: u32, message: &str, now: Ts) -> StoreResult<()> {
+                sqlx::query(sql!(
+                    "UPDATE ax_instance SET progress_percent = ?, progress_message = ?, updated_at = ? \
+                     WHERE id = ? AND attempt = ? AND session_id = ? AND status IN ('DISPATCHED', 'RUNNING')"
+                ))
+                .bind(i32_of(percent.min(100)))
+                .bind(message)
+                .bind(to_micros(now))
+                .bind(id)
+                .bind(i32_of(attempt))
+                .bind(session_id)
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            async fn append_log(&self, id: i64, attempt: u32, app: &str, level: &str, at: Ts, message: &str) -> StoreResult<()> {
+                let mut tx = begin(&self.pool).await?;
+                let kept = sqlx::query(sql!(
+                    "UPDATE ax_instance SET log_count = log_count + 1 WHERE id = ? AND app = ? AND log_count < 1000"
+                ))
+                .bind(id)
+                .bind(app)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                if kept == 1 {
+                    sqlx::query(sql!(
+                        "INSERT INTO ax_instance_log (instance_id, attempt, level, at, message) VALUES (?, ?, ?, ?, ?)"
+                    ))
+                    .bind(id)
+                    .bind(i32_of(attempt))
+                    .bind(level)
+                    .bind(to_micros(at))
+                    .bind(message)
+                    .execute(&mut *tx)
+                    .await?;
+                } else {
+                    sqlx::query(sql!("UPDATE ax_instance SET log_dropped = log_dropped + 1 WHERE id = ? AND app = ?"))
+                        .bind(id)
+                        .bind(app)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn sweep(&self, now: Ts, limit: u32, scheduler_id: &str) -> StoreResult<SweepReport> {
+                let mut report = SweepReport::default();
+                // Attempts never accepted: back in the queue (not a failure of the task).
+                let mut tx = begin(&self.pool).await?;
+                let rows = claim_expired(
+                    &mut tx,
+                    sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE status = 'DISPATCHED' AND lease_expires_at < ? \
+                          ORDER BY lease_expires_at LIMIT ?{SKIP_LOCKED}"),
+                    now,
+                    limit,
+                )
+                .await?;
+                let mut events = Vec::with_capacity(rows.len());
+                for inst in &rows {
+                    sqlx::query(sql!(
+                        "UPDATE ax_instance SET status = 'PENDING', lease_expires_at = NULL, updated_at = ? \
+                         WHERE id = ? AND attempt = ? AND status = 'DISPATCHED'"
+                    ))
+                    .bind(to_micros(now))
+                    .bind(inst.id)
+                    .bind(i32_of(inst.attempt))
+                    .execute(&mut *tx)
+                    .await?;
+                    let worker = inst.worker_id.clone().unwrap_or_default();
+                    events.push(NewEvent {
+                        instance_id: inst.id,
+                        at: now,
+                        from: Some(InstanceStatus::Dispatched),
+                        to: InstanceStatus::Pending,
+                        attempt: inst.attempt,
+                        scheduler_id: scheduler_id.to_owned(),
+                        worker_id: worker.clone(),
+                        reason: format!("worker {worker} did not accept it in time (ack timeout, or its session ended); back in the queue"),
+                    });
+                }
+                insert_events(&mut tx, &events).await?;
+                tx.commit().await?;
+                report.ack_timeouts = rows.len();
+
+                // Attempts past their run deadline: TIMEOUT, and the worker is told to stop.
+                let mut tx = begin(&self.pool).await?;
+                let rows = claim_expired(
+                    &mut tx,
+                    sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE status = 'RUNNING' AND deadline_at < ? \
+                          ORDER BY deadline_at LIMIT ?{SKIP_LOCKED}"),
+                    now,
+                    limit,
+                )
+                .await?;
+                for inst in &rows {
+                    let took = inst.timeout.map(crate::schedule::fmt_duration).unwrap_or_default();
+                    let message = format!("timed out: still running after {took}");
+                    queue_cancel(&mut tx, inst, &message, now).await?;
+                    end_attempt(&mut tx, inst, EndKind::Timeout { message }, now, scheduler_id).await?;
+                }
+                tx.commit().await?;
+                report.timeouts = rows.len();
+
+                // Attempts whose worker stopped renewing the lease and did not come back in time.
+                let mut tx = begin(&self.pool).await?;
+                let rows = claim_expired(
+                    &mut tx,
+                    sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE status = 'RUNNING' AND lease_expires_at < ? \
+                          ORDER BY lease_expires_at LIMIT ?{SKIP_LOCKED}"),
+                    now,
+                    limit,
+                )
+                .await?;
+                for inst in &rows {
+                    let message = format!(
+                        "worker lost: {} stopped heartbeating and did not re-announce the attempt within the grace period",
+                        inst.worker_id.as_deref().unwrap_or("-")
+                    );
+                    end_attempt(&mut tx, inst, EndKind::Lost { message }, now, scheduler_id).await?;
+                }
+                tx.commit().await?;
+                report.lost = rows.len();
+                Ok(report)
+            }
+
+            async fn next_deadline(&self) -> StoreResult<Option<Ts>> {
+                let r = sqlx::query(sql!(
+                    "SELECT (SELECT MIN(lease_expires_at) FROM ax_instance WHERE status IN ('DISPATCHED', 'RUNNING')), \
+                     (SELECT MIN(deadline_at) FROM ax_instance WHERE status = 'RUNNING')"
+                ))
+                .fetch_one(&self.pool)
+                .await?;
+                let a: Option<i64> = r.try_get(0)?;
+                let b: Option<i64> = r.try_get(1)?;
+                Ok(match (a, b) {
+                    (Some(a), Some(b)) => Some(from_micros(a.min(b))),
+                    (a, b) => a.or(b).map(from_micros),
+                })
+            }
+
+            async fn purge_finished(&self, before: Ts, limit: u32) -> StoreResult<u64> {
+                let mut tx = begin(&self.pool).await?;
+                let ids: Vec<i64> = sqlx::query_scalar(sql!(
+                    "SELECT id FROM ax_instance WHERE finished_at IS NOT NULL AND finished_at < ? \
+                     ORDER BY finished_at LIMIT ?{SKIP_LOCKED}"
+                ))
+                .bind(to_micros(before))
+                .bind(i64::from(limit))
+                .fetch_all(&mut *tx)
+                .await?;
+                if ids.is_empty() {
+                    return Ok(0);
+                }
+                for table in ["DELETE FROM ax_instance_event WHERE instance_id IN ", "DELETE FROM ax_instance_log WHERE instance_id IN ", "DELETE FROM ax_instance WHERE id IN "] {
+                    for chunk in ids.chunks(BATCH) {
+                        let mut qb: QueryBuilder<$db> = QueryBuilder::new(table);
+                        push_ids(&mut qb, chunk);
+                        qb.build().execute(&mut *tx).await?;
+                    }
+                }
+                tx.commit().await?;
+                Ok(ids.len() as u64)
+            }
+
+            async fn take_commands(&self, scheduler_id: &str, limit: u32) -> StoreResult<Vec<Command>> {
+                let mut tx = begin(&self.pool).await?;
+                let rows = sqlx::query(sql!(
+                    "SELECT id, session_id, instance_id, attempt, reason FROM ax_command WHERE scheduler_id = ? \
+                     ORDER BY id LIMIT ?{SKIP_LOCKED}"
+                ))
+                .bind(scheduler_id)
+                .bind(i64::from(limit))
+                .fetch_all(&mut *tx)
+                .await?;
+                if rows.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let mut ids = Vec::with_capacity(rows.len());
+                let mut out = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    ids.push(r.try_get::<i64, _>(0)?);
+                    out.push(Command {
+                        session_id: r.try_get(1)?,
+                        instance_id: r.try_get(2)?,
+                        attempt: u32::try_from(r.try_get::<i32, _>(3)?).unwrap_or(0),
+                        reason: r.try_get(4)?,
+                    });
+                }
+                let mut qb: QueryBuilder<$db> = QueryBuilder::new("DELETE FROM ax_command WHERE id IN ");
+                push_ids(&mut qb, &ids);
+                qb.build().execute(&mut *tx).await?;
+                tx.commit().await?;
+                Ok(out)
             }
         }
     };

@@ -7,7 +7,9 @@
 
 use std::{str::FromStr, time::Duration};
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 
 use super::{ConnectOptions, migrations::embed_migrations};
 
@@ -28,7 +30,8 @@ impl SqliteStore {
             .foreign_keys(true);
         if let Some(dir) = o.get_filename().parent() {
             if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir).map_err(|e| crate::error::StoreError::Unavailable(sqlx::Error::Io(e)))?;
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| crate::error::StoreError::Unavailable(sqlx::Error::Io(e)))?;
             }
         }
         let pool = SqlitePoolOptions::new()
@@ -47,7 +50,10 @@ fn rewrite(sql: &str) -> String {
             ("{SKIP_LOCKED}", ""),
             ("{FOR_UPDATE}", ""),
             ("{RETURNING_ID}", " RETURNING id"),
-            ("{NOW_US}", "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"),
+            (
+                "{NOW_US}",
+                "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)",
+            ),
         ],
         false,
     )
@@ -93,7 +99,11 @@ mod imp {
         Ok(row.try_get(0)?)
     }
 
-    async fn insert_instance_rows(tx: &mut Tx, rows: &[InstanceRow<'_>], now: Ts) -> StoreResult<Vec<(i64, i64, String)>> {
+    async fn insert_instance_rows(
+        tx: &mut Tx,
+        rows: &[InstanceRow<'_>],
+        now: Ts,
+    ) -> StoreResult<Vec<(i64, i64, String)>> {
         insert_instance_rows_returning(tx, rows, now).await
     }
 

@@ -1,0 +1,388 @@
+//! The worker streams held by this axd: who they are, their credits and outstanding assignments,
+//! and the bounded channel to each stream.
+//!
+//! Credits are the backpressure: a stream never has more outstanding assignments than the credits
+//! its worker granted, and never more than its capacity, so no queue in axd grows without bound.
+//! Locks here are held for a few field updates only, never across an await.
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Instant,
+};
+
+use ax_proto::v1 as pb;
+use tokio::sync::mpsc;
+
+use crate::{
+    model::{Routing, Ts},
+    store::{AppDemand, ReadyInstance, SessionRef, SessionSync},
+};
+
+/// What goes to a worker stream.
+pub type Outbound = Result<pb::SchedulerMessage, tonic::Status>;
+
+/// Mutable state of one session.
+#[derive(Debug, Default)]
+struct SessionState {
+    draining: bool,
+    credits: u32,
+    outstanding: HashSet<(i64, u32)>,
+    last_seen: Option<Instant>,
+    last_seen_at: Option<Ts>,
+}
+
+/// One worker stream on this axd.
+#[derive(Debug)]
+pub struct Session {
+    /// Session id.
+    pub id: String,
+    /// Worker id.
+    pub worker_id: String,
+    /// App.
+    pub app: String,
+    /// Handlers served.
+    pub handlers: HashSet<String>,
+    /// Capacity from Hello.
+    pub capacity: u32,
+    /// The stream's outbound channel (bounded).
+    pub tx: mpsc::Sender<Outbound>,
+    state: Mutex<SessionState>,
+}
+
+impl Session {
+    /// A session with nothing outstanding.
+    pub fn new(
+        id: String,
+        worker_id: String,
+        app: String,
+        handlers: HashSet<String>,
+        capacity: u32,
+        tx: mpsc::Sender<Outbound>,
+        now: Ts,
+    ) -> Self {
+        Session {
+            id,
+            worker_id,
+            app,
+            handlers,
+            capacity,
+            tx,
+            state: Mutex::new(SessionState {
+                last_seen: Some(Instant::now()),
+                last_seen_at: Some(now),
+                ..SessionState::default()
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Applies a Credit message: credits + outstanding never exceed capacity.
+    pub fn grant(&self, grant: u32, reset: bool) {
+        let mut s = self.state();
+        if s.draining {
+            return;
+        }
+        if reset {
+            s.credits = 0;
+        }
+        let room = self
+            .capacity
+            .saturating_sub(u32::try_from(s.outstanding.len()).unwrap_or(u32::MAX));
+        s.credits = s.credits.saturating_add(grant).min(room);
+    }
+
+    /// Stops assigning to this session (axd is shutting down and has sent Drain).
+    pub fn drain(&self) {
+        let mut s = self.state();
+        s.draining = true;
+        s.credits = 0;
+    }
+
+    /// Records attempts this session already runs (re-adopted after a reconnect).
+    pub fn adopt(&self, attempts: &[(i64, u32)]) {
+        let mut s = self.state();
+        s.outstanding.extend(attempts.iter().copied());
+        let room = self
+            .capacity
+            .saturating_sub(u32::try_from(s.outstanding.len()).unwrap_or(u32::MAX));
+        s.credits = s.credits.min(room);
+    }
+
+    /// Takes a credit for an assignment of `(instance, attempt)`; false if none is left.
+    fn reserve(&self, key: (i64, u32)) -> bool {
+        let mut s = self.state();
+        if s.credits == 0 {
+            return false;
+        }
+        s.credits -= 1;
+        s.outstanding.insert(key);
+        true
+    }
+
+    /// Undoes [`Session::reserve`] (the claim did not commit).
+    pub fn unreserve(&self, key: (i64, u32)) {
+        let mut s = self.state();
+        if s.outstanding.remove(&key) {
+            s.credits = s.credits.saturating_add(1);
+        }
+    }
+
+    /// The attempt is finished (result, reject, cancel): its slot is free. Credits are not returned;
+    /// the worker grants new ones.
+    pub fn finish(&self, key: (i64, u32)) -> bool {
+        self.state().outstanding.remove(&key)
+    }
+
+    /// Whether the attempt is outstanding on this session.
+    pub fn holds(&self, key: (i64, u32)) -> bool {
+        self.state().outstanding.contains(&key)
+    }
+
+    /// Notes that the worker said something.
+    pub fn seen(&self, now: Ts) {
+        let mut s = self.state();
+        s.last_seen = Some(Instant::now());
+        s.last_seen_at = Some(now);
+    }
+
+    /// Unused credits.
+    pub fn credits(&self) -> u32 {
+        self.state().credits
+    }
+
+    /// Outstanding assignments.
+    pub fn in_flight(&self) -> u32 {
+        u32::try_from(self.state().outstanding.len()).unwrap_or(u32::MAX)
+    }
+
+    /// The numbers the lease loop writes to the database.
+    pub fn sync(&self) -> SessionSync {
+        let s = self.state();
+        SessionSync {
+            session_id: self.id.clone(),
+            credits: s.credits,
+            in_flight: u32::try_from(s.outstanding.len()).unwrap_or(u32::MAX),
+            last_seen_at: s.last_seen_at.unwrap_or_default(),
+        }
+    }
+}
+
+/// The sessions of this axd.
+#[derive(Debug, Default)]
+pub struct Registry {
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    round_robin: AtomicU64,
+}
+
+impl Registry {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds a session.
+    pub fn insert(&self, s: Arc<Session>) {
+        self.map().insert(s.id.clone(), s);
+    }
+
+    /// Removes a session.
+    pub fn remove(&self, id: &str) -> Option<Arc<Session>> {
+        self.map().remove(id)
+    }
+
+    /// A session by id.
+    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
+        self.map().get(id).cloned()
+    }
+
+    /// All sessions.
+    pub fn all(&self) -> Vec<Arc<Session>> {
+        self.map().values().cloned().collect()
+    }
+
+    /// Per app: the handlers of streams with free credits, and the credits together.
+    pub fn demand(&self) -> Vec<AppDemand> {
+        let mut by_app: HashMap<String, (HashSet<String>, u32)> = HashMap::new();
+        for s in self.all() {
+            let credits = s.credits();
+            if credits == 0 {
+                continue;
+            }
+            let e = by_app.entry(s.app.clone()).or_default();
+            e.0.extend(s.handlers.iter().cloned());
+            e.1 = e.1.saturating_add(credits);
+        }
+        let mut out: Vec<AppDemand> = by_app
+            .into_iter()
+            .map(|(app, (handlers, limit))| {
+                let mut handlers: Vec<String> = handlers.into_iter().collect();
+                handlers.sort();
+                AppDemand {
+                    app,
+                    handlers,
+                    limit,
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| a.app.cmp(&b.app));
+        out
+    }
+
+    /// Apps that have streams here (for "when is the next instance due").
+    pub fn apps(&self) -> Vec<String> {
+        let mut apps: Vec<String> = self.all().iter().map(|s| s.app.clone()).collect();
+        apps.sort();
+        apps.dedup();
+        apps
+    }
+
+    /// Chooses a stream for `ready` by its routing strategy among streams of its app that serve its
+    /// handler and have a free credit, and reserves the credit for attempt `attempt`. A stream that
+    /// does not serve the handler never gets it.
+    pub fn route(&self, ready: &ReadyInstance, attempt: u32) -> Option<(Arc<Session>, SessionRef)> {
+        let mut candidates: Vec<(Arc<Session>, u32)> = self
+            .all()
+            .into_iter()
+            .filter(|s| s.app == ready.app && s.handlers.contains(&ready.handler))
+            .map(|s| {
+                let c = s.credits();
+                (s, c)
+            })
+            .filter(|(_, c)| *c > 0)
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        // A stable order makes round robin meaningful across calls.
+        candidates.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+        let order: Vec<usize> = match ready.routing {
+            Routing::LeastLoaded => {
+                let mut idx: Vec<usize> = (0..candidates.len()).collect();
+                idx.sort_by(|&a, &b| candidates[b].1.cmp(&candidates[a].1));
+                idx
+            }
+            Routing::RoundRobin => {
+                let start = (self.round_robin.fetch_add(1, Ordering::Relaxed)
+                    % candidates.len() as u64) as usize;
+                (0..candidates.len())
+                    .map(|i| (start + i) % candidates.len())
+                    .collect()
+            }
+            Routing::Random => {
+                let mut idx: Vec<usize> = (0..candidates.len()).collect();
+                fastrand::shuffle(&mut idx);
+                idx
+            }
+        };
+        for i in order {
+            let s = &candidates[i].0;
+            if s.reserve((ready.id, attempt)) {
+                let r = SessionRef {
+                    session_id: s.id.clone(),
+                    worker_id: s.worker_id.clone(),
+                };
+                return Some((s.clone(), r));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(id: &str, handlers: &[&str], capacity: u32) -> Arc<Session> {
+        let (tx, _rx) = mpsc::channel(4);
+        Arc::new(Session::new(
+            id.into(),
+            format!("w-{id}"),
+            "app".into(),
+            handlers.iter().map(|h| h.to_string()).collect(),
+            capacity,
+            tx,
+            chrono::Utc::now(),
+        ))
+    }
+
+    fn ready(id: i64, handler: &str, routing: Routing) -> ReadyInstance {
+        ReadyInstance {
+            id,
+            app: "app".into(),
+            handler: handler.into(),
+            routing,
+            attempt: 0,
+        }
+    }
+
+    #[test]
+    fn credits_never_exceed_capacity_minus_outstanding() {
+        let s = session("a", &["h"], 2);
+        s.grant(10, false);
+        assert_eq!(s.credits(), 2);
+        assert!(s.reserve((1, 1)));
+        s.grant(5, false);
+        assert_eq!(s.credits(), 1, "one slot is outstanding");
+        assert!(s.reserve((2, 1)));
+        assert!(!s.reserve((3, 1)), "no credit left");
+        s.finish((1, 1));
+        assert_eq!(
+            s.credits(),
+            0,
+            "a finished slot returns no credit by itself"
+        );
+        s.grant(1, false);
+        assert_eq!(s.credits(), 1);
+        s.grant(0, true);
+        assert_eq!(s.credits(), 0, "reset withdraws credits");
+    }
+
+    #[test]
+    fn routing_respects_handlers_and_strategy() {
+        let reg = Registry::default();
+        let a = session("a", &["h1"], 10);
+        let b = session("b", &["h1", "h2"], 10);
+        a.grant(5, false);
+        b.grant(2, false);
+        reg.insert(a.clone());
+        reg.insert(b.clone());
+        // Only b serves h2.
+        assert_eq!(
+            reg.route(&ready(1, "h2", Routing::LeastLoaded), 1)
+                .expect("b")
+                .1
+                .session_id,
+            "b"
+        );
+        // Least loaded: a has more free credits.
+        assert_eq!(
+            reg.route(&ready(2, "h1", Routing::LeastLoaded), 1)
+                .expect("a")
+                .1
+                .session_id,
+            "a"
+        );
+        // Round robin alternates.
+        let x = reg
+            .route(&ready(3, "h1", Routing::RoundRobin), 1)
+            .expect("x")
+            .1
+            .session_id;
+        let y = reg
+            .route(&ready(4, "h1", Routing::RoundRobin), 1)
+            .expect("y")
+            .1
+            .session_id;
+        assert_ne!(x, y);
+        assert!(reg.route(&ready(5, "nope", Routing::Random), 1).is_none());
+        let d = reg.demand();
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].handlers, vec!["h1".to_owned(), "h2".to_owned()]);
+    }
+}

@@ -1,0 +1,496 @@
+//! WorkerService.Connect: one long-lived stream per worker process.
+//!
+//! The first message must be a valid Hello (errors name the field); with mTLS its app must match the
+//! certificate. The session is recorded in `ax_worker`, attempts the worker re-announces are
+//! re-adopted, and a Welcome is sent. Then every inbound message is handled in order; silence for
+//! three heartbeat intervals, a closed stream or a protocol error ends the session, and its held
+//! attempts wait a grace period for the worker to come back (see `Store::close_session`).
+
+use std::{collections::HashSet, sync::Arc};
+
+use ax_proto::v1::{self as pb, worker_message::Msg, worker_service_server::WorkerService};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_util::sync::CancellationToken;
+use tonic::{Request, Response, Status, Streaming};
+
+use crate::{
+    auth,
+    convert::{duration_to_pb, ts_from_pb},
+    error::{Error, Result},
+    model::{WorkerRecord, add},
+    registry::{Outbound, Session},
+    service::Core,
+    store::{AcceptOutcome, AttemptEnd, CompleteOutcome, Completion},
+    validate,
+};
+
+/// Largest capacity a worker may announce.
+pub const MAX_CAPACITY: u32 = 10_000;
+/// Most handlers per worker.
+pub const MAX_HANDLERS: usize = 256;
+/// Most re-announced attempts.
+pub const MAX_IN_FLIGHT: usize = 10_000;
+/// Longest result message kept.
+pub const MAX_MESSAGE: usize = 4096;
+/// Longest log line kept.
+pub const MAX_LOG_LINE: usize = 4096;
+
+/// The WorkerService implementation.
+#[derive(Clone)]
+pub struct WorkerApi {
+    core: Arc<Core>,
+    shutdown: CancellationToken,
+}
+
+impl WorkerApi {
+    /// A WorkerService over `core`; `shutdown` makes every session send Drain and close.
+    pub fn new(core: Arc<Core>, shutdown: CancellationToken) -> Self {
+        WorkerApi { core, shutdown }
+    }
+}
+
+fn invalid(field: &str, reason: impl std::fmt::Display) -> Status {
+    Error::invalid(field, reason).into()
+}
+
+/// Checks a Hello; the error names the field.
+pub fn validate_hello(h: &pb::Hello) -> Result<(), Status> {
+    validate::app("hello.app", &h.app)?;
+    validate::worker_id("hello.worker_id", &h.worker_id)?;
+    if h.handlers.is_empty() {
+        return Err(invalid(
+            "hello.handlers",
+            "at least one handler is required",
+        ));
+    }
+    if h.handlers.len() > MAX_HANDLERS {
+        return Err(invalid(
+            "hello.handlers",
+            format!(
+                "has {} entries, at most {MAX_HANDLERS} allowed",
+                h.handlers.len()
+            ),
+        ));
+    }
+    let mut seen = HashSet::new();
+    for (i, name) in h.handlers.iter().enumerate() {
+        validate::handler(&format!("hello.handlers[{i}]"), name)?;
+        if !seen.insert(name) {
+            return Err(invalid(
+                &format!("hello.handlers[{i}]"),
+                format!("{name:?} is listed twice"),
+            ));
+        }
+    }
+    if h.capacity == 0 || h.capacity > MAX_CAPACITY {
+        return Err(invalid(
+            "hello.capacity",
+            format!("must be 1..={MAX_CAPACITY}, got {}", h.capacity),
+        ));
+    }
+    let labels = h.labels.clone().into_iter().collect();
+    validate::labels("hello.labels", &labels)?;
+    if h.in_flight.len() > MAX_IN_FLIGHT {
+        return Err(invalid(
+            "hello.in_flight",
+            format!(
+                "has {} entries, at most {MAX_IN_FLIGHT} allowed",
+                h.in_flight.len()
+            ),
+        ));
+    }
+    validate::text("hello.client", &h.client, 128)?;
+    Ok(())
+}
+
+fn session_id() -> String {
+    format!("s-{:016x}", fastrand::u64(..))
+}
+
+fn msg(m: pb::scheduler_message::Msg) -> Outbound {
+    Ok(pb::SchedulerMessage { msg: Some(m) })
+}
+
+fn cancel_msg(instance_id: i64, attempt: u32, reason: String) -> Outbound {
+    msg(pb::scheduler_message::Msg::Cancel(pb::Cancel {
+        instance_id,
+        attempt,
+        reason,
+    }))
+}
+
+#[tonic::async_trait]
+impl WorkerService for WorkerApi {
+    type ConnectStream = ReceiverStream<Outbound>;
+
+    async fn connect(
+        &self,
+        req: Request<Streaming<pb::WorkerMessage>>,
+    ) -> Result<Response<Self::ConnectStream>, Status> {
+        let core = self.core.clone();
+        let identity = auth::identity(core.auth, &req)?;
+        let mut inbound = req.into_inner();
+        let first = match tokio::time::timeout(core.sessions.dead_after(), inbound.message()).await
+        {
+            Err(_) => {
+                return Err(Status::deadline_exceeded(
+                    "no Hello within three heartbeat intervals",
+                ));
+            }
+            Ok(Err(status)) => return Err(status),
+            Ok(Ok(None)) => return Err(invalid("hello", "the stream closed before Hello")),
+            Ok(Ok(Some(m))) => m,
+        };
+        let hello = match first.msg {
+            Some(Msg::Hello(h)) => h,
+            Some(other) => {
+                return Err(invalid(
+                    "hello",
+                    format!(
+                        "the first message must be Hello, got {}",
+                        message_name(&other)
+                    ),
+                ));
+            }
+            None => return Err(invalid("message", "empty WorkerMessage")),
+        };
+        validate_hello(&hello)?;
+        auth::authorize_worker(&identity, &hello.app)?;
+
+        let id = session_id();
+        let now = core.clock.now();
+        let labels = hello.labels.clone().into_iter().collect();
+        let record = WorkerRecord {
+            session_id: id.clone(),
+            worker_id: hello.worker_id.clone(),
+            app: hello.app.clone(),
+            handlers: hello.handlers.clone(),
+            capacity: hello.capacity,
+            credits: hello.initial_credits.min(hello.capacity),
+            in_flight: 0,
+            labels,
+            scheduler_id: core.scheduler_id.clone(),
+            client: hello.client.clone(),
+            connected_at: now,
+            last_seen_at: now,
+        };
+        let in_flight: Vec<(i64, u32)> = hello
+            .in_flight
+            .iter()
+            .map(|a| (a.instance_id, a.attempt))
+            .collect();
+        let adopted = core
+            .store
+            .open_session(
+                &record,
+                &in_flight,
+                now,
+                add(now, core.sessions.lease_ttl()),
+            )
+            .await
+            .map_err(Error::from)?;
+        let adopted_set: HashSet<(i64, u32)> = adopted.iter().copied().collect();
+        let released: Vec<pb::InstanceAttempt> = in_flight
+            .iter()
+            .filter(|a| !adopted_set.contains(a))
+            .map(|&(instance_id, attempt)| pb::InstanceAttempt {
+                instance_id,
+                attempt,
+            })
+            .collect();
+
+        let (tx, rx) = mpsc::channel(usize::try_from(hello.capacity).unwrap_or(1) + 64);
+        let session = Arc::new(Session::new(
+            id.clone(),
+            hello.worker_id.clone(),
+            hello.app.clone(),
+            hello.handlers.iter().cloned().collect(),
+            hello.capacity,
+            tx.clone(),
+            now,
+        ));
+        session.adopt(&adopted);
+        session.grant(hello.initial_credits, false);
+        core.registry.insert(session.clone());
+        let welcome = pb::Welcome {
+            session_id: id.clone(),
+            scheduler_id: core.scheduler_id.clone(),
+            heartbeat_interval: Some(duration_to_pb(core.sessions.heartbeat_interval)),
+            adopted: adopted
+                .iter()
+                .map(|&(instance_id, attempt)| pb::InstanceAttempt {
+                    instance_id,
+                    attempt,
+                })
+                .collect(),
+            released,
+            lost_worker_grace: Some(duration_to_pb(core.sessions.lost_worker_grace)),
+        };
+        // The channel is new and empty: this cannot wait.
+        let _ = tx
+            .send(msg(pb::scheduler_message::Msg::Welcome(welcome)))
+            .await;
+        tracing::info!(session = %id, worker = %hello.worker_id, app = %hello.app, capacity = hello.capacity,
+            adopted = adopted.len(), "worker connected");
+        core.signals.dispatch.notify_one();
+        core.signals.sweep.notify_one();
+        crate::server::spawn(
+            "worker-session",
+            run_session(core, session, inbound, self.shutdown.clone()),
+        );
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
+fn message_name(m: &Msg) -> &'static str {
+    match m {
+        Msg::Hello(_) => "Hello",
+        Msg::Heartbeat(_) => "Heartbeat",
+        Msg::Credit(_) => "Credit",
+        Msg::Accepted(_) => "Accepted",
+        Msg::Reject(_) => "Reject",
+        Msg::Progress(_) => "Progress",
+        Msg::Log(_) => "Log",
+        Msg::Result(_) => "Result",
+    }
+}
+
+/// Why a session ended.
+enum End {
+    /// Normal end (closed, silent, drained).
+    Closed(String),
+    /// The worker broke the protocol, or axd could not record its messages: tell it why.
+    Error(Status),
+}
+
+async fn run_session(
+    core: Arc<Core>,
+    session: Arc<Session>,
+    mut inbound: Streaming<pb::WorkerMessage>,
+    shutdown: CancellationToken,
+) {
+    let dead_after = core.sessions.dead_after();
+    let mut drain_deadline: Option<tokio::time::Instant> = None;
+    let end = loop {
+        let drain_sleep = async {
+            match drain_deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = shutdown.cancelled(), if drain_deadline.is_none() => {
+                session.drain();
+                let deadline = core.sessions.drain_timeout;
+                let _ = session.tx.try_send(msg(pb::scheduler_message::Msg::Drain(pb::Drain {
+                    reason: "scheduler shutting down".to_owned(),
+                    deadline: Some(duration_to_pb(deadline)),
+                })));
+                drain_deadline = Some(tokio::time::Instant::now() + deadline);
+            }
+            () = drain_sleep => break End::Closed("drained: scheduler shutting down".to_owned()),
+            r = tokio::time::timeout(dead_after, inbound.message()) => match r {
+                Err(_) => break End::Error(Status::deadline_exceeded(format!(
+                    "no message from the worker for {}",
+                    crate::schedule::fmt_duration(dead_after)
+                ))),
+                Ok(Ok(None)) => break End::Closed("the worker closed the stream".to_owned()),
+                Ok(Err(status)) => break End::Closed(format!("stream broken: {}", status.message())),
+                Ok(Ok(Some(m))) => {
+                    session.seen(core.clock.now());
+                    if let Err(end) = handle(&core, &session, m).await {
+                        break end;
+                    }
+                }
+            },
+        }
+    };
+    let reason = match end {
+        End::Closed(reason) => reason,
+        End::Error(status) => {
+            let reason = status.message().to_owned();
+            let _ = session.tx.try_send(Err(status));
+            reason
+        }
+    };
+    core.registry.remove(&session.id);
+    let now = core.clock.now();
+    let grace_until = add(now, core.sessions.lost_worker_grace);
+    if let Err(e) = core
+        .store
+        .close_session(&session.id, &reason, now, grace_until, &core.scheduler_id)
+        .await
+    {
+        // The leases expire on their own; the sweeper then applies the same rule.
+        tracing::warn!(session = %session.id, error = %e, "recording the end of a session failed");
+    }
+    core.signals.sweep.notify_one();
+    tracing::info!(session = %session.id, worker = %session.worker_id, %reason, "worker session ended");
+}
+
+fn unavailable(e: impl std::fmt::Display) -> End {
+    End::Error(Status::unavailable(format!(
+        "axd could not record this message ({e}); reconnect and resend"
+    )))
+}
+
+async fn handle(core: &Core, session: &Session, m: pb::WorkerMessage) -> Result<(), End> {
+    let now = core.clock.now();
+    match m.msg {
+        None => Err(End::Error(invalid("message", "empty WorkerMessage"))),
+        Some(Msg::Hello(_)) => Err(End::Error(invalid(
+            "hello",
+            "sent twice; Hello is only the first message",
+        ))),
+        Some(Msg::Heartbeat(_)) => Ok(()),
+        Some(Msg::Credit(c)) => {
+            session.grant(c.grant, c.reset);
+            core.signals.dispatch.notify_one();
+            Ok(())
+        }
+        Some(Msg::Accepted(a)) => {
+            let lease_until = add(now, core.sessions.lease_ttl());
+            match core
+                .store
+                .mark_running(a.instance_id, a.attempt, &session.id, now, lease_until)
+                .await
+            {
+                Ok(AcceptOutcome::Started) => {
+                    core.signals.sweep.notify_one();
+                    Ok(())
+                }
+                Ok(AcceptOutcome::AlreadyRunning) => Ok(()),
+                Ok(AcceptOutcome::NotCurrent(why)) => {
+                    let _ = session.tx.try_send(cancel_msg(
+                        a.instance_id,
+                        a.attempt,
+                        format!("not yours to run: {why}"),
+                    ));
+                    Ok(())
+                }
+                Err(e) => Err(unavailable(e)),
+            }
+        }
+        Some(Msg::Reject(r)) => {
+            validate::text("reject.reason", &r.reason, 1024).map_err(|e| End::Error(e.into()))?;
+            session.finish((r.instance_id, r.attempt));
+            let reason = format!("rejected by worker {}: {}", session.worker_id, r.reason);
+            match core
+                .store
+                .requeue(
+                    r.instance_id,
+                    r.attempt,
+                    &session.id,
+                    &reason,
+                    now,
+                    &core.scheduler_id,
+                )
+                .await
+            {
+                Ok(_) => {
+                    core.signals.dispatch.notify_one();
+                    Ok(())
+                }
+                Err(e) => Err(unavailable(e)),
+            }
+        }
+        Some(Msg::Progress(p)) => {
+            let message = validate::truncate(p.message, 1024);
+            if let Err(e) = core
+                .store
+                .record_progress(
+                    p.instance_id,
+                    p.attempt,
+                    &session.id,
+                    p.percent.min(100),
+                    &message,
+                    now,
+                )
+                .await
+            {
+                tracing::warn!(instance = p.instance_id, error = %e, "recording progress failed");
+            }
+            Ok(())
+        }
+        Some(Msg::Log(l)) => {
+            let level = match pb::LogLevel::try_from(l.level).unwrap_or(pb::LogLevel::Info) {
+                pb::LogLevel::Debug => "DEBUG",
+                pb::LogLevel::Warn => "WARN",
+                pb::LogLevel::Error => "ERROR",
+                pb::LogLevel::Unspecified | pb::LogLevel::Info => "INFO",
+            };
+            let at =
+                l.at.as_ref()
+                    .and_then(|t| ts_from_pb("log.at", t).ok())
+                    .unwrap_or(now);
+            let message = validate::truncate(l.message, MAX_LOG_LINE);
+            if let Err(e) = core
+                .store
+                .append_log(l.instance_id, l.attempt, &session.app, level, at, &message)
+                .await
+            {
+                tracing::warn!(instance = l.instance_id, error = %e, "storing a log line failed");
+            }
+            Ok(())
+        }
+        Some(Msg::Result(r)) => {
+            let end = match pb::Outcome::try_from(r.outcome) {
+                Ok(pb::Outcome::Success) => AttemptEnd::Success {
+                    message: validate::truncate(r.message, MAX_MESSAGE),
+                    output: validate::truncate(r.output, validate::MAX_PARAMS_BYTES),
+                },
+                Ok(pb::Outcome::Failed) => AttemptEnd::Failed {
+                    message: validate::truncate(r.message, MAX_MESSAGE),
+                    retryable: r.retryable,
+                },
+                Ok(pb::Outcome::Unspecified) | Err(_) => {
+                    return Err(End::Error(invalid(
+                        "result.outcome",
+                        "must be SUCCESS or FAILED",
+                    )));
+                }
+            };
+            let c = Completion {
+                instance_id: r.instance_id,
+                attempt: r.attempt,
+                session_id: session.id.clone(),
+                worker_id: session.worker_id.clone(),
+                end,
+            };
+            let outcome = core
+                .store
+                .complete(&c, now, &core.scheduler_id)
+                .await
+                .map_err(unavailable)?;
+            session.finish((r.instance_id, r.attempt));
+            let (applied, note) = match outcome {
+                CompleteOutcome::Applied(status) => {
+                    if status == crate::model::InstanceStatus::Pending {
+                        core.signals.dispatch.notify_one();
+                    }
+                    (true, String::new())
+                }
+                CompleteOutcome::Ignored(why) => (false, why),
+            };
+            let ack = pb::ResultAck {
+                instance_id: r.instance_id,
+                attempt: r.attempt,
+                applied,
+                note,
+            };
+            // Waits only for this worker's own stream.
+            if session
+                .tx
+                .send(msg(pb::scheduler_message::Msg::ResultAck(ack)))
+                .await
+                .is_err()
+            {
+                return Err(End::Closed(
+                    "stream closed while acknowledging a result".to_owned(),
+                ));
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,267 @@
+//! Test clients: admin helpers and a raw worker that speaks the protocol message by message.
+
+use std::time::Duration;
+
+use ax_proto::v1::{
+    self as pb, admin_service_client::AdminServiceClient, scheduler_message::Msg as In,
+    worker_message::Msg as Out, worker_service_client::WorkerServiceClient,
+};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Status, Streaming, transport::Channel};
+
+use crate::eventually;
+
+/// A task spec with a handler and a schedule; tweak the rest in place.
+pub fn spec(name: &str, app: &str, handler: &str, schedule: pb::schedule::Kind) -> pb::TaskSpec {
+    pb::TaskSpec {
+        name: name.into(),
+        app: app.into(),
+        handler: handler.into(),
+        schedule: Some(pb::Schedule {
+            kind: Some(schedule),
+        }),
+        ..Default::default()
+    }
+}
+
+/// A manual schedule.
+pub fn manual() -> pb::schedule::Kind {
+    pb::schedule::Kind::Manual(pb::ManualSchedule {})
+}
+
+/// A cron schedule in UTC.
+pub fn cron(expr: &str) -> pb::schedule::Kind {
+    pb::schedule::Kind::Cron(pb::CronSchedule {
+        expression: expr.into(),
+        ..Default::default()
+    })
+}
+
+/// A proto duration.
+pub fn dur(d: Duration) -> prost_types::Duration {
+    prost_types::Duration {
+        seconds: d.as_secs() as i64,
+        nanos: d.subsec_nanos() as i32,
+    }
+}
+
+/// Retries with a fixed list of delays.
+pub fn retries(n: u32, delay: Duration) -> pb::RetryPolicy {
+    pb::RetryPolicy {
+        max_retries: n,
+        backoff: Some(pb::Backoff {
+            kind: Some(pb::backoff::Kind::List(pb::ListBackoff {
+                delays: vec![dur(delay)],
+            })),
+        }),
+    }
+}
+
+/// Creates a task.
+pub async fn create(admin: &mut AdminServiceClient<Channel>, spec: pb::TaskSpec) -> pb::Task {
+    admin
+        .create_task(pb::CreateTaskRequest { task: Some(spec) })
+        .await
+        .expect("create task")
+        .into_inner()
+        .task
+        .expect("task")
+}
+
+/// Triggers a task; returns the instance id.
+pub async fn trigger(admin: &mut AdminServiceClient<Channel>, name: &str, key: &str) -> i64 {
+    admin
+        .trigger_task(pb::TriggerTaskRequest {
+            name: name.into(),
+            params: None,
+            idempotency_key: key.into(),
+        })
+        .await
+        .expect("trigger")
+        .into_inner()
+        .instance
+        .expect("instance")
+        .id
+}
+
+/// Triggers with params.
+pub async fn trigger_with(
+    admin: &mut AdminServiceClient<Channel>,
+    name: &str,
+    key: &str,
+    params: &str,
+) -> i64 {
+    admin
+        .trigger_task(pb::TriggerTaskRequest {
+            name: name.into(),
+            params: Some(params.into()),
+            idempotency_key: key.into(),
+        })
+        .await
+        .expect("trigger")
+        .into_inner()
+        .instance
+        .expect("instance")
+        .id
+}
+
+/// An instance with its trail.
+pub async fn get(
+    admin: &mut AdminServiceClient<Channel>,
+    id: i64,
+) -> (pb::Instance, Vec<pb::InstanceEvent>) {
+    let r = admin
+        .get_instance(pb::GetInstanceRequest { id })
+        .await
+        .expect("get instance")
+        .into_inner();
+    (r.instance.expect("instance"), r.events)
+}
+
+/// Waits until the instance is in `status`.
+pub async fn wait_status(
+    admin: &mut AdminServiceClient<Channel>,
+    id: i64,
+    status: pb::InstanceStatus,
+    deadline: Duration,
+) -> pb::Instance {
+    let what = format!("instance {id} to be {status:?}");
+    eventually(deadline, &what, || {
+        let mut admin = admin.clone();
+        async move {
+            let (i, _) = get(&mut admin, id).await;
+            (i.status == status as i32).then_some(i)
+        }
+    })
+    .await
+}
+
+/// The (from, to, attempt) steps of a trail, by enum names without prefix.
+pub fn steps(events: &[pb::InstanceEvent]) -> Vec<(String, String, u32)> {
+    let name = |v: i32| {
+        pb::InstanceStatus::try_from(v)
+            .map(|s| {
+                s.as_str_name()
+                    .trim_start_matches("INSTANCE_STATUS_")
+                    .to_owned()
+            })
+            .unwrap_or_default()
+    };
+    events
+        .iter()
+        .map(|e| (name(e.from_status), name(e.to_status), e.attempt))
+        .collect()
+}
+
+/// A worker that speaks the protocol message by message.
+pub struct RawWorker {
+    /// Outbound messages.
+    pub tx: mpsc::Sender<pb::WorkerMessage>,
+    /// Inbound messages.
+    pub rx: Streaming<pb::SchedulerMessage>,
+}
+
+/// A Hello with one handler and the given capacity and credits.
+pub fn hello(app: &str, worker_id: &str, handler: &str, capacity: u32, credits: u32) -> pb::Hello {
+    pb::Hello {
+        app: app.into(),
+        worker_id: worker_id.into(),
+        handlers: vec![handler.into()],
+        capacity,
+        initial_credits: credits,
+        ..Default::default()
+    }
+}
+
+impl RawWorker {
+    /// Opens a stream and sends `first`; returns the worker and the Welcome, or the refusal.
+    pub async fn connect_with(
+        channel: Channel,
+        first: pb::WorkerMessage,
+    ) -> Result<(RawWorker, pb::Welcome), Status> {
+        let (tx, rx) = mpsc::channel(64);
+        tx.send(first).await.expect("send first");
+        let mut client = WorkerServiceClient::new(channel);
+        let mut inbound = client.connect(ReceiverStream::new(rx)).await?.into_inner();
+        match inbound.message().await? {
+            Some(pb::SchedulerMessage {
+                msg: Some(In::Welcome(w)),
+            }) => Ok((RawWorker { tx, rx: inbound }, w)),
+            other => Err(Status::internal(format!("expected Welcome, got {other:?}"))),
+        }
+    }
+
+    /// Connects with a Hello.
+    pub async fn connect(
+        channel: Channel,
+        h: pb::Hello,
+    ) -> Result<(RawWorker, pb::Welcome), Status> {
+        Self::connect_with(
+            channel,
+            pb::WorkerMessage {
+                msg: Some(Out::Hello(h)),
+            },
+        )
+        .await
+    }
+
+    /// Sends a message.
+    pub async fn send(&self, m: Out) {
+        self.tx
+            .send(pb::WorkerMessage { msg: Some(m) })
+            .await
+            .expect("send");
+    }
+
+    /// The next message (skipping nothing), within 10 s.
+    pub async fn recv(&mut self) -> In {
+        match tokio::time::timeout(Duration::from_secs(10), self.rx.message()).await {
+            Ok(Ok(Some(pb::SchedulerMessage { msg: Some(m) }))) => m,
+            other => panic!("expected a message from axd, got {other:?}"),
+        }
+    }
+
+    /// Waits for the next message matching `pick`, answering nothing else; heartbeats are sent
+    /// meanwhile so the session stays alive.
+    pub async fn expect<T>(&mut self, what: &str, mut pick: impl FnMut(&In) -> Option<T>) -> T {
+        let end = tokio::time::Instant::now() + Duration::from_secs(15);
+        loop {
+            let tick = tokio::time::sleep(Duration::from_millis(100));
+            tokio::select! {
+                m = self.rx.message() => match m {
+                    Ok(Some(pb::SchedulerMessage { msg: Some(m) })) => {
+                        if let Some(v) = pick(&m) {
+                            return v;
+                        }
+                    }
+                    other => panic!("stream ended while waiting for {what}: {other:?}"),
+                },
+                () = tick => {
+                    let _ = self.tx.send(pb::WorkerMessage { msg: Some(Out::Heartbeat(pb::Heartbeat { running: 0 })) }).await;
+                }
+            }
+            assert!(
+                tokio::time::Instant::now() < end,
+                "timed out waiting for {what}"
+            );
+        }
+    }
+}
+
+/// A Result message.
+pub fn result(instance_id: i64, attempt: u32, success: bool) -> Out {
+    Out::Result(pb::Result {
+        instance_id,
+        attempt,
+        outcome: if success {
+            pb::Outcome::Success
+        } else {
+            pb::Outcome::Failed
+        }
+        .into(),
+        message: String::new(),
+        output: String::new(),
+        retryable: true,
+    })
+}

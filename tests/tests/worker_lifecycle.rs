@@ -1,0 +1,733 @@
+//! Instance life with real worker streams, on SQLite, PostgreSQL and MySQL/MariaDB.
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicU32, Ordering},
+    },
+    time::Duration,
+};
+
+use ax_proto::v1::{
+    self as pb, InstanceStatus as S, scheduler_message::Msg as In, worker_message::Msg as Out,
+};
+use ax_tests::{
+    TestDb,
+    axd::{Axd, channel},
+    client::{
+        self, RawWorker, create, cron, get, hello, manual, result, retries, spec, steps, trigger,
+        wait_status,
+    },
+    eventually, on_every_backend,
+};
+use ax_worker::{Context, HandlerError, Worker, WorkerBuilder};
+use tokio::{sync::oneshot, task::JoinHandle};
+
+const LONG: Duration = Duration::from_secs(20);
+
+/// Runs an SDK worker in this process until the returned sender fires (or is dropped).
+fn sdk_worker(
+    endpoint: &str,
+    app: &str,
+    capacity: u32,
+    f: impl FnOnce(WorkerBuilder) -> WorkerBuilder,
+) -> (
+    JoinHandle<Result<(), ax_worker::WorkerError>>,
+    oneshot::Sender<()>,
+) {
+    let worker = f(Worker::builder()
+        .endpoint(endpoint)
+        .app(app)
+        .capacity(capacity)
+        .shutdown_deadline(Duration::from_secs(2)))
+    .build()
+    .expect("worker");
+    let (stop, stopped) = oneshot::channel::<()>();
+    let h = tokio::spawn(worker.run_until(async move {
+        let _ = stopped.await;
+    }));
+    (h, stop)
+}
+
+async fn cron_task_with_seconds_runs_on_a_worker_and_ends_success_with_a_full_trail(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    let (w, stop) = sdk_worker(&axd.endpoint, "app", 2, |b| {
+        b.worker_id("w1")
+            .handler("echo", |ctx: Context| async move {
+                Ok::<_, HandlerError>(ctx.params_raw.clone())
+            })
+    });
+    let mut s = spec("every-second", "app", "echo", cron("* * * * * *"));
+    s.params = r#"{"hello":"world"}"#.into();
+    create(&mut admin, s).await;
+    let done = eventually(LONG, "a SUCCESS instance", || {
+        let mut admin = admin.clone();
+        async move {
+            let list = admin
+                .list_instances(pb::ListInstancesRequest {
+                    task_name: "every-second".into(),
+                    status: S::Success as i32,
+                    ..Default::default()
+                })
+                .await
+                .expect("list")
+                .into_inner()
+                .instances;
+            list.into_iter().last()
+        }
+    })
+    .await;
+    admin
+        .disable_task(pb::DisableTaskRequest {
+            name: "every-second".into(),
+        })
+        .await
+        .expect("disable");
+    assert_eq!(done.attempt, 1);
+    assert_eq!(done.worker_id, "w1");
+    assert_eq!(done.output, r#"{"hello":"world"}"#);
+    assert!(done.idempotency_key.starts_with("fire:"));
+    let (_, events) = get(&mut admin, done.id).await;
+    assert_eq!(
+        steps(&events),
+        vec![
+            ("UNSPECIFIED".into(), "PENDING".into(), 0),
+            ("PENDING".into(), "DISPATCHED".into(), 1),
+            ("DISPATCHED".into(), "RUNNING".into(), 1),
+            ("RUNNING".into(), "SUCCESS".into(), 1),
+        ]
+    );
+    let t = |e: &pb::InstanceEvent| {
+        e.time
+            .as_ref()
+            .map(|t| (t.seconds, t.nanos))
+            .unwrap_or_default()
+    };
+    assert!(
+        events.windows(2).all(|w| t(&w[0]) <= t(&w[1])),
+        "events are in time order"
+    );
+    assert!(
+        events
+            .iter()
+            .skip(1)
+            .all(|e| e.worker_id == "w1" && !e.scheduler_id.is_empty())
+    );
+    // Dispatch waited for the exact fire time: the instance was available when it was due.
+    assert_eq!(done.available_time, done.trigger_time);
+    let _ = stop.send(());
+    w.await.expect("join").expect("worker");
+    axd.stop().await;
+}
+
+async fn a_worker_with_capacity_two_never_runs_more_than_two_at_once(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    create(&mut admin, spec("burst", "app", "count", manual())).await;
+    let mut ids = Vec::new();
+    for i in 0..20 {
+        ids.push(trigger(&mut admin, "burst", &format!("k{i}")).await);
+    }
+    let now = Arc::new(AtomicU32::new(0));
+    let max = Arc::new(AtomicU32::new(0));
+    let (n, m) = (now.clone(), max.clone());
+    let (w, stop) = sdk_worker(&axd.endpoint, "app", 2, move |b| {
+        b.handler("count", move |_ctx: Context| {
+            let (n, m) = (n.clone(), m.clone());
+            async move {
+                let c = n.fetch_add(1, Ordering::SeqCst) + 1;
+                m.fetch_max(c, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(30)).await;
+                n.fetch_sub(1, Ordering::SeqCst);
+                Ok::<_, HandlerError>(())
+            }
+        })
+    });
+    for id in ids {
+        wait_status(&mut admin, id, S::Success, LONG).await;
+    }
+    assert_eq!(
+        max.load(Ordering::SeqCst),
+        2,
+        "at most 2 at once, and the worker did use both slots"
+    );
+    let _ = stop.send(());
+    w.await.expect("join").expect("worker");
+    axd.stop().await;
+}
+
+async fn timeout_cancels_the_handler_and_the_retry_succeeds_on_attempt_two(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    let mut s = spec("slow", "app", "slow-once", manual());
+    s.timeout = Some(client::dur(Duration::from_secs(1)));
+    s.retry_policy = Some(retries(1, Duration::from_millis(300)));
+    create(&mut admin, s).await;
+    let saw_cancel = Arc::new(AtomicBool::new(false));
+    let flag = saw_cancel.clone();
+    let (w, stop) = sdk_worker(&axd.endpoint, "app", 1, move |b| {
+        b.handler("slow-once", move |ctx: Context| {
+            let flag = flag.clone();
+            async move {
+                if ctx.attempt == 1 {
+                    ctx.cancellation().cancelled().await;
+                    flag.store(true, Ordering::SeqCst);
+                    return Err(HandlerError::retryable("stopped by cancel"));
+                }
+                Ok(())
+            }
+        })
+    });
+    let id = trigger(&mut admin, "slow", "one").await;
+    let done = wait_status(&mut admin, id, S::Success, LONG).await;
+    assert_eq!(done.attempt, 2);
+    assert_eq!(done.failures, 1);
+    assert!(
+        saw_cancel.load(Ordering::SeqCst),
+        "the handler saw the Cancel"
+    );
+    let (_, events) = get(&mut admin, id).await;
+    let s = steps(&events);
+    assert!(
+        s.contains(&("RUNNING".into(), "TIMEOUT".into(), 1)),
+        "{s:?}"
+    );
+    assert!(
+        s.contains(&("TIMEOUT".into(), "PENDING".into(), 1)),
+        "{s:?}"
+    );
+    assert!(
+        s.contains(&("RUNNING".into(), "SUCCESS".into(), 2)),
+        "{s:?}"
+    );
+    let retry = events
+        .iter()
+        .find(|e| e.to_status == S::Pending as i32 && e.from_status == S::Timeout as i32)
+        .expect("retry");
+    assert!(
+        retry.reason.starts_with("retry 1/1 in 300ms"),
+        "{}",
+        retry.reason
+    );
+    // The late FAILED result of attempt 1 (after the cancel) was acknowledged and ignored.
+    eventually(LONG, "the ignored late result to be recorded", || {
+        let mut admin = admin.clone();
+        async move {
+            let (_, events) = get(&mut admin, id).await;
+            events
+                .iter()
+                .any(|e| e.attempt == 1 && e.reason.contains("ignored FAILED result"))
+                .then_some(())
+        }
+    })
+    .await;
+    let _ = stop.send(());
+    w.await.expect("join").expect("worker");
+    axd.stop().await;
+}
+
+async fn cancel_of_a_running_instance_reaches_the_handler(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    create(&mut admin, spec("long", "app", "wait", manual())).await;
+    let (started_tx, started_rx) = tokio::sync::mpsc::channel::<()>(1);
+    let (canceled_tx, mut canceled_rx) = tokio::sync::mpsc::channel::<()>(1);
+    let (w, stop) = sdk_worker(&axd.endpoint, "app", 1, move |b| {
+        b.handler("wait", move |ctx: Context| {
+            let (started, canceled) = (started_tx.clone(), canceled_tx.clone());
+            async move {
+                let _ = started.send(()).await;
+                ctx.cancellation().cancelled().await;
+                let _ = canceled.send(()).await;
+                Err::<(), _>(HandlerError::fatal("canceled"))
+            }
+        })
+    });
+    let id = trigger(&mut admin, "long", "one").await;
+    let mut started_rx = started_rx;
+    tokio::time::timeout(LONG, started_rx.recv())
+        .await
+        .expect("handler started");
+    wait_status(&mut admin, id, S::Running, LONG).await;
+    let r = admin
+        .cancel_instance(pb::CancelInstanceRequest {
+            id,
+            reason: "operator says stop".into(),
+        })
+        .await
+        .expect("cancel")
+        .into_inner()
+        .instance
+        .expect("instance");
+    assert_eq!(r.status, S::Canceled as i32);
+    tokio::time::timeout(LONG, canceled_rx.recv())
+        .await
+        .expect("the handler's token fired");
+    let (_, events) = get(&mut admin, id).await;
+    let cancel = events
+        .iter()
+        .find(|e| e.to_status == S::Canceled as i32)
+        .expect("cancel event");
+    assert!(cancel.reason.contains("operator says stop"));
+    // Canceling again is refused and changes nothing.
+    let err = admin
+        .cancel_instance(pb::CancelInstanceRequest {
+            id,
+            reason: String::new(),
+        })
+        .await
+        .expect_err("final");
+    assert_eq!(err.code(), tonic::Code::FailedPrecondition);
+    let _ = stop.send(());
+    w.await.expect("join").expect("worker");
+    axd.stop().await;
+}
+
+async fn late_duplicate_and_foreign_results_change_nothing(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    let mut s = spec("fenced", "raw", "h", manual());
+    s.timeout = Some(client::dur(Duration::from_secs(1)));
+    s.retry_policy = Some(retries(1, Duration::ZERO));
+    create(&mut admin, s).await;
+    // Capacity 2: attempt 1 still occupies a slot (no result yet) when attempt 2 arrives.
+    let (mut w, _) = RawWorker::connect(
+        channel(&axd.endpoint).await,
+        hello("raw", "raw-1", "h", 2, 1),
+    )
+    .await
+    .expect("connect");
+    let id = trigger(&mut admin, "fenced", "one").await;
+    let a1 = w
+        .expect("Assign 1", |m| {
+            if let In::Assign(a) = m {
+                Some(a.clone())
+            } else {
+                None
+            }
+        })
+        .await;
+    assert_eq!((a1.instance_id, a1.attempt), (id, 1));
+    w.send(Out::Accepted(pb::Accepted {
+        instance_id: id,
+        attempt: 1,
+    }))
+    .await;
+    // Attempt 1 times out; axd sends Cancel; a new credit lets attempt 2 come to this stream.
+    let c = w
+        .expect("Cancel of attempt 1", |m| {
+            if let In::Cancel(c) = m {
+                Some(c.clone())
+            } else {
+                None
+            }
+        })
+        .await;
+    assert_eq!((c.instance_id, c.attempt), (id, 1));
+    w.send(Out::Credit(pb::Credit {
+        grant: 1,
+        reset: false,
+    }))
+    .await;
+    let a2 = w
+        .expect("Assign 2", |m| {
+            if let In::Assign(a) = m {
+                Some(a.clone())
+            } else {
+                None
+            }
+        })
+        .await;
+    assert_eq!(a2.attempt, 2);
+    w.send(Out::Accepted(pb::Accepted {
+        instance_id: id,
+        attempt: 2,
+    }))
+    .await;
+    wait_status(&mut admin, id, S::Running, LONG).await;
+
+    // A late SUCCESS from attempt 1 is acknowledged but changes nothing.
+    w.send(result(id, 1, true)).await;
+    let ack = w
+        .expect("ack of the late result", |m| {
+            if let In::ResultAck(a) = m {
+                Some(a.clone())
+            } else {
+                None
+            }
+        })
+        .await;
+    assert!(!ack.applied);
+    assert!(
+        ack.note.contains("attempt 1 is not current (current: 2)"),
+        "{}",
+        ack.note
+    );
+    let (inst, _) = get(&mut admin, id).await;
+    assert_eq!((inst.status, inst.attempt), (S::Running as i32, 2));
+
+    // A worker that does not hold the attempt reports on it: acknowledged, nothing changes.
+    let (mut other, _) = RawWorker::connect(
+        channel(&axd.endpoint).await,
+        hello("raw", "raw-2", "h", 1, 0),
+    )
+    .await
+    .expect("connect");
+    other.send(result(id, 2, false)).await;
+    let ack = other
+        .expect("ack of the foreign result", |m| {
+            if let In::ResultAck(a) = m {
+                Some(a.clone())
+            } else {
+                None
+            }
+        })
+        .await;
+    assert!(!ack.applied);
+    assert!(ack.note.contains("is held by session"), "{}", ack.note);
+    assert_eq!(get(&mut admin, id).await.0.status, S::Running as i32);
+
+    // The holder's result is applied; the same result again is a duplicate and changes nothing.
+    w.send(result(id, 2, true)).await;
+    let ack = w
+        .expect("ack", |m| {
+            if let In::ResultAck(a) = m {
+                Some(a.clone())
+            } else {
+                None
+            }
+        })
+        .await;
+    assert!(ack.applied);
+    w.send(result(id, 2, false)).await;
+    let dup = w
+        .expect("ack of the duplicate", |m| {
+            if let In::ResultAck(a) = m {
+                Some(a.clone())
+            } else {
+                None
+            }
+        })
+        .await;
+    assert!(!dup.applied);
+    assert!(dup.note.contains("already SUCCESS"), "{}", dup.note);
+    let (inst, events) = get(&mut admin, id).await;
+    assert_eq!(inst.status, S::Success as i32);
+    let ignored: Vec<_> = events
+        .iter()
+        .filter(|e| e.reason.starts_with("ignored"))
+        .collect();
+    assert_eq!(
+        ignored.len(),
+        3,
+        "every ignored result is in the trail: {:?}",
+        steps(&events)
+    );
+    axd.stop().await;
+}
+
+async fn bad_hellos_are_refused_naming_the_field(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let ch = channel(&axd.endpoint).await;
+    let refused = |first: Out| {
+        let ch = ch.clone();
+        async move {
+            let Err(status) =
+                RawWorker::connect_with(ch, pb::WorkerMessage { msg: Some(first) }).await
+            else {
+                panic!("accepted")
+            };
+            status
+        }
+    };
+    let s = refused(Out::Heartbeat(pb::Heartbeat { running: 0 })).await;
+    assert_eq!(s.code(), tonic::Code::InvalidArgument);
+    assert!(
+        s.message()
+            .starts_with("hello: the first message must be Hello, got Heartbeat"),
+        "{}",
+        s.message()
+    );
+    let base = hello("app", "w", "h", 4, 4);
+    let cases: Vec<(pb::Hello, &str)> = vec![
+        (
+            pb::Hello {
+                app: String::new(),
+                ..base.clone()
+            },
+            "hello.app: is required",
+        ),
+        (
+            pb::Hello {
+                app: "Bad App".into(),
+                ..base.clone()
+            },
+            "hello.app:",
+        ),
+        (
+            pb::Hello {
+                worker_id: String::new(),
+                ..base.clone()
+            },
+            "hello.worker_id: is required",
+        ),
+        (
+            pb::Hello {
+                handlers: vec![],
+                ..base.clone()
+            },
+            "hello.handlers: at least one handler",
+        ),
+        (
+            pb::Hello {
+                handlers: vec!["h".into(), "h".into()],
+                ..base.clone()
+            },
+            "hello.handlers[1]:",
+        ),
+        (
+            pb::Hello {
+                capacity: 0,
+                ..base.clone()
+            },
+            "hello.capacity: must be 1..=10000, got 0",
+        ),
+        (
+            pb::Hello {
+                capacity: 10_001,
+                ..base.clone()
+            },
+            "hello.capacity: must be 1..=10000, got 10001",
+        ),
+        (
+            pb::Hello {
+                labels: (0..33).map(|i| (format!("k{i}"), "v".to_owned())).collect(),
+                ..base.clone()
+            },
+            "hello.labels: has 33 labels",
+        ),
+        (
+            pb::Hello {
+                labels: [("k".to_owned(), "v".repeat(300))].into(),
+                ..base.clone()
+            },
+            "hello.labels[\"k\"]: value is 300 bytes",
+        ),
+    ];
+    for (h, want) in cases {
+        let s = refused(Out::Hello(h)).await;
+        assert_eq!(s.code(), tonic::Code::InvalidArgument, "{want}");
+        assert!(
+            s.message().starts_with(want),
+            "want {want:?}, got {:?}",
+            s.message()
+        );
+    }
+    // Nothing was recorded for refused sessions.
+    let mut admin = axd.admin().await;
+    assert!(
+        admin
+            .list_workers(pb::ListWorkersRequest::default())
+            .await
+            .expect("list")
+            .into_inner()
+            .workers
+            .is_empty()
+    );
+    axd.stop().await;
+}
+
+async fn a_rejected_or_unaccepted_assignment_returns_to_the_queue(db: &TestDb) {
+    let axd = Axd::start(db, |o| {
+        o.ack_timeout = Some(ax_scheduler::config::HumanDuration(Duration::from_millis(
+            500,
+        )))
+    })
+    .await;
+    let mut admin = axd.admin().await;
+    create(&mut admin, spec("rq", "raw", "h", manual())).await;
+    let (mut w, _) = RawWorker::connect(
+        channel(&axd.endpoint).await,
+        hello("raw", "raw-1", "h", 1, 1),
+    )
+    .await
+    .expect("connect");
+    let id = trigger(&mut admin, "rq", "one").await;
+    let a = w
+        .expect("Assign", |m| {
+            if let In::Assign(a) = m {
+                Some(a.clone())
+            } else {
+                None
+            }
+        })
+        .await;
+    w.send(Out::Reject(pb::Reject {
+        instance_id: id,
+        attempt: a.attempt,
+        reason: "busy".into(),
+    }))
+    .await;
+    wait_status(&mut admin, id, S::Pending, LONG).await;
+    // Granted again, assigned again (attempt 2), and this time never accepted: the ack timeout
+    // brings it back.
+    w.send(Out::Credit(pb::Credit {
+        grant: 1,
+        reset: false,
+    }))
+    .await;
+    let a2 = w
+        .expect("Assign 2", |m| {
+            if let In::Assign(a) = m {
+                Some(a.clone())
+            } else {
+                None
+            }
+        })
+        .await;
+    assert_eq!(a2.attempt, 2);
+    let (_, events) = eventually(LONG, "the ack timeout", || {
+        let mut admin = admin.clone();
+        async move {
+            let (i, e) = get(&mut admin, id).await;
+            (e.iter()
+                .filter(|e| e.to_status == S::Pending as i32)
+                .count()
+                >= 3)
+                .then_some((i, e))
+        }
+    })
+    .await;
+    let s = steps(&events);
+    assert!(
+        s.contains(&("DISPATCHED".into(), "PENDING".into(), 1)),
+        "{s:?}"
+    );
+    assert!(
+        s.contains(&("DISPATCHED".into(), "PENDING".into(), 2)),
+        "{s:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e.reason.contains("rejected by worker raw-1: busy"))
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e.reason.contains("did not accept it in time"))
+    );
+    axd.stop().await;
+}
+
+async fn a_panicking_handler_fails_the_attempt_and_the_worker_keeps_serving(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    create(&mut admin, spec("boom", "app", "maybe-panic", manual())).await;
+    let (w, stop) = sdk_worker(&axd.endpoint, "app", 1, |b| {
+        b.handler("maybe-panic", |ctx: Context| async move {
+            if ctx.params_raw.contains("panic") {
+                panic!("exploded on purpose");
+            }
+            Ok::<_, HandlerError>("fine")
+        })
+    });
+    let a = client::trigger_with(&mut admin, "boom", "a", r#"{"panic":true}"#).await;
+    let failed = wait_status(&mut admin, a, S::Failed, LONG).await;
+    assert!(
+        failed.message.contains("exploded on purpose"),
+        "{}",
+        failed.message
+    );
+    let b = client::trigger_with(&mut admin, "boom", "b", "{}").await;
+    assert_eq!(
+        wait_status(&mut admin, b, S::Success, LONG).await.output,
+        "fine"
+    );
+    let _ = stop.send(());
+    w.await.expect("join").expect("worker");
+    axd.stop().await;
+}
+
+async fn fixed_delay_fires_again_after_completion_and_workers_are_listed(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    let (w, stop) = sdk_worker(&axd.endpoint, "app", 3, |b| {
+        b.worker_id("lister")
+            .label("zone", "a")
+            .handler(
+                "quick",
+                |_ctx: Context| async move { Ok::<_, HandlerError>(()) },
+            )
+    });
+    let workers = eventually(LONG, "the worker to be listed", || {
+        let mut admin = admin.clone();
+        async move {
+            let w = admin
+                .list_workers(pb::ListWorkersRequest::default())
+                .await
+                .expect("list")
+                .into_inner()
+                .workers;
+            (!w.is_empty()).then_some(w)
+        }
+    })
+    .await;
+    assert_eq!(workers[0].worker_id, "lister");
+    assert_eq!(workers[0].capacity, 3);
+    assert_eq!(workers[0].handlers, vec!["quick".to_owned()]);
+    assert_eq!(workers[0].labels.get("zone").map(String::as_str), Some("a"));
+    assert_eq!(workers[0].scheduler_id, axd.running.scheduler_id());
+    let delay = pb::schedule::Kind::FixedDelay(pb::IntervalSchedule {
+        interval: Some(client::dur(Duration::from_secs(1))),
+        start_at: None,
+    });
+    create(&mut admin, spec("fd", "app", "quick", delay)).await;
+    let two = eventually(LONG, "two fixed-delay runs", || {
+        let mut admin = admin.clone();
+        async move {
+            let l = admin
+                .list_instances(pb::ListInstancesRequest {
+                    task_name: "fd".into(),
+                    status: S::Success as i32,
+                    ..Default::default()
+                })
+                .await
+                .expect("list")
+                .into_inner()
+                .instances;
+            (l.len() >= 2).then_some(l)
+        }
+    })
+    .await;
+    admin
+        .disable_task(pb::DisableTaskRequest { name: "fd".into() })
+        .await
+        .expect("disable");
+    // The second fire came one interval after the first one finished.
+    let (first, second) = (&two[1], &two[0]);
+    let finished = first.finish_time.clone().expect("finished");
+    let fired = second.trigger_time.clone().expect("fired");
+    let gap_ms = (fired.seconds - finished.seconds) * 1000
+        + i64::from((fired.nanos - finished.nanos) / 1_000_000);
+    assert!(
+        (990..=1010).contains(&gap_ms),
+        "fired {gap_ms} ms after the previous run finished"
+    );
+    let _ = stop.send(());
+    w.await.expect("join").expect("worker");
+    axd.stop().await;
+}
+
+on_every_backend!(
+    cron_task_with_seconds_runs_on_a_worker_and_ends_success_with_a_full_trail,
+    a_worker_with_capacity_two_never_runs_more_than_two_at_once,
+    timeout_cancels_the_handler_and_the_retry_succeeds_on_attempt_two,
+    cancel_of_a_running_instance_reaches_the_handler,
+    late_duplicate_and_foreign_results_change_nothing,
+    bad_hellos_are_refused_naming_the_field,
+    a_rejected_or_unaccepted_assignment_returns_to_the_queue,
+    a_panicking_handler_fails_the_attempt_and_the_worker_keeps_serving,
+    fixed_delay_fires_again_after_completion_and_workers_are_listed,
+);

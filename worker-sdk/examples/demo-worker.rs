@@ -1,0 +1,243 @@
+//! A worker with a few demonstration handlers, used by the README quick start and by the tests.
+//!
+//! Handlers:
+//! - `echo`: returns its params.
+//! - `noop`: does nothing.
+//! - `sleep`: `{"ms": 500, "attempts": [1]}` sleeps (only on the listed attempts, if given); stops
+//!   early, failing, when canceled.
+//! - `fail`: `{"message": "...", "retryable": true}` fails.
+//! - `flaky`: fails (retryable) on attempt 1, succeeds afterwards.
+//! - `panic`: panics.
+//!
+//! With `--exec-log FILE` every execution is appended as one JSON line (instance, attempt, worker,
+//! handler, start, end, outcome), so tests can check what really ran where.
+
+use std::{io::Write as _, path::PathBuf, sync::Arc, time::Duration};
+
+use anyhow::Context as _;
+use ax_worker::{Context, HandlerError, Level, Worker};
+use clap::Parser;
+
+#[derive(Debug, Parser)]
+#[command(about = "ax demo worker")]
+struct Args {
+    /// axd endpoint; repeat (or separate with commas) for failover.
+    #[arg(
+        long,
+        env = "AX_ENDPOINT",
+        value_delimiter = ',',
+        default_value = "http://127.0.0.1:7070"
+    )]
+    endpoint: Vec<String>,
+    /// App name.
+    #[arg(long, default_value = "demo")]
+    app: String,
+    /// Worker id [default: <host>-<pid>].
+    #[arg(long)]
+    worker_id: Option<String>,
+    /// Attempts run at once.
+    #[arg(long, default_value_t = 4)]
+    capacity: u32,
+    /// CA certificate (PEM) for mTLS.
+    #[arg(long, env = "AX_CA")]
+    ca: Option<PathBuf>,
+    /// Worker certificate (PEM) for mTLS.
+    #[arg(long, env = "AX_CERT")]
+    cert: Option<PathBuf>,
+    /// Worker key (PEM) for mTLS.
+    #[arg(long, env = "AX_KEY")]
+    key: Option<PathBuf>,
+    /// Append one JSON line per execution to this file.
+    #[arg(long)]
+    exec_log: Option<PathBuf>,
+    /// Seconds a graceful shutdown waits for running handlers.
+    #[arg(long, default_value_t = 30)]
+    shutdown_deadline: u64,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct SleepParams {
+    #[serde(default)]
+    ms: u64,
+    #[serde(default)]
+    attempts: Option<Vec<u32>>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct FailParams {
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    retryable: bool,
+}
+
+struct ExecLog {
+    worker: String,
+    file: Option<std::sync::Mutex<std::fs::File>>,
+}
+
+impl ExecLog {
+    fn record(&self, ctx: &Context, start: chrono::DateTime<chrono::Utc>, outcome: &str) {
+        let Some(file) = &self.file else { return };
+        let line = serde_json::json!({
+            "instance": ctx.instance_id,
+            "attempt": ctx.attempt,
+            "worker": self.worker,
+            "handler": ctx.handler,
+            "task": ctx.task_name,
+            "trigger_time": ctx.trigger_time.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            "start": start.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            "end": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            "outcome": outcome,
+        });
+        let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = writeln!(f, "{line}");
+        let _ = f.flush();
+    }
+}
+
+/// Wraps a handler so its execution is logged.
+async fn logged<F, Fut>(log: Arc<ExecLog>, ctx: Context, f: F) -> Result<String, HandlerError>
+where
+    F: FnOnce(Context) -> Fut,
+    Fut: std::future::Future<Output = Result<String, HandlerError>>,
+{
+    let start = chrono::Utc::now();
+    let probe = ctx.clone();
+    let r = f(ctx).await;
+    log.record(&probe, start, if r.is_ok() { "SUCCESS" } else { "FAILED" });
+    r
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("AX_LOG").unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let args = Args::parse();
+    let mut builder = Worker::builder()
+        .endpoints(args.endpoint.clone())
+        .app(args.app.clone())
+        .capacity(args.capacity)
+        .shutdown_deadline(Duration::from_secs(args.shutdown_deadline))
+        .label("example", "demo-worker");
+    if let Some(id) = &args.worker_id {
+        builder = builder.worker_id(id.clone());
+    }
+    if let (Some(ca), Some(cert), Some(key)) = (&args.ca, &args.cert, &args.key) {
+        builder = builder.tls_files(ca, cert, key)?;
+    }
+    let worker_id = args
+        .worker_id
+        .clone()
+        .unwrap_or_else(ax_worker::default_worker_id);
+    let file = match &args.exec_log {
+        Some(p) => Some(std::sync::Mutex::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| format!("{}", p.display()))?,
+        )),
+        None => None,
+    };
+    let log = Arc::new(ExecLog {
+        worker: worker_id,
+        file,
+    });
+
+    let l = log.clone();
+    builder = builder.handler("echo", move |ctx: Context| {
+        logged(
+            l.clone(),
+            ctx,
+            |ctx| async move { Ok(ctx.params_raw.clone()) },
+        )
+    });
+    let l = log.clone();
+    builder = builder.handler("noop", move |ctx: Context| {
+        logged(l.clone(), ctx, |_| async { Ok(String::new()) })
+    });
+    let l = log.clone();
+    builder = builder.handler("sleep", move |ctx: Context| {
+        logged(l.clone(), ctx, |ctx| async move {
+            let p: SleepParams = if ctx.params_raw.trim() == "{}" {
+                SleepParams::default()
+            } else {
+                ctx.params()?
+            };
+            let applies = p.attempts.as_ref().is_none_or(|a| a.contains(&ctx.attempt));
+            if applies && p.ms > 0 {
+                ctx.log(Level::Info, format!("sleeping {} ms", p.ms));
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_millis(p.ms)) => {}
+                    () = ctx.cancellation().cancelled() => {
+                        ctx.log(Level::Warn, "canceled while sleeping");
+                        return Err(HandlerError::retryable("canceled while sleeping"));
+                    }
+                }
+            }
+            Ok(format!(
+                "{{\"slept_ms\":{}}}",
+                if applies { p.ms } else { 0 }
+            ))
+        })
+    });
+    let l = log.clone();
+    builder = builder.handler("fail", move |ctx: Context| {
+        logged(l.clone(), ctx, |ctx| async move {
+            let p: FailParams = ctx.params().unwrap_or_default();
+            let message = p.message.unwrap_or_else(|| "failed on purpose".into());
+            Err(if p.retryable {
+                HandlerError::retryable(message)
+            } else {
+                HandlerError::fatal(message)
+            })
+        })
+    });
+    let l = log.clone();
+    builder = builder.handler("flaky", move |ctx: Context| {
+        logged(l.clone(), ctx, |ctx| async move {
+            if ctx.attempt == 1 {
+                Err(HandlerError::retryable("first attempts fail"))
+            } else {
+                Ok("ok".to_owned())
+            }
+        })
+    });
+    builder = builder.handler("panic", |_ctx: Context| async move {
+        if std::hint::black_box(true) {
+            panic!("demo panic");
+        }
+        Ok::<_, HandlerError>(())
+    });
+    let worker = builder.build()?;
+    eprintln!(
+        "demo-worker {} serving app {:?} via {}",
+        worker.worker_id(),
+        args.app,
+        args.endpoint.join(",")
+    );
+    worker
+        .run_until(async {
+            use tokio::signal::unix::{SignalKind, signal};
+            match (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) {
+                (Ok(mut term), Ok(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
+                }
+                _ => std::future::pending::<()>().await,
+            }
+        })
+        .await?;
+    Ok(())
+}

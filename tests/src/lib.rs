@@ -9,6 +9,7 @@
 pub mod axd;
 pub mod client;
 pub mod procs;
+pub mod proxy;
 
 use std::{
     path::PathBuf,

@@ -47,3 +47,65 @@ pub fn bin(name: &str) -> PathBuf {
     }
     target_dir().join("examples").join(name)
 }
+
+/// A demo-worker process (worker-sdk/examples/demo-worker.rs) that is killed when dropped.
+pub struct DemoWorker {
+    /// The child process.
+    pub child: tokio::process::Child,
+}
+
+impl DemoWorker {
+    /// Starts `demo-worker` with `--endpoint` for each endpoint, the worker id, capacity and an
+    /// execution log.
+    pub fn start(endpoints: &[String], app: &str, worker_id: &str, capacity: u32, exec_log: &std::path::Path) -> DemoWorker {
+        let mut cmd = tokio::process::Command::new(bin("demo-worker"));
+        for e in endpoints {
+            cmd.arg("--endpoint").arg(e);
+        }
+        cmd.args(["--app", app, "--worker-id", worker_id, "--capacity", &capacity.to_string(), "--shutdown-deadline", "5"])
+            .arg("--exec-log")
+            .arg(exec_log)
+            .env("AX_LOG", "warn")
+            .kill_on_drop(true);
+        DemoWorker { child: cmd.spawn().expect("start demo-worker") }
+    }
+
+    /// SIGKILL: the process dies without a word to axd.
+    pub async fn kill_hard(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+    }
+}
+
+/// One line of a demo-worker execution log.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct Execution {
+    /// Instance id.
+    pub instance: i64,
+    /// Attempt.
+    pub attempt: u32,
+    /// Worker id.
+    pub worker: String,
+    /// Handler.
+    pub handler: String,
+    /// Task name.
+    pub task: String,
+    /// Trigger time (RFC 3339).
+    pub trigger_time: String,
+    /// Start (RFC 3339).
+    pub start: String,
+    /// End (RFC 3339).
+    pub end: String,
+    /// SUCCESS or FAILED.
+    pub outcome: String,
+}
+
+/// Reads an execution log (missing file = nothing ran).
+pub fn executions(path: &std::path::Path) -> Vec<Execution> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("execution line"))
+        .collect()
+}

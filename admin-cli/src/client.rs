@@ -18,24 +18,51 @@ pub type AdminClient = AdminServiceClient<Channel>;
 /// How long to wait for the TCP connection and the TLS handshake.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How long one call may take; admin calls are single database transactions, so a call this slow
-/// means something is stuck and the operator is better served by an error than by a hang.
+/// How long one call may take. No admin call does long work, so a call this slow means something is
+/// stuck, and the operator is better served by an error than by a hang.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Where axd is and how to authenticate to it. The flags work before or after the subcommand.
 #[derive(Args, Debug, Clone)]
 pub struct ConnectOptions {
     /// axd gRPC endpoint; use https:// with --ca (and --cert/--key for mTLS).
-    #[arg(long, global = true, env = "AX_ENDPOINT", default_value = "http://127.0.0.1:7070", value_name = "URL")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "AX_ENDPOINT",
+        default_value = "http://127.0.0.1:7070",
+        value_name = "URL"
+    )]
     pub endpoint: String,
     /// PEM file of the CA that signed axd's certificate.
-    #[arg(long, global = true, env = "AX_CA", value_name = "PATH")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "AX_CA",
+        value_name = "PATH"
+    )]
     pub ca: Option<PathBuf>,
     /// PEM client certificate (mTLS); its URI SAN is the caller identity, e.g. spiffe://ax/admin/NAME.
-    #[arg(long, global = true, env = "AX_CERT", value_name = "PATH", requires = "key")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "AX_CERT",
+        value_name = "PATH",
+        requires = "key"
+    )]
     pub cert: Option<PathBuf>,
     /// PEM private key of --cert.
-    #[arg(long, global = true, env = "AX_KEY", value_name = "PATH", requires = "cert")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "AX_KEY",
+        value_name = "PATH",
+        requires = "cert"
+    )]
     pub key: Option<PathBuf>,
 }
 
@@ -67,7 +94,9 @@ fn endpoint(options: &ConnectOptions) -> Result<Endpoint> {
             // Certificates with a plaintext endpoint would silently not be used; an operator who
             // set them believes the connection is authenticated, so say so instead.
             if options.ca.is_some() || options.cert.is_some() {
-                bail!("--ca/--cert/--key (or AX_CA/AX_CERT/AX_KEY) need an https:// endpoint, but the endpoint is {url}");
+                bail!(
+                    "--ca/--cert/--key (or AX_CA/AX_CERT/AX_KEY) need an https:// endpoint, but the endpoint is {url}"
+                );
             }
             Ok(endpoint)
         }
@@ -84,20 +113,24 @@ fn tls_config(options: &ConnectOptions, host: &str) -> Result<ClientTlsConfig> {
             options.endpoint
         )
     })?;
-    let ca = fs::read(ca_path).with_context(|| format!("cannot read --ca {}", ca_path.display()))?;
+    let ca =
+        fs::read(ca_path).with_context(|| format!("cannot read --ca {}", ca_path.display()))?;
     // An IPv6 host comes bracketed in a URI; certificate checks want the bare address.
     let server_name = host.trim_start_matches('[').trim_end_matches(']');
-    let mut tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca)).domain_name(server_name);
+    let mut tls = ClientTlsConfig::new()
+        .ca_certificate(Certificate::from_pem(ca))
+        .domain_name(server_name);
     if let (Some(cert_path), Some(key_path)) = (&options.cert, &options.key) {
-        let cert = fs::read(cert_path).with_context(|| format!("cannot read --cert {}", cert_path.display()))?;
-        let key = fs::read(key_path).with_context(|| format!("cannot read --key {}", key_path.display()))?;
+        let cert = fs::read(cert_path)
+            .with_context(|| format!("cannot read --cert {}", cert_path.display()))?;
+        let key = fs::read(key_path)
+            .with_context(|| format!("cannot read --key {}", key_path.display()))?;
         tls = tls.identity(Identity::from_pem(cert, key));
     }
     Ok(tls)
 }
 
-/// Unwraps a gRPC response, turning a failure into `Code: message`, e.g.
-/// `InvalidArgument: task.schedule.cron.expression: ...`.
+/// Unwraps a gRPC response, turning a failure into an [`RpcError`].
 pub trait RpcResultExt<T> {
     /// The response message, or the status as an error.
     fn rpc(self) -> Result<T>;
@@ -105,25 +138,69 @@ pub trait RpcResultExt<T> {
 
 impl<T> RpcResultExt<T> for std::result::Result<tonic::Response<T>, tonic::Status> {
     fn rpc(self) -> Result<T> {
-        self.map(tonic::Response::into_inner).map_err(|status| anyhow!(status_message(&status)))
+        self.map(tonic::Response::into_inner)
+            .map_err(|status| RpcError::from(&status).into())
     }
 }
 
-/// `Code: message`, followed by the causes of a transport failure (tonic's message alone is often
-/// just "transport error").
-fn status_message(status: &tonic::Status) -> String {
-    let mut text = format!("{:?}", status.code());
-    if !status.message().is_empty() {
-        text.push_str(": ");
-        text.push_str(status.message());
+/// A failed call, printed as `Code: message`, e.g.
+/// `InvalidArgument: task.schedule.cron.expression: ...`.
+#[derive(Debug)]
+pub struct RpcError {
+    message: String,
+    /// The call failed on the connection (tonic made the status from a transport error) rather
+    /// than with a status axd sent; only such failures are about the endpoint.
+    transport: bool,
+}
+
+impl From<&tonic::Status> for RpcError {
+    fn from(status: &tonic::Status) -> Self {
+        let mut message = format!("{:?}", status.code());
+        if !status.message().is_empty() {
+            message.push_str(": ");
+            message.push_str(status.message());
+        }
+        // tonic's message for a transport failure is often just "transport error"; the causes say
+        // what happened.
+        let mut source = std::error::Error::source(status);
+        let transport = source.is_some();
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !message.ends_with(&text) {
+                message.push_str(": ");
+                message.push_str(&text);
+            }
+            source = cause.source();
+        }
+        RpcError { message, transport }
     }
-    let mut source = std::error::Error::source(status);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
+}
+
+impl std::fmt::Display for RpcError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
     }
-    text
+}
+
+impl std::error::Error for RpcError {}
+
+impl ConnectOptions {
+    /// The error with what the operator needs to act on a connection failure: the endpoint, and
+    /// for mTLS without a client certificate the likely cause (axd refuses the handshake only when
+    /// the first call is made, so this does not surface while connecting).
+    pub fn explain(&self, err: anyhow::Error) -> anyhow::Error {
+        match err.downcast_ref::<RpcError>() {
+            Some(rpc) if rpc.transport => {
+                let hint = if self.endpoint.starts_with("https://") && self.cert.is_none() {
+                    " (no client certificate was given; if axd requires mTLS, set --cert and --key)"
+                } else {
+                    ""
+                };
+                err.context(format!("request to {} failed{hint}", self.endpoint))
+            }
+            _ => err,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -131,7 +208,12 @@ mod tests {
     use super::*;
 
     fn options(endpoint: &str) -> ConnectOptions {
-        ConnectOptions { endpoint: endpoint.to_owned(), ca: None, cert: None, key: None }
+        ConnectOptions {
+            endpoint: endpoint.to_owned(),
+            ca: None,
+            cert: None,
+            key: None,
+        }
     }
 
     #[test]
@@ -140,12 +222,39 @@ mod tests {
             "task.schedule.cron.expression: field 2 (hours) = 25 is out of range 0-23",
         );
         assert_eq!(
-            status_message(&status),
+            RpcError::from(&status).to_string(),
             "InvalidArgument: task.schedule.cron.expression: field 2 (hours) = 25 is out of range 0-23"
         );
-        assert_eq!(status_message(&tonic::Status::not_found("")), "NotFound");
-        let result: std::result::Result<tonic::Response<()>, _> = Err(tonic::Status::failed_precondition("running"));
-        assert_eq!(result.rpc().expect_err("failed").to_string(), "FailedPrecondition: running");
+        assert_eq!(
+            RpcError::from(&tonic::Status::not_found("")).to_string(),
+            "NotFound"
+        );
+        let result: std::result::Result<tonic::Response<()>, _> =
+            Err(tonic::Status::failed_precondition("running"));
+        assert_eq!(
+            result.rpc().expect_err("failed").to_string(),
+            "FailedPrecondition: running"
+        );
+    }
+
+    #[test]
+    fn only_transport_failures_are_explained_with_the_endpoint() {
+        let https = options("https://localhost:7070");
+        let from_axd: anyhow::Error =
+            RpcError::from(&tonic::Status::not_found("task \"x\" does not exist")).into();
+        assert_eq!(
+            https.explain(from_axd).to_string(),
+            "NotFound: task \"x\" does not exist"
+        );
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "connection closed");
+        let lost: anyhow::Error = RpcError::from(&tonic::Status::from_error(Box::new(io))).into();
+        let explained = format!("{:#}", https.explain(lost));
+        assert!(
+            explained
+                .starts_with("request to https://localhost:7070 failed (no client certificate"),
+            "{explained}"
+        );
+        assert!(explained.ends_with("connection closed"), "{explained}");
     }
 
     #[test]

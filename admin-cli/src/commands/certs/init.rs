@@ -1,0 +1,434 @@
+//! `axctl certs init DIR`: a development CA and the certificates an mTLS cluster needs, each
+//! carrying exactly one ax identity as a URI SAN (`spiffe://ax/<role>/<name>`), which is what axd
+//! authorizes on.
+//!
+//! Nothing is written unless every file can be: existing files are refused up front (or replaced
+//! with `--force`), and private keys are created with mode 0600 on unix, never widened afterwards.
+
+use std::{
+    fs,
+    io::{ErrorKind, Write as _},
+    net::{IpAddr, Ipv4Addr},
+    path::{Path, PathBuf},
+    time::{Duration, SystemTime},
+};
+
+use anyhow::{Context as _, Result, bail};
+use clap::Args;
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose, SanType,
+};
+use serde::Serialize;
+
+use crate::{
+    commands::Context,
+    output::{self, OutputFormat},
+};
+
+/// How long the certificates are valid.
+const VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// How far back validity starts, so that a host whose clock is slightly behind accepts them.
+const CLOCK_SKEW_MARGIN: Duration = Duration::from_secs(5 * 60);
+
+/// Arguments of `certs init`.
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// Directory to write into; created if missing.
+    pub dir: PathBuf,
+    /// App to issue a worker certificate for, spiffe://ax/worker/APP (repeatable).
+    #[arg(long = "app", value_name = "APP", default_value = "demo", value_parser = parse_app)]
+    pub apps: Vec<String>,
+    /// Name of the operator certificate, spiffe://ax/admin/NAME (may change anything).
+    #[arg(long, value_name = "NAME", default_value = "admin", value_parser = parse_name)]
+    pub admin: String,
+    /// Also issue a read-only certificate, spiffe://ax/viewer/NAME.
+    #[arg(long, value_name = "NAME", value_parser = parse_name)]
+    pub viewer: Option<String>,
+    /// Replace existing files.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// An app name as workers announce it: 1-64 characters of [a-z0-9._-], starting with a letter or
+/// digit (the rule of Hello.app, so a certificate is never issued for an app no worker can use).
+fn parse_app(text: &str) -> Result<String, String> {
+    check_name(text, |c| {
+        c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c)
+    })
+    .map_err(|e| {
+        format!("{e}; an app is 1-64 characters of a-z 0-9 . _ - starting with a letter or digit")
+    })
+}
+
+/// An operator name: 1-64 characters of [A-Za-z0-9._-], starting with a letter or digit. It is
+/// part of file names and of the SPIFFE id, so nothing that could leave DIR or add a path segment.
+fn parse_name(text: &str) -> Result<String, String> {
+    check_name(text, |c| c.is_ascii_alphanumeric() || "._-".contains(c)).map_err(|e| {
+        format!(
+            "{e}; a name is 1-64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit"
+        )
+    })
+}
+
+fn check_name(text: &str, allowed: impl Fn(char) -> bool) -> Result<String, String> {
+    let starts_well = text
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric());
+    if text.len() > 64 || !starts_well || !text.chars().all(allowed) {
+        return Err(format!("`{text}` is not allowed"));
+    }
+    Ok(text.to_owned())
+}
+
+/// One file to write.
+#[derive(Debug)]
+struct PemFile {
+    name: String,
+    contents: String,
+    /// A private key: mode 0600.
+    secret: bool,
+}
+
+/// JSON output of `certs init`.
+#[derive(Serialize)]
+struct Written {
+    dir: String,
+    files: Vec<String>,
+}
+
+/// Generates and writes the certificates.
+pub fn run(mut args: InitArgs, ctx: &Context) -> Result<()> {
+    // `--app demo --app demo` means one app, not a write conflict with itself.
+    let mut seen = std::collections::HashSet::new();
+    args.apps.retain(|app| seen.insert(app.clone()));
+    let files = generate(&args)?;
+    let paths = write_all(&args.dir, &files, args.force)?;
+    let view = Written {
+        dir: args.dir.display().to_string(),
+        files: paths.iter().map(|p| p.display().to_string()).collect(),
+    };
+    match ctx.output {
+        OutputFormat::Json => output::print_json(&view),
+        OutputFormat::Table => output::print_text(&instructions(&args, &view.files)),
+    }
+}
+
+/// The CA, then axd's server certificate, then one client certificate per identity.
+fn generate(args: &InitArgs) -> Result<Vec<PemFile>> {
+    let now = SystemTime::now();
+    let validity = (now - CLOCK_SKEW_MARGIN, now + VALIDITY);
+    let mut files = Vec::new();
+
+    let ca_key = KeyPair::generate().context("cannot generate the CA key")?;
+    let mut ca_params = params("ax dev CA", validity);
+    // Path length 0: the CA signs leaf certificates only, never another CA.
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca_cert = ca_params
+        .self_signed(&ca_key)
+        .context("cannot sign the CA certificate")?;
+    files.push(PemFile {
+        name: "ca.pem".into(),
+        contents: ca_cert.pem(),
+        secret: false,
+    });
+    files.push(PemFile {
+        name: "ca.key".into(),
+        contents: ca_key.serialize_pem(),
+        secret: true,
+    });
+    let issuer = Issuer::new(ca_params, ca_key);
+
+    let server_sans = vec![
+        SanType::DnsName("localhost".try_into().context("localhost is a DNS name")?),
+        SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+    ];
+    files.extend(leaf(
+        &issuer,
+        "server",
+        "localhost",
+        server_sans,
+        ExtendedKeyUsagePurpose::ServerAuth,
+        validity,
+    )?);
+
+    let mut identities: Vec<(String, String)> = args
+        .apps
+        .iter()
+        .map(|app| (format!("worker-{app}"), format!("spiffe://ax/worker/{app}")))
+        .collect();
+    identities.push((
+        format!("admin-{}", args.admin),
+        format!("spiffe://ax/admin/{}", args.admin),
+    ));
+    if let Some(viewer) = &args.viewer {
+        identities.push((
+            format!("viewer-{viewer}"),
+            format!("spiffe://ax/viewer/{viewer}"),
+        ));
+    }
+    for (stem, uri) in identities {
+        let san = SanType::URI(
+            uri.clone()
+                .try_into()
+                .with_context(|| format!("{uri} is not ASCII"))?,
+        );
+        files.extend(leaf(
+            &issuer,
+            &stem,
+            &uri,
+            vec![san],
+            ExtendedKeyUsagePurpose::ClientAuth,
+            validity,
+        )?);
+    }
+    Ok(files)
+}
+
+/// Parameters with a common name and validity, and nothing else.
+fn params(
+    common_name: &str,
+    (not_before, not_after): (SystemTime, SystemTime),
+) -> CertificateParams {
+    let mut params = CertificateParams::default();
+    let mut name = DistinguishedName::new();
+    name.push(DnType::CommonName, common_name);
+    params.distinguished_name = name;
+    params.not_before = not_before.into();
+    params.not_after = not_after.into();
+    params
+}
+
+/// A certificate signed by the CA, as `<stem>.pem` and `<stem>.key`.
+fn leaf(
+    issuer: &Issuer<'_, KeyPair>,
+    stem: &str,
+    common_name: &str,
+    subject_alt_names: Vec<SanType>,
+    usage: ExtendedKeyUsagePurpose,
+    validity: (SystemTime, SystemTime),
+) -> Result<[PemFile; 2]> {
+    let key = KeyPair::generate().with_context(|| format!("cannot generate the key of {stem}"))?;
+    let mut params = params(common_name, validity);
+    params.subject_alt_names = subject_alt_names;
+    params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    params.extended_key_usages = vec![usage];
+    params.use_authority_key_identifier_extension = true;
+    let cert = params
+        .signed_by(&key, issuer)
+        .with_context(|| format!("cannot sign the certificate of {stem}"))?;
+    Ok([
+        PemFile {
+            name: format!("{stem}.pem"),
+            contents: cert.pem(),
+            secret: false,
+        },
+        PemFile {
+            name: format!("{stem}.key"),
+            contents: key.serialize_pem(),
+            secret: true,
+        },
+    ])
+}
+
+/// Writes the files into `dir`, refusing to replace any unless `force`; returns their paths.
+fn write_all(dir: &Path, files: &[PemFile], force: bool) -> Result<Vec<PathBuf>> {
+    let paths: Vec<PathBuf> = files.iter().map(|f| dir.join(&f.name)).collect();
+    if !force {
+        let existing: Vec<String> = paths
+            .iter()
+            .filter(|p| p.exists())
+            .map(|p| p.display().to_string())
+            .collect();
+        if !existing.is_empty() {
+            bail!(
+                "refusing to overwrite {} (use --force to replace them)",
+                existing.join(", ")
+            );
+        }
+    }
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for (file, path) in files.iter().zip(&paths) {
+        write_new(path, file, force).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(paths)
+}
+
+/// Creates the file, private keys with mode 0600 from the start. A replaced file is removed first,
+/// so a key never inherits the permissions of whatever was there.
+fn write_new(path: &Path, file: &PemFile, replace: bool) -> std::io::Result<()> {
+    if replace {
+        match fs::remove_file(path) {
+            Err(err) if err.kind() != ErrorKind::NotFound => return Err(err),
+            _ => {}
+        }
+    }
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    if file.secret {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    let mut out = options.open(path)?;
+    out.write_all(file.contents.as_bytes())?;
+    out.sync_all()
+}
+
+/// What was written and how to use it.
+fn instructions(args: &InitArgs, files: &[String]) -> String {
+    let dir = args.dir.display();
+    let mut text = String::new();
+    for file in files {
+        text.push_str(&format!("wrote {file}\n"));
+    }
+    text.push_str(&format!(
+        "\nThe CA key {dir}/ca.key can issue any identity: keep it private (these are development certificates).\n\
+         \nStart axd with:\n  axd --tls-cert {dir}/server.pem --tls-key {dir}/server.key --tls-client-ca {dir}/ca.pem\n\
+         \nPoint axctl at it with:\n  export AX_ENDPOINT=https://localhost:7070 AX_CA={dir}/ca.pem AX_CERT={dir}/admin-{admin}.pem AX_KEY={dir}/admin-{admin}.key\n",
+        admin = args.admin
+    ));
+    if let Some(viewer) = &args.viewer {
+        text.push_str(&format!(
+            "  (read-only: AX_CERT={dir}/viewer-{viewer}.pem AX_KEY={dir}/viewer-{viewer}.key)\n"
+        ));
+    }
+    text.push_str("\nWorkers connect with their app's certificate and the CA:\n");
+    for app in &args.apps {
+        text.push_str(&format!(
+            "  app {app}: {dir}/worker-{app}.pem, {dir}/worker-{app}.key, {dir}/ca.pem\n"
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use x509_parser::{extensions::GeneralName, pem::parse_x509_pem};
+
+    use super::*;
+
+    fn args(apps: &[&str], viewer: Option<&str>) -> InitArgs {
+        InitArgs {
+            dir: PathBuf::from("unused"),
+            apps: apps.iter().map(|a| (*a).to_owned()).collect(),
+            admin: "alice".into(),
+            viewer: viewer.map(str::to_owned),
+            force: false,
+        }
+    }
+
+    /// What a certificate says: its SANs as `URI:...`/`DNS:...`/`IP:...`, its extended key usages,
+    /// whether it is a CA, and its validity in days.
+    struct Seen {
+        sans: Vec<String>,
+        server_auth: bool,
+        client_auth: bool,
+        ca: bool,
+        days: i64,
+    }
+
+    fn inspect(files: &[PemFile], name: &str) -> Seen {
+        let file = files.iter().find(|f| f.name == name).expect("file written");
+        let (_, pem) = parse_x509_pem(file.contents.as_bytes()).expect("PEM");
+        let cert = pem.parse_x509().expect("X.509");
+        let sans = cert
+            .subject_alternative_name()
+            .expect("valid SAN extension")
+            .map(|ext| {
+                ext.value
+                    .general_names
+                    .iter()
+                    .map(|name| match name {
+                        GeneralName::URI(u) => format!("URI:{u}"),
+                        GeneralName::DNSName(d) => format!("DNS:{d}"),
+                        GeneralName::IPAddress(ip) => format!("IP:{ip:?}"),
+                        other => format!("{other:?}"),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let eku = cert.extended_key_usage().expect("valid EKU");
+        let validity = cert.validity();
+        Seen {
+            sans,
+            server_auth: eku.as_ref().is_some_and(|e| e.value.server_auth),
+            client_auth: eku.as_ref().is_some_and(|e| e.value.client_auth),
+            ca: cert.is_ca(),
+            days: (validity.not_after.timestamp() - validity.not_before.timestamp()) / 86_400,
+        }
+    }
+
+    #[test]
+    fn every_identity_gets_exactly_one_spiffe_uri_and_client_auth() {
+        let files = generate(&args(&["billing", "demo"], Some("bob"))).expect("generate");
+        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "ca.pem",
+                "ca.key",
+                "server.pem",
+                "server.key",
+                "worker-billing.pem",
+                "worker-billing.key",
+                "worker-demo.pem",
+                "worker-demo.key",
+                "admin-alice.pem",
+                "admin-alice.key",
+                "viewer-bob.pem",
+                "viewer-bob.key",
+            ]
+        );
+        for (file, uri) in [
+            ("worker-billing.pem", "spiffe://ax/worker/billing"),
+            ("worker-demo.pem", "spiffe://ax/worker/demo"),
+            ("admin-alice.pem", "spiffe://ax/admin/alice"),
+            ("viewer-bob.pem", "spiffe://ax/viewer/bob"),
+        ] {
+            let seen = inspect(&files, file);
+            assert_eq!(seen.sans, [format!("URI:{uri}")], "{file}");
+            assert!(seen.client_auth && !seen.server_auth && !seen.ca, "{file}");
+        }
+        let secrets: Vec<&str> = files
+            .iter()
+            .filter(|f| f.secret)
+            .map(|f| f.name.as_str())
+            .collect();
+        assert!(secrets.iter().all(|n| n.ends_with(".key")));
+        assert_eq!(secrets.len(), 6);
+    }
+
+    #[test]
+    fn the_server_certificate_is_for_localhost_and_the_ca_signs_for_a_year() {
+        let files = generate(&args(&["demo"], None)).expect("generate");
+        let server = inspect(&files, "server.pem");
+        assert_eq!(server.sans, ["DNS:localhost", "IP:[127, 0, 0, 1]"]);
+        assert!(server.server_auth && !server.client_auth && !server.ca);
+        assert_eq!(server.days, 365);
+        let ca = inspect(&files, "ca.pem");
+        assert!(ca.ca);
+        assert!(ca.sans.is_empty());
+        assert!(!files.iter().any(|f| f.name.starts_with("viewer-")));
+    }
+
+    #[test]
+    fn names_that_could_leave_the_directory_are_refused() {
+        assert_eq!(parse_app("billing-v2.eu"), Ok("billing-v2.eu".to_owned()));
+        assert!(parse_app("Billing").is_err(), "apps are lower case");
+        assert!(parse_app("").is_err());
+        assert!(parse_app("-x").is_err());
+        assert!(parse_app(&"a".repeat(65)).is_err());
+        assert_eq!(parse_name("Alice.Ops"), Ok("Alice.Ops".to_owned()));
+        for bad in ["../x", "a/b", ".hidden", "", "a b"] {
+            assert!(parse_name(bad).is_err(), "{bad:?}");
+        }
+    }
+}

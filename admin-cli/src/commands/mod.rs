@@ -1,0 +1,81 @@
+//! The subcommands of axctl, one module per noun (`task`, `instance`, ...) and one file per verb,
+//! plus the context every command runs with: how to reach axd and how to print.
+
+use anyhow::{Result, anyhow};
+use clap::Subcommand;
+
+use crate::{
+    client::{self, AdminClient, ConnectOptions},
+    output::OutputFormat,
+};
+
+pub mod certs;
+pub mod cluster;
+pub mod instance;
+pub mod schedule;
+pub mod scheduler;
+pub mod task;
+pub mod worker;
+
+/// What a command needs from the global options.
+#[derive(Debug)]
+pub struct Context {
+    /// How to print the result.
+    pub output: OutputFormat,
+    /// Where axd is; commands that talk to it connect through [`Context::client`].
+    pub connection: ConnectOptions,
+}
+
+impl Context {
+    /// A client connected to the endpoint (fails naming the endpoint when it cannot connect).
+    pub async fn client(&self) -> Result<AdminClient> {
+        client::connect(&self.connection).await
+    }
+}
+
+/// A response field axd always sets; without it the server is broken or speaks another version.
+pub fn required<T>(value: Option<T>, what: &str) -> Result<T> {
+    value.ok_or_else(|| anyhow!("axd sent a response without {what}"))
+}
+
+/// Top-level nouns.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Create, inspect, change, trigger and delete tasks.
+    // Boxed: the task flags make this variant several times larger than the others.
+    #[command(subcommand)]
+    Task(Box<task::TaskCommand>),
+    /// Evaluate schedules without storing anything.
+    #[command(subcommand)]
+    Schedule(schedule::ScheduleCommand),
+    /// Inspect, cancel and retry instances (one trigger of a task each).
+    #[command(subcommand)]
+    Instance(instance::InstanceCommand),
+    /// Connected worker sessions.
+    #[command(subcommand)]
+    Worker(worker::WorkerCommand),
+    /// The axd processes of the cluster.
+    #[command(subcommand)]
+    Scheduler(scheduler::SchedulerCommand),
+    /// Cluster-wide counts.
+    #[command(subcommand)]
+    Cluster(cluster::ClusterCommand),
+    /// Development certificates for mTLS (local files only, no server needed).
+    #[command(subcommand)]
+    Certs(certs::CertsCommand),
+}
+
+impl Command {
+    /// Runs the command.
+    pub async fn run(self, ctx: &Context) -> Result<()> {
+        match self {
+            Command::Task(command) => command.run(ctx).await,
+            Command::Schedule(command) => command.run(ctx).await,
+            Command::Instance(command) => command.run(ctx).await,
+            Command::Worker(command) => command.run(ctx).await,
+            Command::Scheduler(command) => command.run(ctx).await,
+            Command::Cluster(command) => command.run(ctx).await,
+            Command::Certs(command) => command.run(ctx),
+        }
+    }
+}

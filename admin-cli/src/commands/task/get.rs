@@ -1,0 +1,95 @@
+//! `axctl task get NAME`: a task, its next fire times and its recent task-level events.
+
+use anyhow::Result;
+use ax_proto::v1::{GetTaskRequest, PreviewScheduleRequest, SchedulePreview};
+use clap::Args;
+use serde::Serialize;
+
+use crate::{
+    client::{AdminClient, RpcResultExt as _},
+    commands::{Context, required},
+    output::{self, OutputFormat, PreviewView, Table, TaskEventView, TaskView},
+};
+
+/// Fire times shown under a task, as many as create and update show.
+const PREVIEW_FIRES: u32 = 5;
+
+/// Arguments of `task get`.
+#[derive(Args, Debug)]
+pub struct GetArgs {
+    /// Task name.
+    pub name: String,
+}
+
+/// JSON output of `task get`.
+#[derive(Serialize)]
+struct TaskWithEvents {
+    task: TaskView,
+    events: Vec<TaskEventView>,
+}
+
+/// Shows the task.
+pub async fn run(args: GetArgs, ctx: &Context) -> Result<()> {
+    let mut client = ctx.client().await?;
+    let response = client
+        .get_task(GetTaskRequest { name: args.name })
+        .await
+        .rpc()?;
+    let task = required(response.task, "the task")?;
+    let view = TaskWithEvents {
+        task: TaskView::from(&task),
+        events: response.events.iter().map(TaskEventView::from).collect(),
+    };
+    match ctx.output {
+        OutputFormat::Json => output::print_json(&view),
+        OutputFormat::Table => {
+            let mut text = output::task_details(&view.task);
+            let schedule = task.spec.and_then(|s| s.schedule);
+            // GetTask carries no preview; people reading a task want to see when it fires, so ask.
+            // A failure here must not hide the task itself, so it becomes a note.
+            match preview(&mut client, schedule).await {
+                Ok(Some(preview)) => {
+                    let preview = PreviewView::from(&preview);
+                    text.push('\n');
+                    text.push_str(&output::preview_details(&preview));
+                    output::echo_warnings_if_piped(&preview.warnings);
+                }
+                Ok(None) => {}
+                Err(err) => eprintln!("note: cannot preview the schedule: {err:#}"),
+            }
+            text.push_str("\nrecent events:\n");
+            if view.events.is_empty() {
+                text.push_str("  none\n");
+            } else {
+                let mut table = Table::new(["TIME", "KIND", "ACTOR", "MESSAGE"]);
+                for event in &view.events {
+                    table.row([
+                        output::or_dash(event.time.clone()),
+                        event.kind.clone(),
+                        output::or_dash(Some(event.actor.as_str())),
+                        event.message.clone(),
+                    ]);
+                }
+                text.push_str(&output::indent(&table.render()));
+            }
+            output::print_text(&text)
+        }
+    }
+}
+
+/// The next fires of a stored schedule from now; None for a task without a schedule.
+async fn preview(
+    client: &mut AdminClient,
+    schedule: Option<ax_proto::v1::Schedule>,
+) -> Result<Option<SchedulePreview>> {
+    let Some(schedule) = schedule else {
+        return Ok(None);
+    };
+    let request = PreviewScheduleRequest {
+        schedule: Some(schedule),
+        from: None,
+        count: PREVIEW_FIRES,
+    };
+    let response = client.preview_schedule(request).await.rpc()?;
+    Ok(response.preview)
+}

@@ -1,0 +1,658 @@
+//! Runs the real axctl binary against an in-process fake AdminService over mTLS, with certificates
+//! made by `axctl certs init`. The fake answers a few calls with canned data and records what it
+//! was sent, so these tests check the wire requests, the JSON contract, error printing and exit
+//! codes end to end without axd.
+
+use std::{
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+};
+
+use ax_proto::v1::{
+    admin_service_server::{AdminService, AdminServiceServer},
+    *,
+};
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tonic::{
+    Request, Response, Status,
+    transport::{Certificate, Identity, Server, ServerTlsConfig, server::TcpIncoming},
+};
+
+/// What the fake was sent.
+#[derive(Default)]
+struct Seen {
+    created: Option<TaskSpec>,
+    updated: Option<UpdateTaskRequest>,
+    /// Whether the last call came with a client certificate.
+    client_cert: bool,
+}
+
+#[derive(Clone, Default)]
+struct Fake {
+    seen: Arc<Mutex<Seen>>,
+}
+
+fn ts(seconds: i64, nanos: i32) -> Option<prost_types::Timestamp> {
+    Some(prost_types::Timestamp { seconds, nanos })
+}
+
+fn secs(seconds: i64) -> prost_types::Duration {
+    prost_types::Duration { seconds, nanos: 0 }
+}
+
+/// The stored task: 2 retries with a list backoff of 5s.
+fn stored_task(spec: Option<TaskSpec>) -> Task {
+    let mut spec = spec.unwrap_or_else(|| TaskSpec {
+        name: "nightly".into(),
+        app: "demo".into(),
+        handler: "report".into(),
+        retry_policy: Some(RetryPolicy {
+            max_retries: 2,
+            backoff: Some(Backoff {
+                kind: Some(backoff::Kind::List(ListBackoff {
+                    delays: vec![secs(5)],
+                })),
+            }),
+        }),
+        ..TaskSpec::default()
+    });
+    spec.misfire_policy = MisfirePolicy::FireOnce as i32;
+    spec.routing = RoutingStrategy::LeastLoaded as i32;
+    spec.enabled.get_or_insert(true);
+    Task {
+        id: 1,
+        spec: Some(spec),
+        next_fire_time: ts(1_767_232_800, 0),
+        create_time: ts(1_767_225_600, 0),
+        update_time: None,
+        version: 1,
+    }
+}
+
+fn preview() -> SchedulePreview {
+    SchedulePreview {
+        fires: vec![
+            Fire {
+                time: ts(1_767_232_800, 0),
+                local_time: "2026-01-01T02:00:00+00:00".into(),
+            },
+            Fire {
+                time: ts(1_767_319_200, 0),
+                local_time: "2026-01-02T02:00:00+00:00".into(),
+            },
+        ],
+        fires_per_day: 1.0,
+        warnings: vec!["this is a test warning".into()],
+        description: "cron (unix dialect) in UTC".into(),
+    }
+}
+
+type Reply<T> = std::result::Result<Response<T>, Status>;
+
+#[tonic::async_trait]
+impl AdminService for Fake {
+    async fn create_task(&self, request: Request<CreateTaskRequest>) -> Reply<CreateTaskResponse> {
+        let spec = request.into_inner().task;
+        self.seen.lock().expect("lock").created = spec.clone();
+        Ok(Response::new(CreateTaskResponse {
+            task: Some(stored_task(spec)),
+            preview: Some(preview()),
+        }))
+    }
+    async fn get_task(&self, request: Request<GetTaskRequest>) -> Reply<GetTaskResponse> {
+        if request.get_ref().name != "nightly" {
+            return Err(Status::not_found(format!(
+                "task {:?} does not exist",
+                request.get_ref().name
+            )));
+        }
+        Ok(Response::new(GetTaskResponse {
+            task: Some(stored_task(None)),
+            events: vec![],
+        }))
+    }
+    async fn list_tasks(&self, _: Request<ListTasksRequest>) -> Reply<ListTasksResponse> {
+        Err(Status::unimplemented("fake"))
+    }
+    async fn update_task(&self, request: Request<UpdateTaskRequest>) -> Reply<UpdateTaskResponse> {
+        let request = request.into_inner();
+        self.seen.lock().expect("lock").updated = Some(request.clone());
+        Ok(Response::new(UpdateTaskResponse {
+            task: Some(stored_task(None)),
+            preview: Some(preview()),
+        }))
+    }
+    async fn delete_task(&self, _: Request<DeleteTaskRequest>) -> Reply<DeleteTaskResponse> {
+        Ok(Response::new(DeleteTaskResponse {
+            canceled_instances: 3,
+        }))
+    }
+    async fn enable_task(&self, _: Request<EnableTaskRequest>) -> Reply<EnableTaskResponse> {
+        Err(Status::unimplemented("fake"))
+    }
+    async fn disable_task(&self, _: Request<DisableTaskRequest>) -> Reply<DisableTaskResponse> {
+        Err(Status::unimplemented("fake"))
+    }
+    async fn trigger_task(&self, _: Request<TriggerTaskRequest>) -> Reply<TriggerTaskResponse> {
+        Err(Status::unimplemented("fake"))
+    }
+    async fn preview_schedule(
+        &self,
+        request: Request<PreviewScheduleRequest>,
+    ) -> Reply<PreviewScheduleResponse> {
+        match request.into_inner().schedule.and_then(|s| s.kind) {
+            Some(schedule::Kind::Cron(cron)) if cron.expression == "0 25 * * *" => {
+                Err(Status::invalid_argument(
+                    "task.schedule.cron.expression: field 2 (hours) = 25 is out of range 0-23",
+                ))
+            }
+            _ => Ok(Response::new(PreviewScheduleResponse {
+                preview: Some(preview()),
+            })),
+        }
+    }
+    async fn list_instances(
+        &self,
+        _: Request<ListInstancesRequest>,
+    ) -> Reply<ListInstancesResponse> {
+        Err(Status::unimplemented("fake"))
+    }
+    async fn get_instance(
+        &self,
+        request: Request<GetInstanceRequest>,
+    ) -> Reply<GetInstanceResponse> {
+        let event = |seconds, nanos, from: InstanceStatus, to: InstanceStatus| InstanceEvent {
+            time: ts(seconds, nanos),
+            from_status: from as i32,
+            to_status: to as i32,
+            attempt: 1,
+            scheduler_id: "axd-1".into(),
+            worker_id: "w1".into(),
+            reason: String::new(),
+        };
+        Ok(Response::new(GetInstanceResponse {
+            instance: Some(Instance {
+                id: request.get_ref().id,
+                task_name: "nightly".into(),
+                status: InstanceStatus::Running as i32,
+                source: InstanceSource::Manual as i32,
+                params: "{\"x\":1}".into(),
+                ..Instance::default()
+            }),
+            events: vec![
+                event(
+                    1_767_261_600,
+                    0,
+                    InstanceStatus::Unspecified,
+                    InstanceStatus::Pending,
+                ),
+                event(
+                    1_767_261_601,
+                    204_000_000,
+                    InstanceStatus::Pending,
+                    InstanceStatus::Dispatched,
+                ),
+                event(
+                    1_767_261_601,
+                    304_000_000,
+                    InstanceStatus::Dispatched,
+                    InstanceStatus::Running,
+                ),
+            ],
+        }))
+    }
+    async fn cancel_instance(
+        &self,
+        _: Request<CancelInstanceRequest>,
+    ) -> Reply<CancelInstanceResponse> {
+        Err(Status::failed_precondition("instance 9 is already SUCCESS"))
+    }
+    async fn retry_instance(
+        &self,
+        _: Request<RetryInstanceRequest>,
+    ) -> Reply<RetryInstanceResponse> {
+        Err(Status::unimplemented("fake"))
+    }
+    async fn get_instance_logs(
+        &self,
+        _: Request<GetInstanceLogsRequest>,
+    ) -> Reply<GetInstanceLogsResponse> {
+        Err(Status::unimplemented("fake"))
+    }
+    async fn list_workers(&self, _: Request<ListWorkersRequest>) -> Reply<ListWorkersResponse> {
+        Err(Status::unimplemented("fake"))
+    }
+    async fn list_schedulers(
+        &self,
+        _: Request<ListSchedulersRequest>,
+    ) -> Reply<ListSchedulersResponse> {
+        Err(Status::unimplemented("fake"))
+    }
+    async fn get_cluster_stats(
+        &self,
+        request: Request<GetClusterStatsRequest>,
+    ) -> Reply<GetClusterStatsResponse> {
+        let has_cert = request.peer_certs().is_some_and(|certs| !certs.is_empty());
+        self.seen.lock().expect("lock").client_cert = has_cert;
+        Ok(Response::new(GetClusterStatsResponse {
+            tasks: 3,
+            enabled_tasks: 2,
+            instances: vec![
+                StatusCount {
+                    status: InstanceStatus::Pending as i32,
+                    count: 5,
+                },
+                StatusCount {
+                    status: InstanceStatus::Running as i32,
+                    count: 1,
+                },
+            ],
+            workers: 1,
+            schedulers: 1,
+        }))
+    }
+}
+
+/// A running fake axd with its certificates; stops when dropped.
+struct Harness {
+    dir: PathBuf,
+    addr: SocketAddr,
+    seen: Arc<Mutex<Seen>>,
+    _stop: oneshot::Sender<()>,
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Harness {
+    /// Writes certificates with `axctl certs init` and serves the fake with mTLS on 127.0.0.1:0.
+    async fn start(test: &str) -> Harness {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let dir = std::env::temp_dir().join(format!("axctl-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = axctl_raw(
+            &[],
+            &[
+                "certs",
+                "init",
+                dir.to_str().expect("utf-8 path"),
+                "--viewer",
+                "bob",
+            ],
+        )
+        .await;
+        assert!(
+            out.status.success(),
+            "certs init failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+
+        let read = |name: &str| std::fs::read(dir.join(name)).expect("certificate file");
+        let tls = ServerTlsConfig::new()
+            .identity(Identity::from_pem(read("server.pem"), read("server.key")))
+            .client_ca_root(Certificate::from_pem(read("ca.pem")));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let fake = Fake::default();
+        let seen = fake.seen.clone();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let server = Server::builder()
+            .tls_config(tls)
+            .expect("tls config")
+            .add_service(AdminServiceServer::new(fake))
+            .serve_with_incoming_shutdown(TcpIncoming::from(listener), async {
+                let _ = stopped.await;
+            });
+        tokio::spawn(server);
+        Harness {
+            dir,
+            addr,
+            seen,
+            _stop: stop,
+        }
+    }
+
+    /// The environment that points axctl at the fake with the admin certificate.
+    fn env(&self) -> Vec<(String, String)> {
+        let path = |name: &str| self.dir.join(name).display().to_string();
+        vec![
+            (
+                "AX_ENDPOINT".into(),
+                format!("https://localhost:{}", self.addr.port()),
+            ),
+            ("AX_CA".into(), path("ca.pem")),
+            ("AX_CERT".into(), path("admin-admin.pem")),
+            ("AX_KEY".into(), path("admin-admin.key")),
+        ]
+    }
+
+    async fn axctl(&self, args: &[&str]) -> Output {
+        Output::from(axctl_raw(&self.env(), args).await)
+    }
+}
+
+/// Runs the binary with only the given AX_* variables set.
+async fn axctl_raw(env: &[(String, String)], args: &[&str]) -> std::process::Output {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_axctl"));
+    for name in ["AX_ENDPOINT", "AX_CA", "AX_CERT", "AX_KEY"] {
+        command.env_remove(name);
+    }
+    command.envs(env.iter().map(|(k, v)| (k, v))).args(args);
+    command.output().await.expect("run axctl")
+}
+
+/// A finished axctl run.
+struct Output {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl From<std::process::Output> for Output {
+    fn from(out: std::process::Output) -> Self {
+        Output {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+impl Output {
+    fn json(&self) -> Value {
+        assert_eq!(self.code, Some(0), "stderr: {}", self.stderr);
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {}", self.stdout))
+    }
+}
+
+#[tokio::test]
+async fn cluster_stats_over_mtls_prints_every_status() {
+    let fake = Harness::start("stats").await;
+    let stats = fake.axctl(&["cluster", "stats", "-o", "json"]).await.json();
+    assert_eq!(stats["tasks"], 3);
+    assert_eq!(stats["enabled_tasks"], 2);
+    assert_eq!(stats["instances"]["PENDING"], 5);
+    assert_eq!(stats["instances"]["RUNNING"], 1);
+    assert_eq!(stats["instances"]["SKIPPED"], 0);
+    assert!(
+        fake.seen.lock().expect("lock").client_cert,
+        "the admin certificate was presented"
+    );
+}
+
+#[tokio::test]
+async fn server_errors_print_the_code_and_message_and_exit_1() {
+    let fake = Harness::start("errors").await;
+    let out = fake
+        .axctl(&["schedule", "preview", "--cron", "0 25 * * *", "-o", "json"])
+        .await;
+    assert_eq!(out.code, Some(1));
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr.trim_end(),
+        "error: InvalidArgument: task.schedule.cron.expression: field 2 (hours) = 25 is out of range 0-23"
+    );
+    let out = fake.axctl(&["instance", "cancel", "9"]).await;
+    assert_eq!(out.code, Some(1));
+    assert_eq!(
+        out.stderr.trim_end(),
+        "error: FailedPrecondition: instance 9 is already SUCCESS"
+    );
+}
+
+#[tokio::test]
+async fn create_sends_the_spec_and_prints_task_and_preview() {
+    let fake = Harness::start("create").await;
+    let args = [
+        "task",
+        "create",
+        "nightly",
+        "--app",
+        "demo",
+        "--handler",
+        "report",
+        "--cron",
+        "0 2 * * *",
+        "--tz",
+        "Europe/London",
+        "--timeout",
+        "1h30m",
+        "--label",
+        "team=ops",
+        "-o",
+        "json",
+    ];
+    let out = fake.axctl(&args).await.json();
+    let sent = fake
+        .seen
+        .lock()
+        .expect("lock")
+        .created
+        .clone()
+        .expect("create was called");
+    assert_eq!(sent.name, "nightly");
+    assert_eq!(sent.timeout, Some(secs(5400)));
+    assert!(
+        matches!(sent.schedule.and_then(|s| s.kind), Some(schedule::Kind::Cron(c)) if c.time_zone == "Europe/London")
+    );
+    assert_eq!(out["task"]["schedule"]["kind"], "CRON");
+    assert_eq!(out["task"]["timeout"], "1h30m");
+    assert_eq!(out["task"]["misfire_policy"], "FIRE_ONCE");
+    assert_eq!(out["task"]["labels"]["team"], "ops");
+    assert_eq!(out["preview"]["fires"][0]["time"], "2026-01-01T02:00:00Z");
+    assert_eq!(out["preview"]["warnings"][0], "this is a test warning");
+
+    let table = fake
+        .axctl(&[
+            "task",
+            "create",
+            "t2",
+            "--app",
+            "demo",
+            "--handler",
+            "h",
+            "--manual",
+        ])
+        .await;
+    assert_eq!(table.code, Some(0), "{}", table.stderr);
+    assert!(
+        table.stdout.contains("warning: this is a test warning"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        table.stderr.contains("warning: this is a test warning"),
+        "piped stdout: warnings repeated on stderr"
+    );
+}
+
+#[tokio::test]
+async fn update_with_only_retries_keeps_the_stored_backoff() {
+    let fake = Harness::start("update").await;
+    fake.axctl(&["task", "update", "nightly", "--retries", "7", "-o", "json"])
+        .await
+        .json();
+    let sent = fake
+        .seen
+        .lock()
+        .expect("lock")
+        .updated
+        .clone()
+        .expect("update was called");
+    assert_eq!(sent.name, "nightly");
+    assert_eq!(sent.update_mask.expect("mask").paths, ["retry_policy"]);
+    let policy = sent
+        .task
+        .and_then(|t| t.retry_policy)
+        .expect("retry policy");
+    assert_eq!(policy.max_retries, 7);
+    assert_eq!(
+        policy.backoff,
+        Some(Backoff {
+            kind: Some(backoff::Kind::List(ListBackoff {
+                delays: vec![secs(5)]
+            }))
+        })
+    );
+
+    let out = fake
+        .axctl(&["task", "update", "missing", "--backoff", "1s"])
+        .await;
+    assert_eq!(out.code, Some(1));
+    assert!(
+        out.stderr.starts_with("error: NotFound: task \"missing\""),
+        "{}",
+        out.stderr
+    );
+}
+
+#[tokio::test]
+async fn instance_get_reports_the_time_between_events() {
+    let fake = Harness::start("instance").await;
+    let out = fake
+        .axctl(&["instance", "get", "42", "-o", "json"])
+        .await
+        .json();
+    assert_eq!(out["instance"]["id"], 42);
+    assert_eq!(out["instance"]["status"], "RUNNING");
+    assert_eq!(out["instance"]["source"], "MANUAL");
+    assert_eq!(out["instance"]["params"]["x"], 1);
+    let events = out["events"].as_array().expect("events");
+    assert_eq!(events[0]["from_status"], Value::Null);
+    assert_eq!(events[0]["since_previous"], Value::Null);
+    assert_eq!(events[1]["from_status"], "PENDING");
+    assert_eq!(events[1]["since_previous"], "1s204ms");
+    assert_eq!(events[2]["since_previous"], "100ms");
+
+    let table = fake.axctl(&["instance", "get", "42"]).await;
+    assert!(
+        table.stdout.contains("PENDING -> DISPATCHED"),
+        "{}",
+        table.stdout
+    );
+    assert!(table.stdout.contains("+1.204s"), "{}", table.stdout);
+}
+
+#[tokio::test]
+async fn delete_reports_canceled_instances() {
+    let fake = Harness::start("delete").await;
+    let out = fake
+        .axctl(&["task", "delete", "nightly", "-o", "json"])
+        .await
+        .json();
+    assert_eq!(
+        out,
+        serde_json::json!({"deleted": "nightly", "canceled_instances": 3})
+    );
+}
+
+#[tokio::test]
+async fn connection_failures_name_the_endpoint() {
+    let fake = Harness::start("connect").await;
+    // No client certificate: the server refuses the handshake.
+    let mut env = fake.env();
+    env.retain(|(k, _)| k == "AX_ENDPOINT" || k == "AX_CA");
+    let endpoint = env[0].1.clone();
+    let out = Output::from(axctl_raw(&env, &["cluster", "stats"]).await);
+    assert_eq!(out.code, Some(1));
+    assert!(out.stderr.contains(&endpoint), "{}", out.stderr);
+    // Nothing listening.
+    drop(fake);
+    let out = Output::from(
+        axctl_raw(
+            &[],
+            &["--endpoint", "http://127.0.0.1:9", "cluster", "stats"],
+        )
+        .await,
+    );
+    assert_eq!(out.code, Some(1));
+    assert!(
+        out.stderr
+            .starts_with("error: cannot connect to http://127.0.0.1:9"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A second `certs init` into the same directory must not silently replace keys in use.
+#[tokio::test]
+async fn certs_init_refuses_to_overwrite_without_force() {
+    let fake = Harness::start("certs").await;
+    let dir: &Path = &fake.dir;
+    let out = Output::from(axctl_raw(&[], &["certs", "init", dir.to_str().expect("utf-8")]).await);
+    assert_eq!(out.code, Some(1));
+    assert!(
+        out.stderr.contains("refusing to overwrite"),
+        "{}",
+        out.stderr
+    );
+    let out = Output::from(
+        axctl_raw(
+            &[],
+            &[
+                "certs",
+                "init",
+                dir.to_str().expect("utf-8"),
+                "--force",
+                "-o",
+                "json",
+            ],
+        )
+        .await,
+    );
+    let json = out.json();
+    assert_eq!(json["files"].as_array().map(Vec::len), Some(8));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(dir.join("admin-admin.key"))
+            .expect("key")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}
+
+#[tokio::test]
+async fn usage_errors_name_the_flag_and_value_and_exit_1() {
+    let out = Output::from(
+        axctl_raw(
+            &[],
+            &[
+                "task",
+                "create",
+                "x",
+                "--app",
+                "a",
+                "--handler",
+                "h",
+                "--every",
+                "10x",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(out.code, Some(1));
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr
+            .starts_with("error: invalid value '10x' for '--every <DUR>'"),
+        "{}",
+        out.stderr
+    );
+    let out = Output::from(axctl_raw(&[], &["task", "update", "x"]).await);
+    assert_eq!(out.code, Some(1));
+    assert!(
+        out.stderr.starts_with("error: nothing to update"),
+        "{}",
+        out.stderr
+    );
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs every test of ax: makes PostgreSQL and MariaDB available (scripts/test-databases.sh), installs
+# the Python example worker's requirements, then runs `cargo test` on the whole workspace.
+# Extra arguments go to cargo test (e.g. `./scripts/test.sh -p ax-scheduler`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+urls=$(./scripts/test-databases.sh)
+while IFS= read -r line; do export "${line?}"; done <<<"$urls"
+python3 -m pip install --quiet --disable-pip-version-check -r examples/python-worker/requirements.txt
+cargo test --workspace --locked "$@"

@@ -109,3 +109,99 @@ pub fn executions(path: &std::path::Path) -> Vec<Execution> {
         .map(|l| serde_json::from_str(l).expect("execution line"))
         .collect()
 }
+
+/// The real `axd` binary, stopped with SIGTERM (or killed) when dropped.
+pub struct AxdProcess {
+    /// The child.
+    pub child: tokio::process::Child,
+    /// Address it listens on (from its readiness line).
+    pub addr: std::net::SocketAddr,
+    /// Its stderr log file.
+    pub log: std::path::PathBuf,
+}
+
+impl AxdProcess {
+    /// Starts `axd` with `args` (add `--listen 127.0.0.1:0` to pick a free port) and waits for its
+    /// readiness line `axd listening on ADDR`.
+    pub async fn start(args: &[&str], log: &std::path::Path) -> AxdProcess {
+        use tokio::io::AsyncBufReadExt as _;
+        let stderr = std::fs::File::create(log).expect("axd log");
+        let mut child = tokio::process::Command::new(bin("axd"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(stderr)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start axd");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = tokio::io::BufReader::new(stdout).lines();
+        let line = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("axd did not become ready; log: {}", std::fs::read_to_string(log).unwrap_or_default()))
+            .expect("read stdout")
+            .unwrap_or_else(|| panic!("axd exited; log: {}", std::fs::read_to_string(log).unwrap_or_default()));
+        let addr = line
+            .strip_prefix("axd listening on ")
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("unexpected readiness line {line:?}"));
+        // Keep draining stdout so axd never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        AxdProcess { child, addr, log: log.to_path_buf() }
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    pub async fn terminate(&mut self) -> std::process::ExitStatus {
+        if let Some(pid) = self.child.id() {
+            let _ = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+        }
+        tokio::time::timeout(std::time::Duration::from_secs(20), self.child.wait())
+            .await
+            .expect("axd stops within 20 s of SIGTERM")
+            .expect("wait")
+    }
+
+    /// SIGKILL.
+    pub async fn kill_hard(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+    }
+}
+
+/// The outcome of one `axctl` run.
+#[derive(Debug)]
+pub struct CtlOutput {
+    /// Exit code.
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl CtlOutput {
+    /// The JSON document on stdout (the run must have succeeded).
+    pub fn json(&self) -> serde_json::Value {
+        assert_eq!(self.code, 0, "axctl failed: {}", self.stderr);
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {}", self.stdout))
+    }
+}
+
+/// Runs `axctl` with `args` and environment `env`.
+pub async fn axctl(env: &[(&str, &str)], args: &[&str]) -> CtlOutput {
+    let out = tokio::process::Command::new(bin("axctl"))
+        .args(args)
+        .env_remove("AX_CA")
+        .env_remove("AX_CERT")
+        .env_remove("AX_KEY")
+        .env_remove("AX_ENDPOINT")
+        .envs(env.iter().copied())
+        .output()
+        .await
+        .expect("run axctl");
+    CtlOutput {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}

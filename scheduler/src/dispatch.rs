@@ -18,7 +18,7 @@ use crate::{
     model::add,
     registry::Session,
     service::Core,
-    store::Assignment,
+    store::{Assignment, WorkerOp},
 };
 
 /// The dispatcher of one axd.
@@ -106,21 +106,14 @@ impl Dispatcher {
                     "could not be delivered to session {} (stream closed or not reading)",
                     a.session_id
                 );
-                if let Err(e) = core
-                    .store
-                    .requeue(
-                        key.0,
-                        key.1,
-                        &a.session_id,
-                        &reason,
-                        core.clock.now(),
-                        &core.scheduler_id,
-                    )
-                    .await
-                {
-                    // The ack lease will bring it back.
-                    tracing::warn!(instance = key.0, error = %e, "re-queueing an undelivered assignment failed");
-                }
+                let op = WorkerOp::Reject {
+                    instance_id: key.0,
+                    attempt: key.1,
+                    session_id: a.session_id.clone(),
+                    reason,
+                };
+                // If axd is shutting down, the ack lease brings it back instead.
+                let _ = core.writer.submit(op, None).await;
             }
         }
         Ok(n)

@@ -352,6 +352,10 @@ mod tests {
         b.grant(2, false);
         reg.insert(a.clone());
         reg.insert(b.clone());
+        let d = reg.demand();
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].handlers, vec!["h1".to_owned(), "h2".to_owned()]);
+        assert_eq!(d[0].limit, 7);
         // Only b serves h2.
         assert_eq!(
             reg.route(&ready(1, "h2", Routing::LeastLoaded), 1)
@@ -381,8 +385,5 @@ mod tests {
             .session_id;
         assert_ne!(x, y);
         assert!(reg.route(&ready(5, "nope", Routing::Random), 1).is_none());
-        let d = reg.demand();
-        assert_eq!(d.len(), 1);
-        assert_eq!(d[0].handlers, vec!["h1".to_owned(), "h2".to_owned()]);
     }
 }

@@ -140,6 +140,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     } else {
         AuthMode::Open
     };
+    let (writer, writer_queue) = crate::writer::Writer::new();
     let core = Arc::new(Core {
         store: store.clone(),
         clock: clock.clone(),
@@ -147,6 +148,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         auth: auth_mode,
         signals: Signals::default(),
         registry: Arc::new(Registry::default()),
+        writer,
         sessions: SessionSettings {
             heartbeat_interval: config.heartbeat_interval,
             ack_timeout: config.ack_timeout,
@@ -212,6 +214,10 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     tasks.push(spawn(
         "dispatch",
         Dispatcher::new(core.clone()).run(cancel.clone()),
+    ));
+    tasks.push(spawn(
+        "writer",
+        crate::writer::run(core.clone(), writer_queue, cancel.clone()),
     ));
     let sweeper = Sweeper::new(
         core.clone(),

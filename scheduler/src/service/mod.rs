@@ -4,7 +4,9 @@ use std::{sync::Arc, time::Duration};
 
 use tokio::sync::Notify;
 
-use crate::{auth::AuthMode, clock::Clock, model::Ts, registry::Registry, store::Store};
+use crate::{
+    auth::AuthMode, clock::Clock, model::Ts, registry::Registry, store::Store, writer::Writer,
+};
 
 pub mod admin;
 pub mod worker;
@@ -76,6 +78,8 @@ pub struct Core {
     pub signals: Signals,
     /// Worker streams on this axd.
     pub registry: Arc<Registry>,
+    /// Group commit of worker messages.
+    pub writer: Writer,
     /// Session timing.
     pub sessions: SessionSettings,
     /// How often axd heartbeats into `ax_scheduler`; three missed heartbeats mean "not alive".

@@ -21,7 +21,7 @@ use crate::{
     model::{WorkerRecord, add},
     registry::{Outbound, Session},
     service::Core,
-    store::{AcceptOutcome, AttemptEnd, CompleteOutcome, Completion},
+    store::{AttemptEnd, Completion, WorkerOp},
     validate,
 };
 
@@ -112,14 +112,6 @@ fn msg(m: pb::scheduler_message::Msg) -> Outbound {
     Ok(pb::SchedulerMessage { msg: Some(m) })
 }
 
-fn cancel_msg(instance_id: i64, attempt: u32, reason: String) -> Outbound {
-    msg(pb::scheduler_message::Msg::Cancel(pb::Cancel {
-        instance_id,
-        attempt,
-        reason,
-    }))
-}
-
 #[tonic::async_trait]
 impl WorkerService for WorkerApi {
     type ConnectStream = ReceiverStream<Outbound>;
@@ -200,7 +192,8 @@ impl WorkerService for WorkerApi {
             })
             .collect();
 
-        let (tx, rx) = mpsc::channel(usize::try_from(hello.capacity).unwrap_or(1) + 64);
+        // Room for an Assign and an ack per slot, plus control messages: credits bound the rest.
+        let (tx, rx) = mpsc::channel(usize::try_from(hello.capacity).unwrap_or(1) * 2 + 64);
         let session = Arc::new(Session::new(
             id.clone(),
             hello.worker_id.clone(),
@@ -329,14 +322,15 @@ async fn run_session(
     tracing::info!(session = %session.id, worker = %session.worker_id, %reason, "worker session ended");
 }
 
-fn unavailable(e: impl std::fmt::Display) -> End {
-    End::Error(Status::unavailable(format!(
-        "axd could not record this message ({e}); reconnect and resend"
-    )))
-}
-
-async fn handle(core: &Core, session: &Session, m: pb::WorkerMessage) -> Result<(), End> {
+async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Result<(), End> {
     let now = core.clock.now();
+    let submit = |op: WorkerOp| async move {
+        if core.writer.submit(op, Some(session.clone())).await {
+            Ok(())
+        } else {
+            Err(End::Closed("axd is shutting down".to_owned()))
+        }
+    };
     match m.msg {
         None => Err(End::Error(invalid("message", "empty WorkerMessage"))),
         Some(Msg::Hello(_)) => Err(End::Error(invalid(
@@ -350,50 +344,24 @@ async fn handle(core: &Core, session: &Session, m: pb::WorkerMessage) -> Result<
             Ok(())
         }
         Some(Msg::Accepted(a)) => {
-            let lease_until = add(now, core.sessions.lease_ttl());
-            match core
-                .store
-                .mark_running(a.instance_id, a.attempt, &session.id, now, lease_until)
-                .await
-            {
-                Ok(AcceptOutcome::Started) => {
-                    core.signals.sweep.notify_one();
-                    Ok(())
-                }
-                Ok(AcceptOutcome::AlreadyRunning) => Ok(()),
-                Ok(AcceptOutcome::NotCurrent(why)) => {
-                    let _ = session.tx.try_send(cancel_msg(
-                        a.instance_id,
-                        a.attempt,
-                        format!("not yours to run: {why}"),
-                    ));
-                    Ok(())
-                }
-                Err(e) => Err(unavailable(e)),
-            }
+            submit(WorkerOp::Accepted {
+                instance_id: a.instance_id,
+                attempt: a.attempt,
+                session_id: session.id.clone(),
+            })
+            .await
         }
         Some(Msg::Reject(r)) => {
             validate::text("reject.reason", &r.reason, 1024).map_err(|e| End::Error(e.into()))?;
             session.finish((r.instance_id, r.attempt));
             let reason = format!("rejected by worker {}: {}", session.worker_id, r.reason);
-            match core
-                .store
-                .requeue(
-                    r.instance_id,
-                    r.attempt,
-                    &session.id,
-                    &reason,
-                    now,
-                    &core.scheduler_id,
-                )
-                .await
-            {
-                Ok(_) => {
-                    core.signals.dispatch.notify_one();
-                    Ok(())
-                }
-                Err(e) => Err(unavailable(e)),
-            }
+            submit(WorkerOp::Reject {
+                instance_id: r.instance_id,
+                attempt: r.attempt,
+                session_id: session.id.clone(),
+                reason,
+            })
+            .await
         }
         Some(Msg::Progress(p)) => {
             let message = validate::truncate(p.message, 1024);
@@ -451,46 +419,16 @@ async fn handle(core: &Core, session: &Session, m: pb::WorkerMessage) -> Result<
                     )));
                 }
             };
-            let c = Completion {
+            // The slot is free as soon as the worker says so; the ack follows the commit.
+            session.finish((r.instance_id, r.attempt));
+            submit(WorkerOp::Result(Completion {
                 instance_id: r.instance_id,
                 attempt: r.attempt,
                 session_id: session.id.clone(),
                 worker_id: session.worker_id.clone(),
                 end,
-            };
-            let outcome = core
-                .store
-                .complete(&c, now, &core.scheduler_id)
-                .await
-                .map_err(unavailable)?;
-            session.finish((r.instance_id, r.attempt));
-            let (applied, note) = match outcome {
-                CompleteOutcome::Applied(status) => {
-                    if status == crate::model::InstanceStatus::Pending {
-                        core.signals.dispatch.notify_one();
-                    }
-                    (true, String::new())
-                }
-                CompleteOutcome::Ignored(why) => (false, why),
-            };
-            let ack = pb::ResultAck {
-                instance_id: r.instance_id,
-                attempt: r.attempt,
-                applied,
-                note,
-            };
-            // Waits only for this worker's own stream.
-            if session
-                .tx
-                .send(msg(pb::scheduler_message::Msg::ResultAck(ack)))
-                .await
-                .is_err()
-            {
-                return Err(End::Closed(
-                    "stream closed while acknowledging a result".to_owned(),
-                ));
-            }
-            Ok(())
+            }))
+            .await
         }
     }
 }

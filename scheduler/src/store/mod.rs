@@ -307,6 +307,56 @@ pub enum AcceptOutcome {
     NotCurrent(String),
 }
 
+/// A message from a worker that changes an instance.
+#[derive(Debug, Clone)]
+pub enum WorkerOp {
+    /// The attempt started.
+    Accepted {
+        /// Instance.
+        instance_id: i64,
+        /// Attempt.
+        attempt: u32,
+        /// Session that sent it.
+        session_id: String,
+    },
+    /// The attempt ended.
+    Result(Completion),
+    /// The worker will not run it (or it could not be delivered).
+    Reject {
+        /// Instance.
+        instance_id: i64,
+        /// Attempt.
+        attempt: u32,
+        /// Session that held it.
+        session_id: String,
+        /// Why, for the trail.
+        reason: String,
+    },
+}
+
+impl WorkerOp {
+    /// The instance it is about.
+    pub fn instance_id(&self) -> i64 {
+        match self {
+            WorkerOp::Accepted { instance_id, .. } | WorkerOp::Reject { instance_id, .. } => {
+                *instance_id
+            }
+            WorkerOp::Result(c) => c.instance_id,
+        }
+    }
+}
+
+/// What happened to a [`WorkerOp`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkerOpOutcome {
+    /// For Accepted.
+    Accepted(AcceptOutcome),
+    /// For Result.
+    Result(CompleteOutcome),
+    /// For Reject: whether it went back to PENDING.
+    Rejected(bool),
+}
+
 /// A session's live numbers, written by the lease loop.
 #[derive(Debug, Clone)]
 pub struct SessionSync {
@@ -323,6 +373,8 @@ pub struct SessionSync {
 /// A command for the axd holding a worker's stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Command {
+    /// The axd holding the stream.
+    pub scheduler_id: String,
     /// Target session.
     pub session_id: String,
     /// Instance.
@@ -522,37 +574,16 @@ pub trait Store: Send + Sync + 'static {
     /// The earliest `available_at` of PENDING instances of these apps.
     async fn next_available(&self, apps: &[String]) -> StoreResult<Option<Ts>>;
 
-    /// Puts a DISPATCHED attempt of `session_id` back to PENDING now (the worker rejected it, or it
-    /// could not be delivered). Does not count as a failure. False if it was not in that state.
-    async fn requeue(
+    /// Applies worker messages (Accepted, Result, Reject) in order, in one transaction (group
+    /// commit across streams): the rows are locked, the state machine of `lifecycle.rs` decides, and
+    /// changed rows, events, queued cancels and FIXED_DELAY next fires are written together.
+    async fn apply_worker_ops(
         &self,
-        id: i64,
-        attempt: u32,
-        session_id: &str,
-        reason: &str,
-        now: Ts,
-        scheduler_id: &str,
-    ) -> StoreResult<bool>;
-
-    /// `Accepted`: DISPATCHED -> RUNNING for the session holding the attempt; starts the run
-    /// deadline (task timeout) and the lease.
-    async fn mark_running(
-        &self,
-        id: i64,
-        attempt: u32,
-        session_id: &str,
+        ops: &[WorkerOp],
         now: Ts,
         lease_until: Ts,
-    ) -> StoreResult<AcceptOutcome>;
-
-    /// A worker's result, applied with the retry policy if it comes from the session holding the
-    /// current attempt; otherwise recorded and ignored.
-    async fn complete(
-        &self,
-        c: &Completion,
-        now: Ts,
         scheduler_id: &str,
-    ) -> StoreResult<CompleteOutcome>;
+    ) -> StoreResult<Vec<WorkerOpOutcome>>;
 
     /// Latest progress of the current attempt of the session.
     async fn record_progress(

@@ -88,6 +88,10 @@ const UPSERT_SCHEDULER: &str = "INSERT INTO ax_scheduler (scheduler_id, host, ad
     VALUES (?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE host = VALUES(host), address = VALUES(address), \
     version = VALUES(version), heartbeat_at = VALUES(heartbeat_at)";
 
+/// Bulk update of lifecycle columns: MySQL has no `UPDATE ... FROM`, so it joins a derived table.
+const BULK_UPDATE_PREFIX: &str = "UPDATE ax_instance AS i JOIN (";
+const BULK_UPDATE_SUFFIX: &str = ") AS v ON i.id = v.id SET i.status = v.status, i.attempt = v.attempt, i.failures = v.failures, i.available_at = v.available_at, i.worker_id = v.worker_id, i.session_id = v.session_id, i.scheduler_id = v.scheduler_id, i.lease_expires_at = v.lease_expires_at, i.deadline_at = v.deadline_at, i.started_at = v.started_at, i.finished_at = v.finished_at, i.message = v.message, i.output = v.output, i.updated_at = v.updated_at";
+
 mod imp {
     use super::*;
 

@@ -68,6 +68,10 @@ const UPSERT_SCHEDULER: &str = "INSERT INTO ax_scheduler (scheduler_id, host, ad
     VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scheduler_id) DO UPDATE SET host = excluded.host, \
     address = excluded.address, version = excluded.version, heartbeat_at = excluded.heartbeat_at";
 
+/// Bulk update of lifecycle columns: `UPDATE ... FROM (SELECT ... UNION ALL SELECT ...) AS v`.
+const BULK_UPDATE_PREFIX: &str = "UPDATE ax_instance SET status = v.status, attempt = v.attempt, failures = v.failures, available_at = v.available_at, worker_id = v.worker_id, session_id = v.session_id, scheduler_id = v.scheduler_id, lease_expires_at = v.lease_expires_at, deadline_at = v.deadline_at, started_at = v.started_at, finished_at = v.finished_at, message = v.message, output = v.output, updated_at = v.updated_at FROM (";
+const BULK_UPDATE_SUFFIX: &str = ") AS v WHERE ax_instance.id = v.id";
+
 mod imp {
     use super::*;
 

@@ -72,14 +72,16 @@ macro_rules! impl_store {
 
         use crate::{
             error::{StoreError, StoreResult},
+            lifecycle::{Batch, Ctx},
             model::{
                 Instance, InstanceEvent, InstanceSource, InstanceStatus, LogLine, SchedulerRecord, Task,
                 TaskEvent, TaskEventKind, Ts, WorkerRecord, from_micros, to_micros,
             },
             store::{
-                AcceptOutcome, Actor, AppDemand, Assignment, AttemptEnd, Backend, CancelOutcome, ClusterStats, Command,
-                CompleteOutcome, Completion, InstanceFilter, ManualTrigger, NewInstance, NewTask, PlanDecision, Planner,
+                AcceptOutcome, Actor, AppDemand, Assignment, Backend, CancelOutcome, ClusterStats, Command,
+                CompleteOutcome, InstanceFilter, ManualTrigger, NewInstance, NewTask, PlanDecision, Planner,
                 ReadyInstance, RetryOutcome, SessionRef, SessionSync, Store, SweepReport, TaskUpdate, TriggerRound,
+                WorkerOp, WorkerOpOutcome,
                 rows::{EventRaw, InstanceRaw, TaskRaw, decode_labels, decode_list, encode_labels, encode_list},
                 sql::{BATCH, sql},
             },
@@ -308,20 +310,12 @@ macro_rules! impl_store {
             Ok(out)
         }
 
-        async fn lock_instance(tx: &mut Tx, id: i64) -> StoreResult<Option<Instance>> {
-            sqlx::query(sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE id = ?{FOR_UPDATE}"))
-                .bind(id)
-                .fetch_optional(&mut **tx)
-                .await?
-                .map(|r| read_instance(&r))
-                .transpose()
-        }
 
         /// FIXED_DELAY: when a scheduled instance reaches a final state, the next fire is `interval`
         /// after that moment. Runs in the transaction that finalizes the instance.
         #[allow(dead_code)]
         async fn schedule_after_completion(tx: &mut Tx, inst: &Instance, now: Ts) -> StoreResult<()> {
-            if inst.source == InstanceSource::Manual {
+            if !crate::lifecycle::drives_fixed_delay(inst) {
                 return Ok(());
             }
             sqlx::query(sql!(
@@ -344,13 +338,6 @@ macro_rules! impl_store {
                 .transpose()
         }
 
-        async fn fetch_instance(tx: &mut Tx, id: i64) -> StoreResult<Instance> {
-            let r = sqlx::query(sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE id = ?"))
-                .bind(id)
-                .fetch_one(&mut **tx)
-                .await?;
-            read_instance(&r)
-        }
 
         fn push_ids(qb: &mut QueryBuilder<$db>, ids: &[i64]) {
             qb.push("(");
@@ -374,132 +361,127 @@ macro_rules! impl_store {
             i32::try_from(v).unwrap_or(i32::MAX)
         }
 
-        /// How an attempt ends, including the endings axd decides itself.
-        enum EndKind {
-            Success { message: String, output: String },
-            Failed { message: String, retryable: bool },
-            Timeout { message: String },
-            Lost { message: String },
+
+
+
+
+        /// Locks instances by id (in id order, so concurrent writers cannot deadlock).
+        async fn lock_instances(tx: &mut Tx, ids: &[i64]) -> StoreResult<HashMap<i64, Instance>> {
+            let mut out = HashMap::with_capacity(ids.len());
+            for chunk in ids.chunks(BATCH) {
+                let mut qb: QueryBuilder<$db> = QueryBuilder::new(sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE id IN "));
+                push_ids(&mut qb, chunk);
+                qb.push(sql!(" ORDER BY id{FOR_UPDATE}"));
+                for r in qb.build().fetch_all(&mut **tx).await? {
+                    let i = read_instance(&r)?;
+                    out.insert(i.id, i);
+                }
+            }
+            Ok(out)
         }
 
-        /// Ends the current attempt of a held instance (locked by the caller): SUCCESS, or a failure
-        /// that the retry policy turns into PENDING with a backoff or into a final state. Every
-        /// transition writes an event; a final state schedules a FIXED_DELAY task's next fire.
-        async fn end_attempt(
-            tx: &mut Tx,
-            inst: &Instance,
-            end: EndKind,
-            now: Ts,
-            scheduler_id: &str,
-        ) -> StoreResult<InstanceStatus> {
-            let worker = inst.worker_id.clone().unwrap_or_default();
-            let event = |from: InstanceStatus, to: InstanceStatus, reason: String| NewEvent {
-                instance_id: inst.id,
-                at: now,
-                from: Some(from),
-                to,
-                attempt: inst.attempt,
-                scheduler_id: scheduler_id.to_owned(),
-                worker_id: worker.clone(),
-                reason,
-            };
-            if let EndKind::Success { message, output } = end {
-                sqlx::query(sql!(
-                    "UPDATE ax_instance SET status = 'SUCCESS', finished_at = ?, updated_at = ?, message = ?, output = ?, \
-                     lease_expires_at = NULL, deadline_at = NULL WHERE id = ? AND attempt = ? AND status = ?"
-                ))
-                .bind(to_micros(now))
-                .bind(to_micros(now))
-                .bind(message.as_str())
-                .bind(output)
-                .bind(inst.id)
-                .bind(i32_of(inst.attempt))
-                .bind(inst.status.as_str())
-                .execute(&mut **tx)
-                .await?;
-                let reason = if message.is_empty() { "succeeded".to_owned() } else { format!("succeeded: {message}") };
-                insert_events(tx, &[event(inst.status, InstanceStatus::Success, reason)]).await?;
-                schedule_after_completion(tx, inst, now).await?;
-                return Ok(InstanceStatus::Success);
-            }
-            let (failed, reason, retryable) = match end {
-                EndKind::Failed { message, retryable } => (InstanceStatus::Failed, format!("handler failed: {message}"), retryable),
-                EndKind::Timeout { message } => (InstanceStatus::Timeout, message, true),
-                EndKind::Lost { message } => (InstanceStatus::Failed, message, true),
-                EndKind::Success { .. } => unreachable!("handled above"),
-            };
-            let failures = inst.failures + 1;
-            if retryable && failures <= inst.max_retries {
-                let delay = inst.backoff.delay(failures, fastrand::f64());
-                let at = crate::model::add(now, delay);
-                sqlx::query(sql!(
-                    "UPDATE ax_instance SET status = 'PENDING', failures = ?, available_at = ?, updated_at = ?, message = ?, \
-                     lease_expires_at = NULL, deadline_at = NULL WHERE id = ? AND attempt = ? AND status = ?"
-                ))
-                .bind(i32_of(failures))
-                .bind(to_micros(at))
-                .bind(to_micros(now))
-                .bind(reason.as_str())
-                .bind(inst.id)
-                .bind(i32_of(inst.attempt))
-                .bind(inst.status.as_str())
-                .execute(&mut **tx)
-                .await?;
-                let retry = format!(
-                    "retry {failures}/{} in {} (at {})",
-                    inst.max_retries,
-                    crate::schedule::fmt_duration(delay),
-                    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-                );
-                insert_events(tx, &[event(inst.status, failed, reason), event(failed, InstanceStatus::Pending, retry)]).await?;
-                Ok(InstanceStatus::Pending)
-            } else {
-                let why = if !retryable {
-                    format!("{reason} (not retryable)")
-                } else if inst.max_retries > 0 {
-                    format!("{reason} (all {} retries used)", inst.max_retries)
-                } else {
-                    reason
-                };
-                sqlx::query(sql!(
-                    "UPDATE ax_instance SET status = ?, failures = ?, finished_at = ?, updated_at = ?, message = ?, \
-                     lease_expires_at = NULL, deadline_at = NULL WHERE id = ? AND attempt = ? AND status = ?"
-                ))
-                .bind(failed.as_str())
-                .bind(i32_of(failures))
-                .bind(to_micros(now))
-                .bind(to_micros(now))
-                .bind(why.as_str())
-                .bind(inst.id)
-                .bind(i32_of(inst.attempt))
-                .bind(inst.status.as_str())
-                .execute(&mut **tx)
-                .await?;
-                insert_events(tx, &[event(inst.status, failed, why)]).await?;
-                schedule_after_completion(tx, inst, now).await?;
-                Ok(failed)
-            }
+        /// Claims instances matching `sql` (one `?` for now, one for the limit), skipping rows
+        /// other axd hold.
+        async fn claim_instances(tx: &mut Tx, sql: &'static str, now: Ts, limit: u32) -> StoreResult<Vec<Instance>> {
+            sqlx::query(sql).bind(to_micros(now)).bind(i64::from(limit)).fetch_all(&mut **tx).await?.iter().map(read_instance).collect()
         }
 
-        async fn queue_cancel(tx: &mut Tx, inst: &Instance, reason: &str, now: Ts) -> StoreResult<()> {
-            let (Some(sched), Some(session)) = (&inst.scheduler_id, &inst.session_id) else { return Ok(()) };
-            sqlx::query(sql!(
-                "INSERT INTO ax_command (scheduler_id, session_id, instance_id, attempt, kind, reason, created_at) \
-                 VALUES (?, ?, ?, ?, 'CANCEL', ?, ?)"
-            ))
-            .bind(sched.as_str())
-            .bind(session.as_str())
-            .bind(inst.id)
-            .bind(i32_of(inst.attempt))
-            .bind(reason)
-            .bind(to_micros(now))
-            .execute(&mut **tx)
-            .await?;
+        /// Writes the lifecycle columns of changed instances in one statement per chunk.
+        async fn write_instances(tx: &mut Tx, rows: &[&Instance]) -> StoreResult<()> {
+            for chunk in rows.chunks(BATCH / 2) {
+                let mut qb: QueryBuilder<$db> = QueryBuilder::new(BULK_UPDATE_PREFIX);
+                let mut first = true;
+                for i in chunk {
+                    qb.push(if first { "SELECT " } else { " UNION ALL SELECT " });
+                    let mut sep = qb.separated(", ");
+                    if first {
+                        // Names for the derived table's columns come from the first branch.
+                        sep.push_bind(i.id).push_unseparated(" AS id");
+                        sep.push_bind(i.status.as_str()).push_unseparated(" AS status");
+                        sep.push_bind(i32_of(i.attempt)).push_unseparated(" AS attempt");
+                        sep.push_bind(i32_of(i.failures)).push_unseparated(" AS failures");
+                        sep.push_bind(to_micros(i.available_at)).push_unseparated(" AS available_at");
+                        sep.push_bind(i.worker_id.clone()).push_unseparated(" AS worker_id");
+                        sep.push_bind(i.session_id.clone()).push_unseparated(" AS session_id");
+                        sep.push_bind(i.scheduler_id.clone()).push_unseparated(" AS scheduler_id");
+                        sep.push_bind(i.lease_expires_at.map(to_micros)).push_unseparated(" AS lease_expires_at");
+                        sep.push_bind(i.deadline_at.map(to_micros)).push_unseparated(" AS deadline_at");
+                        sep.push_bind(i.started_at.map(to_micros)).push_unseparated(" AS started_at");
+                        sep.push_bind(i.finished_at.map(to_micros)).push_unseparated(" AS finished_at");
+                        sep.push_bind(i.message.clone()).push_unseparated(" AS message");
+                        sep.push_bind(i.output.clone()).push_unseparated(" AS output");
+                        sep.push_bind(to_micros(i.updated_at)).push_unseparated(" AS updated_at");
+                    } else {
+                        sep.push_bind(i.id)
+                            .push_bind(i.status.as_str())
+                            .push_bind(i32_of(i.attempt))
+                            .push_bind(i32_of(i.failures))
+                            .push_bind(to_micros(i.available_at))
+                            .push_bind(i.worker_id.clone())
+                            .push_bind(i.session_id.clone())
+                            .push_bind(i.scheduler_id.clone())
+                            .push_bind(i.lease_expires_at.map(to_micros))
+                            .push_bind(i.deadline_at.map(to_micros))
+                            .push_bind(i.started_at.map(to_micros))
+                            .push_bind(i.finished_at.map(to_micros))
+                            .push_bind(i.message.clone())
+                            .push_bind(i.output.clone())
+                            .push_bind(to_micros(i.updated_at));
+                    }
+                    first = false;
+                }
+                qb.push(BULK_UPDATE_SUFFIX);
+                qb.build().execute(&mut **tx).await?;
+            }
             Ok(())
         }
 
-        async fn claim_expired(tx: &mut Tx, sql: &'static str, now: Ts, limit: u32) -> StoreResult<Vec<Instance>> {
-            sqlx::query(sql).bind(to_micros(now)).bind(i64::from(limit)).fetch_all(&mut **tx).await?.iter().map(read_instance).collect()
+        async fn insert_commands(tx: &mut Tx, commands: &[Command], now: Ts) -> StoreResult<()> {
+            for chunk in commands.chunks(BATCH) {
+                let mut qb: QueryBuilder<$db> = QueryBuilder::new(
+                    "INSERT INTO ax_command (scheduler_id, session_id, instance_id, attempt, kind, reason, created_at) ",
+                );
+                qb.push_values(chunk, |mut b, c| {
+                    b.push_bind(c.scheduler_id.clone())
+                        .push_bind(c.session_id.clone())
+                        .push_bind(c.instance_id)
+                        .push_bind(i32_of(c.attempt))
+                        .push_bind("CANCEL")
+                        .push_bind(c.reason.clone())
+                        .push_bind(to_micros(now));
+                });
+                qb.build().execute(&mut **tx).await?;
+            }
+            Ok(())
+        }
+
+        /// Writes what a batch of transitions decided: changed rows, events, cancels and the next
+        /// fire of FIXED_DELAY tasks whose instance finished.
+        async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, ctx: Ctx<'_>) -> StoreResult<()> {
+            let changed: Vec<&Instance> = batch.changed.iter().filter_map(|id| rows.get(id)).collect();
+            write_instances(tx, &changed).await?;
+            let events: Vec<NewEvent> = batch
+                .events
+                .into_iter()
+                .map(|e| NewEvent {
+                    instance_id: e.instance_id,
+                    at: ctx.now,
+                    from: e.from,
+                    to: e.to,
+                    attempt: e.attempt,
+                    scheduler_id: ctx.scheduler_id.to_owned(),
+                    worker_id: e.worker_id,
+                    reason: e.reason,
+                })
+                .collect();
+            insert_events(tx, &events).await?;
+            insert_commands(tx, &batch.commands, ctx.now).await?;
+            for id in &batch.finalized {
+                if let Some(i) = rows.get(id) {
+                    schedule_after_completion(tx, i, ctx.now).await?;
+                }
+            }
+            Ok(())
         }
 
         #[async_trait]
@@ -977,87 +959,32 @@ macro_rules! impl_store {
 
             async fn cancel_instance(&self, id: i64, reason: &str, now: Ts, actor: &Actor<'_>) -> StoreResult<CancelOutcome> {
                 let mut tx = begin(&self.pool).await?;
-                let Some(inst) = lock_instance(&mut tx, id).await? else {
-                    return Ok(CancelOutcome::NotFound);
+                let mut rows = lock_instances(&mut tx, &[id]).await?;
+                let Some(inst) = rows.get_mut(&id) else { return Ok(CancelOutcome::NotFound) };
+                let ctx = Ctx { now, scheduler_id: actor.scheduler_id };
+                let Some(fx) = crate::lifecycle::cancel(inst, reason, actor.caller, ctx) else {
+                    return Ok(CancelOutcome::AlreadyFinal(inst.clone()));
                 };
-                if inst.status.is_terminal() {
-                    return Ok(CancelOutcome::AlreadyFinal(inst));
-                }
-                let why = if reason.is_empty() {
-                    format!("canceled by {}", actor.caller)
-                } else {
-                    format!("canceled by {}: {reason}", actor.caller)
-                };
-                sqlx::query(sql!(
-                    "UPDATE ax_instance SET status = 'CANCELED', finished_at = ?, updated_at = ?, message = ?, \
-                     lease_expires_at = NULL, deadline_at = NULL WHERE id = ? AND status = ? AND attempt = ?"
-                ))
-                .bind(to_micros(now))
-                .bind(to_micros(now))
-                .bind(why.as_str())
-                .bind(id)
-                .bind(inst.status.as_str())
-                .bind(i32::try_from(inst.attempt).unwrap_or(i32::MAX))
-                .execute(&mut *tx)
-                .await?;
-                if inst.status.is_held() {
-                    queue_cancel(&mut tx, &inst, &why, now).await?;
-                }
-                insert_events(
-                    &mut tx,
-                    &[NewEvent {
-                        instance_id: id,
-                        at: now,
-                        from: Some(inst.status),
-                        to: InstanceStatus::Canceled,
-                        attempt: inst.attempt,
-                        scheduler_id: actor.scheduler_id.to_owned(),
-                        worker_id: inst.worker_id.clone().unwrap_or_default(),
-                        reason: why,
-                    }],
-                )
-                .await?;
-                schedule_after_completion(&mut tx, &inst, now).await?;
-                let after = fetch_instance(&mut tx, id).await?;
+                let mut batch = Batch::default();
+                batch.add(id, fx);
+                persist(&mut tx, &rows, batch, ctx).await?;
                 tx.commit().await?;
-                Ok(CancelOutcome::Canceled(after))
+                Ok(CancelOutcome::Canceled(rows.remove(&id).expect("locked above")))
             }
 
             async fn retry_instance(&self, id: i64, now: Ts, actor: &Actor<'_>) -> StoreResult<RetryOutcome> {
                 let mut tx = begin(&self.pool).await?;
-                let Some(inst) = lock_instance(&mut tx, id).await? else {
-                    return Ok(RetryOutcome::NotFound);
+                let mut rows = lock_instances(&mut tx, &[id]).await?;
+                let Some(inst) = rows.get_mut(&id) else { return Ok(RetryOutcome::NotFound) };
+                let ctx = Ctx { now, scheduler_id: actor.scheduler_id };
+                let Some(fx) = crate::lifecycle::retry(inst, actor.caller, ctx) else {
+                    return Ok(RetryOutcome::NotFinal(inst.clone()));
                 };
-                if !inst.status.is_terminal() {
-                    return Ok(RetryOutcome::NotFinal(inst));
-                }
-                sqlx::query(sql!(
-                    "UPDATE ax_instance SET status = 'PENDING', available_at = ?, finished_at = NULL, updated_at = ?, \
-                     lease_expires_at = NULL, deadline_at = NULL WHERE id = ? AND status = ?"
-                ))
-                .bind(to_micros(now))
-                .bind(to_micros(now))
-                .bind(id)
-                .bind(inst.status.as_str())
-                .execute(&mut *tx)
-                .await?;
-                insert_events(
-                    &mut tx,
-                    &[NewEvent {
-                        instance_id: id,
-                        at: now,
-                        from: Some(inst.status),
-                        to: InstanceStatus::Pending,
-                        attempt: inst.attempt,
-                        scheduler_id: actor.scheduler_id.to_owned(),
-                        worker_id: String::new(),
-                        reason: format!("retried by {}", actor.caller),
-                    }],
-                )
-                .await?;
-                let after = fetch_instance(&mut tx, id).await?;
+                let mut batch = Batch::default();
+                batch.add(id, fx);
+                persist(&mut tx, &rows, batch, ctx).await?;
                 tx.commit().await?;
-                Ok(RetryOutcome::Retried(after))
+                Ok(RetryOutcome::Retried(rows.remove(&id).expect("locked above")))
             }
 
             async fn instance_logs(&self, id: i64, after_seq: i64, limit: u32) -> StoreResult<(Vec<LogLine>, u64)> {
@@ -1214,46 +1141,22 @@ macro_rules! impl_store {
                 .bind(to_micros(w.last_seen_at))
                 .execute(&mut *tx)
                 .await?;
+                let mut ids: Vec<i64> = in_flight.iter().map(|(id, _)| *id).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                let mut rows = lock_instances(&mut tx, &ids).await?;
+                let ctx = Ctx { now, scheduler_id: &w.scheduler_id };
+                let mut batch = Batch::default();
                 let mut adopted = Vec::new();
-                let mut events = Vec::new();
                 for &(id, attempt) in in_flight {
-                    let Some(inst) = lock_instance(&mut tx, id).await? else { continue };
-                    let ours = inst.status.is_held()
-                        && inst.attempt == attempt
-                        && inst.worker_id.as_deref() == Some(w.worker_id.as_str())
-                        && inst.app == w.app;
-                    if !ours {
-                        continue;
+                    let Some(inst) = rows.get_mut(&id) else { continue };
+                    let (ours, fx) = crate::lifecycle::readopt(inst, attempt, &w.worker_id, &w.app, &w.session_id, lease_until, ctx);
+                    batch.add(id, fx);
+                    if ours {
+                        adopted.push((id, attempt));
                     }
-                    let deadline = inst.deadline_at.or_else(|| inst.timeout.map(|t| crate::model::add(now, t)));
-                    sqlx::query(sql!(
-                        "UPDATE ax_instance SET status = 'RUNNING', session_id = ?, scheduler_id = ?, lease_expires_at = ?, \
-                         started_at = ?, deadline_at = ?, updated_at = ? WHERE id = ? AND attempt = ? AND status = ?"
-                    ))
-                    .bind(w.session_id.as_str())
-                    .bind(w.scheduler_id.as_str())
-                    .bind(to_micros(lease_until))
-                    .bind(to_micros(inst.started_at.unwrap_or(now)))
-                    .bind(deadline.map(to_micros))
-                    .bind(to_micros(now))
-                    .bind(id)
-                    .bind(i32_of(attempt))
-                    .bind(inst.status.as_str())
-                    .execute(&mut *tx)
-                    .await?;
-                    events.push(NewEvent {
-                        instance_id: id,
-                        at: now,
-                        from: Some(inst.status),
-                        to: InstanceStatus::Running,
-                        attempt,
-                        scheduler_id: w.scheduler_id.clone(),
-                        worker_id: w.worker_id.clone(),
-                        reason: format!("re-announced by worker {} after reconnecting; kept on session {}", w.worker_id, w.session_id),
-                    });
-                    adopted.push((id, attempt));
                 }
-                insert_events(&mut tx, &events).await?;
+                persist(&mut tx, &rows, batch, ctx).await?;
                 tx.commit().await?;
                 Ok(adopted)
             }
@@ -1425,139 +1328,54 @@ macro_rules! impl_store {
                 Ok(v.map(from_micros))
             }
 
-            async fn requeue(&self, id: i64, attempt: u32, session_id: &str, reason: &str, now: Ts, scheduler_id: &str) -> StoreResult<bool> {
-                let mut tx = begin(&self.pool).await?;
-                let Some(inst) = lock_instance(&mut tx, id).await? else { return Ok(false) };
-                if inst.status != InstanceStatus::Dispatched || inst.attempt != attempt || inst.session_id.as_deref() != Some(session_id) {
-                    return Ok(false);
-                }
-                sqlx::query(sql!(
-                    "UPDATE ax_instance SET status = 'PENDING', available_at = ?, lease_expires_at = NULL, updated_at = ? \
-                     WHERE id = ? AND attempt = ? AND status = 'DISPATCHED'"
-                ))
-                .bind(to_micros(now))
-                .bind(to_micros(now))
-                .bind(id)
-                .bind(i32_of(attempt))
-                .execute(&mut *tx)
-                .await?;
-                insert_events(
-                    &mut tx,
-                    &[NewEvent {
-                        instance_id: id,
-                        at: now,
-                        from: Some(InstanceStatus::Dispatched),
-                        to: InstanceStatus::Pending,
-                        attempt,
-                        scheduler_id: scheduler_id.to_owned(),
-                        worker_id: inst.worker_id.clone().unwrap_or_default(),
-                        reason: reason.to_owned(),
-                    }],
-                )
-                .await?;
-                tx.commit().await?;
-                Ok(true)
-            }
 
-            async fn mark_running(&self, id: i64, attempt: u32, session_id: &str, now: Ts, lease_until: Ts) -> StoreResult<AcceptOutcome> {
-                let mut tx = begin(&self.pool).await?;
-                let res = sqlx::query(sql!(
-                    "UPDATE ax_instance SET status = 'RUNNING', started_at = ?, lease_expires_at = ?, updated_at = ?, \
-                     deadline_at = CASE WHEN timeout_us IS NULL THEN NULL ELSE ? + timeout_us END \
-                     WHERE id = ? AND attempt = ? AND session_id = ? AND status = 'DISPATCHED'"
-                ))
-                .bind(to_micros(now))
-                .bind(to_micros(lease_until))
-                .bind(to_micros(now))
-                .bind(to_micros(now))
-                .bind(id)
-                .bind(i32_of(attempt))
-                .bind(session_id)
-                .execute(&mut *tx)
-                .await?;
-                let inst = fetch_instance(&mut tx, id).await;
-                let outcome = match (res.rows_affected(), inst) {
-                    (1, Ok(inst)) => {
-                        insert_events(
-                            &mut tx,
-                            &[NewEvent {
-                                instance_id: id,
-                                at: now,
-                                from: Some(InstanceStatus::Dispatched),
-                                to: InstanceStatus::Running,
-                                attempt,
-                                scheduler_id: inst.scheduler_id.clone().unwrap_or_default(),
-                                worker_id: inst.worker_id.clone().unwrap_or_default(),
-                                reason: "accepted by the worker".to_owned(),
-                            }],
-                        )
-                        .await?;
-                        AcceptOutcome::Started
-                    }
-                    (_, Ok(inst)) if inst.status == InstanceStatus::Running && inst.attempt == attempt && inst.session_id.as_deref() == Some(session_id) => {
-                        AcceptOutcome::AlreadyRunning
-                    }
-                    (_, Ok(inst)) => AcceptOutcome::NotCurrent(if inst.attempt != attempt {
-                        format!("attempt {attempt} is not current (current: {})", inst.attempt)
-                    } else if inst.session_id.as_deref() != Some(session_id) {
-                        format!("attempt {attempt} is not held by this session")
-                    } else {
-                        format!("instance is {}", inst.status)
-                    }),
-                    (_, Err(_)) => AcceptOutcome::NotCurrent(format!("instance {id} does not exist")),
-                };
-                tx.commit().await?;
-                Ok(outcome)
-            }
 
-            async fn complete(&self, c: &Completion, now: Ts, scheduler_id: &str) -> StoreResult<CompleteOutcome> {
+            async fn apply_worker_ops(
+                &self,
+                ops: &[WorkerOp],
+                now: Ts,
+                lease_until: Ts,
+                scheduler_id: &str,
+            ) -> StoreResult<Vec<WorkerOpOutcome>> {
+                let mut ids: Vec<i64> = ops.iter().map(WorkerOp::instance_id).collect();
+                ids.sort_unstable();
+                ids.dedup();
                 let mut tx = begin(&self.pool).await?;
-                let Some(inst) = lock_instance(&mut tx, c.instance_id).await? else {
-                    return Ok(CompleteOutcome::Ignored(format!("instance {} does not exist", c.instance_id)));
-                };
-                let outcome_name = match &c.end {
-                    AttemptEnd::Success { .. } => "SUCCESS",
-                    AttemptEnd::Failed { .. } => "FAILED",
-                };
-                let why = if inst.attempt != c.attempt {
-                    Some(format!("attempt {} is not current (current: {})", c.attempt, inst.attempt))
-                } else if !inst.status.is_held() {
-                    Some(format!("instance is already {}", inst.status))
-                } else if inst.session_id.as_deref() != Some(c.session_id.as_str()) {
-                    Some(format!(
-                        "attempt {} is held by session {}, not {}",
-                        c.attempt,
-                        inst.session_id.as_deref().unwrap_or("-"),
-                        c.session_id
-                    ))
-                } else {
-                    None
-                };
-                if let Some(why) = why {
-                    insert_events(
-                        &mut tx,
-                        &[NewEvent {
-                            instance_id: inst.id,
-                            at: now,
-                            from: Some(inst.status),
-                            to: inst.status,
-                            attempt: c.attempt,
-                            scheduler_id: scheduler_id.to_owned(),
-                            worker_id: c.worker_id.clone(),
-                            reason: format!("ignored {outcome_name} result from worker {} (session {}): {why}", c.worker_id, c.session_id),
-                        }],
-                    )
-                    .await?;
-                    tx.commit().await?;
-                    return Ok(CompleteOutcome::Ignored(why));
+                let mut rows = lock_instances(&mut tx, &ids).await?;
+                let ctx = Ctx { now, scheduler_id };
+                let mut batch = Batch::default();
+                let mut outcomes = Vec::with_capacity(ops.len());
+                for op in ops {
+                    let id = op.instance_id();
+                    let Some(inst) = rows.get_mut(&id) else {
+                        let why = format!("instance {id} does not exist");
+                        outcomes.push(match op {
+                            WorkerOp::Accepted { .. } => WorkerOpOutcome::Accepted(AcceptOutcome::NotCurrent(why)),
+                            WorkerOp::Result(_) => WorkerOpOutcome::Result(CompleteOutcome::Ignored(why)),
+                            WorkerOp::Reject { .. } => WorkerOpOutcome::Rejected(false),
+                        });
+                        continue;
+                    };
+                    let (outcome, fx) = match op {
+                        WorkerOp::Accepted { attempt, session_id, .. } => {
+                            let (o, fx) = crate::lifecycle::accept(inst, *attempt, session_id, lease_until, ctx);
+                            (WorkerOpOutcome::Accepted(o), fx)
+                        }
+                        WorkerOp::Result(c) => {
+                            let (o, fx) = crate::lifecycle::complete(inst, c, ctx, fastrand::f64());
+                            (WorkerOpOutcome::Result(o), fx)
+                        }
+                        WorkerOp::Reject { attempt, session_id, reason, .. } => {
+                            let (o, fx) = crate::lifecycle::reject(inst, *attempt, session_id, reason, ctx);
+                            (WorkerOpOutcome::Rejected(o), fx)
+                        }
+                    };
+                    batch.add(id, fx);
+                    outcomes.push(outcome);
                 }
-                let end = match &c.end {
-                    AttemptEnd::Success { message, output } => EndKind::Success { message: message.clone(), output: output.clone() },
-                    AttemptEnd::Failed { message, retryable } => EndKind::Failed { message: message.clone(), retryable: *retryable },
-                };
-                let status = end_attempt(&mut tx, &inst, end, now, scheduler_id).await?;
+                persist(&mut tx, &rows, batch, ctx).await?;
                 tx.commit().await?;
-                Ok(CompleteOutcome::Applied(status))
+                Ok(outcomes)
             }
 
             async fn record_progress(&self, id: i64, attempt: u32, session_id: &str, percent: u32, message: &str, now: Ts) -> StoreResult<()> {
@@ -1609,10 +1427,11 @@ macro_rules! impl_store {
             }
 
             async fn sweep(&self, now: Ts, limit: u32, scheduler_id: &str) -> StoreResult<SweepReport> {
-                let mut report = SweepReport::default();
-                // Attempts never accepted: back in the queue (not a failure of the task).
                 let mut tx = begin(&self.pool).await?;
-                let rows = claim_expired(
+                let ctx = Ctx { now, scheduler_id };
+                // Attempts never accepted in time, past their run deadline, or whose worker stopped
+                // renewing the lease; each claimed with SKIP LOCKED so several axd share the work.
+                let acks = claim_instances(
                     &mut tx,
                     sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE status = 'DISPATCHED' AND lease_expires_at < ? \
                           ORDER BY lease_expires_at LIMIT ?{SKIP_LOCKED}"),
@@ -1620,36 +1439,7 @@ macro_rules! impl_store {
                     limit,
                 )
                 .await?;
-                let mut events = Vec::with_capacity(rows.len());
-                for inst in &rows {
-                    sqlx::query(sql!(
-                        "UPDATE ax_instance SET status = 'PENDING', lease_expires_at = NULL, updated_at = ? \
-                         WHERE id = ? AND attempt = ? AND status = 'DISPATCHED'"
-                    ))
-                    .bind(to_micros(now))
-                    .bind(inst.id)
-                    .bind(i32_of(inst.attempt))
-                    .execute(&mut *tx)
-                    .await?;
-                    let worker = inst.worker_id.clone().unwrap_or_default();
-                    events.push(NewEvent {
-                        instance_id: inst.id,
-                        at: now,
-                        from: Some(InstanceStatus::Dispatched),
-                        to: InstanceStatus::Pending,
-                        attempt: inst.attempt,
-                        scheduler_id: scheduler_id.to_owned(),
-                        worker_id: worker.clone(),
-                        reason: format!("worker {worker} did not accept it in time (ack timeout, or its session ended); back in the queue"),
-                    });
-                }
-                insert_events(&mut tx, &events).await?;
-                tx.commit().await?;
-                report.ack_timeouts = rows.len();
-
-                // Attempts past their run deadline: TIMEOUT, and the worker is told to stop.
-                let mut tx = begin(&self.pool).await?;
-                let rows = claim_expired(
+                let timeouts = claim_instances(
                     &mut tx,
                     sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE status = 'RUNNING' AND deadline_at < ? \
                           ORDER BY deadline_at LIMIT ?{SKIP_LOCKED}"),
@@ -1657,18 +1447,7 @@ macro_rules! impl_store {
                     limit,
                 )
                 .await?;
-                for inst in &rows {
-                    let took = inst.timeout.map(crate::schedule::fmt_duration).unwrap_or_default();
-                    let message = format!("timed out: still running after {took}");
-                    queue_cancel(&mut tx, inst, &message, now).await?;
-                    end_attempt(&mut tx, inst, EndKind::Timeout { message }, now, scheduler_id).await?;
-                }
-                tx.commit().await?;
-                report.timeouts = rows.len();
-
-                // Attempts whose worker stopped renewing the lease and did not come back in time.
-                let mut tx = begin(&self.pool).await?;
-                let rows = claim_expired(
+                let lost = claim_instances(
                     &mut tx,
                     sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE status = 'RUNNING' AND lease_expires_at < ? \
                           ORDER BY lease_expires_at LIMIT ?{SKIP_LOCKED}"),
@@ -1676,15 +1455,27 @@ macro_rules! impl_store {
                     limit,
                 )
                 .await?;
-                for inst in &rows {
-                    let message = format!(
-                        "worker lost: {} stopped heartbeating and did not re-announce the attempt within the grace period",
-                        inst.worker_id.as_deref().unwrap_or("-")
-                    );
-                    end_attempt(&mut tx, inst, EndKind::Lost { message }, now, scheduler_id).await?;
+                let report = SweepReport { ack_timeouts: acks.len(), timeouts: timeouts.len(), lost: lost.len(), purged: 0 };
+                let mut rows: HashMap<i64, Instance> = HashMap::new();
+                let mut batch = Batch::default();
+                for i in acks {
+                    let id = i.id;
+                    let inst = rows.entry(id).or_insert(i);
+                    batch.add(id, crate::lifecycle::expire_ack(inst, ctx));
                 }
+                for i in timeouts {
+                    let id = i.id;
+                    let inst = rows.entry(id).or_insert(i);
+                    batch.add(id, crate::lifecycle::time_out(inst, ctx, fastrand::f64()));
+                }
+                for i in lost {
+                    let id = i.id;
+                    // A row timed out above is no longer RUNNING; `lose` leaves it alone.
+                    let inst = rows.entry(id).or_insert(i);
+                    batch.add(id, crate::lifecycle::lose(inst, ctx, fastrand::f64()));
+                }
+                persist(&mut tx, &rows, batch, ctx).await?;
                 tx.commit().await?;
-                report.lost = rows.len();
                 Ok(report)
             }
 
@@ -1745,6 +1536,7 @@ macro_rules! impl_store {
                 for r in &rows {
                     ids.push(r.try_get::<i64, _>(0)?);
                     out.push(Command {
+                        scheduler_id: scheduler_id.to_owned(),
                         session_id: r.try_get(1)?,
                         instance_id: r.try_get(2)?,
                         attempt: u32::try_from(r.try_get::<i32, _>(3)?).unwrap_or(0),

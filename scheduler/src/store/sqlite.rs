@@ -34,12 +34,24 @@ impl SqliteStore {
                     .map_err(|e| crate::error::StoreError::Unavailable(sqlx::Error::Io(e)))?;
             }
         }
-        let pool = SqlitePoolOptions::new()
-            .max_connections(opts.max_connections.max(2))
-            .acquire_timeout(opts.acquire_timeout)
-            .connect_with(o)
-            .await?;
-        Ok(SqliteStore { pool })
+        // Opening a new database file from several connections at once can briefly report "database
+        // is locked" while one of them switches it to WAL; that settles within milliseconds.
+        let mut attempt = 0;
+        loop {
+            let pool = SqlitePoolOptions::new()
+                .max_connections(opts.max_connections.max(2))
+                .acquire_timeout(opts.acquire_timeout)
+                .connect_with(o.clone())
+                .await;
+            match pool {
+                Ok(pool) => return Ok(SqliteStore { pool }),
+                Err(sqlx::Error::Database(e)) if attempt < 10 && e.message().contains("locked") => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(20 * attempt)).await;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 }
 
@@ -83,6 +95,10 @@ async fn run_migrations(pool: &SqlitePool) -> crate::error::StoreResult<()> {
 const UPSERT_SCHEDULER: &str = "INSERT INTO ax_scheduler (scheduler_id, host, address, version, started_at, heartbeat_at) \
     VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scheduler_id) DO UPDATE SET host = excluded.host, \
     address = excluded.address, version = excluded.version, heartbeat_at = excluded.heartbeat_at";
+
+/// Bulk update of lifecycle columns: `UPDATE ... FROM (SELECT ... UNION ALL SELECT ...) AS v`.
+const BULK_UPDATE_PREFIX: &str = "UPDATE ax_instance SET status = v.status, attempt = v.attempt, failures = v.failures, available_at = v.available_at, worker_id = v.worker_id, session_id = v.session_id, scheduler_id = v.scheduler_id, lease_expires_at = v.lease_expires_at, deadline_at = v.deadline_at, started_at = v.started_at, finished_at = v.finished_at, message = v.message, output = v.output, updated_at = v.updated_at FROM (";
+const BULK_UPDATE_SUFFIX: &str = ") AS v WHERE ax_instance.id = v.id";
 
 mod imp {
     use super::*;

@@ -1,0 +1,580 @@
+//! The instance state machine, as pure functions over a locked [`Instance`].
+//!
+//! Every transition of an instance after its creation is decided here — by a worker's message, a
+//! deadline, or an operator — and every one returns the events that explain it. The store locks the
+//! rows, calls these functions in order, and writes the changed rows and the events in one
+//! transaction. Fencing lives here: a message whose `(instance, attempt)` is not current for the
+//! session that sent it changes nothing (and is recorded).
+
+use std::time::Duration;
+
+use crate::{
+    model::{Instance, InstanceSource, InstanceStatus, Ts, add},
+    schedule::fmt_duration,
+    store::{AcceptOutcome, AttemptEnd, Command, CompleteOutcome, Completion},
+};
+
+/// Who decides, and when.
+#[derive(Debug, Clone, Copy)]
+pub struct Ctx<'a> {
+    /// The database time of the change.
+    pub now: Ts,
+    /// The axd making it.
+    pub scheduler_id: &'a str,
+}
+
+/// One event to record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventDraft {
+    /// Instance.
+    pub instance_id: i64,
+    /// State before (`None` for creation).
+    pub from: Option<InstanceStatus>,
+    /// State after.
+    pub to: InstanceStatus,
+    /// Attempt.
+    pub attempt: u32,
+    /// Worker involved.
+    pub worker_id: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// What a transition did besides changing the row.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Effects {
+    /// Events to record (also for changes that were refused).
+    pub events: Vec<EventDraft>,
+    /// Whether the row changed.
+    pub changed: bool,
+    /// A Cancel to deliver to the session that held the attempt.
+    pub cancel: Option<Command>,
+    /// The instance reached a final state (FIXED_DELAY tasks schedule their next fire from it).
+    pub finalized: bool,
+    /// A retry was scheduled at this time.
+    pub retry_at: Option<Ts>,
+}
+
+impl Effects {
+    fn event(&mut self, i: &Instance, from: InstanceStatus, to: InstanceStatus, reason: String) {
+        self.events.push(EventDraft {
+            instance_id: i.id,
+            from: Some(from),
+            to,
+            attempt: i.attempt,
+            worker_id: i.worker_id.clone().unwrap_or_default(),
+            reason,
+        });
+    }
+}
+
+fn holds(i: &Instance, attempt: u32, session_id: &str) -> Result<(), String> {
+    if i.attempt != attempt {
+        Err(format!(
+            "attempt {attempt} is not current (current: {})",
+            i.attempt
+        ))
+    } else if !i.status.is_held() {
+        Err(format!("instance is already {}", i.status))
+    } else if i.session_id.as_deref() != Some(session_id) {
+        Err(format!(
+            "attempt {attempt} is held by session {}, not {session_id}",
+            i.session_id.as_deref().unwrap_or("-")
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn release(i: &mut Instance, now: Ts) {
+    i.lease_expires_at = None;
+    i.deadline_at = None;
+    i.updated_at = now;
+}
+
+/// `Accepted`: DISPATCHED -> RUNNING; starts the run deadline and the lease.
+pub fn accept(
+    i: &mut Instance,
+    attempt: u32,
+    session_id: &str,
+    lease_until: Ts,
+    ctx: Ctx<'_>,
+) -> (AcceptOutcome, Effects) {
+    let mut fx = Effects::default();
+    if let Err(why) = holds(i, attempt, session_id) {
+        return (AcceptOutcome::NotCurrent(why), fx);
+    }
+    if i.status == InstanceStatus::Running {
+        return (AcceptOutcome::AlreadyRunning, fx);
+    }
+    i.status = InstanceStatus::Running;
+    i.started_at = Some(ctx.now);
+    i.deadline_at = i.timeout.map(|t| add(ctx.now, t));
+    i.lease_expires_at = Some(lease_until);
+    i.updated_at = ctx.now;
+    fx.changed = true;
+    fx.event(
+        i,
+        InstanceStatus::Dispatched,
+        InstanceStatus::Running,
+        "accepted by the worker".to_owned(),
+    );
+    (AcceptOutcome::Started, fx)
+}
+
+/// `Reject` (or an assignment that could not be delivered): the DISPATCHED attempt goes back to
+/// PENDING at once, without counting as a failure.
+pub fn reject(
+    i: &mut Instance,
+    attempt: u32,
+    session_id: &str,
+    reason: &str,
+    ctx: Ctx<'_>,
+) -> (bool, Effects) {
+    let mut fx = Effects::default();
+    if holds(i, attempt, session_id).is_err() || i.status != InstanceStatus::Dispatched {
+        return (false, fx);
+    }
+    i.status = InstanceStatus::Pending;
+    i.available_at = ctx.now;
+    release(i, ctx.now);
+    fx.changed = true;
+    fx.event(
+        i,
+        InstanceStatus::Dispatched,
+        InstanceStatus::Pending,
+        reason.to_owned(),
+    );
+    (true, fx)
+}
+
+/// A worker's `Result`: applied only from the session holding the current attempt.
+pub fn complete(
+    i: &mut Instance,
+    c: &Completion,
+    ctx: Ctx<'_>,
+    unit_random: f64,
+) -> (CompleteOutcome, Effects) {
+    if let Err(why) = holds(i, c.attempt, &c.session_id) {
+        let outcome = match &c.end {
+            AttemptEnd::Success { .. } => "SUCCESS",
+            AttemptEnd::Failed { .. } => "FAILED",
+        };
+        let mut fx = Effects::default();
+        fx.events.push(EventDraft {
+            instance_id: i.id,
+            from: Some(i.status),
+            to: i.status,
+            attempt: c.attempt,
+            worker_id: c.worker_id.clone(),
+            reason: format!(
+                "ignored {outcome} result from worker {} (session {}): {why}",
+                c.worker_id, c.session_id
+            ),
+        });
+        return (CompleteOutcome::Ignored(why), fx);
+    }
+    let fx = match &c.end {
+        AttemptEnd::Success { message, output } => {
+            let mut fx = Effects::default();
+            let from = i.status;
+            i.status = InstanceStatus::Success;
+            i.finished_at = Some(ctx.now);
+            i.message = message.clone();
+            i.output = output.clone();
+            release(i, ctx.now);
+            fx.changed = true;
+            fx.finalized = true;
+            let reason = if message.is_empty() {
+                "succeeded".to_owned()
+            } else {
+                format!("succeeded: {message}")
+            };
+            fx.event(i, from, InstanceStatus::Success, reason);
+            fx
+        }
+        AttemptEnd::Failed { message, retryable } => end_attempt(
+            i,
+            InstanceStatus::Failed,
+            format!("handler failed: {message}"),
+            *retryable,
+            ctx,
+            unit_random,
+        ),
+    };
+    let status = i.status;
+    (CompleteOutcome::Applied(status), fx)
+}
+
+/// A failed, timed-out or lost attempt: PENDING again after the backoff while retries remain,
+/// otherwise final.
+fn end_attempt(
+    i: &mut Instance,
+    failed: InstanceStatus,
+    reason: String,
+    retryable: bool,
+    ctx: Ctx<'_>,
+    unit_random: f64,
+) -> Effects {
+    let mut fx = Effects {
+        changed: true,
+        ..Effects::default()
+    };
+    let from = i.status;
+    i.failures += 1;
+    release(i, ctx.now);
+    if retryable && i.failures <= i.max_retries {
+        let delay: Duration = i.backoff.delay(i.failures, unit_random);
+        let at = add(ctx.now, delay);
+        i.status = InstanceStatus::Pending;
+        i.available_at = at;
+        i.message = reason.clone();
+        fx.retry_at = Some(at);
+        fx.event(i, from, failed, reason);
+        fx.event(
+            i,
+            failed,
+            InstanceStatus::Pending,
+            format!(
+                "retry {}/{} in {} (at {})",
+                i.failures,
+                i.max_retries,
+                fmt_duration(delay),
+                at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+            ),
+        );
+    } else {
+        let why = if !retryable {
+            format!("{reason} (not retryable)")
+        } else if i.max_retries > 0 {
+            format!("{reason} (all {} retries used)", i.max_retries)
+        } else {
+            reason
+        };
+        i.status = failed;
+        i.finished_at = Some(ctx.now);
+        i.message = why.clone();
+        fx.finalized = true;
+        fx.event(i, from, failed, why);
+    }
+    fx
+}
+
+/// A DISPATCHED attempt whose lease passed: back in the queue (not a failure).
+pub fn expire_ack(i: &mut Instance, ctx: Ctx<'_>) -> Effects {
+    let mut fx = Effects::default();
+    if i.status != InstanceStatus::Dispatched {
+        return fx;
+    }
+    let worker = i.worker_id.clone().unwrap_or_default();
+    i.status = InstanceStatus::Pending;
+    release(i, ctx.now);
+    fx.changed = true;
+    fx.event(
+        i,
+        InstanceStatus::Dispatched,
+        InstanceStatus::Pending,
+        format!("worker {worker} did not accept it in time (ack timeout, or its session ended); back in the queue"),
+    );
+    fx
+}
+
+/// A RUNNING attempt past its deadline: TIMEOUT, its worker is told to stop, the retry policy applies.
+pub fn time_out(i: &mut Instance, ctx: Ctx<'_>, unit_random: f64) -> Effects {
+    if i.status != InstanceStatus::Running {
+        return Effects::default();
+    }
+    let took = i.timeout.map(fmt_duration).unwrap_or_default();
+    let message = format!("timed out: still running after {took}");
+    let cancel = cancel_command(i, &message);
+    let mut fx = end_attempt(i, InstanceStatus::Timeout, message, true, ctx, unit_random);
+    fx.cancel = cancel;
+    fx
+}
+
+/// A RUNNING attempt whose lease passed: the worker is lost; the retry policy applies.
+pub fn lose(i: &mut Instance, ctx: Ctx<'_>, unit_random: f64) -> Effects {
+    if i.status != InstanceStatus::Running {
+        return Effects::default();
+    }
+    let message = format!(
+        "worker lost: {} stopped heartbeating and did not re-announce the attempt within the grace period",
+        i.worker_id.as_deref().unwrap_or("-")
+    );
+    end_attempt(i, InstanceStatus::Failed, message, true, ctx, unit_random)
+}
+
+fn cancel_command(i: &Instance, reason: &str) -> Option<Command> {
+    Some(Command {
+        scheduler_id: i.scheduler_id.clone()?,
+        session_id: i.session_id.clone()?,
+        instance_id: i.id,
+        attempt: i.attempt,
+        reason: reason.to_owned(),
+    })
+}
+
+/// An operator's cancel. `None` if the instance is already final.
+pub fn cancel(i: &mut Instance, reason: &str, actor: &str, ctx: Ctx<'_>) -> Option<Effects> {
+    if i.status.is_terminal() {
+        return None;
+    }
+    let why = if reason.is_empty() {
+        format!("canceled by {actor}")
+    } else {
+        format!("canceled by {actor}: {reason}")
+    };
+    let mut fx = Effects {
+        changed: true,
+        finalized: true,
+        ..Effects::default()
+    };
+    if i.status.is_held() {
+        fx.cancel = cancel_command(i, &why);
+    }
+    let from = i.status;
+    i.status = InstanceStatus::Canceled;
+    i.finished_at = Some(ctx.now);
+    i.message = why.clone();
+    release(i, ctx.now);
+    fx.event(i, from, InstanceStatus::Canceled, why);
+    Some(fx)
+}
+
+/// An operator's retry of a final instance. `None` if it is not final.
+pub fn retry(i: &mut Instance, actor: &str, ctx: Ctx<'_>) -> Option<Effects> {
+    if !i.status.is_terminal() {
+        return None;
+    }
+    let mut fx = Effects {
+        changed: true,
+        ..Effects::default()
+    };
+    let from = i.status;
+    i.status = InstanceStatus::Pending;
+    i.available_at = ctx.now;
+    i.finished_at = None;
+    release(i, ctx.now);
+    fx.retry_at = Some(ctx.now);
+    fx.event(
+        i,
+        from,
+        InstanceStatus::Pending,
+        format!("retried by {actor}"),
+    );
+    Some(fx)
+}
+
+/// A worker re-announced this attempt on a new session: it stays (or becomes) RUNNING there.
+/// False if it is not this worker's current attempt any more.
+pub fn readopt(
+    i: &mut Instance,
+    attempt: u32,
+    worker_id: &str,
+    app: &str,
+    session_id: &str,
+    lease_until: Ts,
+    ctx: Ctx<'_>,
+) -> (bool, Effects) {
+    let mut fx = Effects::default();
+    let ours = i.status.is_held()
+        && i.attempt == attempt
+        && i.worker_id.as_deref() == Some(worker_id)
+        && i.app == app;
+    if !ours {
+        return (false, fx);
+    }
+    let from = i.status;
+    i.status = InstanceStatus::Running;
+    i.session_id = Some(session_id.to_owned());
+    i.scheduler_id = Some(ctx.scheduler_id.to_owned());
+    i.lease_expires_at = Some(lease_until);
+    if i.started_at.is_none() {
+        i.started_at = Some(ctx.now);
+    }
+    if i.deadline_at.is_none() {
+        i.deadline_at = i.timeout.map(|t| add(ctx.now, t));
+    }
+    i.updated_at = ctx.now;
+    fx.changed = true;
+    fx.event(
+        i,
+        from,
+        InstanceStatus::Running,
+        format!(
+            "re-announced by worker {worker_id} after reconnecting; kept on session {session_id}"
+        ),
+    );
+    (true, fx)
+}
+
+/// The effects of many transitions in one transaction.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// Instances whose row changed.
+    pub changed: std::collections::BTreeSet<i64>,
+    /// Events, in order.
+    pub events: Vec<EventDraft>,
+    /// Cancels to queue.
+    pub commands: Vec<Command>,
+    /// Instances that reached a final state.
+    pub finalized: std::collections::BTreeSet<i64>,
+    /// The earliest retry scheduled.
+    pub earliest_retry: Option<Ts>,
+}
+
+impl Batch {
+    /// Adds the effects of one transition of instance `id`.
+    pub fn add(&mut self, id: i64, fx: Effects) {
+        if fx.changed {
+            self.changed.insert(id);
+        }
+        if fx.finalized {
+            self.finalized.insert(id);
+        }
+        self.events.extend(fx.events);
+        self.commands.extend(fx.cancel);
+        if let Some(at) = fx.retry_at {
+            self.earliest_retry = Some(self.earliest_retry.map_or(at, |e| e.min(at)));
+        }
+    }
+}
+
+/// Whether a final instance schedules its FIXED_DELAY task's next fire (manual runs do not).
+pub fn drives_fixed_delay(i: &Instance) -> bool {
+    i.source != InstanceSource::Manual
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Backoff, Routing};
+    use chrono::TimeZone;
+
+    fn now() -> Ts {
+        chrono::Utc
+            .with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
+            .single()
+            .expect("t")
+    }
+
+    fn held(status: InstanceStatus) -> Instance {
+        Instance {
+            id: 7,
+            task_id: 1,
+            task_name: "t".into(),
+            app: "a".into(),
+            handler: "h".into(),
+            params: "{}".into(),
+            idempotency_key: "k".into(),
+            source: InstanceSource::Schedule,
+            fire_at: now(),
+            available_at: now(),
+            status,
+            attempt: 1,
+            max_retries: 1,
+            failures: 0,
+            timeout: Some(Duration::from_secs(5)),
+            backoff: Backoff::List {
+                delays_us: vec![2_000_000],
+            },
+            routing: Routing::LeastLoaded,
+            worker_id: Some("w".into()),
+            session_id: Some("s".into()),
+            scheduler_id: Some("axd".into()),
+            lease_expires_at: Some(now()),
+            deadline_at: None,
+            started_at: None,
+            finished_at: None,
+            message: String::new(),
+            output: String::new(),
+            progress_percent: 0,
+            progress_message: String::new(),
+            created_at: now(),
+            updated_at: now(),
+        }
+    }
+
+    const CTX: fn() -> Ctx<'static> = || Ctx {
+        now: now(),
+        scheduler_id: "axd",
+    };
+
+    #[test]
+    fn accept_starts_the_deadline_and_is_fenced() {
+        let mut i = held(InstanceStatus::Dispatched);
+        let (o, fx) = accept(&mut i, 1, "s", add(now(), Duration::from_secs(30)), CTX());
+        assert_eq!(o, AcceptOutcome::Started);
+        assert_eq!(i.deadline_at, Some(add(now(), Duration::from_secs(5))));
+        assert_eq!(fx.events.len(), 1);
+        assert_eq!(
+            accept(&mut i, 1, "s", now(), CTX()).0,
+            AcceptOutcome::AlreadyRunning
+        );
+        assert!(matches!(
+            accept(&mut i, 1, "other", now(), CTX()).0,
+            AcceptOutcome::NotCurrent(_)
+        ));
+        assert!(matches!(
+            accept(&mut i, 2, "s", now(), CTX()).0,
+            AcceptOutcome::NotCurrent(_)
+        ));
+    }
+
+    #[test]
+    fn a_failure_with_budget_left_is_retried_after_the_backoff_then_final() {
+        let mut i = held(InstanceStatus::Running);
+        let c = Completion {
+            instance_id: 7,
+            attempt: 1,
+            session_id: "s".into(),
+            worker_id: "w".into(),
+            end: AttemptEnd::Failed {
+                message: "boom".into(),
+                retryable: true,
+            },
+        };
+        let (o, fx) = complete(&mut i, &c, CTX(), 0.5);
+        assert_eq!(o, CompleteOutcome::Applied(InstanceStatus::Pending));
+        assert_eq!(i.available_at, add(now(), Duration::from_secs(2)));
+        assert_eq!(
+            fx.events.iter().map(|e| e.to).collect::<Vec<_>>(),
+            vec![InstanceStatus::Failed, InstanceStatus::Pending]
+        );
+        assert!(!fx.finalized);
+        // Second attempt fails: the budget is spent.
+        i.status = InstanceStatus::Running;
+        i.attempt = 2;
+        let c2 = Completion {
+            attempt: 2,
+            ..c.clone()
+        };
+        let (o, fx) = complete(&mut i, &c2, CTX(), 0.5);
+        assert_eq!(o, CompleteOutcome::Applied(InstanceStatus::Failed));
+        assert!(fx.finalized);
+        assert!(i.message.contains("all 1 retries used"));
+        // The old attempt's result is ignored and recorded.
+        let (o, fx) = complete(&mut i, &c, CTX(), 0.5);
+        assert!(matches!(o, CompleteOutcome::Ignored(_)));
+        assert!(!fx.changed && fx.events.len() == 1);
+    }
+
+    #[test]
+    fn timeout_queues_a_cancel_for_the_holding_session() {
+        let mut i = held(InstanceStatus::Running);
+        let fx = time_out(&mut i, CTX(), 0.0);
+        assert_eq!(i.status, InstanceStatus::Pending);
+        let c = fx.cancel.expect("cancel");
+        assert_eq!((c.session_id.as_str(), c.attempt), ("s", 1));
+        assert_eq!(fx.events[0].to, InstanceStatus::Timeout);
+    }
+
+    #[test]
+    fn readoption_needs_the_same_worker_and_attempt() {
+        let mut i = held(InstanceStatus::Running);
+        assert!(!readopt(&mut i, 1, "other", "a", "s2", now(), CTX()).0);
+        assert!(!readopt(&mut i, 2, "w", "a", "s2", now(), CTX()).0);
+        assert!(readopt(&mut i, 1, "w", "a", "s2", now(), CTX()).0);
+        assert_eq!(i.session_id.as_deref(), Some("s2"));
+    }
+}

@@ -1,0 +1,182 @@
+//! Group commit of worker messages.
+//!
+//! Accepted, Result and Reject messages from every stream of this axd go through one bounded queue;
+//! the writer takes whatever is queued (up to a batch) and applies it in one transaction, then sends
+//! the acknowledgements and cancels. Under load many streams share each commit; when idle a message
+//! is written at once. A full queue slows the streams down (backpressure), it never grows.
+
+use std::{sync::Arc, time::Duration};
+
+use ax_proto::v1 as pb;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    model::add,
+    registry::Session,
+    service::Core,
+    store::{AcceptOutcome, CompleteOutcome, WorkerOp, WorkerOpOutcome},
+};
+
+/// Most messages applied in one transaction.
+pub const MAX_BATCH: usize = 512;
+/// Messages waiting for the writer before streams wait.
+pub const QUEUE: usize = 8192;
+
+/// A queued worker message and the stream to answer on.
+pub struct Pending {
+    /// The message.
+    pub op: WorkerOp,
+    /// Where to send the ack or cancel (`None`: nobody to answer).
+    pub session: Option<Arc<Session>>,
+}
+
+/// The sending side of the writer queue.
+#[derive(Clone)]
+pub struct Writer {
+    tx: mpsc::Sender<Pending>,
+}
+
+/// The receiving side, consumed by [`run`].
+pub struct WriterQueue(mpsc::Receiver<Pending>);
+
+impl Writer {
+    /// A writer queue.
+    pub fn new() -> (Writer, WriterQueue) {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        (Writer { tx }, WriterQueue(rx))
+    }
+
+    /// Queues a message; waits while the queue is full. False if axd is shutting down.
+    pub async fn submit(&self, op: WorkerOp, session: Option<Arc<Session>>) -> bool {
+        self.tx.send(Pending { op, session }).await.is_ok()
+    }
+}
+
+/// Applies queued messages until `cancel` fires and the queue is drained.
+pub async fn run(core: Arc<Core>, mut queue: WriterQueue, cancel: CancellationToken) {
+    loop {
+        let first = tokio::select! {
+            p = queue.0.recv() => p,
+            () = cancel.cancelled() => {
+                // Finish what the streams already handed over.
+                queue.0.close();
+                queue.0.recv().await
+            }
+        };
+        let Some(first) = first else { return };
+        let mut batch = Vec::with_capacity(64);
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match queue.0.try_recv() {
+                Ok(p) => batch.push(p),
+                Err(_) => break,
+            }
+        }
+        apply(&core, batch).await;
+    }
+}
+
+fn msg(m: pb::scheduler_message::Msg) -> crate::registry::Outbound {
+    Ok(pb::SchedulerMessage { msg: Some(m) })
+}
+
+async fn apply(core: &Core, batch: Vec<Pending>) {
+    let ops: Vec<WorkerOp> = batch.iter().map(|p| p.op.clone()).collect();
+    let mut pause = Duration::from_millis(50);
+    let mut attempt = 0;
+    let outcomes = loop {
+        let now = core.clock.now();
+        let lease_until = add(now, core.sessions.lease_ttl());
+        match core
+            .store
+            .apply_worker_ops(&ops, now, lease_until, &core.scheduler_id)
+            .await
+        {
+            Ok(o) => break Ok(o),
+            Err(e) if attempt < 3 => {
+                attempt += 1;
+                tracing::warn!(error = %e, ops = ops.len(), "writing worker messages failed; retrying");
+                tokio::time::sleep(pause).await;
+                pause *= 2;
+            }
+            Err(e) => break Err(e),
+        }
+    };
+    let outcomes = match outcomes {
+        Ok(o) => o,
+        Err(e) => {
+            // Nothing was written. Ending these streams makes their workers reconnect and re-send
+            // (results are kept until acknowledged; re-announced attempts are re-adopted).
+            tracing::error!(error = %e, ops = ops.len(), "could not record worker messages; ending their streams");
+            let mut ended = std::collections::HashSet::new();
+            for p in &batch {
+                if let Some(s) = &p.session {
+                    if ended.insert(s.id.clone()) {
+                        let _ = s.tx.try_send(Err(tonic::Status::unavailable(format!(
+                            "axd could not record messages ({e}); reconnect and resend"
+                        ))));
+                    }
+                }
+            }
+            return;
+        }
+    };
+    let mut wake_dispatch = false;
+    let mut wake_sweep = false;
+    for (p, outcome) in batch.into_iter().zip(outcomes) {
+        let Some(session) = p.session else { continue };
+        match (outcome, p.op) {
+            (WorkerOpOutcome::Accepted(AcceptOutcome::Started), _) => wake_sweep = true,
+            (WorkerOpOutcome::Accepted(AcceptOutcome::AlreadyRunning), _) => {}
+            (
+                WorkerOpOutcome::Accepted(AcceptOutcome::NotCurrent(why)),
+                WorkerOp::Accepted {
+                    instance_id,
+                    attempt,
+                    ..
+                },
+            ) => {
+                let cancel = pb::Cancel {
+                    instance_id,
+                    attempt,
+                    reason: format!("not yours to run: {why}"),
+                };
+                let _ = session
+                    .tx
+                    .try_send(msg(pb::scheduler_message::Msg::Cancel(cancel)));
+            }
+            (WorkerOpOutcome::Result(r), WorkerOp::Result(c)) => {
+                let (applied, note) = match r {
+                    CompleteOutcome::Applied(status) => {
+                        wake_dispatch |= status == crate::model::InstanceStatus::Pending;
+                        (true, String::new())
+                    }
+                    CompleteOutcome::Ignored(why) => (false, why),
+                };
+                let ack = pb::ResultAck {
+                    instance_id: c.instance_id,
+                    attempt: c.attempt,
+                    applied,
+                    note,
+                };
+                if session
+                    .tx
+                    .try_send(msg(pb::scheduler_message::Msg::ResultAck(ack)))
+                    .is_err()
+                {
+                    // The worker keeps the result and re-sends it after reconnecting.
+                    tracing::debug!(session = %session.id, "stream full or closed; ack not sent");
+                }
+            }
+            (WorkerOpOutcome::Rejected(true), _) => wake_dispatch = true,
+            _ => {}
+        }
+    }
+    if wake_dispatch {
+        core.signals.dispatch.notify_one();
+    }
+    if wake_sweep {
+        core.signals.sweep.notify_one();
+    }
+}

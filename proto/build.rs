@@ -5,11 +5,7 @@ use std::{env, fs, path::PathBuf};
 use prost::Message as _;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let files = [
-        "ax/v1/types.proto",
-        "ax/v1/worker.proto",
-        "ax/v1/admin.proto",
-    ];
+    let files = ["ax/v1/types.proto", "ax/v1/worker.proto", "ax/v1/admin.proto"];
     for f in files {
         println!("cargo:rerun-if-changed={f}");
     }

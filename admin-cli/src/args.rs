@@ -5,21 +5,15 @@
 //! the messages say what is wrong and what would be right, never which flag it was.
 
 use ax_proto::v1::{
-    Backoff, ConcurrencyPolicy, CronDialect, ExponentialBackoff, InstanceStatus, ListBackoff,
-    MisfirePolicy, RoutingStrategy, backoff,
+    Backoff, ConcurrencyPolicy, CronDialect, ExponentialBackoff, InstanceStatus, ListBackoff, MisfirePolicy,
+    RoutingStrategy, backoff,
 };
 use chrono::DateTime;
 use clap::ValueEnum;
 
 /// Units of the duration syntax, largest first, with their length in milliseconds. `ms` comes
 /// before `m` only in matching order (see [`parse_duration`]), not in size.
-const UNITS: [(&str, i64); 5] = [
-    ("d", 86_400_000),
-    ("h", 3_600_000),
-    ("m", 60_000),
-    ("s", 1_000),
-    ("ms", 1),
-];
+const UNITS: [(&str, i64); 5] = [("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1)];
 
 /// Parses a duration such as `250ms`, `90s`, `1h30m` or `2d`: one or more integer+unit pairs with
 /// units `d`, `h`, `m`, `s`, `ms`, each unit at most once and largest first (so `1m30m`, a likely
@@ -48,15 +42,11 @@ pub fn parse_duration(text: &str) -> Result<prost_types::Duration, String> {
             return Err(format!("unknown unit `{unit}`; {HINT}"));
         };
         if last_unit.is_some_and(|last| index <= last) {
-            return Err(format!(
-                "unit `{unit}` is repeated or out of order; write larger units first, e.g. 1h30m"
-            ));
+            return Err(format!("unit `{unit}` is repeated or out of order; write larger units first, e.g. 1h30m"));
         }
         last_unit = Some(index);
         // Only ASCII digits, so the parse fails only on overflow.
-        let value: i64 = number
-            .parse()
-            .map_err(|_| format!("`{number}` is too large"))?;
+        let value: i64 = number.parse().map_err(|_| format!("`{number}` is too large"))?;
         total_ms = value
             .checked_mul(UNITS[index].1)
             .and_then(|ms| total_ms.checked_add(ms))
@@ -69,10 +59,7 @@ pub fn parse_duration(text: &str) -> Result<prost_types::Duration, String> {
 /// A protobuf duration of a non-negative number of milliseconds.
 fn duration_from_millis(ms: i64) -> prost_types::Duration {
     // The remainder is below 1000, so the nanos (below 1e9) always fit an i32.
-    prost_types::Duration {
-        seconds: ms / 1000,
-        nanos: ((ms % 1000) * 1_000_000) as i32,
-    }
+    prost_types::Duration { seconds: ms / 1000, nanos: ((ms % 1000) * 1_000_000) as i32 }
 }
 
 /// Parses an RFC 3339 timestamp with an offset, e.g. `2026-03-08T02:30:00-05:00` or
@@ -95,9 +82,7 @@ pub fn parse_backoff(text: &str) -> Result<Backoff, String> {
     let kind = if let Some(spec) = text.strip_prefix("exp:") {
         let parts: Vec<&str> = spec.split(':').collect();
         if !(2..=4).contains(&parts.len()) {
-            return Err(
-                "expected exp:INITIAL:MAX[:MULTIPLIER[:JITTER]], e.g. exp:10s:5m:2:0.1".to_owned(),
-            );
+            return Err("expected exp:INITIAL:MAX[:MULTIPLIER[:JITTER]], e.g. exp:10s:5m:2:0.1".to_owned());
         }
         let number = |part: Option<&&str>, what: &str| -> Result<f64, String> {
             match part {
@@ -121,9 +106,7 @@ pub fn parse_backoff(text: &str) -> Result<Backoff, String> {
             .split(',')
             .map(parse_duration)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| {
-                format!("{e} (a backoff is a list like 10s,60s,300s or exp:10s:5m:2:0.1)")
-            })?;
+            .map_err(|e| format!("{e} (a backoff is a list like 10s,60s,300s or exp:10s:5m:2:0.1)"))?;
         backoff::Kind::List(ListBackoff { delays })
     };
     Ok(Backoff { kind: Some(kind) })
@@ -143,9 +126,9 @@ pub fn parse_label(text: &str) -> Result<(String, String), String> {
 pub fn parse_status(text: &str) -> Result<InstanceStatus, String> {
     let full = format!("INSTANCE_STATUS_{}", text.to_ascii_uppercase());
     match InstanceStatus::from_str_name(&full) {
-        Some(InstanceStatus::Unspecified) | None => Err(
-            "expected one of PENDING, DISPATCHED, RUNNING, SUCCESS, FAILED, TIMEOUT, CANCELED, SKIPPED".to_owned(),
-        ),
+        Some(InstanceStatus::Unspecified) | None => {
+            Err("expected one of PENDING, DISPATCHED, RUNNING, SUCCESS, FAILED, TIMEOUT, CANCELED, SKIPPED".to_owned())
+        }
         Some(status) => Ok(status),
     }
 }
@@ -254,41 +237,21 @@ mod tests {
             assert!(parse_duration(bad).is_err(), "{bad:?} should be refused");
         }
         assert!(parse_duration("30").unwrap_err().contains("no unit"));
-        assert!(
-            parse_duration("1x")
-                .unwrap_err()
-                .contains("unknown unit `x`")
-        );
+        assert!(parse_duration("1x").unwrap_err().contains("unknown unit `x`"));
     }
 
     #[test]
     fn durations_with_repeated_or_reversed_units_are_refused() {
-        assert!(
-            parse_duration("1m30m")
-                .unwrap_err()
-                .contains("out of order")
-        );
-        assert!(
-            parse_duration("30s1h")
-                .unwrap_err()
-                .contains("out of order")
-        );
+        assert!(parse_duration("1m30m").unwrap_err().contains("out of order"));
+        assert!(parse_duration("30s1h").unwrap_err().contains("out of order"));
         assert!(parse_duration("1s1ms").is_ok());
         assert!(parse_duration("1ms1s").is_err());
     }
 
     #[test]
     fn durations_that_overflow_are_refused_not_wrapped() {
-        assert!(
-            parse_duration("99999999999999999999s")
-                .unwrap_err()
-                .contains("too large")
-        );
-        assert!(
-            parse_duration("999999999999999d")
-                .unwrap_err()
-                .contains("too large")
-        );
+        assert!(parse_duration("99999999999999999999s").unwrap_err().contains("too large"));
+        assert!(parse_duration("999999999999999d").unwrap_err().contains("too large"));
     }
 
     #[test]
@@ -297,17 +260,9 @@ mod tests {
         let offset = parse_timestamp("2026-03-08T02:30:00-05:00").expect("offset");
         assert_eq!(utc, offset);
         assert_eq!(utc.seconds, 1_772_955_000);
-        assert_eq!(
-            parse_timestamp("2026-03-08T07:30:00.250Z")
-                .expect("millis")
-                .nanos,
-            250_000_000
-        );
+        assert_eq!(parse_timestamp("2026-03-08T07:30:00.250Z").expect("millis").nanos, 250_000_000);
         assert!(parse_timestamp("2026-03-08 07:30").is_err());
-        assert!(
-            parse_timestamp("2026-03-08T07:30:00").is_err(),
-            "an offset is required"
-        );
+        assert!(parse_timestamp("2026-03-08T07:30:00").is_err(), "an offset is required");
     }
 
     #[test]
@@ -315,15 +270,11 @@ mod tests {
         let parsed = parse_backoff("10s,60s,5m").expect("list");
         assert_eq!(
             parsed.kind,
-            Some(backoff::Kind::List(ListBackoff {
-                delays: vec![dur(10, 0), dur(60, 0), dur(300, 0)]
-            }))
+            Some(backoff::Kind::List(ListBackoff { delays: vec![dur(10, 0), dur(60, 0), dur(300, 0)] }))
         );
         assert_eq!(
             parse_backoff("30s").expect("single").kind,
-            Some(backoff::Kind::List(ListBackoff {
-                delays: vec![dur(30, 0)]
-            }))
+            Some(backoff::Kind::List(ListBackoff { delays: vec![dur(30, 0)] }))
         );
         assert!(parse_backoff("10s,,60s").is_err());
         assert!(parse_backoff("10s,x").is_err());
@@ -353,29 +304,15 @@ mod tests {
         );
         assert!(parse_backoff("exp:10s").is_err());
         assert!(parse_backoff("exp:10s:5m:2:0.1:9").is_err());
-        assert!(
-            parse_backoff("exp:10s:5m:two")
-                .unwrap_err()
-                .contains("multiplier")
-        );
-        assert!(
-            parse_backoff("exp:10s:5m:2:NaN")
-                .unwrap_err()
-                .contains("jitter")
-        );
+        assert!(parse_backoff("exp:10s:5m:two").unwrap_err().contains("multiplier"));
+        assert!(parse_backoff("exp:10s:5m:2:NaN").unwrap_err().contains("jitter"));
         assert!(parse_backoff("exp:x:5m").unwrap_err().contains("initial"));
     }
 
     #[test]
     fn labels_need_a_key_and_an_equals_sign() {
-        assert_eq!(
-            parse_label("team=billing"),
-            Ok(("team".to_owned(), "billing".to_owned()))
-        );
-        assert_eq!(
-            parse_label("url=a=b"),
-            Ok(("url".to_owned(), "a=b".to_owned()))
-        );
+        assert_eq!(parse_label("team=billing"), Ok(("team".to_owned(), "billing".to_owned())));
+        assert_eq!(parse_label("url=a=b"), Ok(("url".to_owned(), "a=b".to_owned())));
         assert_eq!(parse_label("flag="), Ok(("flag".to_owned(), String::new())));
         assert!(parse_label("team").is_err());
         assert!(parse_label("=x").is_err());

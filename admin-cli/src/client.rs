@@ -36,13 +36,7 @@ pub struct ConnectOptions {
     )]
     pub endpoint: String,
     /// PEM file of the CA that signed axd's certificate.
-    #[arg(
-        long,
-        global = true,
-        help_heading = "Global options",
-        env = "AX_CA",
-        value_name = "PATH"
-    )]
+    #[arg(long, global = true, help_heading = "Global options", env = "AX_CA", value_name = "PATH")]
     pub ca: Option<PathBuf>,
     /// PEM client certificate (mTLS); its URI SAN is the caller identity, e.g. spiffe://ax/admin/NAME.
     #[arg(
@@ -69,10 +63,7 @@ pub struct ConnectOptions {
 /// Opens a connected channel to the endpoint.
 pub async fn connect(options: &ConnectOptions) -> Result<AdminClient> {
     let endpoint = endpoint(options)?;
-    let channel = endpoint
-        .connect()
-        .await
-        .with_context(|| format!("cannot connect to {}", options.endpoint))?;
+    let channel = endpoint.connect().await.with_context(|| format!("cannot connect to {}", options.endpoint))?;
     Ok(AdminServiceClient::new(channel))
 }
 
@@ -86,9 +77,7 @@ fn endpoint(options: &ConnectOptions) -> Result<Endpoint> {
     match endpoint.uri().scheme_str() {
         Some("https") => {
             let tls = tls_config(options, endpoint.uri().host().unwrap_or_default())?;
-            endpoint
-                .tls_config(tls)
-                .with_context(|| format!("cannot use TLS settings for {url}"))
+            endpoint.tls_config(tls).with_context(|| format!("cannot use TLS settings for {url}"))
         }
         Some("http") => {
             // Certificates with a plaintext endpoint would silently not be used; an operator who
@@ -113,18 +102,13 @@ fn tls_config(options: &ConnectOptions, host: &str) -> Result<ClientTlsConfig> {
             options.endpoint
         )
     })?;
-    let ca =
-        fs::read(ca_path).with_context(|| format!("cannot read --ca {}", ca_path.display()))?;
+    let ca = fs::read(ca_path).with_context(|| format!("cannot read --ca {}", ca_path.display()))?;
     // An IPv6 host comes bracketed in a URI; certificate checks want the bare address.
     let server_name = host.trim_start_matches('[').trim_end_matches(']');
-    let mut tls = ClientTlsConfig::new()
-        .ca_certificate(Certificate::from_pem(ca))
-        .domain_name(server_name);
+    let mut tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca)).domain_name(server_name);
     if let (Some(cert_path), Some(key_path)) = (&options.cert, &options.key) {
-        let cert = fs::read(cert_path)
-            .with_context(|| format!("cannot read --cert {}", cert_path.display()))?;
-        let key = fs::read(key_path)
-            .with_context(|| format!("cannot read --key {}", key_path.display()))?;
+        let cert = fs::read(cert_path).with_context(|| format!("cannot read --cert {}", cert_path.display()))?;
+        let key = fs::read(key_path).with_context(|| format!("cannot read --key {}", key_path.display()))?;
         tls = tls.identity(Identity::from_pem(cert, key));
     }
     Ok(tls)
@@ -138,8 +122,7 @@ pub trait RpcResultExt<T> {
 
 impl<T> RpcResultExt<T> for std::result::Result<tonic::Response<T>, tonic::Status> {
     fn rpc(self) -> Result<T> {
-        self.map(tonic::Response::into_inner)
-            .map_err(|status| RpcError::from(&status).into())
+        self.map(tonic::Response::into_inner).map_err(|status| RpcError::from(&status).into())
     }
 }
 
@@ -208,50 +191,32 @@ mod tests {
     use super::*;
 
     fn options(endpoint: &str) -> ConnectOptions {
-        ConnectOptions {
-            endpoint: endpoint.to_owned(),
-            ca: None,
-            cert: None,
-            key: None,
-        }
+        ConnectOptions { endpoint: endpoint.to_owned(), ca: None, cert: None, key: None }
     }
 
     #[test]
     fn rpc_errors_print_the_code_name_and_the_message() {
-        let status = tonic::Status::invalid_argument(
-            "task.schedule.cron.expression: field 2 (hours) = 25 is out of range 0-23",
-        );
+        let status =
+            tonic::Status::invalid_argument("task.schedule.cron.expression: field 2 (hours) = 25 is out of range 0-23");
         assert_eq!(
             RpcError::from(&status).to_string(),
             "InvalidArgument: task.schedule.cron.expression: field 2 (hours) = 25 is out of range 0-23"
         );
-        assert_eq!(
-            RpcError::from(&tonic::Status::not_found("")).to_string(),
-            "NotFound"
-        );
-        let result: std::result::Result<tonic::Response<()>, _> =
-            Err(tonic::Status::failed_precondition("running"));
-        assert_eq!(
-            result.rpc().expect_err("failed").to_string(),
-            "FailedPrecondition: running"
-        );
+        assert_eq!(RpcError::from(&tonic::Status::not_found("")).to_string(), "NotFound");
+        let result: std::result::Result<tonic::Response<()>, _> = Err(tonic::Status::failed_precondition("running"));
+        assert_eq!(result.rpc().expect_err("failed").to_string(), "FailedPrecondition: running");
     }
 
     #[test]
     fn only_transport_failures_are_explained_with_the_endpoint() {
         let https = options("https://localhost:7070");
-        let from_axd: anyhow::Error =
-            RpcError::from(&tonic::Status::not_found("task \"x\" does not exist")).into();
-        assert_eq!(
-            https.explain(from_axd).to_string(),
-            "NotFound: task \"x\" does not exist"
-        );
+        let from_axd: anyhow::Error = RpcError::from(&tonic::Status::not_found("task \"x\" does not exist")).into();
+        assert_eq!(https.explain(from_axd).to_string(), "NotFound: task \"x\" does not exist");
         let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "connection closed");
         let lost: anyhow::Error = RpcError::from(&tonic::Status::from_error(Box::new(io))).into();
         let explained = format!("{:#}", https.explain(lost));
         assert!(
-            explained
-                .starts_with("request to https://localhost:7070 failed (no client certificate"),
+            explained.starts_with("request to https://localhost:7070 failed (no client certificate"),
             "{explained}"
         );
         assert!(explained.ends_with("connection closed"), "{explained}");

@@ -15,11 +15,7 @@ mod output;
 
 /// Command-line root: global options and the noun.
 #[derive(Parser, Debug)]
-#[command(
-    name = "axctl",
-    version,
-    about = "Operate an ax cluster: tasks, instances, workers and schedulers"
-)]
+#[command(name = "axctl", version, about = "Operate an ax cluster: tasks, instances, workers and schedulers")]
 struct Cli {
     #[command(flatten)]
     connection: client::ConnectOptions,
@@ -37,20 +33,13 @@ async fn main() -> ExitCode {
         Err(err) => {
             // clap's own exit status for usage errors is 2; --help and --version are not errors.
             let _ = err.print();
-            return if err.use_stderr() {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            };
+            return if err.use_stderr() { ExitCode::FAILURE } else { ExitCode::SUCCESS };
         }
     };
     // Both tonic and the certificate tools use rustls; with more than one provider compiled in it
     // cannot pick one itself. A second install (already installed) is harmless, hence ignored.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let ctx = commands::Context {
-        output: cli.output,
-        connection: cli.connection,
-    };
+    let ctx = commands::Context { output: cli.output, connection: cli.connection };
     match cli.command.run(&ctx).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -86,26 +75,10 @@ mod tests {
 
     #[test]
     fn global_flags_work_before_and_after_the_subcommand() {
-        let before = Cli::try_parse_from([
-            "axctl",
-            "-o",
-            "json",
-            "--endpoint",
-            "http://h:1",
-            "cluster",
-            "stats",
-        ])
-        .expect("before");
-        let after = Cli::try_parse_from([
-            "axctl",
-            "cluster",
-            "stats",
-            "--endpoint",
-            "http://h:1",
-            "--output",
-            "json",
-        ])
-        .expect("after");
+        let before = Cli::try_parse_from(["axctl", "-o", "json", "--endpoint", "http://h:1", "cluster", "stats"])
+            .expect("before");
+        let after = Cli::try_parse_from(["axctl", "cluster", "stats", "--endpoint", "http://h:1", "--output", "json"])
+            .expect("after");
         for cli in [before, after] {
             assert_eq!(cli.output, output::OutputFormat::Json);
             assert_eq!(cli.connection.endpoint, "http://h:1");
@@ -115,20 +88,14 @@ mod tests {
     #[test]
     fn error_chains_print_on_one_line_without_repeats() {
         let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
-        let err = anyhow::Error::new(io)
-            .context("tcp connect error")
-            .context("tcp connect error")
-            .context("cannot connect");
-        assert_eq!(
-            error_text(&err),
-            "cannot connect: tcp connect error: refused"
-        );
+        let err =
+            anyhow::Error::new(io).context("tcp connect error").context("tcp connect error").context("cannot connect");
+        assert_eq!(error_text(&err), "cannot connect: tcp connect error: refused");
     }
 
     #[test]
     fn a_client_certificate_needs_its_key() {
-        let err = Cli::try_parse_from(["axctl", "--cert", "a.pem", "cluster", "stats"])
-            .expect_err("no key");
+        let err = Cli::try_parse_from(["axctl", "--cert", "a.pem", "cluster", "stats"]).expect_err("no key");
         assert!(err.to_string().contains("--key"), "{err}");
     }
 }

@@ -13,10 +13,9 @@ use std::{
 
 use anyhow::{Context as _, Result};
 use ax_proto::v1::{
-    Backoff, ConcurrencyPolicy, CronDialect, Fire, Instance, InstanceEvent, InstanceSource,
-    InstanceStatus, LogLevel, LogLine, MisfirePolicy, RetryPolicy, RoutingStrategy, Schedule,
-    SchedulePreview, SchedulerNode, Task, TaskEvent, WorkerSession, backoff, one_time_schedule,
-    schedule,
+    Backoff, ConcurrencyPolicy, CronDialect, Fire, Instance, InstanceEvent, InstanceSource, InstanceStatus, LogLevel,
+    LogLine, MisfirePolicy, RetryPolicy, RoutingStrategy, Schedule, SchedulePreview, SchedulerNode, Task, TaskEvent,
+    WorkerSession, backoff, one_time_schedule, schedule,
 };
 use chrono::{DateTime, SecondsFormat, Utc};
 use clap::ValueEnum;
@@ -39,8 +38,7 @@ pub enum OutputFormat {
 /// other rather than a panic (which `println!` would be).
 pub fn print_text(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .context("cannot write to stdout")?;
+    out.write_all(text.as_bytes()).context("cannot write to stdout")?;
     if !text.ends_with('\n') {
         out.write_all(b"\n").context("cannot write to stdout")?;
     }
@@ -55,11 +53,7 @@ pub fn print_json(value: &impl Serialize) -> Result<()> {
 
 /// Prints one page of a list: the table (or a note when it is empty), then how to get the next page.
 pub fn print_page(table: &Table, what: &str, next_page_token: &str) -> Result<()> {
-    let mut text = if table.is_empty() {
-        format!("no {what}\n")
-    } else {
-        table.render()
-    };
+    let mut text = if table.is_empty() { format!("no {what}\n") } else { table.render() };
     if !next_page_token.is_empty() {
         text.push_str(&format!("more: add --page-token {next_page_token}\n"));
     }
@@ -133,10 +127,7 @@ pub fn time_text(timestamp: Option<&prost_types::Timestamp>) -> Option<String> {
 
 /// Milliseconds of a protobuf duration, truncated toward zero (the duration syntax stops at ms).
 pub fn duration_millis(duration: &prost_types::Duration) -> i64 {
-    duration
-        .seconds
-        .saturating_mul(1000)
-        .saturating_add(i64::from(duration.nanos / 1_000_000))
+    duration.seconds.saturating_mul(1000).saturating_add(i64::from(duration.nanos / 1_000_000))
 }
 
 /// A number of milliseconds in the duration syntax of the flags: `1h30m`, `250ms`, `0s`; negative
@@ -150,13 +141,7 @@ pub fn format_millis(ms: i64) -> String {
     if ms < 0 {
         text.push('-');
     }
-    for (unit, size) in [
-        ("d", 86_400_000u64),
-        ("h", 3_600_000),
-        ("m", 60_000),
-        ("s", 1_000),
-        ("ms", 1),
-    ] {
+    for (unit, size) in [("d", 86_400_000u64), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1)] {
         if rest >= size {
             text.push_str(&format!("{}{unit}", rest / size));
             rest %= size;
@@ -174,12 +159,7 @@ pub fn duration_text(duration: Option<&prost_types::Duration>) -> Option<String>
 pub fn gap_text(ms: i64) -> String {
     let sign = if ms < 0 { "-" } else { "+" };
     let abs = ms.unsigned_abs();
-    let (hours, minutes, seconds, millis) = (
-        abs / 3_600_000,
-        abs / 60_000 % 60,
-        abs / 1000 % 60,
-        abs % 1000,
-    );
+    let (hours, minutes, seconds, millis) = (abs / 3_600_000, abs / 60_000 % 60, abs / 1000 % 60, abs % 1000);
     if hours > 0 {
         format!("{sign}{hours}h{minutes}m{seconds}.{millis:03}s")
     } else if minutes > 0 {
@@ -209,10 +189,7 @@ fn sorted(labels: &HashMap<String, String>) -> BTreeMap<String, String> {
 
 /// For tables: the value, or `-` when unset or empty.
 pub fn or_dash(value: Option<impl Into<String>>) -> String {
-    value
-        .map(Into::into)
-        .filter(|s: &String| !s.is_empty())
-        .unwrap_or_else(|| "-".to_owned())
+    value.map(Into::into).filter(|s: &String| !s.is_empty()).unwrap_or_else(|| "-".to_owned())
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -247,22 +224,10 @@ pub struct TaskView {
 #[derive(Debug, Serialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ScheduleView {
-    Cron {
-        expression: String,
-        time_zone: String,
-        dialect: String,
-    },
-    FixedRate {
-        interval: Option<String>,
-        start_at: Option<String>,
-    },
-    FixedDelay {
-        interval: Option<String>,
-        start_at: Option<String>,
-    },
-    OneTime {
-        at: Option<String>,
-    },
+    Cron { expression: String, time_zone: String, dialect: String },
+    FixedRate { interval: Option<String>, start_at: Option<String> },
+    FixedDelay { interval: Option<String>, start_at: Option<String> },
+    OneTime { at: Option<String> },
     Manual,
 }
 
@@ -277,15 +242,8 @@ pub struct RetryPolicyView {
 #[derive(Debug, Serialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum BackoffView {
-    List {
-        delays: Vec<String>,
-    },
-    Exponential {
-        initial: Option<String>,
-        multiplier: f64,
-        max: Option<String>,
-        jitter: f64,
-    },
+    List { delays: Vec<String> },
+    Exponential { initial: Option<String>, multiplier: f64, max: Option<String>, jitter: f64 },
 }
 
 impl From<&Task> for TaskView {
@@ -347,24 +305,12 @@ impl ScheduleView {
     /// One line for people, e.g. "cron `0 2 * * *` in Europe/London (UNIX)".
     pub fn summary(&self) -> String {
         match self {
-            ScheduleView::Cron {
-                expression,
-                time_zone,
-                dialect,
-            } => {
-                let zone = if time_zone.is_empty() {
-                    "UTC"
-                } else {
-                    time_zone
-                };
+            ScheduleView::Cron { expression, time_zone, dialect } => {
+                let zone = if time_zone.is_empty() { "UTC" } else { time_zone };
                 format!("cron `{expression}` in {zone} ({dialect})")
             }
             ScheduleView::FixedRate { interval, start_at } => {
-                format!(
-                    "every {} from {}",
-                    or_dash(interval.clone()),
-                    or_dash(start_at.clone())
-                )
+                format!("every {} from {}", or_dash(interval.clone()), or_dash(start_at.clone()))
             }
             ScheduleView::FixedDelay { interval, start_at } => format!(
                 "{} after each run, first at {} + interval",
@@ -390,13 +336,9 @@ impl BackoffView {
     /// None when no kind is set.
     fn from_proto(backoff: &Backoff) -> Option<Self> {
         Some(match backoff.kind.as_ref()? {
-            backoff::Kind::List(list) => BackoffView::List {
-                delays: list
-                    .delays
-                    .iter()
-                    .map(|d| format_millis(duration_millis(d)))
-                    .collect(),
-            },
+            backoff::Kind::List(list) => {
+                BackoffView::List { delays: list.delays.iter().map(|d| format_millis(duration_millis(d))).collect() }
+            }
             backoff::Kind::Exponential(exp) => BackoffView::Exponential {
                 initial: duration_text(exp.initial.as_ref()),
                 multiplier: exp.multiplier,
@@ -413,12 +355,7 @@ impl RetryPolicyView {
         let backoff = match &self.backoff {
             None => "default backoff".to_owned(),
             Some(BackoffView::List { delays }) => format!("delays {}", delays.join(", ")),
-            Some(BackoffView::Exponential {
-                initial,
-                multiplier,
-                max,
-                jitter,
-            }) => format!(
+            Some(BackoffView::Exponential { initial, multiplier, max, jitter }) => format!(
                 "exponential {} x{multiplier} up to {}, jitter {jitter}",
                 or_dash(initial.clone()),
                 or_dash(max.clone())
@@ -434,11 +371,7 @@ impl RetryPolicyView {
 
 /// The fields of a task, one per line.
 pub fn task_details(task: &TaskView) -> String {
-    let labels: Vec<String> = task
-        .labels
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
+    let labels: Vec<String> = task.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let mut fields = Fields::new();
     fields
         .add("name", &task.name)
@@ -446,17 +379,8 @@ pub fn task_details(task: &TaskView) -> String {
         .add("app", &task.app)
         .add("handler", &task.handler)
         .add("description", or_dash(Some(task.description.as_str())))
-        .add(
-            "schedule",
-            task.schedule
-                .as_ref()
-                .map_or_else(|| "-".to_owned(), ScheduleView::summary),
-        )
-        .add(
-            "enabled",
-            task.enabled
-                .map_or_else(|| "-".to_owned(), |e| e.to_string()),
-        )
+        .add("schedule", task.schedule.as_ref().map_or_else(|| "-".to_owned(), ScheduleView::summary))
+        .add("enabled", task.enabled.map_or_else(|| "-".to_owned(), |e| e.to_string()))
         .add("next fire", or_dash(task.next_fire_time.clone()))
         .add("params", json_text(&task.params))
         .add(
@@ -470,16 +394,8 @@ pub fn task_details(task: &TaskView) -> String {
         )
         .add("concurrency", &task.concurrency_policy)
         .add("routing", &task.routing)
-        .add(
-            "timeout",
-            task.timeout.clone().unwrap_or_else(|| "none".to_owned()),
-        )
-        .add(
-            "retries",
-            task.retry_policy
-                .as_ref()
-                .map_or_else(|| "none".to_owned(), RetryPolicyView::summary),
-        )
+        .add("timeout", task.timeout.clone().unwrap_or_else(|| "none".to_owned()))
+        .add("retries", task.retry_policy.as_ref().map_or_else(|| "none".to_owned(), RetryPolicyView::summary))
         .add("labels", or_dash(Some(labels.join(", "))))
         .add("version", task.version.to_string())
         .add("created", or_dash(task.create_time.clone()))
@@ -563,10 +479,7 @@ pub fn preview_details(preview: &PreviewView) -> String {
         }
         text.push_str(&indent(&table.render()));
     }
-    text.push_str(&format!(
-        "fires per day: {}\n",
-        round_rate(preview.fires_per_day)
-    ));
+    text.push_str(&format!("fires per day: {}\n", round_rate(preview.fires_per_day)));
     for warning in &preview.warnings {
         text.push_str(&format!("warning: {warning}\n"));
     }
@@ -651,9 +564,7 @@ pub fn instance_details(i: &InstanceView) -> String {
     let progress = if i.progress_percent == 0 && i.progress_message.is_empty() {
         "-".to_owned()
     } else {
-        format!("{}% {}", i.progress_percent, i.progress_message)
-            .trim_end()
-            .to_owned()
+        format!("{}% {}", i.progress_percent, i.progress_message).trim_end().to_owned()
     };
     let mut fields = Fields::new();
     fields
@@ -663,13 +574,7 @@ pub fn instance_details(i: &InstanceView) -> String {
         .add("handler", or_dash(Some(i.handler.as_str())))
         .add("status", &i.status)
         .add("source", &i.source)
-        .add(
-            "attempt",
-            format!(
-                "{} (failures {}, max retries {})",
-                i.attempt, i.failures, i.max_retries
-            ),
-        )
+        .add("attempt", format!("{} (failures {}, max retries {})", i.attempt, i.failures, i.max_retries))
         .add("idempotency key", or_dash(Some(i.idempotency_key.as_str())))
         .add("params", json_text(&i.params))
         .add("trigger time", or_dash(i.trigger_time.clone()))
@@ -697,11 +602,7 @@ pub fn gaps_millis(events: &[InstanceEvent]) -> Vec<Option<i64>> {
         .iter()
         .map(|event| {
             let time = utc(event.time.as_ref());
-            let gap = if first {
-                None
-            } else {
-                previous.zip(time).map(|(a, b)| (b - a).num_milliseconds())
-            };
+            let gap = if first { None } else { previous.zip(time).map(|(a, b)| (b - a).num_milliseconds()) };
             first = false;
             previous = time;
             gap
@@ -840,21 +741,15 @@ impl StatusCounts {
     /// From the server's (status, count) pairs.
     pub fn new(counts: impl IntoIterator<Item = (i32, u64)>) -> Self {
         // Status values are numbered 1, 2, 3, ... after UNSPECIFIED, so this lists every known one.
-        let mut all: Vec<(i32, u64)> = (1..)
-            .map_while(|n| InstanceStatus::try_from(n).ok())
-            .map(|status| (status as i32, 0))
-            .collect();
+        let mut all: Vec<(i32, u64)> =
+            (1..).map_while(|n| InstanceStatus::try_from(n).ok()).map(|status| (status as i32, 0)).collect();
         for (status, count) in counts {
             match all.iter_mut().find(|(s, _)| *s == status) {
                 Some(slot) => slot.1 += count,
                 None => all.push((status, count)),
             }
         }
-        StatusCounts(
-            all.into_iter()
-                .map(|(s, n)| (enum_name::<InstanceStatus>(s), n))
-                .collect(),
-        )
+        StatusCounts(all.into_iter().map(|(s, n)| (enum_name::<InstanceStatus>(s), n)).collect())
     }
 }
 
@@ -877,9 +772,7 @@ pub struct Table {
 impl Table {
     /// A table with a header row.
     pub fn new<const N: usize>(headers: [&str; N]) -> Self {
-        Table {
-            rows: vec![headers.iter().map(|h| (*h).to_owned()).collect()],
-        }
+        Table { rows: vec![headers.iter().map(|h| (*h).to_owned()).collect()] }
     }
 
     /// Appends a row.
@@ -897,14 +790,7 @@ impl Table {
     pub fn render(&self) -> String {
         let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         let widths: Vec<usize> = (0..columns)
-            .map(|c| {
-                self.rows
-                    .iter()
-                    .filter_map(|r| r.get(c))
-                    .map(|s| s.chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
+            .map(|c| self.rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
             .collect();
         let mut text = String::new();
         for row in &self.rows {
@@ -946,12 +832,7 @@ impl Fields {
 
     /// The aligned text.
     pub fn render(&self) -> String {
-        let width = self
-            .pairs
-            .iter()
-            .map(|(n, _)| n.chars().count() + 1)
-            .max()
-            .unwrap_or(0);
+        let width = self.pairs.iter().map(|(n, _)| n.chars().count() + 1).max().unwrap_or(0);
         let mut text = String::new();
         for (name, value) in &self.pairs {
             let label = format!("{name}:");
@@ -967,8 +848,7 @@ mod tests {
     use std::collections::HashMap;
 
     use ax_proto::v1::{
-        CronSchedule, ExponentialBackoff, IntervalSchedule, ListBackoff, ManualSchedule,
-        OneTimeSchedule, TaskSpec,
+        CronSchedule, ExponentialBackoff, IntervalSchedule, ListBackoff, ManualSchedule, OneTimeSchedule, TaskSpec,
     };
     use serde_json::json;
 
@@ -985,34 +865,15 @@ mod tests {
 
     #[test]
     fn enum_names_lose_their_type_prefix() {
-        assert_eq!(
-            enum_name::<InstanceStatus>(InstanceStatus::Pending as i32),
-            "PENDING"
-        );
+        assert_eq!(enum_name::<InstanceStatus>(InstanceStatus::Pending as i32), "PENDING");
         assert_eq!(enum_name::<InstanceStatus>(0), "UNSPECIFIED");
-        assert_eq!(
-            enum_name::<MisfirePolicy>(MisfirePolicy::FireOnce as i32),
-            "FIRE_ONCE"
-        );
-        assert_eq!(
-            enum_name::<RoutingStrategy>(RoutingStrategy::LeastLoaded as i32),
-            "LEAST_LOADED"
-        );
-        assert_eq!(
-            enum_name::<ConcurrencyPolicy>(ConcurrencyPolicy::Forbid as i32),
-            "FORBID"
-        );
+        assert_eq!(enum_name::<MisfirePolicy>(MisfirePolicy::FireOnce as i32), "FIRE_ONCE");
+        assert_eq!(enum_name::<RoutingStrategy>(RoutingStrategy::LeastLoaded as i32), "LEAST_LOADED");
+        assert_eq!(enum_name::<ConcurrencyPolicy>(ConcurrencyPolicy::Forbid as i32), "FORBID");
         assert_eq!(enum_name::<CronDialect>(CronDialect::Unix as i32), "UNIX");
-        assert_eq!(
-            enum_name::<InstanceSource>(InstanceSource::Schedule as i32),
-            "SCHEDULE"
-        );
+        assert_eq!(enum_name::<InstanceSource>(InstanceSource::Schedule as i32), "SCHEDULE");
         assert_eq!(enum_name::<LogLevel>(LogLevel::Warn as i32), "WARN");
-        assert_eq!(
-            enum_name::<InstanceStatus>(99),
-            "99",
-            "unknown values stay visible"
-        );
+        assert_eq!(enum_name::<InstanceStatus>(99), "99", "unknown values stay visible");
     }
 
     #[test]
@@ -1045,14 +906,7 @@ mod tests {
         }
         assert_eq!(duration_text(None), None);
         // Below a millisecond is truncated: the syntax has no smaller unit.
-        assert_eq!(
-            duration_text(Some(&prost_types::Duration {
-                seconds: 1,
-                nanos: 999_999
-            }))
-            .as_deref(),
-            Some("1s")
-        );
+        assert_eq!(duration_text(Some(&prost_types::Duration { seconds: 1, nanos: 999_999 })).as_deref(), Some("1s"));
     }
 
     #[test]
@@ -1066,14 +920,8 @@ mod tests {
 
     #[test]
     fn times_are_rfc3339_utc_and_null_when_unset() {
-        assert_eq!(
-            time_text(ts(1_767_261_600, 0).as_ref()).as_deref(),
-            Some("2026-01-01T10:00:00Z")
-        );
-        assert_eq!(
-            time_text(ts(1_767_261_600, 250_000_000).as_ref()).as_deref(),
-            Some("2026-01-01T10:00:00.250Z")
-        );
+        assert_eq!(time_text(ts(1_767_261_600, 0).as_ref()).as_deref(), Some("2026-01-01T10:00:00Z"));
+        assert_eq!(time_text(ts(1_767_261_600, 250_000_000).as_ref()).as_deref(), Some("2026-01-01T10:00:00.250Z"));
         assert_eq!(time_text(None), None);
     }
 
@@ -1119,10 +967,7 @@ mod tests {
                         })),
                     }),
                 }),
-                labels: HashMap::from([
-                    ("team".to_owned(), "ops".to_owned()),
-                    ("env".to_owned(), "prod".to_owned()),
-                ]),
+                labels: HashMap::from([("team".to_owned(), "ops".to_owned()), ("env".to_owned(), "prod".to_owned())]),
             }),
             next_fire_time: ts(1_767_232_800, 0),
             create_time: ts(1_767_225_600, 0),
@@ -1175,38 +1020,23 @@ mod tests {
 
     #[test]
     fn every_schedule_kind_has_its_own_json_shape() {
-        let view = |kind| {
-            serde_json::to_value(ScheduleView::from_proto(&Schedule { kind: Some(kind) }))
-                .expect("json")
-        };
-        let interval = IntervalSchedule {
-            interval: dur(90),
-            start_at: ts(1_767_261_600, 0),
-        };
+        let view = |kind| serde_json::to_value(ScheduleView::from_proto(&Schedule { kind: Some(kind) })).expect("json");
+        let interval = IntervalSchedule { interval: dur(90), start_at: ts(1_767_261_600, 0) };
         assert_eq!(
             view(schedule::Kind::FixedRate(interval)),
             json!({"kind": "FIXED_RATE", "interval": "1m30s", "start_at": "2026-01-01T10:00:00Z"})
         );
         assert_eq!(
-            view(schedule::Kind::FixedDelay(IntervalSchedule {
-                interval: dur(3600),
-                start_at: None
-            })),
+            view(schedule::Kind::FixedDelay(IntervalSchedule { interval: dur(3600), start_at: None })),
             json!({"kind": "FIXED_DELAY", "interval": "1h", "start_at": null})
         );
         assert_eq!(
             view(schedule::Kind::OneTime(OneTimeSchedule {
-                when: Some(one_time_schedule::When::At(prost_types::Timestamp {
-                    seconds: 1_767_261_600,
-                    nanos: 0
-                }))
+                when: Some(one_time_schedule::When::At(prost_types::Timestamp { seconds: 1_767_261_600, nanos: 0 }))
             })),
             json!({"kind": "ONE_TIME", "at": "2026-01-01T10:00:00Z"})
         );
-        assert_eq!(
-            view(schedule::Kind::Manual(ManualSchedule {})),
-            json!({"kind": "MANUAL"})
-        );
+        assert_eq!(view(schedule::Kind::Manual(ManualSchedule {})), json!({"kind": "MANUAL"}));
         assert_eq!(ScheduleView::from_proto(&Schedule { kind: None }), None);
     }
 
@@ -1217,14 +1047,8 @@ mod tests {
             backoff: Some(Backoff {
                 kind: Some(backoff::Kind::List(ListBackoff {
                     delays: vec![
-                        prost_types::Duration {
-                            seconds: 10,
-                            nanos: 0,
-                        },
-                        prost_types::Duration {
-                            seconds: 60,
-                            nanos: 0,
-                        },
+                        prost_types::Duration { seconds: 10, nanos: 0 },
+                        prost_types::Duration { seconds: 60, nanos: 0 },
                     ],
                 })),
             }),
@@ -1233,10 +1057,7 @@ mod tests {
             serde_json::to_value(RetryPolicyView::from(&policy)).expect("json"),
             json!({"max_retries": 2, "backoff": {"kind": "LIST", "delays": ["10s", "1m"]}})
         );
-        let bare = RetryPolicy {
-            max_retries: 1,
-            backoff: None,
-        };
+        let bare = RetryPolicy { max_retries: 1, backoff: None };
         assert_eq!(
             serde_json::to_value(RetryPolicyView::from(&bare)).expect("json"),
             json!({"max_retries": 1, "backoff": null})
@@ -1251,14 +1072,8 @@ mod tests {
     fn previews_have_null_local_times_for_interval_schedules() {
         let preview = SchedulePreview {
             fires: vec![
-                Fire {
-                    time: ts(1_772_953_200, 0),
-                    local_time: "2026-03-08T03:00:00-04:00".into(),
-                },
-                Fire {
-                    time: ts(1_773_039_600, 0),
-                    local_time: String::new(),
-                },
+                Fire { time: ts(1_772_953_200, 0), local_time: "2026-03-08T03:00:00-04:00".into() },
+                Fire { time: ts(1_773_039_600, 0), local_time: String::new() },
             ],
             fires_per_day: 1.0,
             warnings: vec!["careful".into()],
@@ -1277,10 +1092,7 @@ mod tests {
             })
         );
         let text = preview_details(&PreviewView::from(&preview));
-        assert!(
-            text.contains("2026-03-08T07:00:00Z  2026-03-08T03:00:00-04:00"),
-            "{text}"
-        );
+        assert!(text.contains("2026-03-08T07:00:00Z  2026-03-08T03:00:00-04:00"), "{text}");
         assert!(text.contains("fires per day: 1\n"), "{text}");
         assert!(text.contains("warning: careful"), "{text}");
     }
@@ -1307,41 +1119,15 @@ mod tests {
     #[test]
     fn event_trails_carry_the_time_since_the_previous_event() {
         let events = [
-            event(
-                1_767_261_600,
-                0,
-                InstanceStatus::Unspecified,
-                InstanceStatus::Pending,
-            ),
-            event(
-                1_767_261_601,
-                204_000_000,
-                InstanceStatus::Pending,
-                InstanceStatus::Dispatched,
-            ),
-            event(
-                1_767_261_601,
-                254_000_000,
-                InstanceStatus::Dispatched,
-                InstanceStatus::Running,
-            ),
-            event(
-                1_767_261_691,
-                254_000_000,
-                InstanceStatus::Running,
-                InstanceStatus::Success,
-            ),
+            event(1_767_261_600, 0, InstanceStatus::Unspecified, InstanceStatus::Pending),
+            event(1_767_261_601, 204_000_000, InstanceStatus::Pending, InstanceStatus::Dispatched),
+            event(1_767_261_601, 254_000_000, InstanceStatus::Dispatched, InstanceStatus::Running),
+            event(1_767_261_691, 254_000_000, InstanceStatus::Running, InstanceStatus::Success),
         ];
-        assert_eq!(
-            gaps_millis(&events),
-            vec![None, Some(1_204), Some(50), Some(90_000)]
-        );
+        assert_eq!(gaps_millis(&events), vec![None, Some(1_204), Some(50), Some(90_000)]);
         let views = instance_event_views(&events);
         let gaps: Vec<Option<&str>> = views.iter().map(|v| v.since_previous.as_deref()).collect();
-        assert_eq!(
-            gaps,
-            vec![None, Some("1s204ms"), Some("50ms"), Some("1m30s")]
-        );
+        assert_eq!(gaps, vec![None, Some("1s204ms"), Some("50ms"), Some("1m30s")]);
         assert_eq!(
             serde_json::to_value(&views[0]).expect("json"),
             json!({
@@ -1409,26 +1195,15 @@ mod tests {
         assert_eq!(value["output"], "plain text");
         assert_eq!(value["deadline"], Value::Null);
         assert_eq!(value["finish_time"], "2026-01-01T02:00:02.500Z");
-        let keys: Vec<&str> = value
-            .as_object()
-            .expect("object")
-            .keys()
-            .map(String::as_str)
-            .collect();
+        let keys: Vec<&str> = value.as_object().expect("object").keys().map(String::as_str).collect();
         assert_eq!(keys.len(), 26, "one key per Instance field: {keys:?}");
         let text = instance_details(&InstanceView::from(&instance));
-        assert!(
-            text.contains("status:") && text.contains("SUCCESS"),
-            "{text}"
-        );
+        assert!(text.contains("status:") && text.contains("SUCCESS"), "{text}");
     }
 
     #[test]
     fn status_counts_list_every_status_in_order() {
-        let counts = StatusCounts::new([
-            (InstanceStatus::Running as i32, 2),
-            (InstanceStatus::Pending as i32, 5),
-        ]);
+        let counts = StatusCounts::new([(InstanceStatus::Running as i32, 2), (InstanceStatus::Pending as i32, 5)]);
         assert_eq!(
             serde_json::to_string(&counts).expect("json"),
             r#"{"PENDING":5,"DISPATCHED":0,"RUNNING":2,"SUCCESS":0,"FAILED":0,"TIMEOUT":0,"CANCELED":0,"SKIPPED":0}"#
@@ -1440,13 +1215,8 @@ mod tests {
     #[test]
     fn tables_align_columns_and_trim_trailing_space() {
         let mut table = Table::new(["NAME", "APP", "ENABLED"]);
-        table
-            .row(["a".into(), "billing".into(), "true".into()])
-            .row(["longer-name".into(), "x".into(), String::new()]);
-        assert_eq!(
-            table.render(),
-            "NAME         APP      ENABLED\na            billing  true\nlonger-name  x\n"
-        );
+        table.row(["a".into(), "billing".into(), "true".into()]).row(["longer-name".into(), "x".into(), String::new()]);
+        assert_eq!(table.render(), "NAME         APP      ENABLED\na            billing  true\nlonger-name  x\n");
         assert!(Table::new(["A"]).is_empty());
         let mut fields = Fields::new();
         fields.add("id", "1").add("description", "");

@@ -50,11 +50,7 @@ fn stored_task(spec: Option<TaskSpec>) -> Task {
         handler: "report".into(),
         retry_policy: Some(RetryPolicy {
             max_retries: 2,
-            backoff: Some(Backoff {
-                kind: Some(backoff::Kind::List(ListBackoff {
-                    delays: vec![secs(5)],
-                })),
-            }),
+            backoff: Some(Backoff { kind: Some(backoff::Kind::List(ListBackoff { delays: vec![secs(5)] })) }),
         }),
         ..TaskSpec::default()
     });
@@ -74,14 +70,8 @@ fn stored_task(spec: Option<TaskSpec>) -> Task {
 fn preview() -> SchedulePreview {
     SchedulePreview {
         fires: vec![
-            Fire {
-                time: ts(1_767_232_800, 0),
-                local_time: "2026-01-01T02:00:00+00:00".into(),
-            },
-            Fire {
-                time: ts(1_767_319_200, 0),
-                local_time: "2026-01-02T02:00:00+00:00".into(),
-            },
+            Fire { time: ts(1_767_232_800, 0), local_time: "2026-01-01T02:00:00+00:00".into() },
+            Fire { time: ts(1_767_319_200, 0), local_time: "2026-01-02T02:00:00+00:00".into() },
         ],
         fires_per_day: 1.0,
         warnings: vec!["this is a test warning".into()],
@@ -96,22 +86,13 @@ impl AdminService for Fake {
     async fn create_task(&self, request: Request<CreateTaskRequest>) -> Reply<CreateTaskResponse> {
         let spec = request.into_inner().task;
         self.seen.lock().expect("lock").created = spec.clone();
-        Ok(Response::new(CreateTaskResponse {
-            task: Some(stored_task(spec)),
-            preview: Some(preview()),
-        }))
+        Ok(Response::new(CreateTaskResponse { task: Some(stored_task(spec)), preview: Some(preview()) }))
     }
     async fn get_task(&self, request: Request<GetTaskRequest>) -> Reply<GetTaskResponse> {
         if request.get_ref().name != "nightly" {
-            return Err(Status::not_found(format!(
-                "task {:?} does not exist",
-                request.get_ref().name
-            )));
+            return Err(Status::not_found(format!("task {:?} does not exist", request.get_ref().name)));
         }
-        Ok(Response::new(GetTaskResponse {
-            task: Some(stored_task(None)),
-            events: vec![],
-        }))
+        Ok(Response::new(GetTaskResponse { task: Some(stored_task(None)), events: vec![] }))
     }
     async fn list_tasks(&self, _: Request<ListTasksRequest>) -> Reply<ListTasksResponse> {
         Err(Status::unimplemented("fake"))
@@ -119,15 +100,10 @@ impl AdminService for Fake {
     async fn update_task(&self, request: Request<UpdateTaskRequest>) -> Reply<UpdateTaskResponse> {
         let request = request.into_inner();
         self.seen.lock().expect("lock").updated = Some(request.clone());
-        Ok(Response::new(UpdateTaskResponse {
-            task: Some(stored_task(None)),
-            preview: Some(preview()),
-        }))
+        Ok(Response::new(UpdateTaskResponse { task: Some(stored_task(None)), preview: Some(preview()) }))
     }
     async fn delete_task(&self, _: Request<DeleteTaskRequest>) -> Reply<DeleteTaskResponse> {
-        Ok(Response::new(DeleteTaskResponse {
-            canceled_instances: 3,
-        }))
+        Ok(Response::new(DeleteTaskResponse { canceled_instances: 3 }))
     }
     async fn enable_task(&self, _: Request<EnableTaskRequest>) -> Reply<EnableTaskResponse> {
         Err(Status::unimplemented("fake"))
@@ -138,31 +114,18 @@ impl AdminService for Fake {
     async fn trigger_task(&self, _: Request<TriggerTaskRequest>) -> Reply<TriggerTaskResponse> {
         Err(Status::unimplemented("fake"))
     }
-    async fn preview_schedule(
-        &self,
-        request: Request<PreviewScheduleRequest>,
-    ) -> Reply<PreviewScheduleResponse> {
+    async fn preview_schedule(&self, request: Request<PreviewScheduleRequest>) -> Reply<PreviewScheduleResponse> {
         match request.into_inner().schedule.and_then(|s| s.kind) {
-            Some(schedule::Kind::Cron(cron)) if cron.expression == "0 25 * * *" => {
-                Err(Status::invalid_argument(
-                    "task.schedule.cron.expression: field 2 (hours) = 25 is out of range 0-23",
-                ))
-            }
-            _ => Ok(Response::new(PreviewScheduleResponse {
-                preview: Some(preview()),
-            })),
+            Some(schedule::Kind::Cron(cron)) if cron.expression == "0 25 * * *" => Err(Status::invalid_argument(
+                "task.schedule.cron.expression: field 2 (hours) = 25 is out of range 0-23",
+            )),
+            _ => Ok(Response::new(PreviewScheduleResponse { preview: Some(preview()) })),
         }
     }
-    async fn list_instances(
-        &self,
-        _: Request<ListInstancesRequest>,
-    ) -> Reply<ListInstancesResponse> {
+    async fn list_instances(&self, _: Request<ListInstancesRequest>) -> Reply<ListInstancesResponse> {
         Err(Status::unimplemented("fake"))
     }
-    async fn get_instance(
-        &self,
-        request: Request<GetInstanceRequest>,
-    ) -> Reply<GetInstanceResponse> {
+    async fn get_instance(&self, request: Request<GetInstanceRequest>) -> Reply<GetInstanceResponse> {
         let event = |seconds, nanos, from: InstanceStatus, to: InstanceStatus| InstanceEvent {
             time: ts(seconds, nanos),
             from_status: from as i32,
@@ -182,72 +145,36 @@ impl AdminService for Fake {
                 ..Instance::default()
             }),
             events: vec![
-                event(
-                    1_767_261_600,
-                    0,
-                    InstanceStatus::Unspecified,
-                    InstanceStatus::Pending,
-                ),
-                event(
-                    1_767_261_601,
-                    204_000_000,
-                    InstanceStatus::Pending,
-                    InstanceStatus::Dispatched,
-                ),
-                event(
-                    1_767_261_601,
-                    304_000_000,
-                    InstanceStatus::Dispatched,
-                    InstanceStatus::Running,
-                ),
+                event(1_767_261_600, 0, InstanceStatus::Unspecified, InstanceStatus::Pending),
+                event(1_767_261_601, 204_000_000, InstanceStatus::Pending, InstanceStatus::Dispatched),
+                event(1_767_261_601, 304_000_000, InstanceStatus::Dispatched, InstanceStatus::Running),
             ],
         }))
     }
-    async fn cancel_instance(
-        &self,
-        _: Request<CancelInstanceRequest>,
-    ) -> Reply<CancelInstanceResponse> {
+    async fn cancel_instance(&self, _: Request<CancelInstanceRequest>) -> Reply<CancelInstanceResponse> {
         Err(Status::failed_precondition("instance 9 is already SUCCESS"))
     }
-    async fn retry_instance(
-        &self,
-        _: Request<RetryInstanceRequest>,
-    ) -> Reply<RetryInstanceResponse> {
+    async fn retry_instance(&self, _: Request<RetryInstanceRequest>) -> Reply<RetryInstanceResponse> {
         Err(Status::unimplemented("fake"))
     }
-    async fn get_instance_logs(
-        &self,
-        _: Request<GetInstanceLogsRequest>,
-    ) -> Reply<GetInstanceLogsResponse> {
+    async fn get_instance_logs(&self, _: Request<GetInstanceLogsRequest>) -> Reply<GetInstanceLogsResponse> {
         Err(Status::unimplemented("fake"))
     }
     async fn list_workers(&self, _: Request<ListWorkersRequest>) -> Reply<ListWorkersResponse> {
         Err(Status::unimplemented("fake"))
     }
-    async fn list_schedulers(
-        &self,
-        _: Request<ListSchedulersRequest>,
-    ) -> Reply<ListSchedulersResponse> {
+    async fn list_schedulers(&self, _: Request<ListSchedulersRequest>) -> Reply<ListSchedulersResponse> {
         Err(Status::unimplemented("fake"))
     }
-    async fn get_cluster_stats(
-        &self,
-        request: Request<GetClusterStatsRequest>,
-    ) -> Reply<GetClusterStatsResponse> {
+    async fn get_cluster_stats(&self, request: Request<GetClusterStatsRequest>) -> Reply<GetClusterStatsResponse> {
         let has_cert = request.peer_certs().is_some_and(|certs| !certs.is_empty());
         self.seen.lock().expect("lock").client_cert = has_cert;
         Ok(Response::new(GetClusterStatsResponse {
             tasks: 3,
             enabled_tasks: 2,
             instances: vec![
-                StatusCount {
-                    status: InstanceStatus::Pending as i32,
-                    count: 5,
-                },
-                StatusCount {
-                    status: InstanceStatus::Running as i32,
-                    count: 1,
-                },
+                StatusCount { status: InstanceStatus::Pending as i32, count: 5 },
+                StatusCount { status: InstanceStatus::Running as i32, count: 1 },
             ],
             workers: 1,
             schedulers: 1,
@@ -275,30 +202,14 @@ impl Harness {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let dir = std::env::temp_dir().join(format!("axctl-{test}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let out = axctl_raw(
-            &[],
-            &[
-                "certs",
-                "init",
-                dir.to_str().expect("utf-8 path"),
-                "--viewer",
-                "bob",
-            ],
-        )
-        .await;
-        assert!(
-            out.status.success(),
-            "certs init failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = axctl_raw(&[], &["certs", "init", dir.to_str().expect("utf-8 path"), "--viewer", "bob"]).await;
+        assert!(out.status.success(), "certs init failed: {}", String::from_utf8_lossy(&out.stderr));
 
         let read = |name: &str| std::fs::read(dir.join(name)).expect("certificate file");
         let tls = ServerTlsConfig::new()
             .identity(Identity::from_pem(read("server.pem"), read("server.key")))
             .client_ca_root(Certificate::from_pem(read("ca.pem")));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let fake = Fake::default();
         let seen = fake.seen.clone();
@@ -311,22 +222,14 @@ impl Harness {
                 let _ = stopped.await;
             });
         tokio::spawn(server);
-        Harness {
-            dir,
-            addr,
-            seen,
-            _stop: stop,
-        }
+        Harness { dir, addr, seen, _stop: stop }
     }
 
     /// The environment that points axctl at the fake with the admin certificate.
     fn env(&self) -> Vec<(String, String)> {
         let path = |name: &str| self.dir.join(name).display().to_string();
         vec![
-            (
-                "AX_ENDPOINT".into(),
-                format!("https://localhost:{}", self.addr.port()),
-            ),
+            ("AX_ENDPOINT".into(), format!("https://localhost:{}", self.addr.port())),
             ("AX_CA".into(), path("ca.pem")),
             ("AX_CERT".into(), path("admin-admin.pem")),
             ("AX_KEY".into(), path("admin-admin.key")),
@@ -382,18 +285,13 @@ async fn cluster_stats_over_mtls_prints_every_status() {
     assert_eq!(stats["instances"]["PENDING"], 5);
     assert_eq!(stats["instances"]["RUNNING"], 1);
     assert_eq!(stats["instances"]["SKIPPED"], 0);
-    assert!(
-        fake.seen.lock().expect("lock").client_cert,
-        "the admin certificate was presented"
-    );
+    assert!(fake.seen.lock().expect("lock").client_cert, "the admin certificate was presented");
 }
 
 #[tokio::test]
 async fn server_errors_print_the_code_and_message_and_exit_1() {
     let fake = Harness::start("errors").await;
-    let out = fake
-        .axctl(&["schedule", "preview", "--cron", "0 25 * * *", "-o", "json"])
-        .await;
+    let out = fake.axctl(&["schedule", "preview", "--cron", "0 25 * * *", "-o", "json"]).await;
     assert_eq!(out.code, Some(1));
     assert_eq!(out.stdout, "");
     assert_eq!(
@@ -402,10 +300,7 @@ async fn server_errors_print_the_code_and_message_and_exit_1() {
     );
     let out = fake.axctl(&["instance", "cancel", "9"]).await;
     assert_eq!(out.code, Some(1));
-    assert_eq!(
-        out.stderr.trim_end(),
-        "error: FailedPrecondition: instance 9 is already SUCCESS"
-    );
+    assert_eq!(out.stderr.trim_end(), "error: FailedPrecondition: instance 9 is already SUCCESS");
 }
 
 #[tokio::test]
@@ -431,13 +326,7 @@ async fn create_sends_the_spec_and_prints_task_and_preview() {
         "json",
     ];
     let out = fake.axctl(&args).await.json();
-    let sent = fake
-        .seen
-        .lock()
-        .expect("lock")
-        .created
-        .clone()
-        .expect("create was called");
+    let sent = fake.seen.lock().expect("lock").created.clone().expect("create was called");
     assert_eq!(sent.name, "nightly");
     assert_eq!(sent.timeout, Some(secs(5400)));
     assert!(
@@ -450,77 +339,35 @@ async fn create_sends_the_spec_and_prints_task_and_preview() {
     assert_eq!(out["preview"]["fires"][0]["time"], "2026-01-01T02:00:00Z");
     assert_eq!(out["preview"]["warnings"][0], "this is a test warning");
 
-    let table = fake
-        .axctl(&[
-            "task",
-            "create",
-            "t2",
-            "--app",
-            "demo",
-            "--handler",
-            "h",
-            "--manual",
-        ])
-        .await;
+    let table = fake.axctl(&["task", "create", "t2", "--app", "demo", "--handler", "h", "--manual"]).await;
     assert_eq!(table.code, Some(0), "{}", table.stderr);
-    assert!(
-        table.stdout.contains("warning: this is a test warning"),
-        "{}",
-        table.stdout
-    );
-    assert!(
-        table.stderr.contains("warning: this is a test warning"),
-        "piped stdout: warnings repeated on stderr"
-    );
+    assert!(table.stdout.contains("warning: this is a test warning"), "{}", table.stdout);
+    assert!(table.stderr.contains("warning: this is a test warning"), "piped stdout: warnings repeated on stderr");
 }
 
 #[tokio::test]
 async fn update_with_only_retries_keeps_the_stored_backoff() {
     let fake = Harness::start("update").await;
-    fake.axctl(&["task", "update", "nightly", "--retries", "7", "-o", "json"])
-        .await
-        .json();
-    let sent = fake
-        .seen
-        .lock()
-        .expect("lock")
-        .updated
-        .clone()
-        .expect("update was called");
+    fake.axctl(&["task", "update", "nightly", "--retries", "7", "-o", "json"]).await.json();
+    let sent = fake.seen.lock().expect("lock").updated.clone().expect("update was called");
     assert_eq!(sent.name, "nightly");
     assert_eq!(sent.update_mask.expect("mask").paths, ["retry_policy"]);
-    let policy = sent
-        .task
-        .and_then(|t| t.retry_policy)
-        .expect("retry policy");
+    let policy = sent.task.and_then(|t| t.retry_policy).expect("retry policy");
     assert_eq!(policy.max_retries, 7);
     assert_eq!(
         policy.backoff,
-        Some(Backoff {
-            kind: Some(backoff::Kind::List(ListBackoff {
-                delays: vec![secs(5)]
-            }))
-        })
+        Some(Backoff { kind: Some(backoff::Kind::List(ListBackoff { delays: vec![secs(5)] })) })
     );
 
-    let out = fake
-        .axctl(&["task", "update", "missing", "--backoff", "1s"])
-        .await;
+    let out = fake.axctl(&["task", "update", "missing", "--backoff", "1s"]).await;
     assert_eq!(out.code, Some(1));
-    assert!(
-        out.stderr.starts_with("error: NotFound: task \"missing\""),
-        "{}",
-        out.stderr
-    );
+    assert!(out.stderr.starts_with("error: NotFound: task \"missing\""), "{}", out.stderr);
 }
 
 #[tokio::test]
 async fn instance_get_reports_the_time_between_events() {
     let fake = Harness::start("instance").await;
-    let out = fake
-        .axctl(&["instance", "get", "42", "-o", "json"])
-        .await
-        .json();
+    let out = fake.axctl(&["instance", "get", "42", "-o", "json"]).await.json();
     assert_eq!(out["instance"]["id"], 42);
     assert_eq!(out["instance"]["status"], "RUNNING");
     assert_eq!(out["instance"]["source"], "MANUAL");
@@ -533,25 +380,15 @@ async fn instance_get_reports_the_time_between_events() {
     assert_eq!(events[2]["since_previous"], "100ms");
 
     let table = fake.axctl(&["instance", "get", "42"]).await;
-    assert!(
-        table.stdout.contains("PENDING -> DISPATCHED"),
-        "{}",
-        table.stdout
-    );
+    assert!(table.stdout.contains("PENDING -> DISPATCHED"), "{}", table.stdout);
     assert!(table.stdout.contains("+1.204s"), "{}", table.stdout);
 }
 
 #[tokio::test]
 async fn delete_reports_canceled_instances() {
     let fake = Harness::start("delete").await;
-    let out = fake
-        .axctl(&["task", "delete", "nightly", "-o", "json"])
-        .await
-        .json();
-    assert_eq!(
-        out,
-        serde_json::json!({"deleted": "nightly", "canceled_instances": 3})
-    );
+    let out = fake.axctl(&["task", "delete", "nightly", "-o", "json"]).await.json();
+    assert_eq!(out, serde_json::json!({"deleted": "nightly", "canceled_instances": 3}));
 }
 
 #[tokio::test]
@@ -566,20 +403,9 @@ async fn connection_failures_name_the_endpoint() {
     assert!(out.stderr.contains(&endpoint), "{}", out.stderr);
     // Nothing listening.
     drop(fake);
-    let out = Output::from(
-        axctl_raw(
-            &[],
-            &["--endpoint", "http://127.0.0.1:9", "cluster", "stats"],
-        )
-        .await,
-    );
+    let out = Output::from(axctl_raw(&[], &["--endpoint", "http://127.0.0.1:9", "cluster", "stats"]).await);
     assert_eq!(out.code, Some(1));
-    assert!(
-        out.stderr
-            .starts_with("error: cannot connect to http://127.0.0.1:9"),
-        "{}",
-        out.stderr
-    );
+    assert!(out.stderr.starts_with("error: cannot connect to http://127.0.0.1:9"), "{}", out.stderr);
 }
 
 /// A second `certs init` into the same directory must not silently replace keys in use.
@@ -589,70 +415,27 @@ async fn certs_init_refuses_to_overwrite_without_force() {
     let dir: &Path = &fake.dir;
     let out = Output::from(axctl_raw(&[], &["certs", "init", dir.to_str().expect("utf-8")]).await);
     assert_eq!(out.code, Some(1));
-    assert!(
-        out.stderr.contains("refusing to overwrite"),
-        "{}",
-        out.stderr
-    );
-    let out = Output::from(
-        axctl_raw(
-            &[],
-            &[
-                "certs",
-                "init",
-                dir.to_str().expect("utf-8"),
-                "--force",
-                "-o",
-                "json",
-            ],
-        )
-        .await,
-    );
+    assert!(out.stderr.contains("refusing to overwrite"), "{}", out.stderr);
+    let out =
+        Output::from(axctl_raw(&[], &["certs", "init", dir.to_str().expect("utf-8"), "--force", "-o", "json"]).await);
     let json = out.json();
     assert_eq!(json["files"].as_array().map(Vec::len), Some(8));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(dir.join("admin-admin.key"))
-            .expect("key")
-            .permissions()
-            .mode();
+        let mode = std::fs::metadata(dir.join("admin-admin.key")).expect("key").permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }
 }
 
 #[tokio::test]
 async fn usage_errors_name_the_flag_and_value_and_exit_1() {
-    let out = Output::from(
-        axctl_raw(
-            &[],
-            &[
-                "task",
-                "create",
-                "x",
-                "--app",
-                "a",
-                "--handler",
-                "h",
-                "--every",
-                "10x",
-            ],
-        )
-        .await,
-    );
+    let out =
+        Output::from(axctl_raw(&[], &["task", "create", "x", "--app", "a", "--handler", "h", "--every", "10x"]).await);
     assert_eq!(out.code, Some(1));
     assert_eq!(out.stdout, "");
-    assert!(
-        out.stderr
-            .starts_with("error: invalid value '10x' for '--every <DUR>'"),
-        "{}",
-        out.stderr
-    );
+    assert!(out.stderr.starts_with("error: invalid value '10x' for '--every <DUR>'"), "{}", out.stderr);
     let out = Output::from(axctl_raw(&[], &["task", "update", "x"]).await);
     assert_eq!(out.code, Some(1));
-    assert!(
-        out.stderr.starts_with("error: nothing to update"),
-        "{}",
-        out.stderr
-    );
+    assert!(out.stderr.starts_with("error: nothing to update"), "{}", out.stderr);
 }

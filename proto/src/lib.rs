@@ -11,5 +11,4 @@ pub mod v1 {
 }
 
 /// The encoded `FileDescriptorSet` of every ax.v1 file and its imports, for gRPC reflection.
-pub const FILE_DESCRIPTOR_SET: &[u8] =
-    include_bytes!(concat!(env!("OUT_DIR"), "/ax_v1_descriptor.bin"));
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/ax_v1_descriptor.bin"));

@@ -91,22 +91,17 @@ pub fn identity<T>(mode: AuthMode, req: &Request<T>) -> Result<Identity> {
     match mode {
         AuthMode::Open => Ok(Identity::Anonymous),
         AuthMode::Mtls => {
-            let certs = req.peer_certs().ok_or_else(|| {
-                Error::Unauthenticated("a client certificate is required".to_owned())
-            })?;
-            let leaf = certs.first().ok_or_else(|| {
-                Error::Unauthenticated("a client certificate is required".to_owned())
-            })?;
+            let certs = req
+                .peer_certs()
+                .ok_or_else(|| Error::Unauthenticated("a client certificate is required".to_owned()))?;
+            let leaf =
+                certs.first().ok_or_else(|| Error::Unauthenticated("a client certificate is required".to_owned()))?;
             let uris = uri_sans(leaf.as_ref())?;
             match uris.as_slice() {
                 [one] => parse_spiffe(one).ok_or_else(|| {
-                    Error::PermissionDenied(format!(
-                        "certificate identity {one:?} is not an ax identity"
-                    ))
+                    Error::PermissionDenied(format!("certificate identity {one:?} is not an ax identity"))
                 }),
-                [] => Err(Error::PermissionDenied(
-                    "certificate has no URI SAN identity".to_owned(),
-                )),
+                [] => Err(Error::PermissionDenied("certificate has no URI SAN identity".to_owned())),
                 many => Err(Error::PermissionDenied(format!(
                     "certificate has {} URI SANs; exactly one is allowed",
                     many.len()
@@ -119,17 +114,11 @@ pub fn identity<T>(mode: AuthMode, req: &Request<T>) -> Result<Identity> {
 /// Checks that `id` may make an AdminService call needing `access`.
 pub fn authorize_admin(id: &Identity, access: Access) -> Result<()> {
     match (id, access) {
-        (Identity::Anonymous | Identity::Admin(_), _) | (Identity::Viewer(_), Access::Read) => {
-            Ok(())
+        (Identity::Anonymous | Identity::Admin(_), _) | (Identity::Viewer(_), Access::Read) => Ok(()),
+        (Identity::Viewer(_), Access::Write) => {
+            Err(Error::PermissionDenied(format!("{} may only read; this call changes state", id.actor())))
         }
-        (Identity::Viewer(_), Access::Write) => Err(Error::PermissionDenied(format!(
-            "{} may only read; this call changes state",
-            id.actor()
-        ))),
-        (Identity::Worker(_), _) => Err(Error::PermissionDenied(format!(
-            "{} may not use the admin API",
-            id.actor()
-        ))),
+        (Identity::Worker(_), _) => Err(Error::PermissionDenied(format!("{} may not use the admin API", id.actor()))),
     }
 }
 
@@ -138,20 +127,15 @@ pub fn authorize_worker(id: &Identity, app: &str) -> Result<()> {
     match id {
         Identity::Anonymous => Ok(()),
         Identity::Worker(a) if a == app => Ok(()),
-        Identity::Worker(a) => Err(Error::PermissionDenied(format!(
-            "certificate is for app {a:?} but hello.app is {app:?}"
-        ))),
-        other => Err(Error::PermissionDenied(format!(
-            "{} may not connect as a worker",
-            other.actor()
-        ))),
+        Identity::Worker(a) => {
+            Err(Error::PermissionDenied(format!("certificate is for app {a:?} but hello.app is {app:?}")))
+        }
+        other => Err(Error::PermissionDenied(format!("{} may not connect as a worker", other.actor()))),
     }
 }
 
 /// An interceptor for services every known identity may use (health, reflection).
-pub fn any_identity(
-    mode: AuthMode,
-) -> impl Fn(Request<()>) -> std::result::Result<Request<()>, tonic::Status> + Clone {
+pub fn any_identity(mode: AuthMode) -> impl Fn(Request<()>) -> std::result::Result<Request<()>, tonic::Status> + Clone {
     move |req: Request<()>| {
         identity(mode, &req)?;
         Ok(req)
@@ -164,18 +148,9 @@ mod tests {
 
     #[test]
     fn spiffe_ids_map_to_roles_and_anything_else_is_refused() {
-        assert_eq!(
-            parse_spiffe("spiffe://ax/worker/billing"),
-            Some(Identity::Worker("billing".into()))
-        );
-        assert_eq!(
-            parse_spiffe("spiffe://ax/admin/alice"),
-            Some(Identity::Admin("alice".into()))
-        );
-        assert_eq!(
-            parse_spiffe("spiffe://ax/viewer/bob"),
-            Some(Identity::Viewer("bob".into()))
-        );
+        assert_eq!(parse_spiffe("spiffe://ax/worker/billing"), Some(Identity::Worker("billing".into())));
+        assert_eq!(parse_spiffe("spiffe://ax/admin/alice"), Some(Identity::Admin("alice".into())));
+        assert_eq!(parse_spiffe("spiffe://ax/viewer/bob"), Some(Identity::Viewer("bob".into())));
         assert_eq!(parse_spiffe("spiffe://ax/root/x"), None);
         assert_eq!(parse_spiffe("spiffe://other/admin/x"), None);
         assert_eq!(parse_spiffe("spiffe://ax/admin/"), None);

@@ -30,9 +30,7 @@ pub struct DbClock {
 impl DbClock {
     /// A clock that starts from `db_now`, observed at the moment of the call.
     pub fn new(db_now: Ts) -> Self {
-        DbClock {
-            sample: Arc::new(Mutex::new((db_now, Instant::now()))),
-        }
+        DbClock { sample: Arc::new(Mutex::new((db_now, Instant::now()))) }
     }
 
     /// Records a fresh database time sample, taken at `observed_at` (take it just after the query
@@ -59,9 +57,7 @@ pub struct ManualClock {
 impl ManualClock {
     /// A clock showing `now`.
     pub fn new(now: Ts) -> Self {
-        ManualClock {
-            now: Arc::new(Mutex::new(now)),
-        }
+        ManualClock { now: Arc::new(Mutex::new(now)) }
     }
 
     /// Sets the time.
@@ -89,30 +85,18 @@ mod tests {
 
     #[test]
     fn db_clock_advances_from_its_sample_not_from_the_wall_clock() {
-        let db_time = chrono::Utc
-            .with_ymd_and_hms(2001, 1, 1, 0, 0, 0)
-            .single()
-            .expect("valid");
+        let db_time = chrono::Utc.with_ymd_and_hms(2001, 1, 1, 0, 0, 0).single().expect("valid");
         let clock = DbClock::new(db_time);
         let now = clock.now();
-        assert!(
-            now >= db_time && now < add(db_time, Duration::from_secs(5)),
-            "{now}"
-        );
-        let later = chrono::Utc
-            .with_ymd_and_hms(2001, 1, 1, 1, 0, 0)
-            .single()
-            .expect("valid");
+        assert!(now >= db_time && now < add(db_time, Duration::from_secs(5)), "{now}");
+        let later = chrono::Utc.with_ymd_and_hms(2001, 1, 1, 1, 0, 0).single().expect("valid");
         clock.observe(later, Instant::now());
         assert!(clock.now() >= later);
     }
 
     #[test]
     fn manual_clock_moves_only_when_told() {
-        let t = chrono::Utc
-            .with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
-            .single()
-            .expect("valid");
+        let t = chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().expect("valid");
         let c = ManualClock::new(t);
         assert_eq!(c.now(), t);
         c.advance(Duration::from_secs(90));

@@ -37,14 +37,8 @@ pub async fn deliver(core: &Core) {
         for c in commands {
             match core.registry.get(&c.session_id) {
                 Some(s) => {
-                    let cancel = pb::Cancel {
-                        instance_id: c.instance_id,
-                        attempt: c.attempt,
-                        reason: c.reason,
-                    };
-                    let m = pb::SchedulerMessage {
-                        msg: Some(pb::scheduler_message::Msg::Cancel(cancel)),
-                    };
+                    let cancel = pb::Cancel { instance_id: c.instance_id, attempt: c.attempt, reason: c.reason };
+                    let m = pb::SchedulerMessage { msg: Some(pb::scheduler_message::Msg::Cancel(cancel)) };
                     if s.tx.try_send(Ok(m)).is_err() {
                         tracing::warn!(session = %c.session_id, instance = c.instance_id, "stream full or closed; cancel not sent");
                     }

@@ -21,19 +21,13 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let mut total: u128 = 0;
     let mut rest = s;
     while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
         if digits == 0 {
             return Err(format!("{s:?}: expected a number at {rest:?}"));
         }
-        let n: u128 = rest[..digits]
-            .parse()
-            .map_err(|_| format!("{s:?}: number too large"))?;
+        let n: u128 = rest[..digits].parse().map_err(|_| format!("{s:?}: number too large"))?;
         rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
+        let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
         let unit = &rest[..unit_len];
         rest = &rest[unit_len..];
         let micros: u128 = match unit {
@@ -44,23 +38,15 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             "h" => 3_600_000_000,
             "d" => 86_400_000_000,
             "" => {
-                return Err(format!(
-                    "{s:?}: missing unit after {n} (use ms, s, m, h or d)"
-                ));
+                return Err(format!("{s:?}: missing unit after {n} (use ms, s, m, h or d)"));
             }
             other => {
-                return Err(format!(
-                    "{s:?}: unknown unit {other:?} (use ms, s, m, h or d)"
-                ));
+                return Err(format!("{s:?}: unknown unit {other:?} (use ms, s, m, h or d)"));
             }
         };
-        total = total
-            .checked_add(n.checked_mul(micros).ok_or("duration too large")?)
-            .ok_or("duration too large")?;
+        total = total.checked_add(n.checked_mul(micros).ok_or("duration too large")?).ok_or("duration too large")?;
     }
-    Ok(Duration::from_micros(
-        u64::try_from(total).map_err(|_| "duration too large".to_owned())?,
-    ))
+    Ok(Duration::from_micros(u64::try_from(total).map_err(|_| "duration too large".to_owned())?))
 }
 
 impl FromStr for HumanDuration {
@@ -79,11 +65,7 @@ impl<'de> Deserialize<'de> for HumanDuration {
 
 /// Command line of axd.
 #[derive(Debug, clap::Parser)]
-#[command(
-    name = "axd",
-    version,
-    about = "ax scheduler daemon: fires tasks and hands them to workers"
-)]
+#[command(name = "axd", version, about = "ax scheduler daemon: fires tasks and hands them to workers")]
 pub struct Args {
     /// TOML file with any of the options below (same names, snake_case). Flags and AX_* variables
     /// override it.
@@ -256,14 +238,10 @@ impl Config {
     pub fn resolve(args: Args) -> Result<Config, ConfigError> {
         let file = match &args.config {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-                    path: path.clone(),
-                    source,
-                })?;
-                toml::from_str::<Options>(&text).map_err(|e| ConfigError::Parse {
-                    path: path.clone(),
-                    message: e.to_string(),
-                })?
+                let text =
+                    std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
+                toml::from_str::<Options>(&text)
+                    .map_err(|e| ConfigError::Parse { path: path.clone(), message: e.to_string() })?
             }
             None => Options::default(),
         };
@@ -272,17 +250,10 @@ impl Config {
 
     /// Applies defaults to `o` and checks the result.
     pub fn from_options(o: Options) -> Result<Config, ConfigError> {
-        let invalid = |option: &'static str, reason: &str| ConfigError::Invalid {
-            option,
-            reason: reason.to_owned(),
-        };
+        let invalid = |option: &'static str, reason: &str| ConfigError::Invalid { option, reason: reason.to_owned() };
         let tls = match (o.tls_cert, o.tls_key, o.tls_client_ca) {
             (None, None, None) => None,
-            (Some(cert), Some(key), Some(client_ca)) => Some(TlsFiles {
-                cert,
-                key,
-                client_ca,
-            }),
+            (Some(cert), Some(key), Some(client_ca)) => Some(TlsFiles { cert, key, client_ca }),
             _ => {
                 return Err(invalid(
                     "tls_cert",
@@ -291,12 +262,8 @@ impl Config {
             }
         };
         let c = Config {
-            database_url: o
-                .database_url
-                .unwrap_or_else(|| "sqlite://./ax-data/ax.db".to_owned()),
-            listen: o
-                .listen
-                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7070))),
+            database_url: o.database_url.unwrap_or_else(|| "sqlite://./ax-data/ax.db".to_owned()),
+            listen: o.listen.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7070))),
             tls,
             db_max_connections: o.db_max_connections.unwrap_or(10),
             heartbeat_interval: d(o.heartbeat_interval, Duration::from_secs(2)),
@@ -316,10 +283,7 @@ impl Config {
             || c.database_url.starts_with("mysql:")
             || c.database_url.starts_with("mariadb:"))
         {
-            return Err(invalid(
-                "database_url",
-                "must start with sqlite://, postgres:// or mysql://",
-            ));
+            return Err(invalid("database_url", "must start with sqlite://, postgres:// or mysql://"));
         }
         if c.tls.is_none() && !c.listen.ip().is_loopback() {
             return Err(ConfigError::Invalid {
@@ -333,62 +297,19 @@ impl Config {
         }
         let between = |option: &'static str, v: Duration, lo: Duration, hi: Duration| {
             if v < lo || v > hi {
-                Err(ConfigError::Invalid {
-                    option,
-                    reason: format!("{v:?} is out of range {lo:?}..{hi:?}"),
-                })
+                Err(ConfigError::Invalid { option, reason: format!("{v:?} is out of range {lo:?}..{hi:?}") })
             } else {
                 Ok(())
             }
         };
-        between(
-            "heartbeat_interval",
-            c.heartbeat_interval,
-            Duration::from_millis(100),
-            Duration::from_secs(60),
-        )?;
-        between(
-            "lost_worker_grace",
-            c.lost_worker_grace,
-            Duration::ZERO,
-            Duration::from_secs(3600),
-        )?;
-        between(
-            "ack_timeout",
-            c.ack_timeout,
-            Duration::from_millis(100),
-            Duration::from_secs(3600),
-        )?;
-        between(
-            "trigger_lookahead",
-            c.trigger_lookahead,
-            Duration::ZERO,
-            Duration::from_secs(60),
-        )?;
-        between(
-            "poll_interval",
-            c.poll_interval,
-            Duration::from_millis(10),
-            Duration::from_secs(60),
-        )?;
-        between(
-            "scheduler_heartbeat",
-            c.scheduler_heartbeat,
-            Duration::from_millis(100),
-            Duration::from_secs(60),
-        )?;
-        between(
-            "retention",
-            c.retention,
-            Duration::from_secs(60),
-            Duration::from_secs(3650 * 86_400),
-        )?;
-        between(
-            "shutdown_timeout",
-            c.shutdown_timeout,
-            Duration::ZERO,
-            Duration::from_secs(3600),
-        )?;
+        between("heartbeat_interval", c.heartbeat_interval, Duration::from_millis(100), Duration::from_secs(60))?;
+        between("lost_worker_grace", c.lost_worker_grace, Duration::ZERO, Duration::from_secs(3600))?;
+        between("ack_timeout", c.ack_timeout, Duration::from_millis(100), Duration::from_secs(3600))?;
+        between("trigger_lookahead", c.trigger_lookahead, Duration::ZERO, Duration::from_secs(60))?;
+        between("poll_interval", c.poll_interval, Duration::from_millis(10), Duration::from_secs(60))?;
+        between("scheduler_heartbeat", c.scheduler_heartbeat, Duration::from_millis(100), Duration::from_secs(60))?;
+        between("retention", c.retention, Duration::from_secs(60), Duration::from_secs(3650 * 86_400))?;
+        between("shutdown_timeout", c.shutdown_timeout, Duration::ZERO, Duration::from_secs(3600))?;
         if !(1..=100_000).contains(&c.trigger_batch) {
             return Err(invalid("trigger_batch", "must be 1-100000"));
         }
@@ -429,50 +350,24 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ax-config-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
         let file = dir.join("axd.toml");
-        std::fs::write(&file, "listen = \"127.0.0.1:9000\"\nack_timeout = \"3s\"\n")
-            .expect("write");
-        let args = Args::parse_from([
-            "axd",
-            "--config",
-            file.to_str().expect("utf8"),
-            "--listen",
-            "127.0.0.1:9100",
-        ]);
+        std::fs::write(&file, "listen = \"127.0.0.1:9000\"\nack_timeout = \"3s\"\n").expect("write");
+        let args = Args::parse_from(["axd", "--config", file.to_str().expect("utf8"), "--listen", "127.0.0.1:9100"]);
         let c = Config::resolve(args).expect("resolve");
         assert_eq!(c.listen.port(), 9100);
         assert_eq!(c.ack_timeout, Duration::from_secs(3));
         std::fs::write(&file, "lisen = \"127.0.0.1:9000\"\n").expect("write");
-        let err = Config::resolve(Args::parse_from([
-            "axd",
-            "--config",
-            file.to_str().expect("utf8"),
-        ]))
-        .expect_err("typo");
+        let err =
+            Config::resolve(Args::parse_from(["axd", "--config", file.to_str().expect("utf8")])).expect_err("typo");
         assert!(err.to_string().contains("lisen"), "{err}");
         let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
     fn plaintext_on_a_public_address_is_refused() {
-        let o = Options {
-            listen: Some("0.0.0.0:7070".parse().expect("addr")),
-            ..Options::default()
-        };
+        let o = Options { listen: Some("0.0.0.0:7070".parse().expect("addr")), ..Options::default() };
         let err = Config::from_options(o).expect_err("refused");
-        assert!(
-            err.to_string()
-                .starts_with("listen: 0.0.0.0:7070 is not a loopback address"),
-            "{err}"
-        );
-        let partial = Options {
-            tls_cert: Some("c.pem".into()),
-            ..Options::default()
-        };
-        assert!(
-            Config::from_options(partial)
-                .expect_err("partial")
-                .to_string()
-                .contains("tls_key")
-        );
+        assert!(err.to_string().starts_with("listen: 0.0.0.0:7070 is not a loopback address"), "{err}");
+        let partial = Options { tls_cert: Some("c.pem".into()), ..Options::default() };
+        assert!(Config::from_options(partial).expect_err("partial").to_string().contains("tls_key"));
     }
 }

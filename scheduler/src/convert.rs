@@ -11,10 +11,9 @@ use crate::{
     cron::CronExpr,
     error::{Error, Result},
     model::{
-        Backoff, ConcurrencyPolicy, CronDialect, DEFAULT_MAX_CATCH_UP, DEFAULT_MISFIRE_THRESHOLD,
-        Instance, InstanceEvent, InstanceSource, InstanceStatus, LogLine, MisfirePolicy,
-        RetryPolicy, Routing, Schedule, Task, TaskConfig, TaskEvent, Ts, WorkerRecord, add,
-        duration_micros,
+        Backoff, ConcurrencyPolicy, CronDialect, DEFAULT_MAX_CATCH_UP, DEFAULT_MISFIRE_THRESHOLD, Instance,
+        InstanceEvent, InstanceSource, InstanceStatus, LogLine, MisfirePolicy, RetryPolicy, Routing, Schedule, Task,
+        TaskConfig, TaskEvent, Ts, WorkerRecord, add, duration_micros,
     },
     schedule::{Compiled, Preview},
     validate,
@@ -27,20 +26,12 @@ const DAY: Duration = Duration::from_secs(86_400);
 /// A proto timestamp as a domain instant.
 pub fn ts_from_pb(field: &str, t: &prost_types::Timestamp) -> Result<Ts> {
     chrono::DateTime::from_timestamp(t.seconds, u32::try_from(t.nanos).unwrap_or(u32::MAX))
-        .ok_or_else(|| {
-            Error::invalid(
-                field,
-                format!("{}s {}ns is not a valid timestamp", t.seconds, t.nanos),
-            )
-        })
+        .ok_or_else(|| Error::invalid(field, format!("{}s {}ns is not a valid timestamp", t.seconds, t.nanos)))
 }
 
 /// A domain instant as a proto timestamp.
 pub fn ts_to_pb(t: Ts) -> prost_types::Timestamp {
-    prost_types::Timestamp {
-        seconds: t.timestamp(),
-        nanos: i32::try_from(t.timestamp_subsec_nanos()).unwrap_or(0),
-    }
+    prost_types::Timestamp { seconds: t.timestamp(), nanos: i32::try_from(t.timestamp_subsec_nanos()).unwrap_or(0) }
 }
 
 fn opt_ts(t: Option<Ts>) -> Option<prost_types::Timestamp> {
@@ -52,10 +43,7 @@ pub fn duration_from_pb(field: &str, d: &prost_types::Duration) -> Result<Durati
     if d.seconds < 0 || d.nanos < 0 {
         return Err(Error::invalid(field, "must not be negative"));
     }
-    Ok(Duration::new(
-        u64::try_from(d.seconds).unwrap_or(0),
-        u32::try_from(d.nanos).unwrap_or(0),
-    ))
+    Ok(Duration::new(u64::try_from(d.seconds).unwrap_or(0), u32::try_from(d.nanos).unwrap_or(0)))
 }
 
 /// A std duration as a proto duration.
@@ -71,8 +59,7 @@ fn micros_to_pb(us: i64) -> prost_types::Duration {
 }
 
 fn required<'a, T>(field: &str, v: &'a Option<T>) -> Result<&'a T> {
-    v.as_ref()
-        .ok_or_else(|| Error::invalid(field, "is required"))
+    v.as_ref().ok_or_else(|| Error::invalid(field, "is required"))
 }
 
 // ----- enums
@@ -80,19 +67,17 @@ fn required<'a, T>(field: &str, v: &'a Option<T>) -> Result<&'a T> {
 /// A proto status filter: `None` for UNSPECIFIED.
 pub fn status_from_pb(field: &str, v: i32) -> Result<Option<InstanceStatus>> {
     use pb::InstanceStatus as P;
-    Ok(Some(
-        match P::try_from(v).map_err(|_| Error::invalid(field, format!("unknown status {v}")))? {
-            P::Unspecified => return Ok(None),
-            P::Pending => InstanceStatus::Pending,
-            P::Dispatched => InstanceStatus::Dispatched,
-            P::Running => InstanceStatus::Running,
-            P::Success => InstanceStatus::Success,
-            P::Failed => InstanceStatus::Failed,
-            P::Timeout => InstanceStatus::Timeout,
-            P::Canceled => InstanceStatus::Canceled,
-            P::Skipped => InstanceStatus::Skipped,
-        },
-    ))
+    Ok(Some(match P::try_from(v).map_err(|_| Error::invalid(field, format!("unknown status {v}")))? {
+        P::Unspecified => return Ok(None),
+        P::Pending => InstanceStatus::Pending,
+        P::Dispatched => InstanceStatus::Dispatched,
+        P::Running => InstanceStatus::Running,
+        P::Success => InstanceStatus::Success,
+        P::Failed => InstanceStatus::Failed,
+        P::Timeout => InstanceStatus::Timeout,
+        P::Canceled => InstanceStatus::Canceled,
+        P::Skipped => InstanceStatus::Skipped,
+    }))
 }
 
 /// A domain status as its proto value.
@@ -111,15 +96,11 @@ pub fn status_to_pb(s: InstanceStatus) -> pb::InstanceStatus {
 
 fn misfire_from_pb(field: &str, v: i32) -> Result<MisfirePolicy> {
     use pb::MisfirePolicy as P;
-    Ok(
-        match P::try_from(v)
-            .map_err(|_| Error::invalid(field, format!("unknown misfire policy {v}")))?
-        {
-            P::Unspecified | P::FireOnce => MisfirePolicy::FireOnce,
-            P::FireAll => MisfirePolicy::FireAll,
-            P::Skip => MisfirePolicy::Skip,
-        },
-    )
+    Ok(match P::try_from(v).map_err(|_| Error::invalid(field, format!("unknown misfire policy {v}")))? {
+        P::Unspecified | P::FireOnce => MisfirePolicy::FireOnce,
+        P::FireAll => MisfirePolicy::FireAll,
+        P::Skip => MisfirePolicy::Skip,
+    })
 }
 
 fn misfire_to_pb(m: MisfirePolicy) -> pb::MisfirePolicy {
@@ -132,14 +113,10 @@ fn misfire_to_pb(m: MisfirePolicy) -> pb::MisfirePolicy {
 
 fn concurrency_from_pb(field: &str, v: i32) -> Result<ConcurrencyPolicy> {
     use pb::ConcurrencyPolicy as P;
-    Ok(
-        match P::try_from(v)
-            .map_err(|_| Error::invalid(field, format!("unknown concurrency policy {v}")))?
-        {
-            P::Unspecified | P::Allow => ConcurrencyPolicy::Allow,
-            P::Forbid => ConcurrencyPolicy::Forbid,
-        },
-    )
+    Ok(match P::try_from(v).map_err(|_| Error::invalid(field, format!("unknown concurrency policy {v}")))? {
+        P::Unspecified | P::Allow => ConcurrencyPolicy::Allow,
+        P::Forbid => ConcurrencyPolicy::Forbid,
+    })
 }
 
 fn concurrency_to_pb(c: ConcurrencyPolicy) -> pb::ConcurrencyPolicy {
@@ -151,15 +128,11 @@ fn concurrency_to_pb(c: ConcurrencyPolicy) -> pb::ConcurrencyPolicy {
 
 fn routing_from_pb(field: &str, v: i32) -> Result<Routing> {
     use pb::RoutingStrategy as P;
-    Ok(
-        match P::try_from(v)
-            .map_err(|_| Error::invalid(field, format!("unknown routing strategy {v}")))?
-        {
-            P::Unspecified | P::LeastLoaded => Routing::LeastLoaded,
-            P::RoundRobin => Routing::RoundRobin,
-            P::Random => Routing::Random,
-        },
-    )
+    Ok(match P::try_from(v).map_err(|_| Error::invalid(field, format!("unknown routing strategy {v}")))? {
+        P::Unspecified | P::LeastLoaded => Routing::LeastLoaded,
+        P::RoundRobin => Routing::RoundRobin,
+        P::Random => Routing::Random,
+    })
 }
 
 fn routing_to_pb(r: Routing) -> pb::RoutingStrategy {
@@ -172,13 +145,11 @@ fn routing_to_pb(r: Routing) -> pb::RoutingStrategy {
 
 fn dialect_from_pb(field: &str, v: i32) -> Result<Option<CronDialect>> {
     use pb::CronDialect as P;
-    Ok(
-        match P::try_from(v).map_err(|_| Error::invalid(field, format!("unknown dialect {v}")))? {
-            P::Unspecified => None,
-            P::Unix => Some(CronDialect::Unix),
-            P::Quartz => Some(CronDialect::Quartz),
-        },
-    )
+    Ok(match P::try_from(v).map_err(|_| Error::invalid(field, format!("unknown dialect {v}")))? {
+        P::Unspecified => None,
+        P::Unix => Some(CronDialect::Unix),
+        P::Quartz => Some(CronDialect::Quartz),
+    })
 }
 
 fn dialect_to_pb(d: CronDialect) -> pb::CronDialect {
@@ -202,23 +173,13 @@ fn source_to_pb(s: InstanceSource) -> pb::InstanceSource {
 /// zone, start times, `after`).
 pub fn schedule_from_pb(field: &str, s: &pb::Schedule, now: Ts) -> Result<Schedule> {
     use pb::schedule::Kind;
-    let kind = s.kind.as_ref().ok_or_else(|| {
-        Error::invalid(
-            field,
-            "one of cron, fixed_rate, fixed_delay, one_time or manual is required",
-        )
-    })?;
+    let kind = s
+        .kind
+        .as_ref()
+        .ok_or_else(|| Error::invalid(field, "one of cron, fixed_rate, fixed_delay, one_time or manual is required"))?;
     let interval = |f: &str, i: &pb::IntervalSchedule| -> Result<(Duration, Ts)> {
-        let d = duration_from_pb(
-            &format!("{f}.interval"),
-            required(&format!("{f}.interval"), &i.interval)?,
-        )?;
-        validate::duration_between(
-            &format!("{f}.interval"),
-            d,
-            Duration::from_secs(1),
-            366 * DAY,
-        )?;
+        let d = duration_from_pb(&format!("{f}.interval"), required(&format!("{f}.interval"), &i.interval)?)?;
+        validate::duration_between(&format!("{f}.interval"), d, Duration::from_secs(1), 366 * DAY)?;
         let start = match &i.start_at {
             Some(t) => ts_from_pb(&format!("{f}.start_at"), t)?,
             None => add(now, d),
@@ -255,33 +216,20 @@ pub fn schedule_from_pb(field: &str, s: &pb::Schedule, now: Ts) -> Result<Schedu
         Kind::OneTime(o) => {
             let f = format!("{field}.one_time");
             use pb::one_time_schedule::When;
-            let at = match o
-                .when
-                .as_ref()
-                .ok_or_else(|| Error::invalid(&f, "one of at or after is required"))?
-            {
+            let at = match o.when.as_ref().ok_or_else(|| Error::invalid(&f, "one of at or after is required"))? {
                 When::At(t) => {
                     let at = ts_from_pb(&format!("{f}.at"), t)?;
                     if at < crate::model::sub(now, Duration::from_secs(60)) {
                         return Err(Error::invalid(
                             format!("{f}.at"),
-                            format!(
-                                "{} is more than a minute in the past (now {})",
-                                at.to_rfc3339(),
-                                now.to_rfc3339()
-                            ),
+                            format!("{} is more than a minute in the past (now {})", at.to_rfc3339(), now.to_rfc3339()),
                         ));
                     }
                     at
                 }
                 When::After(d) => {
                     let d = duration_from_pb(&format!("{f}.after"), d)?;
-                    validate::duration_between(
-                        &format!("{f}.after"),
-                        d,
-                        Duration::ZERO,
-                        366 * DAY,
-                    )?;
+                    validate::duration_between(&format!("{f}.after"), d, Duration::ZERO, 366 * DAY)?;
                     add(now, d)
                 }
             };
@@ -294,11 +242,7 @@ pub fn schedule_from_pb(field: &str, s: &pb::Schedule, now: Ts) -> Result<Schedu
 fn schedule_to_pb(s: &Schedule) -> pb::Schedule {
     use pb::schedule::Kind;
     let kind = match s {
-        Schedule::Cron {
-            expression,
-            time_zone,
-            dialect,
-        } => Kind::Cron(pb::CronSchedule {
+        Schedule::Cron { expression, time_zone, dialect } => Kind::Cron(pb::CronSchedule {
             expression: expression.clone(),
             time_zone: time_zone.clone(),
             dialect: dialect_to_pb(*dialect).into(),
@@ -311,9 +255,9 @@ fn schedule_to_pb(s: &Schedule) -> pb::Schedule {
             interval: Some(duration_to_pb(*interval)),
             start_at: Some(ts_to_pb(*start_at)),
         }),
-        Schedule::OneTime { at } => Kind::OneTime(pb::OneTimeSchedule {
-            when: Some(pb::one_time_schedule::When::At(ts_to_pb(*at))),
-        }),
+        Schedule::OneTime { at } => {
+            Kind::OneTime(pb::OneTimeSchedule { when: Some(pb::one_time_schedule::When::At(ts_to_pb(*at))) })
+        }
         Schedule::Manual => Kind::Manual(pb::ManualSchedule {}),
     };
     pb::Schedule { kind: Some(kind) }
@@ -327,9 +271,7 @@ pub fn initial_next_fire(config: &TaskConfig, now: Ts) -> Option<Ts> {
     match &config.schedule {
         // A one-time task accepted up to a minute late fires at once.
         Schedule::OneTime { at } => Some(*at),
-        other => Compiled::compile(other)
-            .ok()
-            .and_then(|c| c.first_fire(now)),
+        other => Compiled::compile(other).ok().and_then(|c| c.first_fire(now)),
     }
 }
 
@@ -342,10 +284,7 @@ fn backoff_from_pb(field: &str, b: &pb::Backoff) -> Result<Backoff> {
         Some(Kind::List(l)) => {
             let f = format!("{field}.list.delays");
             if l.delays.is_empty() || l.delays.len() > 32 {
-                return Err(Error::invalid(
-                    &f,
-                    format!("has {} delays; 1 to 32 allowed", l.delays.len()),
-                ));
+                return Err(Error::invalid(&f, format!("has {} delays; 1 to 32 allowed", l.delays.len())));
             }
             let mut delays_us = Vec::with_capacity(l.delays.len());
             for (i, d) in l.delays.iter().enumerate() {
@@ -368,11 +307,7 @@ fn backoff_from_pb(field: &str, b: &pb::Backoff) -> Result<Backoff> {
                 None => Duration::from_secs(300).max(initial),
             };
             validate::duration_between(&format!("{f}.max"), max, initial, DAY)?;
-            let multiplier = if e.multiplier == 0.0 {
-                2.0
-            } else {
-                e.multiplier
-            };
+            let multiplier = if e.multiplier == 0.0 { 2.0 } else { e.multiplier };
             if !(1.0..=10.0).contains(&multiplier) {
                 return Err(Error::invalid(
                     format!("{f}.multiplier"),
@@ -380,10 +315,7 @@ fn backoff_from_pb(field: &str, b: &pb::Backoff) -> Result<Backoff> {
                 ));
             }
             if !(0.0..=1.0).contains(&e.jitter) {
-                return Err(Error::invalid(
-                    format!("{f}.jitter"),
-                    format!("{} is out of range 0.0..1.0", e.jitter),
-                ));
+                return Err(Error::invalid(format!("{f}.jitter"), format!("{} is out of range 0.0..1.0", e.jitter)));
             }
             Backoff::Exponential {
                 initial_us: duration_micros(initial),
@@ -399,39 +331,30 @@ fn backoff_to_pb(b: &Backoff) -> pb::Backoff {
     use pb::backoff::Kind;
     pb::Backoff {
         kind: Some(match b {
-            Backoff::List { delays_us } => Kind::List(pb::ListBackoff {
-                delays: delays_us.iter().map(|us| micros_to_pb(*us)).collect(),
-            }),
-            Backoff::Exponential {
-                initial_us,
-                multiplier,
-                max_us,
-                jitter,
-            } => Kind::Exponential(pb::ExponentialBackoff {
-                initial: Some(micros_to_pb(*initial_us)),
-                multiplier: *multiplier,
-                max: Some(micros_to_pb(*max_us)),
-                jitter: *jitter,
-            }),
+            Backoff::List { delays_us } => {
+                Kind::List(pb::ListBackoff { delays: delays_us.iter().map(|us| micros_to_pb(*us)).collect() })
+            }
+            Backoff::Exponential { initial_us, multiplier, max_us, jitter } => {
+                Kind::Exponential(pb::ExponentialBackoff {
+                    initial: Some(micros_to_pb(*initial_us)),
+                    multiplier: *multiplier,
+                    max: Some(micros_to_pb(*max_us)),
+                    jitter: *jitter,
+                })
+            }
         }),
     }
 }
 
 fn retry_from_pb(field: &str, r: &pb::RetryPolicy) -> Result<RetryPolicy> {
     if r.max_retries > 100 {
-        return Err(Error::invalid(
-            format!("{field}.max_retries"),
-            format!("{} is out of range 0-100", r.max_retries),
-        ));
+        return Err(Error::invalid(format!("{field}.max_retries"), format!("{} is out of range 0-100", r.max_retries)));
     }
     let backoff = match &r.backoff {
         Some(b) => backoff_from_pb(&format!("{field}.backoff"), b)?,
         None => Backoff::default(),
     };
-    Ok(RetryPolicy {
-        max_retries: r.max_retries,
-        backoff,
-    })
+    Ok(RetryPolicy { max_retries: r.max_retries, backoff })
 }
 
 // ----- tasks
@@ -456,13 +379,7 @@ pub const UPDATABLE_FIELDS: &[&str] = &[
 
 /// Sets one field of `c` from `spec` (field = a TaskSpec field name), validating it. `prefix` is the
 /// request path of the spec (e.g. `task`).
-pub fn apply_field(
-    c: &mut TaskConfig,
-    spec: &pb::TaskSpec,
-    name: &str,
-    prefix: &str,
-    now: Ts,
-) -> Result<()> {
+pub fn apply_field(c: &mut TaskConfig, spec: &pb::TaskSpec, name: &str, prefix: &str, now: Ts) -> Result<()> {
     let f = format!("{prefix}.{name}");
     match name {
         "app" => {
@@ -523,10 +440,7 @@ pub fn apply_field(
         other => {
             return Err(Error::invalid(
                 "update_mask",
-                format!(
-                    "unknown or immutable field {other:?}; updatable: {}",
-                    UPDATABLE_FIELDS.join(", ")
-                ),
+                format!("unknown or immutable field {other:?}; updatable: {}", UPDATABLE_FIELDS.join(", ")),
             ));
         }
     }
@@ -607,14 +521,7 @@ pub fn task_event_to_pb(e: &TaskEvent) -> pb::TaskEvent {
 /// The proto form of a preview.
 pub fn preview_to_pb(p: &Preview) -> pb::SchedulePreview {
     pb::SchedulePreview {
-        fires: p
-            .fires
-            .iter()
-            .map(|f| pb::Fire {
-                time: Some(ts_to_pb(f.at)),
-                local_time: f.local.clone(),
-            })
-            .collect(),
+        fires: p.fires.iter().map(|f| pb::Fire { time: Some(ts_to_pb(f.at)), local_time: f.local.clone() }).collect(),
         fires_per_day: p.fires_per_day,
         warnings: p.warnings.clone(),
         description: p.description.clone(),
@@ -709,10 +616,7 @@ mod tests {
     use chrono::TimeZone;
 
     fn now() -> Ts {
-        chrono::Utc
-            .with_ymd_and_hms(2026, 6, 1, 0, 0, 0)
-            .single()
-            .expect("valid")
+        chrono::Utc.with_ymd_and_hms(2026, 6, 1, 0, 0, 0).single().expect("valid")
     }
 
     fn cron_spec(expr: &str) -> pb::TaskSpec {
@@ -741,54 +645,26 @@ mod tests {
         assert_eq!(c.retry, RetryPolicy::default());
         assert_eq!(
             c.schedule,
-            Schedule::Cron {
-                expression: "0 * * * *".into(),
-                time_zone: "UTC".into(),
-                dialect: CronDialect::Unix
-            }
+            Schedule::Cron { expression: "0 * * * *".into(), time_zone: "UTC".into(), dialect: CronDialect::Unix }
         );
     }
 
     #[test]
     fn errors_name_the_request_path() {
         let e = task_from_pb(&cron_spec("0 25 * * *"), now()).expect_err("bad");
-        assert_eq!(
-            e.to_string(),
-            "task.schedule.cron.expression: field 2 (hours) = 25 is out of range 0-23"
-        );
+        assert_eq!(e.to_string(), "task.schedule.cron.expression: field 2 (hours) = 25 is out of range 0-23");
         let mut s = cron_spec("0 * * * *");
         s.params = "{oops".into();
-        assert!(
-            task_from_pb(&s, now())
-                .expect_err("bad")
-                .to_string()
-                .starts_with("task.params: is not valid JSON")
-        );
+        assert!(task_from_pb(&s, now()).expect_err("bad").to_string().starts_with("task.params: is not valid JSON"));
         let mut s = cron_spec("0 * * * *");
         s.schedule = None;
-        assert_eq!(
-            task_from_pb(&s, now()).expect_err("bad").to_string(),
-            "task.schedule: is required"
-        );
+        assert_eq!(task_from_pb(&s, now()).expect_err("bad").to_string(), "task.schedule: is required");
         let mut s = cron_spec("0 * * * *");
-        s.retry_policy = Some(pb::RetryPolicy {
-            max_retries: 101,
-            backoff: None,
-        });
-        assert!(
-            task_from_pb(&s, now())
-                .expect_err("bad")
-                .to_string()
-                .starts_with("task.retry_policy.max_retries")
-        );
+        s.retry_policy = Some(pb::RetryPolicy { max_retries: 101, backoff: None });
+        assert!(task_from_pb(&s, now()).expect_err("bad").to_string().starts_with("task.retry_policy.max_retries"));
         let mut s = cron_spec("0 0 30 2 *");
         s.name = "feb30".into();
-        assert!(
-            task_from_pb(&s, now())
-                .expect_err("never")
-                .to_string()
-                .contains("never fires")
-        );
+        assert!(task_from_pb(&s, now()).expect_err("never").to_string().contains("never fires"));
     }
 
     #[test]

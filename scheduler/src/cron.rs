@@ -55,19 +55,14 @@ pub struct CronError {
 
 impl CronError {
     fn expr(reason: impl Into<String>) -> Self {
-        CronError {
-            field: "expression",
-            reason: reason.into(),
-        }
+        CronError { field: "expression", reason: reason.into() }
     }
 }
 
 /// The longest expression accepted.
 pub const MAX_EXPRESSION_LEN: usize = 256;
 
-const MONTHS: [&str; 12] = [
-    "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC",
-];
+const MONTHS: [&str; 12] = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
 const DAYS: [&str; 7] = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,11 +112,7 @@ pub fn parse_time_zone(name: &str) -> Result<Tz, CronError> {
 
 impl CronExpr {
     /// Parses and validates `expression` in `time_zone` (default UTC) with `dialect` (default: detect).
-    pub fn parse(
-        expression: &str,
-        time_zone: &str,
-        dialect: Option<CronDialect>,
-    ) -> Result<CronExpr, CronError> {
+    pub fn parse(expression: &str, time_zone: &str, dialect: Option<CronDialect>) -> Result<CronExpr, CronError> {
         let tz = parse_time_zone(time_zone)?;
         let source = expression.trim();
         if source.is_empty() {
@@ -137,36 +128,22 @@ impl CronExpr {
         let upper = source.to_ascii_uppercase();
         let fields: Vec<String> = if upper.starts_with('@') {
             let expanded = expand_nickname(&upper).ok_or_else(|| {
-                CronError::expr(format!("unknown nickname {source:?} (use @yearly, @monthly, @weekly, @daily or @hourly)"))
+                CronError::expr(format!(
+                    "unknown nickname {source:?} (use @yearly, @monthly, @weekly, @daily or @hourly)"
+                ))
             })?;
             expanded.split_whitespace().map(str::to_owned).collect()
         } else {
             upper.split_whitespace().map(str::to_owned).collect()
         };
         let layout: &[Field] = match (dialect, fields.len()) {
-            (CronDialect::Unix, 5) => &[
-                Field::Minute,
-                Field::Hour,
-                Field::DayOfMonth,
-                Field::Month,
-                Field::DayOfWeek,
-            ],
-            (CronDialect::Unix, 6) => &[
-                Field::Second,
-                Field::Minute,
-                Field::Hour,
-                Field::DayOfMonth,
-                Field::Month,
-                Field::DayOfWeek,
-            ],
-            (CronDialect::Quartz, 6) => &[
-                Field::Second,
-                Field::Minute,
-                Field::Hour,
-                Field::DayOfMonth,
-                Field::Month,
-                Field::DayOfWeek,
-            ],
+            (CronDialect::Unix, 5) => &[Field::Minute, Field::Hour, Field::DayOfMonth, Field::Month, Field::DayOfWeek],
+            (CronDialect::Unix, 6) => {
+                &[Field::Second, Field::Minute, Field::Hour, Field::DayOfMonth, Field::Month, Field::DayOfWeek]
+            }
+            (CronDialect::Quartz, 6) => {
+                &[Field::Second, Field::Minute, Field::Hour, Field::DayOfMonth, Field::Month, Field::DayOfWeek]
+            }
             (CronDialect::Quartz, 7) => &[
                 Field::Second,
                 Field::Minute,
@@ -207,31 +184,13 @@ impl CronExpr {
         }
         let has_seconds = layout[0] == Field::Second;
         let parser = CronParser::builder()
-            .seconds(if has_seconds {
-                Seconds::Required
-            } else {
-                Seconds::Disallowed
-            })
-            .year(if layout.len() == 7 {
-                Year::Required
-            } else {
-                Year::Disallowed
-            })
+            .seconds(if has_seconds { Seconds::Required } else { Seconds::Disallowed })
+            .year(if layout.len() == 7 { Year::Required } else { Year::Disallowed })
             .alternative_weekdays(dialect == CronDialect::Quartz)
             .sloppy_ranges(true)
             .build();
-        let cron = parser
-            .parse(&croner_fields.join(" "))
-            .map_err(|e| CronError::expr(format!("{e}")))?;
-        Ok(CronExpr {
-            source: source.to_owned(),
-            dialect,
-            has_seconds,
-            cron,
-            dom_last_offset,
-            tz,
-            fields,
-        })
+        let cron = parser.parse(&croner_fields.join(" ")).map_err(|e| CronError::expr(format!("{e}")))?;
+        Ok(CronExpr { source: source.to_owned(), dialect, has_seconds, cron, dom_last_offset, tz, fields })
     }
 
     /// The expression as written.
@@ -273,8 +232,7 @@ impl CronExpr {
 
     /// The wall-clock time of `t` in this expression's zone, RFC 3339 with offset.
     pub fn local_rfc3339(&self, t: Ts) -> String {
-        t.with_timezone(&self.tz)
-            .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+        t.with_timezone(&self.tz).to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
     }
 
     /// Warnings about the shape of the expression (the typos that make a job run far too often or on
@@ -282,12 +240,7 @@ impl CronExpr {
     pub fn warnings(&self, fires_per_day: f64) -> Vec<String> {
         let mut out = Vec::new();
         let (sec, min, hour, dow) = if self.has_seconds {
-            (
-                Some(self.fields[0].as_str()),
-                &self.fields[1],
-                &self.fields[2],
-                &self.fields[5],
-            )
+            (Some(self.fields[0].as_str()), &self.fields[1], &self.fields[2], &self.fields[5])
         } else {
             (None, &self.fields[0], &self.fields[1], &self.fields[4])
         };
@@ -310,14 +263,9 @@ impl CronExpr {
                 if self.has_seconds { "0 0 0 * * ?" } else { "0 0 * * *" }
             ));
         } else if fires_per_day > 1440.0 {
-            out.push(format!(
-                "fires {per_day} times a day (more than once a minute)"
-            ));
+            out.push(format!("fires {per_day} times a day (more than once a minute)"));
         }
-        if self.dialect == CronDialect::Unix
-            && self.has_seconds
-            && dow.chars().any(|c| c.is_ascii_digit())
-        {
+        if self.dialect == CronDialect::Unix && self.has_seconds && dow.chars().any(|c| c.is_ascii_digit()) {
             out.push(format!(
                 "read as a unix expression, where day-of-week 0 or 7 = Sunday and 1 = Monday; if it comes from \
                  Quartz or XXL-JOB (1 = Sunday), write `?` in a day field or choose dialect QUARTZ (day-of-week {dow})"
@@ -342,15 +290,8 @@ impl CronExpr {
 }
 
 fn days_in_month(year: i32, month: u32) -> u32 {
-    let (ny, nm) = if month == 12 {
-        (year + 1, 1)
-    } else {
-        (year, month + 1)
-    };
-    chrono::NaiveDate::from_ymd_opt(ny, nm, 1)
-        .and_then(|d| d.pred_opt())
-        .map(|d| d.day())
-        .unwrap_or(31)
+    let (ny, nm) = if month == 12 { (year + 1, 1) } else { (year, month + 1) };
+    chrono::NaiveDate::from_ymd_opt(ny, nm, 1).and_then(|d| d.pred_opt()).map(|d| d.day()).unwrap_or(31)
 }
 
 /// Places a wall-clock time of `tz` on the time line: the single instant, the first of two in an
@@ -409,25 +350,13 @@ fn check_field(
     let value = |s: &str| -> Result<u32, CronError> {
         let n = match (field, s) {
             (Field::Month, _) if MONTHS.contains(&s) => {
-                return Ok(MONTHS
-                    .iter()
-                    .position(|m| *m == s)
-                    .map_or(1, |i| i as u32 + 1));
+                return Ok(MONTHS.iter().position(|m| *m == s).map_or(1, |i| i as u32 + 1));
             }
             (Field::DayOfWeek, _) if DAYS.contains(&s) => {
                 let i = DAYS.iter().position(|d| *d == s).map_or(0, |i| i as u32);
-                return Ok(if dialect == CronDialect::Quartz {
-                    i + 1
-                } else {
-                    i
-                });
+                return Ok(if dialect == CronDialect::Quartz { i + 1 } else { i });
             }
-            _ => s.parse::<u32>().map_err(|_| {
-                err(format!(
-                    "= {text}: {s:?} is not a number{}",
-                    names_hint(field)
-                ))
-            })?,
+            _ => s.parse::<u32>().map_err(|_| err(format!("= {text}: {s:?} is not a number{}", names_hint(field))))?,
         };
         if n < lo || n > hi {
             return Err(err(format!("= {n} is out of range {lo}-{hi}")));
@@ -437,9 +366,7 @@ fn check_field(
     // Quartz `L-n` (n days before the last day of the month): evaluated by ax itself.
     if field == Field::DayOfMonth && dialect == CronDialect::Quartz {
         if let Some(rest) = text.strip_prefix("L-") {
-            let n: u32 = rest
-                .parse()
-                .map_err(|_| err(format!("= {text}: offset {rest:?} is not a number")))?;
+            let n: u32 = rest.parse().map_err(|_| err(format!("= {text}: offset {rest:?} is not a number")))?;
             if n > 30 {
                 return Err(err(format!("= {text}: offset {n} is out of range 0-30")));
             }
@@ -465,25 +392,19 @@ fn check_field(
             None => (item, None),
         };
         if let Some(s) = step {
-            let n: u32 = s
-                .parse()
-                .map_err(|_| err(format!("= {text}: step {s:?} is not a number")))?;
+            let n: u32 = s.parse().map_err(|_| err(format!("= {text}: step {s:?} is not a number")))?;
             if n == 0 {
                 return Err(err(format!("= {text}: step must be at least 1")));
             }
             if n > hi {
-                return Err(err(format!(
-                    "= {text}: step {n} is larger than the range {lo}-{hi}"
-                )));
+                return Err(err(format!("= {text}: step {n} is larger than the range {lo}-{hi}")));
             }
         }
         match base {
             "*" | "" if step.is_some() || base == "*" => {}
             "?" if matches!(field, Field::DayOfMonth | Field::DayOfWeek) => {}
             "?" => {
-                return Err(err(
-                    "= ?: `?` is only allowed in day-of-month and day-of-week".to_owned(),
-                ));
+                return Err(err("= ?: `?` is only allowed in day-of-month and day-of-week".to_owned()));
             }
             "L" | "LW" if field == Field::DayOfMonth => {}
             _ if field == Field::DayOfMonth && base.ends_with('W') => {

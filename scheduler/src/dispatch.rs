@@ -62,18 +62,12 @@ impl Dispatcher {
         let registry = core.registry.clone();
         let claimed = core
             .store
-            .claim_ready(
-                now,
-                &demand,
-                lease_until,
-                &core.scheduler_id,
-                &mut |ready| {
-                    let attempt = ready.attempt + 1;
-                    let (session, r) = registry.route(ready, attempt)?;
-                    reserved.push((session, (ready.id, attempt)));
-                    Some(r)
-                },
-            )
+            .claim_ready(now, &demand, lease_until, &core.scheduler_id, &mut |ready| {
+                let attempt = ready.attempt + 1;
+                let (session, r) = registry.route(ready, attempt)?;
+                reserved.push((session, (ready.id, attempt)));
+                Some(r)
+            })
             .await;
         let assignments = match claimed {
             Ok(a) => a,
@@ -102,16 +96,10 @@ impl Dispatcher {
                 None => false,
             };
             if !delivered {
-                let reason = format!(
-                    "could not be delivered to session {} (stream closed or not reading)",
-                    a.session_id
-                );
-                let op = WorkerOp::Reject {
-                    instance_id: key.0,
-                    attempt: key.1,
-                    session_id: a.session_id.clone(),
-                    reason,
-                };
+                let reason =
+                    format!("could not be delivered to session {} (stream closed or not reading)", a.session_id);
+                let op =
+                    WorkerOp::Reject { instance_id: key.0, attempt: key.1, session_id: a.session_id.clone(), reason };
                 // If axd is shutting down, the ack lease brings it back instead.
                 let _ = core.writer.submit(op, None).await;
             }
@@ -123,21 +111,12 @@ impl Dispatcher {
     /// free credits, at most the poll interval.
     async fn idle_time(&self) -> Duration {
         let poll = self.core.sessions.poll_interval;
-        let apps: Vec<String> = self
-            .core
-            .registry
-            .demand()
-            .into_iter()
-            .map(|d| d.app)
-            .collect();
+        let apps: Vec<String> = self.core.registry.demand().into_iter().map(|d| d.app).collect();
         if apps.is_empty() {
             return poll;
         }
         match self.core.store.next_available(&apps).await {
-            Ok(Some(t)) => (t - self.core.clock.now())
-                .to_std()
-                .unwrap_or(Duration::ZERO)
-                .min(poll),
+            Ok(Some(t)) => (t - self.core.clock.now()).to_std().unwrap_or(Duration::ZERO).min(poll),
             Ok(None) => poll,
             Err(e) => {
                 tracing::warn!(error = %e, "dispatch: reading the next available time failed");
@@ -155,11 +134,7 @@ impl Dispatcher {
                 Ok(n) => {
                     backoff = Duration::from_millis(50);
                     let full = n > 0 && self.core.registry.demand().iter().any(|d| d.limit > 0);
-                    if full {
-                        Duration::ZERO
-                    } else {
-                        self.idle_time().await
-                    }
+                    if full { Duration::ZERO } else { self.idle_time().await }
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "dispatch round failed; retrying in {backoff:?}");

@@ -91,25 +91,18 @@ pub enum Error {
 impl Error {
     /// An [`Error::InvalidArgument`] for `field`.
     pub fn invalid(field: impl Into<String>, reason: impl fmt::Display) -> Self {
-        Error::InvalidArgument {
-            field: field.into(),
-            reason: reason.to_string(),
-        }
+        Error::InvalidArgument { field: field.into(), reason: reason.to_string() }
     }
 
     /// Prefixes the field of an [`Error::InvalidArgument`] with `prefix.`; other errors pass through.
     pub fn within(self, prefix: &str) -> Self {
         match self {
             Error::InvalidArgument { field, reason } if field.is_empty() => {
-                Error::InvalidArgument {
-                    field: prefix.to_owned(),
-                    reason,
-                }
+                Error::InvalidArgument { field: prefix.to_owned(), reason }
             }
-            Error::InvalidArgument { field, reason } => Error::InvalidArgument {
-                field: format!("{prefix}.{field}"),
-                reason,
-            },
+            Error::InvalidArgument { field, reason } => {
+                Error::InvalidArgument { field: format!("{prefix}.{field}"), reason }
+            }
             other => other,
         }
     }

@@ -70,10 +70,7 @@ impl Effects {
 
 fn holds(i: &Instance, attempt: u32, session_id: &str) -> Result<(), String> {
     if i.attempt != attempt {
-        Err(format!(
-            "attempt {attempt} is not current (current: {})",
-            i.attempt
-        ))
+        Err(format!("attempt {attempt} is not current (current: {})", i.attempt))
     } else if !i.status.is_held() {
         Err(format!("instance is already {}", i.status))
     } else if i.session_id.as_deref() != Some(session_id) {
@@ -113,24 +110,13 @@ pub fn accept(
     i.lease_expires_at = Some(lease_until);
     i.updated_at = ctx.now;
     fx.changed = true;
-    fx.event(
-        i,
-        InstanceStatus::Dispatched,
-        InstanceStatus::Running,
-        "accepted by the worker".to_owned(),
-    );
+    fx.event(i, InstanceStatus::Dispatched, InstanceStatus::Running, "accepted by the worker".to_owned());
     (AcceptOutcome::Started, fx)
 }
 
 /// `Reject` (or an assignment that could not be delivered): the DISPATCHED attempt goes back to
 /// PENDING at once, without counting as a failure.
-pub fn reject(
-    i: &mut Instance,
-    attempt: u32,
-    session_id: &str,
-    reason: &str,
-    ctx: Ctx<'_>,
-) -> (bool, Effects) {
+pub fn reject(i: &mut Instance, attempt: u32, session_id: &str, reason: &str, ctx: Ctx<'_>) -> (bool, Effects) {
     let mut fx = Effects::default();
     if holds(i, attempt, session_id).is_err() || i.status != InstanceStatus::Dispatched {
         return (false, fx);
@@ -139,22 +125,12 @@ pub fn reject(
     i.available_at = ctx.now;
     release(i, ctx.now);
     fx.changed = true;
-    fx.event(
-        i,
-        InstanceStatus::Dispatched,
-        InstanceStatus::Pending,
-        reason.to_owned(),
-    );
+    fx.event(i, InstanceStatus::Dispatched, InstanceStatus::Pending, reason.to_owned());
     (true, fx)
 }
 
 /// A worker's `Result`: applied only from the session holding the current attempt.
-pub fn complete(
-    i: &mut Instance,
-    c: &Completion,
-    ctx: Ctx<'_>,
-    unit_random: f64,
-) -> (CompleteOutcome, Effects) {
+pub fn complete(i: &mut Instance, c: &Completion, ctx: Ctx<'_>, unit_random: f64) -> (CompleteOutcome, Effects) {
     if let Err(why) = holds(i, c.attempt, &c.session_id) {
         let outcome = match &c.end {
             AttemptEnd::Success { .. } => "SUCCESS",
@@ -167,10 +143,7 @@ pub fn complete(
             to: i.status,
             attempt: c.attempt,
             worker_id: c.worker_id.clone(),
-            reason: format!(
-                "ignored {outcome} result from worker {} (session {}): {why}",
-                c.worker_id, c.session_id
-            ),
+            reason: format!("ignored {outcome} result from worker {} (session {}): {why}", c.worker_id, c.session_id),
         });
         return (CompleteOutcome::Ignored(why), fx);
     }
@@ -185,22 +158,13 @@ pub fn complete(
             release(i, ctx.now);
             fx.changed = true;
             fx.finalized = true;
-            let reason = if message.is_empty() {
-                "succeeded".to_owned()
-            } else {
-                format!("succeeded: {message}")
-            };
+            let reason = if message.is_empty() { "succeeded".to_owned() } else { format!("succeeded: {message}") };
             fx.event(i, from, InstanceStatus::Success, reason);
             fx
         }
-        AttemptEnd::Failed { message, retryable } => end_attempt(
-            i,
-            InstanceStatus::Failed,
-            format!("handler failed: {message}"),
-            *retryable,
-            ctx,
-            unit_random,
-        ),
+        AttemptEnd::Failed { message, retryable } => {
+            end_attempt(i, InstanceStatus::Failed, format!("handler failed: {message}"), *retryable, ctx, unit_random)
+        }
     };
     let status = i.status;
     (CompleteOutcome::Applied(status), fx)
@@ -216,10 +180,7 @@ fn end_attempt(
     ctx: Ctx<'_>,
     unit_random: f64,
 ) -> Effects {
-    let mut fx = Effects {
-        changed: true,
-        ..Effects::default()
-    };
+    let mut fx = Effects { changed: true, ..Effects::default() };
     let from = i.status;
     i.failures += 1;
     release(i, ctx.now);
@@ -319,16 +280,8 @@ pub fn cancel(i: &mut Instance, reason: &str, actor: &str, ctx: Ctx<'_>) -> Opti
     if i.status.is_terminal() {
         return None;
     }
-    let why = if reason.is_empty() {
-        format!("canceled by {actor}")
-    } else {
-        format!("canceled by {actor}: {reason}")
-    };
-    let mut fx = Effects {
-        changed: true,
-        finalized: true,
-        ..Effects::default()
-    };
+    let why = if reason.is_empty() { format!("canceled by {actor}") } else { format!("canceled by {actor}: {reason}") };
+    let mut fx = Effects { changed: true, finalized: true, ..Effects::default() };
     if i.status.is_held() {
         fx.cancel = cancel_command(i, &why);
     }
@@ -346,22 +299,14 @@ pub fn retry(i: &mut Instance, actor: &str, ctx: Ctx<'_>) -> Option<Effects> {
     if !i.status.is_terminal() {
         return None;
     }
-    let mut fx = Effects {
-        changed: true,
-        ..Effects::default()
-    };
+    let mut fx = Effects { changed: true, ..Effects::default() };
     let from = i.status;
     i.status = InstanceStatus::Pending;
     i.available_at = ctx.now;
     i.finished_at = None;
     release(i, ctx.now);
     fx.retry_at = Some(ctx.now);
-    fx.event(
-        i,
-        from,
-        InstanceStatus::Pending,
-        format!("retried by {actor}"),
-    );
+    fx.event(i, from, InstanceStatus::Pending, format!("retried by {actor}"));
     Some(fx)
 }
 
@@ -377,10 +322,7 @@ pub fn readopt(
     ctx: Ctx<'_>,
 ) -> (bool, Effects) {
     let mut fx = Effects::default();
-    let ours = i.status.is_held()
-        && i.attempt == attempt
-        && i.worker_id.as_deref() == Some(worker_id)
-        && i.app == app;
+    let ours = i.status.is_held() && i.attempt == attempt && i.worker_id.as_deref() == Some(worker_id) && i.app == app;
     if !ours {
         return (false, fx);
     }
@@ -401,9 +343,7 @@ pub fn readopt(
         i,
         from,
         InstanceStatus::Running,
-        format!(
-            "re-announced by worker {worker_id} after reconnecting; kept on session {session_id}"
-        ),
+        format!("re-announced by worker {worker_id} after reconnecting; kept on session {session_id}"),
     );
     (true, fx)
 }
@@ -452,10 +392,7 @@ mod tests {
     use chrono::TimeZone;
 
     fn now() -> Ts {
-        chrono::Utc
-            .with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
-            .single()
-            .expect("t")
+        chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().expect("t")
     }
 
     fn held(status: InstanceStatus) -> Instance {
@@ -475,9 +412,7 @@ mod tests {
             max_retries: 1,
             failures: 0,
             timeout: Some(Duration::from_secs(5)),
-            backoff: Backoff::List {
-                delays_us: vec![2_000_000],
-            },
+            backoff: Backoff::List { delays_us: vec![2_000_000] },
             routing: Routing::LeastLoaded,
             worker_id: Some("w".into()),
             session_id: Some("s".into()),
@@ -495,10 +430,7 @@ mod tests {
         }
     }
 
-    const CTX: fn() -> Ctx<'static> = || Ctx {
-        now: now(),
-        scheduler_id: "axd",
-    };
+    const CTX: fn() -> Ctx<'static> = || Ctx { now: now(), scheduler_id: "axd" };
 
     #[test]
     fn accept_starts_the_deadline_and_is_fenced() {
@@ -507,18 +439,9 @@ mod tests {
         assert_eq!(o, AcceptOutcome::Started);
         assert_eq!(i.deadline_at, Some(add(now(), Duration::from_secs(5))));
         assert_eq!(fx.events.len(), 1);
-        assert_eq!(
-            accept(&mut i, 1, "s", now(), CTX()).0,
-            AcceptOutcome::AlreadyRunning
-        );
-        assert!(matches!(
-            accept(&mut i, 1, "other", now(), CTX()).0,
-            AcceptOutcome::NotCurrent(_)
-        ));
-        assert!(matches!(
-            accept(&mut i, 2, "s", now(), CTX()).0,
-            AcceptOutcome::NotCurrent(_)
-        ));
+        assert_eq!(accept(&mut i, 1, "s", now(), CTX()).0, AcceptOutcome::AlreadyRunning);
+        assert!(matches!(accept(&mut i, 1, "other", now(), CTX()).0, AcceptOutcome::NotCurrent(_)));
+        assert!(matches!(accept(&mut i, 2, "s", now(), CTX()).0, AcceptOutcome::NotCurrent(_)));
     }
 
     #[test]
@@ -529,10 +452,7 @@ mod tests {
             attempt: 1,
             session_id: "s".into(),
             worker_id: "w".into(),
-            end: AttemptEnd::Failed {
-                message: "boom".into(),
-                retryable: true,
-            },
+            end: AttemptEnd::Failed { message: "boom".into(), retryable: true },
         };
         let (o, fx) = complete(&mut i, &c, CTX(), 0.5);
         assert_eq!(o, CompleteOutcome::Applied(InstanceStatus::Pending));
@@ -545,10 +465,7 @@ mod tests {
         // Second attempt fails: the budget is spent.
         i.status = InstanceStatus::Running;
         i.attempt = 2;
-        let c2 = Completion {
-            attempt: 2,
-            ..c.clone()
-        };
+        let c2 = Completion { attempt: 2, ..c.clone() };
         let (o, fx) = complete(&mut i, &c2, CTX(), 0.5);
         assert_eq!(o, CompleteOutcome::Applied(InstanceStatus::Failed));
         assert!(fx.finalized);

@@ -21,14 +21,8 @@ fn main() -> ExitCode {
         eprintln!("axd: log: {e}; using \"info\"");
         tracing_subscriber::EnvFilter::new("info")
     });
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("axd: cannot start the runtime: {e}");
@@ -50,11 +44,7 @@ async fn run(config: Config) -> anyhow::Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let running = server::start(&config, None).await.context("starting axd")?;
     // The readiness line: scripts and tests wait for it.
-    println!(
-        "axd listening on {} (scheduler {})",
-        running.addr,
-        running.scheduler_id()
-    );
+    println!("axd listening on {} (scheduler {})", running.addr, running.scheduler_id());
     shutdown_signal().await?;
     tracing::info!("shutting down (at most {:?})", config.shutdown_timeout);
     running.shutdown(config.shutdown_timeout).await;

@@ -33,18 +33,12 @@ pub fn duration_micros(d: Duration) -> i64 {
 
 /// `t + d`, saturating at the end of time.
 pub fn add(t: Ts, d: Duration) -> Ts {
-    chrono::TimeDelta::from_std(d)
-        .ok()
-        .and_then(|d| t.checked_add_signed(d))
-        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+    chrono::TimeDelta::from_std(d).ok().and_then(|d| t.checked_add_signed(d)).unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
 /// `t - d`, saturating at the start of time.
 pub fn sub(t: Ts, d: Duration) -> Ts {
-    chrono::TimeDelta::from_std(d)
-        .ok()
-        .and_then(|d| t.checked_sub_signed(d))
-        .unwrap_or(DateTime::<Utc>::MIN_UTC)
+    chrono::TimeDelta::from_std(d).ok().and_then(|d| t.checked_sub_signed(d)).unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
 
 /// Defines a closed string enum stored as its upper-case name.
@@ -275,12 +269,7 @@ pub enum Backoff {
 
 impl Default for Backoff {
     fn default() -> Self {
-        Backoff::Exponential {
-            initial_us: 10_000_000,
-            multiplier: 2.0,
-            max_us: 300_000_000,
-            jitter: 0.1,
-        }
+        Backoff::Exponential { initial_us: 10_000_000, multiplier: 2.0, max_us: 300_000_000, jitter: 0.1 }
     }
 }
 
@@ -290,17 +279,10 @@ impl Backoff {
         let n = n.max(1);
         let us = match self {
             Backoff::List { delays_us } => {
-                let i = usize::try_from(n - 1)
-                    .unwrap_or(usize::MAX)
-                    .min(delays_us.len().saturating_sub(1));
+                let i = usize::try_from(n - 1).unwrap_or(usize::MAX).min(delays_us.len().saturating_sub(1));
                 delays_us.get(i).copied().unwrap_or(0) as f64
             }
-            Backoff::Exponential {
-                initial_us,
-                multiplier,
-                max_us,
-                jitter,
-            } => {
+            Backoff::Exponential { initial_us, multiplier, max_us, jitter } => {
                 let exp = i32::try_from(n - 1).unwrap_or(i32::MAX).min(1000);
                 let base = (*initial_us as f64 * multiplier.powi(exp)).min(*max_us as f64);
                 let spread = base * jitter * (2.0 * unit_random - 1.0);

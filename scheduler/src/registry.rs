@@ -92,9 +92,7 @@ impl Session {
         if reset {
             s.credits = 0;
         }
-        let room = self
-            .capacity
-            .saturating_sub(u32::try_from(s.outstanding.len()).unwrap_or(u32::MAX));
+        let room = self.capacity.saturating_sub(u32::try_from(s.outstanding.len()).unwrap_or(u32::MAX));
         s.credits = s.credits.saturating_add(grant).min(room);
     }
 
@@ -109,9 +107,7 @@ impl Session {
     pub fn adopt(&self, attempts: &[(i64, u32)]) {
         let mut s = self.state();
         s.outstanding.extend(attempts.iter().copied());
-        let room = self
-            .capacity
-            .saturating_sub(u32::try_from(s.outstanding.len()).unwrap_or(u32::MAX));
+        let room = self.capacity.saturating_sub(u32::try_from(s.outstanding.len()).unwrap_or(u32::MAX));
         s.credits = s.credits.min(room);
     }
 
@@ -223,11 +219,7 @@ impl Registry {
             .map(|(app, (handlers, limit))| {
                 let mut handlers: Vec<String> = handlers.into_iter().collect();
                 handlers.sort();
-                AppDemand {
-                    app,
-                    handlers,
-                    limit,
-                }
+                AppDemand { app, handlers, limit }
             })
             .collect();
         out.sort_by(|a, b| a.app.cmp(&b.app));
@@ -268,11 +260,8 @@ impl Registry {
                 idx
             }
             Routing::RoundRobin => {
-                let start = (self.round_robin.fetch_add(1, Ordering::Relaxed)
-                    % candidates.len() as u64) as usize;
-                (0..candidates.len())
-                    .map(|i| (start + i) % candidates.len())
-                    .collect()
+                let start = (self.round_robin.fetch_add(1, Ordering::Relaxed) % candidates.len() as u64) as usize;
+                (0..candidates.len()).map(|i| (start + i) % candidates.len()).collect()
             }
             Routing::Random => {
                 let mut idx: Vec<usize> = (0..candidates.len()).collect();
@@ -283,10 +272,7 @@ impl Registry {
         for i in order {
             let s = &candidates[i].0;
             if s.reserve((ready.id, attempt)) {
-                let r = SessionRef {
-                    session_id: s.id.clone(),
-                    worker_id: s.worker_id.clone(),
-                };
+                let r = SessionRef { session_id: s.id.clone(), worker_id: s.worker_id.clone() };
                 return Some((s.clone(), r));
             }
         }
@@ -312,13 +298,7 @@ mod tests {
     }
 
     fn ready(id: i64, handler: &str, routing: Routing) -> ReadyInstance {
-        ReadyInstance {
-            id,
-            app: "app".into(),
-            handler: handler.into(),
-            routing,
-            attempt: 0,
-        }
+        ReadyInstance { id, app: "app".into(), handler: handler.into(), routing, attempt: 0 }
     }
 
     #[test]
@@ -332,11 +312,7 @@ mod tests {
         assert!(s.reserve((2, 1)));
         assert!(!s.reserve((3, 1)), "no credit left");
         s.finish((1, 1));
-        assert_eq!(
-            s.credits(),
-            0,
-            "a finished slot returns no credit by itself"
-        );
+        assert_eq!(s.credits(), 0, "a finished slot returns no credit by itself");
         s.grant(1, false);
         assert_eq!(s.credits(), 1);
         s.grant(0, true);
@@ -357,32 +333,12 @@ mod tests {
         assert_eq!(d[0].handlers, vec!["h1".to_owned(), "h2".to_owned()]);
         assert_eq!(d[0].limit, 7);
         // Only b serves h2.
-        assert_eq!(
-            reg.route(&ready(1, "h2", Routing::LeastLoaded), 1)
-                .expect("b")
-                .1
-                .session_id,
-            "b"
-        );
+        assert_eq!(reg.route(&ready(1, "h2", Routing::LeastLoaded), 1).expect("b").1.session_id, "b");
         // Least loaded: a has more free credits.
-        assert_eq!(
-            reg.route(&ready(2, "h1", Routing::LeastLoaded), 1)
-                .expect("a")
-                .1
-                .session_id,
-            "a"
-        );
+        assert_eq!(reg.route(&ready(2, "h1", Routing::LeastLoaded), 1).expect("a").1.session_id, "a");
         // Round robin alternates.
-        let x = reg
-            .route(&ready(3, "h1", Routing::RoundRobin), 1)
-            .expect("x")
-            .1
-            .session_id;
-        let y = reg
-            .route(&ready(4, "h1", Routing::RoundRobin), 1)
-            .expect("y")
-            .1
-            .session_id;
+        let x = reg.route(&ready(3, "h1", Routing::RoundRobin), 1).expect("x").1.session_id;
+        let y = reg.route(&ready(4, "h1", Routing::RoundRobin), 1).expect("y").1.session_id;
         assert_ne!(x, y);
         assert!(reg.route(&ready(5, "nope", Routing::Random), 1).is_none());
     }

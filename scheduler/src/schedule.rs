@@ -8,10 +8,7 @@ use std::time::Duration;
 
 use crate::{
     cron::{CronError, CronExpr},
-    model::{
-        InstanceSource, MisfirePolicy, Schedule, TaskEventKind, Ts, add, duration_micros,
-        from_micros, to_micros,
-    },
+    model::{InstanceSource, MisfirePolicy, Schedule, TaskEventKind, Ts, add, duration_micros, from_micros, to_micros},
 };
 
 /// A schedule ready for evaluation.
@@ -46,19 +43,15 @@ impl Compiled {
     /// Compiles a stored or validated schedule.
     pub fn compile(s: &Schedule) -> Result<Compiled, CronError> {
         Ok(match s {
-            Schedule::Cron {
-                expression,
-                time_zone,
-                dialect,
-            } => Compiled::Cron(CronExpr::parse(expression, time_zone, Some(*dialect))?),
-            Schedule::FixedRate { interval, start_at } => Compiled::FixedRate {
-                interval_us: duration_micros(*interval).max(1),
-                start_us: to_micros(*start_at),
-            },
-            Schedule::FixedDelay { interval, start_at } => Compiled::FixedDelay {
-                interval: *interval,
-                start_at: *start_at,
-            },
+            Schedule::Cron { expression, time_zone, dialect } => {
+                Compiled::Cron(CronExpr::parse(expression, time_zone, Some(*dialect))?)
+            }
+            Schedule::FixedRate { interval, start_at } => {
+                Compiled::FixedRate { interval_us: duration_micros(*interval).max(1), start_us: to_micros(*start_at) }
+            }
+            Schedule::FixedDelay { interval, start_at } => {
+                Compiled::FixedDelay { interval: *interval, start_at: *start_at }
+            }
             Schedule::OneTime { at } => Compiled::OneTime { at: *at },
             Schedule::Manual => Compiled::Manual,
         })
@@ -69,11 +62,9 @@ impl Compiled {
         match self {
             Compiled::Cron(c) => c.next_after(now),
             Compiled::FixedRate { .. } => self.next_at_or_after(now),
-            Compiled::FixedDelay { interval, start_at } => Some(if *start_at >= now {
-                *start_at
-            } else {
-                add(now, *interval)
-            }),
+            Compiled::FixedDelay { interval, start_at } => {
+                Some(if *start_at >= now { *start_at } else { add(now, *interval) })
+            }
             Compiled::OneTime { at } => (*at >= now).then_some(*at),
             Compiled::Manual => None,
         }
@@ -84,19 +75,14 @@ impl Compiled {
     pub fn next_after(&self, t: Ts) -> Option<Ts> {
         match self {
             Compiled::Cron(c) => c.next_after(t),
-            Compiled::FixedRate {
-                interval_us,
-                start_us,
-            } => {
+            Compiled::FixedRate { interval_us, start_us } => {
                 let t_us = to_micros(t);
                 if t_us < *start_us {
                     return Some(from_micros(*start_us));
                 }
                 // Fire n = start + n * interval: exact integer arithmetic, no accumulated drift.
                 let n = (t_us - start_us) / interval_us + 1;
-                Some(from_micros(
-                    start_us.checked_add(n.checked_mul(*interval_us)?)?,
-                ))
+                Some(from_micros(start_us.checked_add(n.checked_mul(*interval_us)?)?))
             }
             Compiled::FixedDelay { .. } | Compiled::OneTime { .. } | Compiled::Manual => None,
         }
@@ -107,18 +93,13 @@ impl Compiled {
     pub fn after_completion(&self, finished_at: Ts) -> Option<Ts> {
         match self {
             Compiled::FixedDelay { interval, .. } => Some(add(finished_at, *interval)),
-            Compiled::Cron(_)
-            | Compiled::FixedRate { .. }
-            | Compiled::OneTime { .. }
-            | Compiled::Manual => None,
+            Compiled::Cron(_) | Compiled::FixedRate { .. } | Compiled::OneTime { .. } | Compiled::Manual => None,
         }
     }
 
     fn next_at_or_after(&self, t: Ts) -> Option<Ts> {
         match self {
-            Compiled::FixedRate { start_us, .. } if to_micros(t) <= *start_us => {
-                Some(from_micros(*start_us))
-            }
+            Compiled::FixedRate { start_us, .. } if to_micros(t) <= *start_us => Some(from_micros(*start_us)),
             _ => self.next_after(from_micros(to_micros(t) - 1)),
         }
     }
@@ -130,17 +111,10 @@ impl Compiled {
                 "cron `{}` ({} dialect{}) in {}",
                 c.source(),
                 c.dialect().as_str().to_ascii_lowercase(),
-                if c.has_seconds() {
-                    ", with seconds"
-                } else {
-                    ""
-                },
+                if c.has_seconds() { ", with seconds" } else { "" },
                 c.time_zone().name()
             ),
-            Compiled::FixedRate {
-                interval_us,
-                start_us,
-            } => format!(
+            Compiled::FixedRate { interval_us, start_us } => format!(
                 "every {} anchored at {}",
                 fmt_duration(Duration::from_micros(*interval_us as u64)),
                 from_micros(*start_us).to_rfc3339()
@@ -178,14 +152,9 @@ pub fn fmt_duration(d: Duration) -> String {
         return "0s".to_owned();
     }
     let mut out = String::new();
-    for (unit, size) in [
-        ("d", 86_400_000_000u128),
-        ("h", 3_600_000_000),
-        ("m", 60_000_000),
-        ("s", 1_000_000),
-        ("ms", 1_000),
-        ("us", 1),
-    ] {
+    for (unit, size) in
+        [("d", 86_400_000_000u128), ("h", 3_600_000_000), ("m", 60_000_000), ("s", 1_000_000), ("ms", 1_000), ("us", 1)]
+    {
         if us >= size {
             out.push_str(&format!("{}{unit}", us / size));
             us %= size;
@@ -228,10 +197,7 @@ pub fn preview(schedule: &Compiled, from: Ts, count: usize) -> Preview {
         if fires.len() >= count {
             break;
         }
-        fires.push(PreviewFire {
-            at,
-            local: schedule.local_time(at),
-        });
+        fires.push(PreviewFire { at, local: schedule.local_time(at) });
         t = schedule.preview_next(at);
     }
     // Frequency over the next week (or the span of the first FREQUENCY_SAMPLE_CAP fires).
@@ -247,11 +213,8 @@ pub fn preview(schedule: &Compiled, from: Ts, count: usize) -> Preview {
         last = at;
         t = schedule.preview_next(at);
     }
-    let span_days = if n >= FREQUENCY_SAMPLE_CAP {
-        ((last - from).num_milliseconds().max(1) as f64) / 86_400_000.0
-    } else {
-        7.0
-    };
+    let span_days =
+        if n >= FREQUENCY_SAMPLE_CAP { ((last - from).num_milliseconds().max(1) as f64) / 86_400_000.0 } else { 7.0 };
     let fires_per_day = if n == 0 { 0.0 } else { n as f64 / span_days };
     let mut warnings = match schedule {
         Compiled::Cron(c) => c.warnings(fires_per_day),
@@ -267,12 +230,7 @@ pub fn preview(schedule: &Compiled, from: Ts, count: usize) -> Preview {
     if first.is_none() && !matches!(schedule, Compiled::Manual) {
         warnings.push("never fires after the given time".to_owned());
     }
-    Preview {
-        fires,
-        fires_per_day,
-        warnings,
-        description: schedule.describe(),
-    }
+    Preview { fires, fires_per_day, warnings, description: schedule.describe() }
 }
 
 /// One instance a trigger round should create.
@@ -322,8 +280,7 @@ pub fn plan(schedule: &Compiled, next: Ts, now: Ts, horizon: Ts, rules: MisfireR
     };
     let mut missed_count = 0usize;
     let mut missed_first: Option<Ts> = None;
-    let mut missed_tail: std::collections::VecDeque<Ts> =
-        std::collections::VecDeque::with_capacity(keep);
+    let mut missed_tail: std::collections::VecDeque<Ts> = std::collections::VecDeque::with_capacity(keep);
     let mut on_time = Vec::new();
     let mut t = Some(next);
     let mut walked = 0usize;
@@ -362,11 +319,7 @@ pub fn plan(schedule: &Compiled, next: Ts, now: Ts, horizon: Ts, rules: MisfireR
         };
         // While a long backlog is being walked, catch-ups wait for the final chunk, which holds the
         // most recent missed fires.
-        let catch_up: Vec<Ts> = if truncated {
-            Vec::new()
-        } else {
-            missed_tail.into_iter().collect()
-        };
+        let catch_up: Vec<Ts> = if truncated { Vec::new() } else { missed_tail.into_iter().collect() };
         let skipped = missed_count - catch_up.len();
         let span = range(first, last.or(Some(first)));
         let threshold = crate::schedule::fmt_duration(rules.threshold);
@@ -390,27 +343,14 @@ pub fn plan(schedule: &Compiled, next: Ts, now: Ts, horizon: Ts, rules: MisfireR
                 ),
             ));
         }
-        fires.extend(catch_up.into_iter().map(|fire_at| PlannedFire {
-            fire_at,
-            source: InstanceSource::CatchUp,
-        }));
+        fires.extend(catch_up.into_iter().map(|fire_at| PlannedFire { fire_at, source: InstanceSource::CatchUp }));
     }
-    fires.extend(on_time.into_iter().map(|fire_at| PlannedFire {
-        fire_at,
-        source: InstanceSource::Schedule,
-    }));
-    FirePlan {
-        fires,
-        next_fire_at: t,
-        events,
-    }
+    fires.extend(on_time.into_iter().map(|fire_at| PlannedFire { fire_at, source: InstanceSource::Schedule }));
+    FirePlan { fires, next_fire_at: t, events }
 }
 
 /// The idempotency key of a scheduled fire: `fire:` and the fire time in RFC 3339 (UTC, with
 /// sub-second digits only when present). The same fire time can never produce two instances.
 pub fn fire_key(at: Ts) -> String {
-    format!(
-        "fire:{}",
-        at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
-    )
+    format!("fire:{}", at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
 }

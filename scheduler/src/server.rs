@@ -7,9 +7,7 @@
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
-use ax_proto::v1::{
-    admin_service_server::AdminServiceServer, worker_service_server::WorkerServiceServer,
-};
+use ax_proto::v1::{admin_service_server::AdminServiceServer, worker_service_server::WorkerServiceServer};
 use tokio::{net::TcpListener, task::JoinHandle, time::Instant};
 use tokio_util::sync::CancellationToken;
 use tonic::{
@@ -66,11 +64,7 @@ pub fn host_name() -> String {
     std::env::var("HOSTNAME")
         .ok()
         .filter(|h| !h.is_empty())
-        .or_else(|| {
-            std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .ok()
-                .map(|h| h.trim().to_owned())
-        })
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|h| h.trim().to_owned()))
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "localhost".to_owned())
 }
@@ -108,12 +102,7 @@ impl Running {
         if tokio::time::timeout(timeout, wait_all).await.is_err() {
             tracing::warn!("shutdown did not finish within {timeout:?}; exiting anyway");
         }
-        if let Err(e) = self
-            .core
-            .store
-            .remove_scheduler(&self.core.scheduler_id)
-            .await
-        {
+        if let Err(e) = self.core.store.remove_scheduler(&self.core.scheduler_id).await {
             tracing::warn!(error = %e, "could not remove this scheduler from ax_scheduler");
         }
         self.core.store.close().await;
@@ -135,11 +124,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     let clock: Arc<dyn Clock> = clock.unwrap_or_else(|| Arc::new(db_clock.clone()));
     let host = host_name();
     let scheduler_id = format!("{host}-{}-{:04x}", std::process::id(), fastrand::u16(..));
-    let auth_mode = if config.tls.is_some() {
-        AuthMode::Mtls
-    } else {
-        AuthMode::Open
-    };
+    let auth_mode = if config.tls.is_some() { AuthMode::Mtls } else { AuthMode::Open };
     let (writer, writer_queue) = crate::writer::Writer::new();
     let core = Arc::new(Core {
         store: store.clone(),
@@ -159,16 +144,9 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         scheduler_heartbeat: config.scheduler_heartbeat,
     });
 
-    let listener = TcpListener::bind(config.listen)
-        .await
-        .map_err(|source| ServerError::Bind {
-            addr: config.listen,
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(|source| ServerError::Bind {
-        addr: config.listen,
-        source,
-    })?;
+    let listener =
+        TcpListener::bind(config.listen).await.map_err(|source| ServerError::Bind { addr: config.listen, source })?;
+    let addr = listener.local_addr().map_err(|source| ServerError::Bind { addr: config.listen, source })?;
 
     let started_at = clock.now();
     let record = SchedulerRecord {
@@ -211,37 +189,18 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         }));
     }
     tasks.push(spawn("trigger", trigger.clone().run(cancel.clone())));
-    tasks.push(spawn(
-        "dispatch",
-        Dispatcher::new(core.clone()).run(cancel.clone()),
-    ));
-    tasks.push(spawn(
-        "writer",
-        crate::writer::run(core.clone(), writer_queue, cancel.clone()),
-    ));
+    tasks.push(spawn("dispatch", Dispatcher::new(core.clone()).run(cancel.clone())));
+    tasks.push(spawn("writer", crate::writer::run(core.clone(), writer_queue, cancel.clone())));
     let sweeper = Sweeper::new(
         core.clone(),
-        SweeperConfig {
-            batch: 500,
-            retention: config.retention,
-            housekeeping_every: Duration::from_secs(60),
-        },
+        SweeperConfig { batch: 500, retention: config.retention, housekeeping_every: Duration::from_secs(60) },
     );
     tasks.push(spawn("sweeper", sweeper.run(cancel.clone())));
     tasks.push(spawn("lease", lease::run(core.clone(), cancel.clone())));
-    tasks.push(spawn(
-        "commands",
-        commands::run(core.clone(), cancel.clone()),
-    ));
+    tasks.push(spawn("commands", commands::run(core.clone(), cancel.clone())));
     tasks.push(spawn(
         "scheduler-heartbeat",
-        heartbeat_loop(
-            core.clone(),
-            db_clock,
-            record,
-            config.scheduler_heartbeat,
-            cancel.clone(),
-        ),
+        heartbeat_loop(core.clone(), db_clock, record, config.scheduler_heartbeat, cancel.clone()),
     ));
 
     let (health, health_service) = tonic_health::server::health_reporter();
@@ -259,31 +218,19 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     match &config.tls {
         Some(tls) => {
             let identity = Identity::from_pem(read(&tls.cert)?, read(&tls.key)?);
-            let tls_config = ServerTlsConfig::new()
-                .identity(identity)
-                .client_ca_root(Certificate::from_pem(read(&tls.client_ca)?));
-            builder = builder
-                .tls_config(tls_config)
-                .map_err(|e| ServerError::Tls(e.to_string()))?;
+            let tls_config =
+                ServerTlsConfig::new().identity(identity).client_ca_root(Certificate::from_pem(read(&tls.client_ca)?));
+            builder = builder.tls_config(tls_config).map_err(|e| ServerError::Tls(e.to_string()))?;
         }
         None => {
             tracing::warn!(%addr, "TLS is off: anyone who can reach this loopback port may use every API");
         }
     }
     let router = builder
-        .add_service(InterceptedService::new(
-            health_service,
-            auth::any_identity(auth_mode),
-        ))
-        .add_service(InterceptedService::new(
-            reflection,
-            auth::any_identity(auth_mode),
-        ))
+        .add_service(InterceptedService::new(health_service, auth::any_identity(auth_mode)))
+        .add_service(InterceptedService::new(reflection, auth::any_identity(auth_mode)))
         .add_service(AdminServiceServer::new(AdminApi::new(core.clone())))
-        .add_service(WorkerServiceServer::new(WorkerApi::new(
-            core.clone(),
-            cancel.clone(),
-        )));
+        .add_service(WorkerServiceServer::new(WorkerApi::new(core.clone(), cancel.clone())));
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
     let shutdown = cancel.clone();
     let server = tokio::spawn(
@@ -292,14 +239,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
             .instrument(tracing::info_span!("task", name = "grpc")),
     );
     tracing::info!(%addr, %scheduler_id, database = %redact(&config.database_url), "axd started");
-    Ok(Running {
-        addr,
-        core,
-        trigger_reports,
-        cancel,
-        tasks,
-        server,
-    })
+    Ok(Running { addr, core, trigger_reports, cancel, tasks, server })
 }
 
 /// Refreshes this axd's row in `ax_scheduler` and the database clock sample.

@@ -40,14 +40,8 @@ impl Sweeper {
         let mut total = SweepReport::default();
         loop {
             let now = self.core.clock.now();
-            let r = self
-                .core
-                .store
-                .sweep(now, self.config.batch, &self.core.scheduler_id)
-                .await?;
-            let full = [r.ack_timeouts, r.timeouts, r.lost]
-                .iter()
-                .any(|n| *n >= self.config.batch as usize);
+            let r = self.core.store.sweep(now, self.config.batch, &self.core.scheduler_id).await?;
+            let full = [r.ack_timeouts, r.timeouts, r.lost].iter().any(|n| *n >= self.config.batch as usize);
             total.ack_timeouts += r.ack_timeouts;
             total.timeouts += r.timeouts;
             total.lost += r.lost;
@@ -69,11 +63,7 @@ impl Sweeper {
         let now = self.core.clock.now();
         let mut purged = 0;
         loop {
-            let n = self
-                .core
-                .store
-                .purge_finished(sub(now, self.config.retention), 1000)
-                .await?;
+            let n = self.core.store.purge_finished(sub(now, self.config.retention), 1000).await?;
             purged += n;
             if n < 1000 {
                 break;
@@ -82,10 +72,7 @@ impl Sweeper {
         // A scheduler silent for ten heartbeats (at least 30 s) is gone; its sessions' attempts are
         // already covered by their leases.
         let dead_after = (self.core.scheduler_heartbeat * 10).max(Duration::from_secs(30));
-        self.core
-            .store
-            .purge_dead_schedulers(sub(now, dead_after))
-            .await?;
+        self.core.store.purge_dead_schedulers(sub(now, dead_after)).await?;
         Ok(purged)
     }
 

@@ -34,11 +34,7 @@ pub struct TriggerConfig {
 
 impl Default for TriggerConfig {
     fn default() -> Self {
-        TriggerConfig {
-            lookahead: Duration::from_secs(2),
-            batch: 500,
-            max_idle: Duration::from_secs(1),
-        }
+        TriggerConfig { lookahead: Duration::from_secs(2), batch: 500, max_idle: Duration::from_secs(1) }
     }
 }
 
@@ -54,11 +50,7 @@ pub struct EnginePlanner {
 impl Planner for EnginePlanner {
     fn plan(&self, task: &Task) -> PlanDecision {
         let Some(next) = task.next_fire_at else {
-            return PlanDecision::Fire(FirePlan {
-                fires: Vec::new(),
-                next_fire_at: None,
-                events: Vec::new(),
-            });
+            return PlanDecision::Fire(FirePlan { fires: Vec::new(), next_fire_at: None, events: Vec::new() });
         };
         let compiled = match Compiled::compile(&task.config.schedule) {
             Ok(c) => c,
@@ -71,11 +63,7 @@ impl Planner for EnginePlanner {
             ConcurrencyPolicy::Allow => add(self.now, self.lookahead),
         };
         if next > horizon {
-            return PlanDecision::Fire(FirePlan {
-                fires: Vec::new(),
-                next_fire_at: Some(next),
-                events: Vec::new(),
-            });
+            return PlanDecision::Fire(FirePlan { fires: Vec::new(), next_fire_at: Some(next), events: Vec::new() });
         }
         let rules = MisfireRules {
             policy: task.config.misfire_policy,
@@ -142,23 +130,11 @@ impl TriggerLoop {
     /// Runs rounds until every due task is handled; returns what they created.
     pub async fn run_round(&self) -> StoreResult<TriggerRound> {
         let now = self.clock.now();
-        let planner = EnginePlanner {
-            now,
-            lookahead: self.config.lookahead,
-        };
+        let planner = EnginePlanner { now, lookahead: self.config.lookahead };
         let horizon = add(now, self.config.lookahead);
         let mut total = TriggerRound::default();
         loop {
-            let round = self
-                .store
-                .trigger_due(
-                    now,
-                    horizon,
-                    self.config.batch,
-                    &planner,
-                    &self.scheduler_id,
-                )
-                .await?;
+            let round = self.store.trigger_due(now, horizon, self.config.batch, &planner, &self.scheduler_id).await?;
             let claimed = round.tasks;
             total.tasks += round.tasks;
             total.skipped += round.skipped;
@@ -189,9 +165,7 @@ impl TriggerLoop {
                     backoff = Duration::from_millis(100);
                     match self.store.next_wake_time(self.config.lookahead).await {
                         Ok(Some(wake_at)) => {
-                            let until = (wake_at - self.clock.now())
-                                .to_std()
-                                .unwrap_or(Duration::ZERO);
+                            let until = (wake_at - self.clock.now()).to_std().unwrap_or(Duration::ZERO);
                             until.min(self.config.max_idle)
                         }
                         Ok(None) => self.config.max_idle,

@@ -27,33 +27,18 @@ pub const MAX_IDEMPOTENCY_KEY: usize = 200;
 /// Longest free-text reason.
 pub const MAX_REASON: usize = 1024;
 
-fn check_chars(
-    field: &str,
-    value: &str,
-    max: usize,
-    allowed: impl Fn(char) -> bool,
-    allowed_desc: &str,
-) -> Result<()> {
+fn check_chars(field: &str, value: &str, max: usize, allowed: impl Fn(char) -> bool, allowed_desc: &str) -> Result<()> {
     if value.is_empty() {
         return Err(Error::invalid(field, "is required"));
     }
     if value.len() > max {
-        return Err(Error::invalid(
-            field,
-            format!("is {} characters long, at most {max} allowed", value.len()),
-        ));
+        return Err(Error::invalid(field, format!("is {} characters long, at most {max} allowed", value.len())));
     }
     if let Some(c) = value.chars().find(|c| !allowed(*c)) {
-        return Err(Error::invalid(
-            field,
-            format!("{value:?} contains {c:?}; allowed: {allowed_desc}"),
-        ));
+        return Err(Error::invalid(field, format!("{value:?} contains {c:?}; allowed: {allowed_desc}")));
     }
     if !value.starts_with(|c: char| c.is_ascii_alphanumeric()) {
-        return Err(Error::invalid(
-            field,
-            format!("{value:?} must start with a letter or digit"),
-        ));
+        return Err(Error::invalid(field, format!("{value:?} must start with a letter or digit")));
     }
     Ok(())
 }
@@ -112,10 +97,7 @@ pub fn idempotency_key(field: &str, v: &str) -> Result<()> {
         "letters, digits, . _ : @ / + = -",
     )?;
     if v.starts_with("fire:") {
-        return Err(Error::invalid(
-            field,
-            "keys starting with \"fire:\" are reserved for scheduled fires",
-        ));
+        return Err(Error::invalid(field, "keys starting with \"fire:\" are reserved for scheduled fires"));
     }
     Ok(())
 }
@@ -127,10 +109,7 @@ pub fn params(field: &str, v: &str) -> Result<String> {
         return Ok("{}".to_owned());
     }
     if v.len() > MAX_PARAMS_BYTES {
-        return Err(Error::invalid(
-            field,
-            format!("is {} bytes, at most {MAX_PARAMS_BYTES} allowed", v.len()),
-        ));
+        return Err(Error::invalid(field, format!("is {} bytes, at most {MAX_PARAMS_BYTES} allowed", v.len())));
     }
     serde_json::from_str::<serde::de::IgnoredAny>(v)
         .map_err(|e| Error::invalid(field, format!("is not valid JSON: {e}")))?;
@@ -140,10 +119,7 @@ pub fn params(field: &str, v: &str) -> Result<String> {
 /// Free text up to `max` bytes.
 pub fn text(field: &str, v: &str, max: usize) -> Result<()> {
     if v.len() > max {
-        return Err(Error::invalid(
-            field,
-            format!("is {} bytes, at most {max} allowed", v.len()),
-        ));
+        return Err(Error::invalid(field, format!("is {} bytes, at most {max} allowed", v.len())));
     }
     Ok(())
 }
@@ -151,10 +127,7 @@ pub fn text(field: &str, v: &str, max: usize) -> Result<()> {
 /// Labels: at most 32; keys 1-63 of `[A-Za-z0-9._/-]`; values at most 255 bytes.
 pub fn labels(field: &str, labels: &BTreeMap<String, String>) -> Result<()> {
     if labels.len() > MAX_LABELS {
-        return Err(Error::invalid(
-            field,
-            format!("has {} labels, at most {MAX_LABELS} allowed", labels.len()),
-        ));
+        return Err(Error::invalid(field, format!("has {} labels, at most {MAX_LABELS} allowed", labels.len())));
     }
     for (k, v) in labels {
         let kf = format!("{field}[{k:?}]");
@@ -166,13 +139,7 @@ pub fn labels(field: &str, labels: &BTreeMap<String, String>) -> Result<()> {
             "letters, digits, . _ / -",
         )?;
         if v.len() > MAX_LABEL_VALUE {
-            return Err(Error::invalid(
-                kf,
-                format!(
-                    "value is {} bytes, at most {MAX_LABEL_VALUE} allowed",
-                    v.len()
-                ),
-            ));
+            return Err(Error::invalid(kf, format!("value is {} bytes, at most {MAX_LABEL_VALUE} allowed", v.len())));
         }
     }
     Ok(())
@@ -184,12 +151,7 @@ pub fn duration_between(field: &str, d: Duration, min: Duration, max: Duration) 
     if d < min || d > max {
         return Err(Error::invalid(
             field,
-            format!(
-                "{} is out of range {}..{}",
-                fmt_duration(d),
-                fmt_duration(min),
-                fmt_duration(max)
-            ),
+            format!("{} is out of range {}..{}", fmt_duration(d), fmt_duration(min), fmt_duration(max)),
         ));
     }
     Ok(())
@@ -219,60 +181,25 @@ mod tests {
         assert!(task_name("name", "nightly-report.v2").is_ok());
         let e = task_name("name", "bad name").unwrap_err().to_string();
         assert!(e.starts_with("name: ") && e.contains("' '"), "{e}");
-        assert!(
-            task_name("name", "")
-                .unwrap_err()
-                .to_string()
-                .contains("required")
-        );
-        assert!(
-            task_name("name", &"a".repeat(129))
-                .unwrap_err()
-                .to_string()
-                .contains("at most 128")
-        );
-        assert!(
-            app("app", "Billing")
-                .unwrap_err()
-                .to_string()
-                .contains("'B'")
-        );
-        assert!(
-            task_name("name", "-x")
-                .unwrap_err()
-                .to_string()
-                .contains("must start")
-        );
+        assert!(task_name("name", "").unwrap_err().to_string().contains("required"));
+        assert!(task_name("name", &"a".repeat(129)).unwrap_err().to_string().contains("at most 128"));
+        assert!(app("app", "Billing").unwrap_err().to_string().contains("'B'"));
+        assert!(task_name("name", "-x").unwrap_err().to_string().contains("must start"));
     }
 
     #[test]
     fn params_must_be_json_and_bounded() {
         assert_eq!(params("params", "").unwrap(), "{}");
         assert_eq!(params("params", "{\"a\":1}").unwrap(), "{\"a\":1}");
-        assert!(
-            params("params", "{a:1}")
-                .unwrap_err()
-                .to_string()
-                .contains("not valid JSON")
-        );
+        assert!(params("params", "{a:1}").unwrap_err().to_string().contains("not valid JSON"));
         let big = format!("\"{}\"", "x".repeat(MAX_PARAMS_BYTES));
-        assert!(
-            params("params", &big)
-                .unwrap_err()
-                .to_string()
-                .contains("at most 65536")
-        );
+        assert!(params("params", &big).unwrap_err().to_string().contains("at most 65536"));
     }
 
     #[test]
     fn reserved_idempotency_keys_are_refused() {
         assert!(idempotency_key("k", "order-42").is_ok());
-        assert!(
-            idempotency_key("k", "fire:2026")
-                .unwrap_err()
-                .to_string()
-                .contains("reserved")
-        );
+        assert!(idempotency_key("k", "fire:2026").unwrap_err().to_string().contains("reserved"));
     }
 
     #[test]

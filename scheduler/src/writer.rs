@@ -88,11 +88,7 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
     let outcomes = loop {
         let now = core.clock.now();
         let lease_until = add(now, core.sessions.lease_ttl());
-        match core
-            .store
-            .apply_worker_ops(&ops, now, lease_until, &core.scheduler_id)
-            .await
-        {
+        match core.store.apply_worker_ops(&ops, now, lease_until, &core.scheduler_id).await {
             Ok(o) => break Ok(o),
             Err(e) if attempt < 3 => {
                 attempt += 1;
@@ -131,20 +127,10 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
             (WorkerOpOutcome::Accepted(AcceptOutcome::AlreadyRunning), _) => {}
             (
                 WorkerOpOutcome::Accepted(AcceptOutcome::NotCurrent(why)),
-                WorkerOp::Accepted {
-                    instance_id,
-                    attempt,
-                    ..
-                },
+                WorkerOp::Accepted { instance_id, attempt, .. },
             ) => {
-                let cancel = pb::Cancel {
-                    instance_id,
-                    attempt,
-                    reason: format!("not yours to run: {why}"),
-                };
-                let _ = session
-                    .tx
-                    .try_send(msg(pb::scheduler_message::Msg::Cancel(cancel)));
+                let cancel = pb::Cancel { instance_id, attempt, reason: format!("not yours to run: {why}") };
+                let _ = session.tx.try_send(msg(pb::scheduler_message::Msg::Cancel(cancel)));
             }
             (WorkerOpOutcome::Result(r), WorkerOp::Result(c)) => {
                 let (applied, note) = match r {
@@ -154,17 +140,8 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
                     }
                     CompleteOutcome::Ignored(why) => (false, why),
                 };
-                let ack = pb::ResultAck {
-                    instance_id: c.instance_id,
-                    attempt: c.attempt,
-                    applied,
-                    note,
-                };
-                if session
-                    .tx
-                    .try_send(msg(pb::scheduler_message::Msg::ResultAck(ack)))
-                    .is_err()
-                {
+                let ack = pb::ResultAck { instance_id: c.instance_id, attempt: c.attempt, applied, note };
+                if session.tx.try_send(msg(pb::scheduler_message::Msg::ResultAck(ack))).is_err() {
                     // The worker keeps the result and re-sends it after reconnecting.
                     tracing::debug!(session = %session.id, "stream full or closed; ack not sent");
                 }

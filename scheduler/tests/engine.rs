@@ -10,9 +10,7 @@ use ax_scheduler::{
 use chrono::{Datelike, TimeZone, Utc, Weekday};
 
 fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> Ts {
-    Utc.with_ymd_and_hms(y, mo, d, h, mi, s)
-        .single()
-        .expect("valid instant")
+    Utc.with_ymd_and_hms(y, mo, d, h, mi, s).single().expect("valid instant")
 }
 
 fn fires(expr: &CronExpr, from: Ts, n: usize) -> Vec<Ts> {
@@ -51,10 +49,7 @@ fn six_field_unix_expression_fires_on_the_second() {
 #[test]
 fn five_field_expression_fires_on_the_minute() {
     let c = cron("30 2 * * *", "UTC");
-    assert_eq!(
-        fires(&c, utc(2026, 5, 1, 0, 0, 0), 2),
-        vec![utc(2026, 5, 1, 2, 30, 0), utc(2026, 5, 2, 2, 30, 0)]
-    );
+    assert_eq!(fires(&c, utc(2026, 5, 1, 0, 0, 0), 2), vec![utc(2026, 5, 1, 2, 30, 0), utc(2026, 5, 2, 2, 30, 0)]);
 }
 
 #[test]
@@ -68,35 +63,19 @@ fn quartz_expression_from_xxl_job_fires_on_the_same_weekday_as_there() {
     }
     // Quartz 1 = Sunday, 7 = Saturday; names mean the same in both dialects.
     assert!(
-        fires(&cron("0 0 12 ? * 1", "UTC"), utc(2026, 1, 1, 0, 0, 0), 5)
-            .iter()
-            .all(|t| t.weekday() == Weekday::Sun)
+        fires(&cron("0 0 12 ? * 1", "UTC"), utc(2026, 1, 1, 0, 0, 0), 5).iter().all(|t| t.weekday() == Weekday::Sun)
     );
     assert!(
-        fires(&cron("0 0 12 ? * 7", "UTC"), utc(2026, 1, 1, 0, 0, 0), 5)
-            .iter()
-            .all(|t| t.weekday() == Weekday::Sat)
+        fires(&cron("0 0 12 ? * 7", "UTC"), utc(2026, 1, 1, 0, 0, 0), 5).iter().all(|t| t.weekday() == Weekday::Sat)
     );
     assert!(
-        fires(
-            &cron("0 0 12 ? * MON-FRI", "UTC"),
-            utc(2026, 1, 1, 0, 0, 0),
-            20
-        )
-        .iter()
-        .all(|t| !matches!(t.weekday(), Weekday::Sat | Weekday::Sun))
+        fires(&cron("0 0 12 ? * MON-FRI", "UTC"), utc(2026, 1, 1, 0, 0, 0), 20)
+            .iter()
+            .all(|t| !matches!(t.weekday(), Weekday::Sat | Weekday::Sun))
     );
     // The unix reading of "0 2 * * 1" is Monday, and of 0 and 7 Sunday.
-    assert!(
-        fires(&cron("0 2 * * 1", "UTC"), utc(2026, 1, 1, 0, 0, 0), 5)
-            .iter()
-            .all(|t| t.weekday() == Weekday::Mon)
-    );
-    assert!(
-        fires(&cron("0 2 * * 7", "UTC"), utc(2026, 1, 1, 0, 0, 0), 5)
-            .iter()
-            .all(|t| t.weekday() == Weekday::Sun)
-    );
+    assert!(fires(&cron("0 2 * * 1", "UTC"), utc(2026, 1, 1, 0, 0, 0), 5).iter().all(|t| t.weekday() == Weekday::Mon));
+    assert!(fires(&cron("0 2 * * 7", "UTC"), utc(2026, 1, 1, 0, 0, 0), 5).iter().all(|t| t.weekday() == Weekday::Sun));
 }
 
 trait HourMinute {
@@ -118,11 +97,7 @@ fn quartz_last_day_weekday_and_nth_weekday() {
     // L: last day of the month.
     assert_eq!(
         fires(&cron("0 0 12 L * ?", "UTC"), from, 3),
-        vec![
-            utc(2026, 1, 31, 12, 0, 0),
-            utc(2026, 2, 28, 12, 0, 0),
-            utc(2026, 3, 31, 12, 0, 0)
-        ]
+        vec![utc(2026, 1, 31, 12, 0, 0), utc(2026, 2, 28, 12, 0, 0), utc(2026, 3, 31, 12, 0, 0)]
     );
     // LW: last weekday of the month (Jan 31 2026 is a Saturday -> Friday 30th).
     assert_eq!(
@@ -147,17 +122,10 @@ fn quartz_last_day_weekday_and_nth_weekday() {
     // L-2: two days before the last day.
     assert_eq!(
         fires(&cron("0 0 12 L-2 * ?", "UTC"), from, 3),
-        vec![
-            utc(2026, 1, 29, 12, 0, 0),
-            utc(2026, 2, 26, 12, 0, 0),
-            utc(2026, 3, 29, 12, 0, 0)
-        ]
+        vec![utc(2026, 1, 29, 12, 0, 0), utc(2026, 2, 26, 12, 0, 0), utc(2026, 3, 29, 12, 0, 0)]
     );
     // 7 fields: year.
-    assert_eq!(
-        fires(&cron("0 0 12 1 1 ? 2027", "UTC"), from, 2),
-        vec![utc(2027, 1, 1, 12, 0, 0)]
-    );
+    assert_eq!(fires(&cron("0 0 12 1 1 ? 2027", "UTC"), from, 2), vec![utc(2027, 1, 1, 12, 0, 0)]);
     // Quartz steps like 0/15.
     assert_eq!(
         fires(&cron("0 0/15 * * * ?", "UTC"), from, 2),
@@ -171,19 +139,9 @@ fn bad_expressions_name_the_field_and_value() {
     let e = err("0 25 * * *");
     assert_eq!(e.field, "expression");
     assert_eq!(e.reason, "field 2 (hours) = 25 is out of range 0-23");
-    assert_eq!(
-        err("0 0 25 * * ?").reason,
-        "field 3 (hours) = 25 is out of range 0-23"
-    );
-    assert_eq!(
-        err("0 0 12 ? * 8").reason,
-        "field 6 (day-of-week) = 8 is out of range 1-7"
-    );
-    assert!(
-        err("*/0 * * * *")
-            .reason
-            .contains("step must be at least 1")
-    );
+    assert_eq!(err("0 0 25 * * ?").reason, "field 3 (hours) = 25 is out of range 0-23");
+    assert_eq!(err("0 0 12 ? * 8").reason, "field 6 (day-of-week) = 8 is out of range 1-7");
+    assert!(err("*/0 * * * *").reason.contains("step must be at least 1"));
     assert!(err("* * * *").reason.contains("has 4 fields"));
     assert!(err("0 0 12 1 * 2 ?").reason.contains("day-of-month"));
     assert!(err("a b c d e").reason.contains("field 1 (minutes)"));
@@ -198,11 +156,7 @@ fn new_york_spring_forward_gap_fires_once_right_after_the_gap() {
     // 2026-03-08: clocks jump from 02:00 EST to 03:00 EDT; 02:30 does not exist.
     let c = cron("30 2 * * *", "America/New_York");
     let f = fires(&c, utc(2026, 3, 7, 12, 0, 0), 2);
-    assert_eq!(
-        f[0],
-        utc(2026, 3, 8, 7, 0, 0),
-        "03:00 EDT, the first instant after the gap"
-    );
+    assert_eq!(f[0], utc(2026, 3, 8, 7, 0, 0), "03:00 EDT, the first instant after the gap");
     assert_eq!(f[1], utc(2026, 3, 9, 6, 30, 0), "02:30 EDT the next day");
     // Several wall times in the gap collapse into one fire.
     let c = cron("0,15,30,45 2 * * *", "America/New_York");
@@ -215,45 +169,23 @@ fn new_york_fall_back_overlap_fires_once_at_the_first_occurrence() {
     // 2026-11-01: 01:00-02:00 happens twice (EDT, then EST).
     let c = cron("30 1 * * *", "America/New_York");
     let f = fires(&c, utc(2026, 11, 1, 0, 0, 0), 2);
-    assert_eq!(
-        f[0],
-        utc(2026, 11, 1, 5, 30, 0),
-        "01:30 EDT, the first occurrence"
-    );
-    assert_eq!(
-        f[1],
-        utc(2026, 11, 2, 6, 30, 0),
-        "not 01:30 EST again; next day"
-    );
+    assert_eq!(f[0], utc(2026, 11, 1, 5, 30, 0), "01:30 EDT, the first occurrence");
+    assert_eq!(f[1], utc(2026, 11, 2, 6, 30, 0), "not 01:30 EST again; next day");
     // Every 15 minutes: the repeated hour does not fire a second time.
     let c = cron("*/15 * * * *", "America/New_York");
     let f = fires(&c, utc(2026, 11, 1, 5, 40, 0), 3);
-    assert_eq!(
-        f,
-        vec![
-            utc(2026, 11, 1, 5, 45, 0),
-            utc(2026, 11, 1, 7, 0, 0),
-            utc(2026, 11, 1, 7, 15, 0)
-        ]
-    );
+    assert_eq!(f, vec![utc(2026, 11, 1, 5, 45, 0), utc(2026, 11, 1, 7, 0, 0), utc(2026, 11, 1, 7, 15, 0)]);
 }
 
 #[test]
 fn london_gap_and_overlap() {
     // 2026-03-29: 01:00 GMT -> 02:00 BST. 01:30 does not exist.
     let c = cron("30 1 * * *", "Europe/London");
-    assert_eq!(
-        fires(&c, utc(2026, 3, 28, 12, 0, 0), 2),
-        vec![utc(2026, 3, 29, 1, 0, 0), utc(2026, 3, 30, 0, 30, 0)]
-    );
+    assert_eq!(fires(&c, utc(2026, 3, 28, 12, 0, 0), 2), vec![utc(2026, 3, 29, 1, 0, 0), utc(2026, 3, 30, 0, 30, 0)]);
     // 2026-10-25: 02:00 BST -> 01:00 GMT. 01:30 happens twice; first is 00:30 UTC.
     assert_eq!(
         fires(&c, utc(2026, 10, 24, 12, 0, 0), 3),
-        vec![
-            utc(2026, 10, 25, 0, 30, 0),
-            utc(2026, 10, 26, 1, 30, 0),
-            utc(2026, 10, 27, 1, 30, 0)
-        ]
+        vec![utc(2026, 10, 25, 0, 30, 0), utc(2026, 10, 26, 1, 30, 0), utc(2026, 10, 27, 1, 30, 0)]
     );
 }
 
@@ -261,14 +193,7 @@ fn london_gap_and_overlap() {
 fn shanghai_has_no_dst_and_fires_at_local_wall_time() {
     let c = cron("0 0 9 * * ?", "Asia/Shanghai");
     let f = fires(&c, utc(2026, 3, 1, 0, 0, 0), 3);
-    assert_eq!(
-        f,
-        vec![
-            utc(2026, 3, 1, 1, 0, 0),
-            utc(2026, 3, 2, 1, 0, 0),
-            utc(2026, 3, 3, 1, 0, 0)
-        ]
-    );
+    assert_eq!(f, vec![utc(2026, 3, 1, 1, 0, 0), utc(2026, 3, 2, 1, 0, 0), utc(2026, 3, 3, 1, 0, 0)]);
     assert_eq!(c.local_rfc3339(f[0]), "2026-03-01T09:00:00+08:00");
 }
 
@@ -276,20 +201,13 @@ fn shanghai_has_no_dst_and_fires_at_local_wall_time() {
 fn fixed_rate_is_anchored_and_does_not_drift_over_ten_thousand_fires() {
     let anchor = utc(2026, 1, 1, 0, 0, 0) + chrono::TimeDelta::microseconds(123);
     let interval = Duration::from_micros(1_234_567);
-    let s = Compiled::compile(&Schedule::FixedRate {
-        interval,
-        start_at: anchor,
-    })
-    .expect("compile");
+    let s = Compiled::compile(&Schedule::FixedRate { interval, start_at: anchor }).expect("compile");
     let mut t = s.first_fire(anchor).expect("first");
     assert_eq!(t, anchor);
     for _ in 0..10_000 {
         t = s.next_after(t).expect("next");
     }
-    assert_eq!(
-        t,
-        anchor + chrono::TimeDelta::microseconds(10_000 * 1_234_567)
-    );
+    assert_eq!(t, anchor + chrono::TimeDelta::microseconds(10_000 * 1_234_567));
     // From an arbitrary instant the next fire is on the grid.
     let mid = anchor + chrono::TimeDelta::milliseconds(5_000_000);
     let n = s.next_after(mid).expect("next");
@@ -301,28 +219,15 @@ fn fixed_rate_is_anchored_and_does_not_drift_over_ten_thousand_fires() {
 fn interval_kinds_ignore_wall_clocks() {
     // Across the New York spring-forward, a 1-hour rate stays 3600 s apart in absolute time.
     let anchor = utc(2026, 3, 8, 5, 0, 0);
-    let s = Compiled::compile(&Schedule::FixedRate {
-        interval: Duration::from_secs(3600),
-        start_at: anchor,
-    })
-    .expect("compile");
+    let s = Compiled::compile(&Schedule::FixedRate { interval: Duration::from_secs(3600), start_at: anchor })
+        .expect("compile");
     let a = s.next_after(anchor).expect("a");
     let b = s.next_after(a).expect("b");
     assert_eq!(b - a, chrono::TimeDelta::hours(1));
-    let d = Compiled::compile(&Schedule::FixedDelay {
-        interval: Duration::from_secs(90),
-        start_at: anchor,
-    })
-    .expect("compile");
-    assert_eq!(
-        d.next_after(anchor),
-        None,
-        "fixed delay waits for completion"
-    );
-    assert_eq!(
-        d.after_completion(utc(2026, 3, 8, 6, 0, 0)),
-        Some(utc(2026, 3, 8, 6, 1, 30))
-    );
+    let d = Compiled::compile(&Schedule::FixedDelay { interval: Duration::from_secs(90), start_at: anchor })
+        .expect("compile");
+    assert_eq!(d.next_after(anchor), None, "fixed delay waits for completion");
+    assert_eq!(d.after_completion(utc(2026, 3, 8, 6, 0, 0)), Some(utc(2026, 3, 8, 6, 1, 30)));
 }
 
 fn per_minute() -> Compiled {
@@ -331,21 +236,13 @@ fn per_minute() -> Compiled {
 
 fn outage_plan(policy: MisfirePolicy, max_catch_up: u32) -> ax_scheduler::schedule::FirePlan {
     // Due at 10:01; axd was down until 10:11:30 (a 10-minute outage of a per-minute task).
-    let rules = MisfireRules {
-        policy,
-        threshold: Duration::from_secs(60),
-        max_catch_up,
-    };
+    let rules = MisfireRules { policy, threshold: Duration::from_secs(60), max_catch_up };
     let now = utc(2026, 6, 1, 10, 11, 30);
     plan(&per_minute(), utc(2026, 6, 1, 10, 1, 0), now, now, rules)
 }
 
 fn catch_ups(p: &ax_scheduler::schedule::FirePlan) -> Vec<Ts> {
-    p.fires
-        .iter()
-        .filter(|f| f.source == InstanceSource::CatchUp)
-        .map(|f| f.fire_at)
-        .collect()
+    p.fires.iter().filter(|f| f.source == InstanceSource::CatchUp).map(|f| f.fire_at).collect()
 }
 
 #[test]
@@ -353,24 +250,10 @@ fn misfire_fire_once_creates_one_catch_up_for_the_latest_missed_fire() {
     let p = outage_plan(MisfirePolicy::FireOnce, 10);
     // 10:01..10:10 are late by more than 60 s; 10:11 is only 30 s late and simply runs late.
     assert_eq!(catch_ups(&p), vec![utc(2026, 6, 1, 10, 10, 0)]);
-    assert_eq!(
-        p.fires
-            .iter()
-            .filter(|f| f.source == InstanceSource::Schedule)
-            .count(),
-        1
-    );
+    assert_eq!(p.fires.iter().filter(|f| f.source == InstanceSource::Schedule).count(), 1);
     assert_eq!(p.next_fire_at, Some(utc(2026, 6, 1, 10, 12, 0)));
-    assert!(
-        p.events
-            .iter()
-            .any(|(k, m)| *k == TaskEventKind::MisfireCatchUp && m.contains("10 fire(s) missed"))
-    );
-    assert!(
-        p.events
-            .iter()
-            .any(|(k, m)| *k == TaskEventKind::MisfireSkipped && m.contains("skipped 9 of 10"))
-    );
+    assert!(p.events.iter().any(|(k, m)| *k == TaskEventKind::MisfireCatchUp && m.contains("10 fire(s) missed")));
+    assert!(p.events.iter().any(|(k, m)| *k == TaskEventKind::MisfireSkipped && m.contains("skipped 9 of 10")));
 }
 
 #[test]
@@ -388,32 +271,19 @@ fn misfire_fire_all_creates_one_per_missed_fire_capped_by_the_bound() {
             utc(2026, 6, 1, 10, 10, 0)
         ]
     );
-    assert!(
-        capped
-            .events
-            .iter()
-            .any(|(k, m)| *k == TaskEventKind::MisfireSkipped && m.contains("skipped 6 of 10"))
-    );
+    assert!(capped.events.iter().any(|(k, m)| *k == TaskEventKind::MisfireSkipped && m.contains("skipped 6 of 10")));
 }
 
 #[test]
 fn misfire_skip_creates_no_catch_up_and_records_the_skip() {
     let p = outage_plan(MisfirePolicy::Skip, 10);
     assert!(catch_ups(&p).is_empty());
-    assert!(
-        p.events
-            .iter()
-            .any(|(k, m)| *k == TaskEventKind::MisfireSkipped && m.contains("skipped 10 of 10"))
-    );
+    assert!(p.events.iter().any(|(k, m)| *k == TaskEventKind::MisfireSkipped && m.contains("skipped 10 of 10")));
 }
 
 #[test]
 fn fires_within_the_look_ahead_are_planned_but_not_beyond() {
-    let rules = MisfireRules {
-        policy: MisfirePolicy::FireOnce,
-        threshold: Duration::from_secs(60),
-        max_catch_up: 10,
-    };
+    let rules = MisfireRules { policy: MisfirePolicy::FireOnce, threshold: Duration::from_secs(60), max_catch_up: 10 };
     let c = Compiled::Cron(cron("* * * * * *", "UTC"));
     let now = utc(2026, 6, 1, 10, 0, 0);
     let p = plan(&c, now, now, now + chrono::TimeDelta::seconds(2), rules);
@@ -423,62 +293,26 @@ fn fires_within_the_look_ahead_are_planned_but_not_beyond() {
 
 #[test]
 fn preview_warns_about_the_every_minute_typo() {
-    let p = preview(
-        &Compiled::Cron(cron("* * * * *", "UTC")),
-        utc(2026, 1, 1, 0, 0, 0),
-        3,
-    );
+    let p = preview(&Compiled::Cron(cron("* * * * *", "UTC")), utc(2026, 1, 1, 0, 0, 0), 3);
     assert_eq!(p.fires.len(), 3);
+    assert!((p.fires_per_day - 1440.0).abs() < 1.0, "{}", p.fires_per_day);
+    assert!(p.warnings.iter().any(|w| w.contains("1440 times a day") && w.contains("0 0 * * *")), "{:?}", p.warnings);
+    let p = preview(&Compiled::Cron(cron("* 2 * * *", "UTC")), utc(2026, 1, 1, 0, 0, 0), 3);
     assert!(
-        (p.fires_per_day - 1440.0).abs() < 1.0,
-        "{}",
-        p.fires_per_day
-    );
-    assert!(
-        p.warnings
-            .iter()
-            .any(|w| w.contains("1440 times a day") && w.contains("0 0 * * *")),
+        p.warnings.iter().any(|w| w.contains("minutes field is `*`") && w.contains("60 times")),
         "{:?}",
         p.warnings
     );
-    let p = preview(
-        &Compiled::Cron(cron("* 2 * * *", "UTC")),
-        utc(2026, 1, 1, 0, 0, 0),
-        3,
-    );
-    assert!(
-        p.warnings
-            .iter()
-            .any(|w| w.contains("minutes field is `*`") && w.contains("60 times")),
-        "{:?}",
-        p.warnings
-    );
-    let p = preview(
-        &Compiled::Cron(cron("* 0 2 * * ?", "UTC")),
-        utc(2026, 1, 1, 0, 0, 0),
-        3,
-    );
-    assert!(
-        p.warnings.iter().any(|w| w.contains("seconds field")),
-        "{:?}",
-        p.warnings
-    );
-    let p = preview(
-        &Compiled::Cron(cron("0 0 * * *", "UTC")),
-        utc(2026, 1, 1, 0, 0, 0),
-        3,
-    );
+    let p = preview(&Compiled::Cron(cron("* 0 2 * * ?", "UTC")), utc(2026, 1, 1, 0, 0, 0), 3);
+    assert!(p.warnings.iter().any(|w| w.contains("seconds field")), "{:?}", p.warnings);
+    let p = preview(&Compiled::Cron(cron("0 0 * * *", "UTC")), utc(2026, 1, 1, 0, 0, 0), 3);
     assert!(p.warnings.is_empty(), "{:?}", p.warnings);
     assert!((p.fires_per_day - 1.0).abs() < 0.01);
 }
 
 #[test]
 fn preview_shows_local_and_utc_times() {
-    let p = preview(
-        &Compiled::Cron(cron("30 2 * * *", "America/New_York")),
-        utc(2026, 3, 7, 12, 0, 0),
-        2,
-    );
+    let p = preview(&Compiled::Cron(cron("30 2 * * *", "America/New_York")), utc(2026, 3, 7, 12, 0, 0), 2);
     assert_eq!(p.fires[0].at, utc(2026, 3, 8, 7, 0, 0));
     assert_eq!(p.fires[0].local, "2026-03-08T03:00:00-04:00");
 }

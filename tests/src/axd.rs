@@ -62,9 +62,5 @@ impl Axd {
 
 /// A plaintext channel to `endpoint`.
 pub async fn channel(endpoint: &str) -> Channel {
-    tonic::transport::Endpoint::from_shared(endpoint.to_owned())
-        .expect("endpoint")
-        .connect()
-        .await
-        .expect("connect")
+    tonic::transport::Endpoint::from_shared(endpoint.to_owned()).expect("endpoint").connect().await.expect("connect")
 }

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use ax_proto::v1::{
-    self as pb, admin_service_client::AdminServiceClient, scheduler_message::Msg as In,
-    worker_message::Msg as Out, worker_service_client::WorkerServiceClient,
+    self as pb, admin_service_client::AdminServiceClient, scheduler_message::Msg as In, worker_message::Msg as Out,
+    worker_service_client::WorkerServiceClient,
 };
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -18,9 +18,7 @@ pub fn spec(name: &str, app: &str, handler: &str, schedule: pb::schedule::Kind) 
         name: name.into(),
         app: app.into(),
         handler: handler.into(),
-        schedule: Some(pb::Schedule {
-            kind: Some(schedule),
-        }),
+        schedule: Some(pb::Schedule { kind: Some(schedule) }),
         ..Default::default()
     }
 }
@@ -32,18 +30,12 @@ pub fn manual() -> pb::schedule::Kind {
 
 /// A cron schedule in UTC.
 pub fn cron(expr: &str) -> pb::schedule::Kind {
-    pb::schedule::Kind::Cron(pb::CronSchedule {
-        expression: expr.into(),
-        ..Default::default()
-    })
+    pb::schedule::Kind::Cron(pb::CronSchedule { expression: expr.into(), ..Default::default() })
 }
 
 /// A proto duration.
 pub fn dur(d: Duration) -> prost_types::Duration {
-    prost_types::Duration {
-        seconds: d.as_secs() as i64,
-        nanos: d.subsec_nanos() as i32,
-    }
+    prost_types::Duration { seconds: d.as_secs() as i64, nanos: d.subsec_nanos() as i32 }
 }
 
 /// Retries with a fixed list of delays.
@@ -51,9 +43,7 @@ pub fn retries(n: u32, delay: Duration) -> pb::RetryPolicy {
     pb::RetryPolicy {
         max_retries: n,
         backoff: Some(pb::Backoff {
-            kind: Some(pb::backoff::Kind::List(pb::ListBackoff {
-                delays: vec![dur(delay)],
-            })),
+            kind: Some(pb::backoff::Kind::List(pb::ListBackoff { delays: vec![dur(delay)] })),
         }),
     }
 }
@@ -72,11 +62,7 @@ pub async fn create(admin: &mut AdminServiceClient<Channel>, spec: pb::TaskSpec)
 /// Triggers a task; returns the instance id.
 pub async fn trigger(admin: &mut AdminServiceClient<Channel>, name: &str, key: &str) -> i64 {
     admin
-        .trigger_task(pb::TriggerTaskRequest {
-            name: name.into(),
-            params: None,
-            idempotency_key: key.into(),
-        })
+        .trigger_task(pb::TriggerTaskRequest { name: name.into(), params: None, idempotency_key: key.into() })
         .await
         .expect("trigger")
         .into_inner()
@@ -86,12 +72,7 @@ pub async fn trigger(admin: &mut AdminServiceClient<Channel>, name: &str, key: &
 }
 
 /// Triggers with params.
-pub async fn trigger_with(
-    admin: &mut AdminServiceClient<Channel>,
-    name: &str,
-    key: &str,
-    params: &str,
-) -> i64 {
+pub async fn trigger_with(admin: &mut AdminServiceClient<Channel>, name: &str, key: &str, params: &str) -> i64 {
     admin
         .trigger_task(pb::TriggerTaskRequest {
             name: name.into(),
@@ -107,15 +88,8 @@ pub async fn trigger_with(
 }
 
 /// An instance with its trail.
-pub async fn get(
-    admin: &mut AdminServiceClient<Channel>,
-    id: i64,
-) -> (pb::Instance, Vec<pb::InstanceEvent>) {
-    let r = admin
-        .get_instance(pb::GetInstanceRequest { id })
-        .await
-        .expect("get instance")
-        .into_inner();
+pub async fn get(admin: &mut AdminServiceClient<Channel>, id: i64) -> (pb::Instance, Vec<pb::InstanceEvent>) {
+    let r = admin.get_instance(pb::GetInstanceRequest { id }).await.expect("get instance").into_inner();
     (r.instance.expect("instance"), r.events)
 }
 
@@ -141,17 +115,10 @@ pub async fn wait_status(
 pub fn steps(events: &[pb::InstanceEvent]) -> Vec<(String, String, u32)> {
     let name = |v: i32| {
         pb::InstanceStatus::try_from(v)
-            .map(|s| {
-                s.as_str_name()
-                    .trim_start_matches("INSTANCE_STATUS_")
-                    .to_owned()
-            })
+            .map(|s| s.as_str_name().trim_start_matches("INSTANCE_STATUS_").to_owned())
             .unwrap_or_default()
     };
-    events
-        .iter()
-        .map(|e| (name(e.from_status), name(e.to_status), e.attempt))
-        .collect()
+    events.iter().map(|e| (name(e.from_status), name(e.to_status), e.attempt)).collect()
 }
 
 /// A worker that speaks the protocol message by message.
@@ -176,42 +143,25 @@ pub fn hello(app: &str, worker_id: &str, handler: &str, capacity: u32, credits: 
 
 impl RawWorker {
     /// Opens a stream and sends `first`; returns the worker and the Welcome, or the refusal.
-    pub async fn connect_with(
-        channel: Channel,
-        first: pb::WorkerMessage,
-    ) -> Result<(RawWorker, pb::Welcome), Status> {
+    pub async fn connect_with(channel: Channel, first: pb::WorkerMessage) -> Result<(RawWorker, pb::Welcome), Status> {
         let (tx, rx) = mpsc::channel(64);
         tx.send(first).await.expect("send first");
         let mut client = WorkerServiceClient::new(channel);
         let mut inbound = client.connect(ReceiverStream::new(rx)).await?.into_inner();
         match inbound.message().await? {
-            Some(pb::SchedulerMessage {
-                msg: Some(In::Welcome(w)),
-            }) => Ok((RawWorker { tx, rx: inbound }, w)),
+            Some(pb::SchedulerMessage { msg: Some(In::Welcome(w)) }) => Ok((RawWorker { tx, rx: inbound }, w)),
             other => Err(Status::internal(format!("expected Welcome, got {other:?}"))),
         }
     }
 
     /// Connects with a Hello.
-    pub async fn connect(
-        channel: Channel,
-        h: pb::Hello,
-    ) -> Result<(RawWorker, pb::Welcome), Status> {
-        Self::connect_with(
-            channel,
-            pb::WorkerMessage {
-                msg: Some(Out::Hello(h)),
-            },
-        )
-        .await
+    pub async fn connect(channel: Channel, h: pb::Hello) -> Result<(RawWorker, pb::Welcome), Status> {
+        Self::connect_with(channel, pb::WorkerMessage { msg: Some(Out::Hello(h)) }).await
     }
 
     /// Sends a message.
     pub async fn send(&self, m: Out) {
-        self.tx
-            .send(pb::WorkerMessage { msg: Some(m) })
-            .await
-            .expect("send");
+        self.tx.send(pb::WorkerMessage { msg: Some(m) }).await.expect("send");
     }
 
     /// The next message (skipping nothing), within 10 s.
@@ -241,10 +191,7 @@ impl RawWorker {
                     let _ = self.tx.send(pb::WorkerMessage { msg: Some(Out::Heartbeat(pb::Heartbeat { running: 0 })) }).await;
                 }
             }
-            assert!(
-                tokio::time::Instant::now() < end,
-                "timed out waiting for {what}"
-            );
+            assert!(tokio::time::Instant::now() < end, "timed out waiting for {what}");
         }
     }
 }
@@ -254,12 +201,7 @@ pub fn result(instance_id: i64, attempt: u32, success: bool) -> Out {
     Out::Result(pb::Result {
         instance_id,
         attempt,
-        outcome: if success {
-            pb::Outcome::Success
-        } else {
-            pb::Outcome::Failed
-        }
-        .into(),
+        outcome: if success { pb::Outcome::Success } else { pb::Outcome::Failed }.into(),
         message: String::new(),
         output: String::new(),
         retryable: true,

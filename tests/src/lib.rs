@@ -42,42 +42,30 @@ pub struct TestDb {
 }
 
 fn unique_name() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     format!("ax_t_{secs}_{:08x}", fastrand_u32())
 }
 
 fn fastrand_u32() -> u32 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
+    h.write_u128(SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
     h.write_u32(std::process::id());
     h.finish() as u32
 }
 
 /// The PostgreSQL server URL used by tests.
 pub fn postgres_url() -> String {
-    std::env::var("AX_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+    std::env::var("AX_TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
 }
 
 /// The MySQL server URL used by tests.
 pub fn mysql_url() -> String {
-    std::env::var("AX_TEST_MYSQL_URL")
-        .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".to_owned())
+    std::env::var("AX_TEST_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".to_owned())
 }
 
 fn may_skip() -> bool {
-    std::env::var("CI")
-        .map(|v| v != "true" && v != "1")
-        .unwrap_or(true)
+    std::env::var("CI").map(|v| v != "true" && v != "1").unwrap_or(true)
         && std::env::var("AX_SKIP_DB_TESTS").is_ok_and(|v| v == "1")
 }
 
@@ -101,12 +89,7 @@ impl TestDb {
                 let dir = std::env::temp_dir().join(format!("ax-test-{name}"));
                 std::fs::create_dir_all(&dir).expect("temp dir");
                 let url = format!("sqlite://{}", dir.join("ax.db").display());
-                Some(TestDb {
-                    db,
-                    url,
-                    name,
-                    dir: Some(dir),
-                })
+                Some(TestDb { db, url, name, dir: Some(dir) })
             }
             Db::Postgres => {
                 let server = postgres_url();
@@ -122,12 +105,7 @@ impl TestDb {
                 admin.close().await;
                 let sep = if server.contains('?') { '&' } else { '?' };
                 let url = format!("{server}{sep}options=-c%20search_path%3D{name}");
-                Some(TestDb {
-                    db,
-                    url,
-                    name,
-                    dir: None,
-                })
+                Some(TestDb { db, url, name, dir: None })
             }
             Db::MySql => {
                 let server = mysql_url();
@@ -146,17 +124,9 @@ impl TestDb {
                     .await
                     .expect("create database");
                 admin.close().await;
-                let base = server
-                    .rsplit_once('/')
-                    .map(|(b, _)| b.to_owned())
-                    .unwrap_or(server.clone());
+                let base = server.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(server.clone());
                 let url = format!("{base}/{name}");
-                Some(TestDb {
-                    db,
-                    url,
-                    name,
-                    dir: None,
-                })
+                Some(TestDb { db, url, name, dir: None })
             }
         }
     }
@@ -181,23 +151,17 @@ impl TestDb {
             Db::Sqlite => {}
             Db::Postgres => {
                 if let Ok(admin) = sqlx_admin_pg(&postgres_url()).await {
-                    let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                        "DROP SCHEMA IF EXISTS {} CASCADE",
-                        self.name
-                    )))
-                    .execute(&admin)
-                    .await;
+                    let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name)))
+                        .execute(&admin)
+                        .await;
                     admin.close().await;
                 }
             }
             Db::MySql => {
                 if let Ok(admin) = sqlx::mysql::MySqlPool::connect(&mysql_url()).await {
-                    let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                        "DROP DATABASE IF EXISTS {}",
-                        self.name
-                    )))
-                    .execute(&admin)
-                    .await;
+                    let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {}", self.name)))
+                        .execute(&admin)
+                        .await;
                     admin.close().await;
                 }
             }
@@ -225,10 +189,7 @@ async fn sqlx_admin_pg(server: &str) -> Result<sqlx::PgPool, sqlx::Error> {
 }
 
 fn stale(name: &str) -> bool {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     name.strip_prefix("ax_t_")
         .and_then(|r| r.split('_').next())
         .and_then(|s| s.parse::<u64>().ok())
@@ -236,18 +197,13 @@ fn stale(name: &str) -> bool {
 }
 
 async fn drop_stale(admin: &sqlx::PgPool, _db: Db) {
-    let names: Vec<String> = sqlx::query_scalar(
-        "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'ax\\_t\\_%'",
-    )
-    .fetch_all(admin)
-    .await
-    .unwrap_or_default();
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'ax\\_t\\_%'")
+            .fetch_all(admin)
+            .await
+            .unwrap_or_default();
     for n in names.into_iter().filter(|n| stale(n)) {
-        let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "DROP SCHEMA IF EXISTS {n} CASCADE"
-        )))
-        .execute(admin)
-        .await;
+        let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA IF EXISTS {n} CASCADE"))).execute(admin).await;
     }
 }
 
@@ -259,9 +215,7 @@ async fn drop_stale_mysql(admin: &sqlx::MySqlPool) {
     .await
     .unwrap_or_default();
     for n in names.into_iter().filter(|n| stale(n)) {
-        let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {n}")))
-            .execute(admin)
-            .await;
+        let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {n}"))).execute(admin).await;
     }
 }
 

@@ -2,14 +2,12 @@
 
 use std::{path::PathBuf, process::Command, sync::OnceLock};
 
-/// The directory cargo put this test's binaries in (`target/<profile>`).
+/// The directory cargo put this process's binaries in (`target/<profile>`).
 pub fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
-    // target/<profile>/deps/<test-binary>
-    exe.parent()
-        .and_then(|p| p.parent())
-        .expect("target dir")
-        .to_path_buf()
+    // Tests live in target/<profile>/deps/, binaries (ax-bench) in target/<profile>/.
+    let dir = exe.parent().expect("exe dir");
+    if dir.ends_with("deps") { dir.parent().expect("target dir").to_path_buf() } else { dir.to_path_buf() }
 }
 
 /// Path of a workspace binary or example, building them once per test process so the test never
@@ -57,16 +55,42 @@ pub struct DemoWorker {
 impl DemoWorker {
     /// Starts `demo-worker` with `--endpoint` for each endpoint, the worker id, capacity and an
     /// execution log.
-    pub fn start(endpoints: &[String], app: &str, worker_id: &str, capacity: u32, exec_log: &std::path::Path) -> DemoWorker {
+    pub fn start(
+        endpoints: &[String],
+        app: &str,
+        worker_id: &str,
+        capacity: u32,
+        exec_log: &std::path::Path,
+    ) -> DemoWorker {
+        Self::start_with(endpoints, app, worker_id, capacity, Some(exec_log))
+    }
+
+    /// Like [`DemoWorker::start`], with the execution log optional (benchmarks leave it off).
+    pub fn start_with(
+        endpoints: &[String],
+        app: &str,
+        worker_id: &str,
+        capacity: u32,
+        exec_log: Option<&std::path::Path>,
+    ) -> DemoWorker {
         let mut cmd = tokio::process::Command::new(bin("demo-worker"));
         for e in endpoints {
             cmd.arg("--endpoint").arg(e);
         }
-        cmd.args(["--app", app, "--worker-id", worker_id, "--capacity", &capacity.to_string(), "--shutdown-deadline", "5"])
-            .arg("--exec-log")
-            .arg(exec_log)
-            .env("AX_LOG", "warn")
-            .kill_on_drop(true);
+        cmd.args([
+            "--app",
+            app,
+            "--worker-id",
+            worker_id,
+            "--capacity",
+            &capacity.to_string(),
+            "--shutdown-deadline",
+            "5",
+        ]);
+        if let Some(log) = exec_log {
+            cmd.arg("--exec-log").arg(log);
+        }
+        cmd.env("AX_LOG", "warn").kill_on_drop(true);
         DemoWorker { child: cmd.spawn().expect("start demo-worker") }
     }
 
@@ -137,7 +161,9 @@ impl AxdProcess {
         let mut lines = tokio::io::BufReader::new(stdout).lines();
         let line = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
             .await
-            .unwrap_or_else(|_| panic!("axd did not become ready; log: {}", std::fs::read_to_string(log).unwrap_or_default()))
+            .unwrap_or_else(|_| {
+                panic!("axd did not become ready; log: {}", std::fs::read_to_string(log).unwrap_or_default())
+            })
             .expect("read stdout")
             .unwrap_or_else(|| panic!("axd exited; log: {}", std::fs::read_to_string(log).unwrap_or_default()));
         let addr = line
@@ -183,7 +209,8 @@ impl CtlOutput {
     /// The JSON document on stdout (the run must have succeeded).
     pub fn json(&self) -> serde_json::Value {
         assert_eq!(self.code, 0, "axctl failed: {}", self.stderr);
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {}", self.stdout))
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {}", self.stdout))
     }
 }
 

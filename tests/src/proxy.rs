@@ -26,7 +26,9 @@ impl Proxy {
         let c = conns.clone();
         let accept = tokio::spawn(async move {
             while let Ok((mut inbound, _)) = listener.accept().await {
-                let Ok(mut outbound) = TcpStream::connect(target).await else { continue };
+                let Ok(mut outbound) = TcpStream::connect(target).await else {
+                    continue;
+                };
                 let h = tokio::spawn(async move {
                     let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
                 });

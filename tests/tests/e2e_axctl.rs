@@ -38,7 +38,21 @@ async fn axd_binary_driven_by_axctl_json_from_create_to_delete() {
 
     // Create, with the preview in the task's zone and UTC.
     let created = ctl
-        .ok(&["task", "create", "nightly", "--app", "demo", "--handler", "echo", "--cron", "0 30 9 * * *", "--tz", "Europe/London", "--params", r#"{"report":"daily"}"#])
+        .ok(&[
+            "task",
+            "create",
+            "nightly",
+            "--app",
+            "demo",
+            "--handler",
+            "echo",
+            "--cron",
+            "0 30 9 * * *",
+            "--tz",
+            "Europe/London",
+            "--params",
+            r#"{"report":"daily"}"#,
+        ])
         .await;
     let task = &created["task"];
     assert_eq!(task["name"], "nightly");
@@ -88,14 +102,35 @@ async fn axd_binary_driven_by_axctl_json_from_create_to_delete() {
     assert_eq!(kinds, vec!["DISABLED", "CREATED"]);
 
     // Bad input: non-zero exit, the field named, nothing stored.
-    ctl.fails(&["task", "create", "bad", "--app", "demo", "--handler", "h", "--cron", "0 25 * * *"], &["InvalidArgument", "task.schedule.cron.expression", "hours", "25"]).await;
-    ctl.fails(&["task", "create", "bad", "--app", "demo", "--handler", "h", "--cron", "* * * * *", "--tz", "Mars/Olympus"], &["task.schedule.cron.time_zone", "Mars/Olympus"]).await;
-    ctl.fails(&["task", "create", "bad", "--app", "demo", "--handler", "h", "--manual", "--params", "{oops"], &["task.params", "JSON"]).await;
+    ctl.fails(
+        &["task", "create", "bad", "--app", "demo", "--handler", "h", "--cron", "0 25 * * *"],
+        &["InvalidArgument", "task.schedule.cron.expression", "hours", "25"],
+    )
+    .await;
+    ctl.fails(
+        &["task", "create", "bad", "--app", "demo", "--handler", "h", "--cron", "* * * * *", "--tz", "Mars/Olympus"],
+        &["task.schedule.cron.time_zone", "Mars/Olympus"],
+    )
+    .await;
+    ctl.fails(
+        &["task", "create", "bad", "--app", "demo", "--handler", "h", "--manual", "--params", "{oops"],
+        &["task.params", "JSON"],
+    )
+    .await;
     ctl.fails(&["task", "create", "bad name", "--app", "demo", "--handler", "h", "--manual"], &["task.name"]).await;
     ctl.fails(&["task", "create", "bad", "--app", "Demo", "--handler", "h", "--manual"], &["task.app"]).await;
-    ctl.fails(&["task", "create", "bad", "--app", "demo", "--handler", "h", "--every", "0s"], &["task.schedule.fixed_rate.interval"]).await;
-    ctl.fails(&["task", "create", "nightly", "--app", "demo", "--handler", "h", "--manual"], &["AlreadyExists", "nightly"]).await;
-    ctl.fails(&["task", "trigger", "nightly", "--idempotency-key", "fire:2026"], &["idempotency_key", "reserved"]).await;
+    ctl.fails(
+        &["task", "create", "bad", "--app", "demo", "--handler", "h", "--every", "0s"],
+        &["task.schedule.fixed_rate.interval"],
+    )
+    .await;
+    ctl.fails(
+        &["task", "create", "nightly", "--app", "demo", "--handler", "h", "--manual"],
+        &["AlreadyExists", "nightly"],
+    )
+    .await;
+    ctl.fails(&["task", "trigger", "nightly", "--idempotency-key", "fire:2026"], &["idempotency_key", "reserved"])
+        .await;
     ctl.fails(&["instance", "get", "999999"], &["NotFound"]).await;
     let tasks = ctl.ok(&["task", "list"]).await;
     assert_eq!(tasks["tasks"].as_array().map(Vec::len), Some(1), "rejected calls stored nothing");
@@ -107,7 +142,8 @@ async fn axd_binary_driven_by_axctl_json_from_create_to_delete() {
     assert_eq!(got["instance"]["status"], "CANCELED", "history outlives the task");
 
     // Health and reflection.
-    let channel = tonic::transport::Endpoint::from_shared(ctl.endpoint.clone()).expect("url").connect().await.expect("connect");
+    let channel =
+        tonic::transport::Endpoint::from_shared(ctl.endpoint.clone()).expect("url").connect().await.expect("connect");
     let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
     for service in ["", "ax.v1.AdminService", "ax.v1.WorkerService"] {
         let s = health
@@ -130,13 +166,21 @@ async fn axd_binary_driven_by_axctl_json_from_create_to_delete() {
 
 async fn list_services(channel: tonic::transport::Channel) -> Vec<String> {
     use tonic_reflection::pb::v1::{
-        ServerReflectionRequest, server_reflection_client::ServerReflectionClient, server_reflection_request::MessageRequest,
-        server_reflection_response::MessageResponse,
+        ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
+        server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
     };
     let mut client = ServerReflectionClient::new(channel);
-    let req = ServerReflectionRequest { host: String::new(), message_request: Some(MessageRequest::ListServices(String::new())) };
-    let mut stream = client.server_reflection_info(tokio_stream::iter(vec![req])).await.expect("reflection").into_inner();
-    let resp = tokio::time::timeout(Duration::from_secs(10), stream.message()).await.expect("answer").expect("ok").expect("one");
+    let req = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut stream =
+        client.server_reflection_info(tokio_stream::iter(vec![req])).await.expect("reflection").into_inner();
+    let resp = tokio::time::timeout(Duration::from_secs(10), stream.message())
+        .await
+        .expect("answer")
+        .expect("ok")
+        .expect("one");
     match resp.message_response {
         Some(MessageResponse::ListServicesResponse(l)) => l.service.into_iter().map(|s| s.name).collect(),
         other => panic!("unexpected reflection answer {other:?}"),

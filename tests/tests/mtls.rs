@@ -13,7 +13,23 @@ use ax_tests::{
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
 async fn certs(dir: &Path) {
-    let out = axctl(&[], &["certs", "init", dir.to_str().expect("utf8"), "--app", "billing", "--app", "reports", "--admin", "alice", "--viewer", "val"]).await;
+    let out = axctl(
+        &[],
+        &[
+            "certs",
+            "init",
+            dir.to_str().expect("utf8"),
+            "--app",
+            "billing",
+            "--app",
+            "reports",
+            "--admin",
+            "alice",
+            "--viewer",
+            "val",
+        ],
+    )
+    .await;
     assert_eq!(out.code, 0, "certs init: {}", out.stderr);
 }
 
@@ -22,7 +38,8 @@ fn read(dir: &Path, f: &str) -> Vec<u8> {
 }
 
 async fn tls_channel(addr: &str, ca: &Path, who: Option<&str>) -> Result<Channel, tonic::transport::Error> {
-    let mut tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(read(ca, "ca.pem"))).domain_name("localhost");
+    let mut tls =
+        ClientTlsConfig::new().ca_certificate(Certificate::from_pem(read(ca, "ca.pem"))).domain_name("localhost");
     if let Some(who) = who {
         tls = tls.identity(Identity::from_pem(read(ca, &format!("{who}.pem")), read(ca, &format!("{who}.key"))));
     }
@@ -60,7 +77,10 @@ async fn certificate_identities_decide_what_each_caller_may_do() {
     assert_eq!(ev[0].actor, "spiffe://ax/admin/alice", "the trail names the caller");
     let mut viewer = AdminServiceClient::new(tls_channel(&addr, &dir, Some("viewer-val")).await.expect("viewer"));
     viewer.list_tasks(pb::ListTasksRequest::default()).await.expect("viewer may read");
-    let denied = viewer.trigger_task(pb::TriggerTaskRequest { name: "t".into(), ..Default::default() }).await.expect_err("viewer write");
+    let denied = viewer
+        .trigger_task(pb::TriggerTaskRequest { name: "t".into(), ..Default::default() })
+        .await
+        .expect_err("viewer write");
     assert_eq!(denied.code(), tonic::Code::PermissionDenied);
     let mut as_worker = AdminServiceClient::new(tls_channel(&addr, &dir, Some("worker-billing")).await.expect("w"));
     let denied = as_worker.list_tasks(pb::ListTasksRequest::default()).await.expect_err("worker on admin API");
@@ -69,11 +89,15 @@ async fn certificate_identities_decide_what_each_caller_may_do() {
     // A worker may only register for the app of its certificate.
     let ch = tls_channel(&addr, &dir, Some("worker-billing")).await.expect("worker channel");
     RawWorker::connect(ch.clone(), hello("billing", "w1", "h", 1, 1)).await.expect("own app accepted");
-    let Err(refused) = RawWorker::connect(ch, hello("reports", "w1", "h", 1, 1)).await else { panic!("other app accepted") };
+    let Err(refused) = RawWorker::connect(ch, hello("reports", "w1", "h", 1, 1)).await else {
+        panic!("other app accepted")
+    };
     assert_eq!(refused.code(), tonic::Code::PermissionDenied);
     assert!(refused.message().contains("hello.app"), "{}", refused.message());
     let admin_ch = tls_channel(&addr, &dir, Some("admin-alice")).await.expect("admin channel");
-    let Err(refused) = RawWorker::connect(admin_ch, hello("billing", "w1", "h", 1, 1)).await else { panic!("admin as worker") };
+    let Err(refused) = RawWorker::connect(admin_ch, hello("billing", "w1", "h", 1, 1)).await else {
+        panic!("admin as worker")
+    };
     assert_eq!(refused.code(), tonic::Code::PermissionDenied);
 
     // No client certificate, or one from another CA: nothing at all.
@@ -82,17 +106,31 @@ async fn certificate_identities_decide_what_each_caller_may_do() {
         Ok(ch) => AdminServiceClient::new(ch).list_tasks(pb::ListTasksRequest::default()).await.is_err(),
     };
     assert!(none, "a client without a certificate is refused");
-    let mut foreign_tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(read(&dir, "ca.pem"))).domain_name("localhost");
-    foreign_tls = foreign_tls.identity(Identity::from_pem(read(&other, "admin-alice.pem"), read(&other, "admin-alice.key")));
-    let foreign = match Endpoint::from_shared(format!("https://{addr}")).expect("url").tls_config(foreign_tls).expect("tls").connect().await {
+    let mut foreign_tls =
+        ClientTlsConfig::new().ca_certificate(Certificate::from_pem(read(&dir, "ca.pem"))).domain_name("localhost");
+    foreign_tls =
+        foreign_tls.identity(Identity::from_pem(read(&other, "admin-alice.pem"), read(&other, "admin-alice.key")));
+    let foreign = match Endpoint::from_shared(format!("https://{addr}"))
+        .expect("url")
+        .tls_config(foreign_tls)
+        .expect("tls")
+        .connect()
+        .await
+    {
         Err(_) => true,
         Ok(ch) => AdminServiceClient::new(ch).list_tasks(pb::ListTasksRequest::default()).await.is_err(),
     };
     assert!(foreign, "a certificate signed by another CA is refused");
 
     // Health answers recognised identities.
-    let mut health = tonic_health::pb::health_client::HealthClient::new(tls_channel(&addr, &dir, Some("viewer-val")).await.expect("ch"));
-    let s = health.check(tonic_health::pb::HealthCheckRequest { service: String::new() }).await.expect("health").into_inner();
+    let mut health = tonic_health::pb::health_client::HealthClient::new(
+        tls_channel(&addr, &dir, Some("viewer-val")).await.expect("ch"),
+    );
+    let s = health
+        .check(tonic_health::pb::HealthCheckRequest { service: String::new() })
+        .await
+        .expect("health")
+        .into_inner();
     assert_eq!(s.status, tonic_health::pb::health_check_response::ServingStatus::Serving as i32);
 
     // axctl speaks mTLS too.
@@ -101,7 +139,12 @@ async fn certificate_identities_decide_what_each_caller_may_do() {
     let key = dir.join("admin-alice.key");
     let endpoint = format!("https://localhost:{}", axd.running.addr.port());
     let out = axctl(
-        &[("AX_ENDPOINT", &endpoint), ("AX_CA", ca.to_str().expect("utf8")), ("AX_CERT", cert.to_str().expect("utf8")), ("AX_KEY", key.to_str().expect("utf8"))],
+        &[
+            ("AX_ENDPOINT", &endpoint),
+            ("AX_CA", ca.to_str().expect("utf8")),
+            ("AX_CERT", cert.to_str().expect("utf8")),
+            ("AX_KEY", key.to_str().expect("utf8")),
+        ],
         &["-o", "json", "task", "list"],
     )
     .await;

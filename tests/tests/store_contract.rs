@@ -5,28 +5,20 @@ use std::{collections::BTreeMap, num::NonZeroU32, sync::Arc, time::Duration};
 use ax_scheduler::{
     error::StoreError,
     model::{
-        Backoff, ConcurrencyPolicy, CronDialect, InstanceSource, InstanceStatus, MisfirePolicy,
-        RetryPolicy, Routing, Schedule, SchedulerRecord, TaskConfig, TaskEventKind, Ts, add,
+        Backoff, ConcurrencyPolicy, CronDialect, InstanceSource, InstanceStatus, MisfirePolicy, RetryPolicy, Routing,
+        Schedule, SchedulerRecord, TaskConfig, TaskEventKind, Ts, add,
     },
     schedule::Compiled,
-    store::{
-        Actor, CancelOutcome, InstanceFilter, ManualTrigger, NewTask, RetryOutcome, Store,
-        TaskUpdate,
-    },
+    store::{Actor, CancelOutcome, InstanceFilter, ManualTrigger, NewTask, RetryOutcome, Store, TaskUpdate},
     trigger::EnginePlanner,
 };
 use ax_tests::{TestDb, on_every_backend};
 use chrono::{TimeZone, Utc};
 
-const ACTOR: Actor<'static> = Actor {
-    scheduler_id: "axd-test",
-    caller: "spiffe://ax/admin/test",
-};
+const ACTOR: Actor<'static> = Actor { scheduler_id: "axd-test", caller: "spiffe://ax/admin/test" };
 
 fn t0() -> Ts {
-    Utc.with_ymd_and_hms(2026, 6, 1, 10, 0, 0)
-        .single()
-        .expect("instant")
+    Utc.with_ymd_and_hms(2026, 6, 1, 10, 0, 0).single().expect("instant")
 }
 
 fn secs(n: u64) -> Duration {
@@ -47,61 +39,23 @@ fn config(schedule: Schedule) -> TaskConfig {
         concurrency: ConcurrencyPolicy::Allow,
         routing: Routing::LeastLoaded,
         timeout: Some(secs(30)),
-        retry: RetryPolicy {
-            max_retries: 2,
-            backoff: Backoff::List {
-                delays_us: vec![10_000_000, 60_000_000],
-            },
-        },
+        retry: RetryPolicy { max_retries: 2, backoff: Backoff::List { delays_us: vec![10_000_000, 60_000_000] } },
         labels: BTreeMap::from([("team".to_owned(), "payments".to_owned())]),
     }
 }
 
 fn every_second() -> Schedule {
-    Schedule::Cron {
-        expression: "* * * * * *".into(),
-        time_zone: "UTC".into(),
-        dialect: CronDialect::Unix,
-    }
+    Schedule::Cron { expression: "* * * * * *".into(), time_zone: "UTC".into(), dialect: CronDialect::Unix }
 }
 
-async fn create(
-    store: &Arc<dyn Store>,
-    name: &str,
-    c: TaskConfig,
-    now: Ts,
-) -> ax_scheduler::model::Task {
-    let next = if c.enabled {
-        Compiled::compile(&c.schedule)
-            .expect("compile")
-            .first_fire(now)
-    } else {
-        None
-    };
-    store
-        .create_task(
-            &NewTask {
-                name: name.into(),
-                config: c,
-                next_fire_at: next,
-            },
-            now,
-            &ACTOR,
-        )
-        .await
-        .expect("create")
+async fn create(store: &Arc<dyn Store>, name: &str, c: TaskConfig, now: Ts) -> ax_scheduler::model::Task {
+    let next = if c.enabled { Compiled::compile(&c.schedule).expect("compile").first_fire(now) } else { None };
+    store.create_task(&NewTask { name: name.into(), config: c, next_fire_at: next }, now, &ACTOR).await.expect("create")
 }
 
-async fn trigger(
-    store: &Arc<dyn Store>,
-    now: Ts,
-    lookahead: Duration,
-) -> ax_scheduler::store::TriggerRound {
+async fn trigger(store: &Arc<dyn Store>, now: Ts, lookahead: Duration) -> ax_scheduler::store::TriggerRound {
     let planner = EnginePlanner { now, lookahead };
-    store
-        .trigger_due(now, add(now, lookahead), 500, &planner, "axd-test")
-        .await
-        .expect("trigger")
+    store.trigger_due(now, add(now, lookahead), 500, &planner, "axd-test").await.expect("trigger")
 }
 
 async fn migrations_are_idempotent_and_safe_to_run_concurrently(db: &TestDb) {
@@ -119,27 +73,15 @@ async fn task_round_trips_every_field(db: &TestDb) {
             time_zone: "Asia/Shanghai".into(),
             dialect: CronDialect::Quartz,
         },
-        Schedule::FixedRate {
-            interval: Duration::from_micros(1_500_001),
-            start_at: t0(),
-        },
-        Schedule::FixedDelay {
-            interval: secs(90),
-            start_at: add(t0(), secs(5)),
-        },
-        Schedule::OneTime {
-            at: add(t0(), secs(3600)),
-        },
+        Schedule::FixedRate { interval: Duration::from_micros(1_500_001), start_at: t0() },
+        Schedule::FixedDelay { interval: secs(90), start_at: add(t0(), secs(5)) },
+        Schedule::OneTime { at: add(t0(), secs(3600)) },
         Schedule::Manual,
     ];
     for (i, s) in schedules.into_iter().enumerate() {
         let mut c = config(s);
         c.timeout = if i % 2 == 0 { None } else { Some(secs(7)) };
-        c.retry.backoff = if i % 2 == 0 {
-            Backoff::default()
-        } else {
-            c.retry.backoff.clone()
-        };
+        c.retry.backoff = if i % 2 == 0 { Backoff::default() } else { c.retry.backoff.clone() };
         let name = format!("task-{i}");
         let created = create(&store, &name, c.clone(), t0()).await;
         assert_eq!(created.config, c, "{name}");
@@ -148,19 +90,8 @@ async fn task_round_trips_every_field(db: &TestDb) {
         let read = store.get_task(&name).await.expect("get").expect("exists");
         assert_eq!(read, created);
     }
-    assert_eq!(
-        store
-            .get_task("task-4")
-            .await
-            .expect("get")
-            .expect("manual")
-            .next_fire_at,
-        None
-    );
-    let events = store
-        .task_events(store.get_task("task-0").await.unwrap().unwrap().id, 10)
-        .await
-        .expect("events");
+    assert_eq!(store.get_task("task-4").await.expect("get").expect("manual").next_fire_at, None);
+    let events = store.task_events(store.get_task("task-0").await.unwrap().unwrap().id, 10).await.expect("events");
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].kind, TaskEventKind::Created);
     assert_eq!(events[0].actor, "spiffe://ax/admin/test");
@@ -172,26 +103,12 @@ async fn duplicate_task_name_is_a_unique_violation_and_changes_nothing(db: &Test
     let mut c = config(Schedule::Manual);
     c.app = "other".into();
     let err = store
-        .create_task(
-            &NewTask {
-                name: "dup".into(),
-                config: c,
-                next_fire_at: None,
-            },
-            t0(),
-            &ACTOR,
-        )
+        .create_task(&NewTask { name: "dup".into(), config: c, next_fire_at: None }, t0(), &ACTOR)
         .await
         .expect_err("duplicate");
     assert!(matches!(err, StoreError::UniqueViolation(_)), "{err:?}");
-    assert_eq!(
-        store.get_task("dup").await.expect("get").expect("kept"),
-        first
-    );
-    assert_eq!(
-        store.list_tasks(None, None, 10).await.expect("list").len(),
-        1
-    );
+    assert_eq!(store.get_task("dup").await.expect("get").expect("kept"), first);
+    assert_eq!(store.list_tasks(None, None, 10).await.expect("list").len(), 1);
 }
 
 async fn update_applies_only_to_the_version_it_read(db: &TestDb) {
@@ -208,53 +125,18 @@ async fn update_applies_only_to_the_version_it_read(db: &TestDb) {
         event: (TaskEventKind::Disabled, "disabled".into()),
     };
     let later = add(t0(), secs(5));
-    let after = store
-        .update_task(&update, later, &ACTOR)
-        .await
-        .expect("update")
-        .expect("applied");
+    let after = store.update_task(&update, later, &ACTOR).await.expect("update").expect("applied");
     assert_eq!(after.version, 2);
     assert_eq!(after.config, c);
     assert_eq!(after.next_fire_at, None);
     assert_eq!(after.updated_at, later);
     // The same update again is stale: version 1 is gone.
-    assert!(
-        store
-            .update_task(&update, later, &ACTOR)
-            .await
-            .expect("update")
-            .is_none()
-    );
+    assert!(store.update_task(&update, later, &ACTOR).await.expect("update").is_none());
     // Keeping the next fire time.
-    let keep = TaskUpdate {
-        expected_version: 2,
-        next_fire_at: None,
-        ..update.clone()
-    };
-    assert_eq!(
-        store
-            .update_task(&keep, later, &ACTOR)
-            .await
-            .expect("u")
-            .expect("applied")
-            .next_fire_at,
-        None
-    );
-    let kinds: Vec<_> = store
-        .task_events(t.id, 10)
-        .await
-        .expect("ev")
-        .into_iter()
-        .map(|e| e.kind)
-        .collect();
-    assert_eq!(
-        kinds,
-        vec![
-            TaskEventKind::Disabled,
-            TaskEventKind::Disabled,
-            TaskEventKind::Created
-        ]
-    );
+    let keep = TaskUpdate { expected_version: 2, next_fire_at: None, ..update.clone() };
+    assert_eq!(store.update_task(&keep, later, &ACTOR).await.expect("u").expect("applied").next_fire_at, None);
+    let kinds: Vec<_> = store.task_events(t.id, 10).await.expect("ev").into_iter().map(|e| e.kind).collect();
+    assert_eq!(kinds, vec![TaskEventKind::Disabled, TaskEventKind::Disabled, TaskEventKind::Created]);
 }
 
 async fn list_tasks_pages_by_name_and_filters_by_app(db: &TestDb) {
@@ -266,20 +148,10 @@ async fn list_tasks_pages_by_name_and_filters_by_app(db: &TestDb) {
         }
         create(&store, n, c, t0()).await;
     }
-    let names =
-        |v: Vec<ax_scheduler::model::Task>| v.into_iter().map(|t| t.name).collect::<Vec<_>>();
-    assert_eq!(
-        names(store.list_tasks(None, None, 2).await.expect("l")),
-        ["a", "b"]
-    );
-    assert_eq!(
-        names(store.list_tasks(None, Some("b"), 2).await.expect("l")),
-        ["c", "d"]
-    );
-    assert_eq!(
-        names(store.list_tasks(Some("ops"), None, 10).await.expect("l")),
-        ["d"]
-    );
+    let names = |v: Vec<ax_scheduler::model::Task>| v.into_iter().map(|t| t.name).collect::<Vec<_>>();
+    assert_eq!(names(store.list_tasks(None, None, 2).await.expect("l")), ["a", "b"]);
+    assert_eq!(names(store.list_tasks(None, Some("b"), 2).await.expect("l")), ["c", "d"]);
+    assert_eq!(names(store.list_tasks(Some("ops"), None, 10).await.expect("l")), ["d"]);
 }
 
 async fn trigger_creates_one_instance_per_fire_and_advances_the_schedule(db: &TestDb) {
@@ -289,53 +161,29 @@ async fn trigger_creates_one_instance_per_fire_and_advances_the_schedule(db: &Te
     let now = add(t0(), secs(1));
     let round = trigger(&store, now, secs(2)).await;
     assert_eq!(round.tasks, 1);
-    assert_eq!(
-        round.created.len(),
-        3,
-        "fires at +1, +2, +3 s are within the look-ahead"
-    );
+    assert_eq!(round.created.len(), 3, "fires at +1, +2, +3 s are within the look-ahead");
     assert!(round.created.iter().all(|(_, app, _)| app == "billing"));
     // Running the same round again creates nothing new.
     let again = trigger(&store, now, secs(2)).await;
     assert_eq!(again.tasks, 0);
-    assert_eq!(
-        store.get_task("sec").await.unwrap().unwrap().next_fire_at,
-        Some(add(t0(), secs(4)))
-    );
+    assert_eq!(store.get_task("sec").await.unwrap().unwrap().next_fire_at, Some(add(t0(), secs(4))));
     let list = store
-        .list_instances(&InstanceFilter {
-            task_name: Some("sec".into()),
-            limit: 10,
-            ..Default::default()
-        })
+        .list_instances(&InstanceFilter { task_name: Some("sec".into()), limit: 10, ..Default::default() })
         .await
         .unwrap();
     assert_eq!(list.len(), 3);
     let newest = &list[0];
     assert_eq!(newest.fire_at, add(t0(), secs(3)));
-    assert_eq!(
-        newest.available_at, newest.fire_at,
-        "dispatch waits for the exact fire time"
-    );
+    assert_eq!(newest.available_at, newest.fire_at, "dispatch waits for the exact fire time");
     assert_eq!(newest.idempotency_key, "fire:2026-06-01T10:00:03Z");
     assert_eq!(newest.status, InstanceStatus::Pending);
     assert_eq!(newest.source, InstanceSource::Schedule);
-    assert_eq!(
-        (newest.max_retries, newest.timeout, newest.routing),
-        (2, Some(secs(30)), Routing::LeastLoaded)
-    );
+    assert_eq!((newest.max_retries, newest.timeout, newest.routing), (2, Some(secs(30)), Routing::LeastLoaded));
     assert_eq!(newest.params, r#"{"batch": 10}"#);
     let events = store.instance_events(newest.id).await.unwrap();
     assert_eq!(events.len(), 1);
-    assert_eq!(
-        (events[0].from, events[0].to),
-        (None, InstanceStatus::Pending)
-    );
-    assert!(
-        events[0].reason.contains("fired on schedule"),
-        "{}",
-        events[0].reason
-    );
+    assert_eq!((events[0].from, events[0].to), (None, InstanceStatus::Pending));
+    assert!(events[0].reason.contains("fired on schedule"), "{}", events[0].reason);
     assert_eq!(events[0].scheduler_id, "axd-test");
 }
 
@@ -354,53 +202,23 @@ async fn a_rescheduled_fire_that_already_has_an_instance_is_not_duplicated(db: &
     };
     store.update_task(&u, now, &ACTOR).await.unwrap().unwrap();
     let round = trigger(&store, now, secs(4)).await;
-    assert_eq!(
-        round.created.len(),
-        2,
-        "only +4 and +5 are new; +2 and +3 exist"
-    );
-    assert_eq!(
-        store
-            .list_instances(&InstanceFilter {
-                limit: 100,
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .len(),
-        5
-    );
+    assert_eq!(round.created.len(), 2, "only +4 and +5 are new; +2 and +3 exist");
+    assert_eq!(store.list_instances(&InstanceFilter { limit: 100, ..Default::default() }).await.unwrap().len(), 5);
 }
 
 async fn manual_trigger_with_the_same_key_creates_one_instance(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "m", config(Schedule::Manual), t0()).await;
-    let trig = ManualTrigger {
-        params: r#"{"x":1}"#.into(),
-        key: "order-42".into(),
-        actor: "alice".into(),
-    };
-    let (a, created_a) = store
-        .trigger_manual(&t, &trig, t0(), "axd-test")
-        .await
-        .expect("first");
-    let (b, created_b) = store
-        .trigger_manual(&t, &trig, add(t0(), secs(1)), "axd-test")
-        .await
-        .expect("second");
+    let trig = ManualTrigger { params: r#"{"x":1}"#.into(), key: "order-42".into(), actor: "alice".into() };
+    let (a, created_a) = store.trigger_manual(&t, &trig, t0(), "axd-test").await.expect("first");
+    let (b, created_b) = store.trigger_manual(&t, &trig, add(t0(), secs(1)), "axd-test").await.expect("second");
     assert!(created_a && !created_b);
     assert_eq!(a.id, b.id);
     assert_eq!(a.source, InstanceSource::Manual);
     assert_eq!(a.params, r#"{"x":1}"#);
     assert_eq!(a.fire_at, t0());
-    let other = ManualTrigger {
-        key: "order-43".into(),
-        ..trig
-    };
-    let (c, created_c) = store
-        .trigger_manual(&t, &other, t0(), "axd-test")
-        .await
-        .expect("third");
+    let other = ManualTrigger { key: "order-43".into(), ..trig };
+    let (c, created_c) = store.trigger_manual(&t, &other, t0(), "axd-test").await.expect("third");
     assert!(created_c && c.id != a.id);
     let ev = store.instance_events(a.id).await.unwrap();
     assert_eq!(ev.len(), 1);
@@ -420,25 +238,14 @@ async fn forbid_concurrency_records_a_skipped_instance(db: &TestDb) {
     let r2 = trigger(&store, add(t0(), secs(2)), secs(2)).await;
     assert_eq!((r2.created.len(), r2.skipped), (0, 1));
     let skipped = store
-        .list_instances(&InstanceFilter {
-            status: Some(InstanceStatus::Skipped),
-            limit: 10,
-            ..Default::default()
-        })
+        .list_instances(&InstanceFilter { status: Some(InstanceStatus::Skipped), limit: 10, ..Default::default() })
         .await
         .unwrap();
     assert_eq!(skipped.len(), 1);
     assert!(skipped[0].finished_at.is_some());
-    assert!(
-        skipped[0].message.contains("still active"),
-        "{}",
-        skipped[0].message
-    );
+    assert!(skipped[0].message.contains("still active"), "{}", skipped[0].message);
     // Once the first is finished (canceled here), the next fire runs.
-    store
-        .cancel_instance(r1.created[0].0, "", add(t0(), secs(2)), &ACTOR)
-        .await
-        .unwrap();
+    store.cancel_instance(r1.created[0].0, "", add(t0(), secs(2)), &ACTOR).await.unwrap();
     let r3 = trigger(&store, add(t0(), secs(3)), secs(2)).await;
     assert_eq!((r3.created.len(), r3.skipped), (1, 0));
 }
@@ -446,61 +253,24 @@ async fn forbid_concurrency_records_a_skipped_instance(db: &TestDb) {
 async fn cancel_and_retry_follow_the_state_rules(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "cr", config(Schedule::Manual), t0()).await;
-    let trig = ManualTrigger {
-        params: "{}".into(),
-        key: "k1".into(),
-        actor: "alice".into(),
-    };
-    let (inst, _) = store
-        .trigger_manual(&t, &trig, t0(), "axd-test")
-        .await
-        .unwrap();
-    let CancelOutcome::Canceled(c) = store
-        .cancel_instance(inst.id, "not needed", add(t0(), secs(1)), &ACTOR)
-        .await
-        .unwrap()
+    let trig = ManualTrigger { params: "{}".into(), key: "k1".into(), actor: "alice".into() };
+    let (inst, _) = store.trigger_manual(&t, &trig, t0(), "axd-test").await.unwrap();
+    let CancelOutcome::Canceled(c) =
+        store.cancel_instance(inst.id, "not needed", add(t0(), secs(1)), &ACTOR).await.unwrap()
     else {
         panic!("expected cancel")
     };
     assert_eq!(c.status, InstanceStatus::Canceled);
     assert_eq!(c.finished_at, Some(add(t0(), secs(1))));
     assert!(c.message.contains("not needed"));
-    assert!(matches!(
-        store
-            .cancel_instance(inst.id, "", t0(), &ACTOR)
-            .await
-            .unwrap(),
-        CancelOutcome::AlreadyFinal(_)
-    ));
-    assert!(matches!(
-        store
-            .cancel_instance(999_999, "", t0(), &ACTOR)
-            .await
-            .unwrap(),
-        CancelOutcome::NotFound
-    ));
-    let RetryOutcome::Retried(r) = store
-        .retry_instance(inst.id, add(t0(), secs(2)), &ACTOR)
-        .await
-        .unwrap()
-    else {
+    assert!(matches!(store.cancel_instance(inst.id, "", t0(), &ACTOR).await.unwrap(), CancelOutcome::AlreadyFinal(_)));
+    assert!(matches!(store.cancel_instance(999_999, "", t0(), &ACTOR).await.unwrap(), CancelOutcome::NotFound));
+    let RetryOutcome::Retried(r) = store.retry_instance(inst.id, add(t0(), secs(2)), &ACTOR).await.unwrap() else {
         panic!("expected retry")
     };
-    assert_eq!(
-        (r.status, r.available_at, r.finished_at),
-        (InstanceStatus::Pending, add(t0(), secs(2)), None)
-    );
-    assert!(matches!(
-        store.retry_instance(inst.id, t0(), &ACTOR).await.unwrap(),
-        RetryOutcome::NotFinal(_)
-    ));
-    let trail: Vec<_> = store
-        .instance_events(inst.id)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| (e.from, e.to))
-        .collect();
+    assert_eq!((r.status, r.available_at, r.finished_at), (InstanceStatus::Pending, add(t0(), secs(2)), None));
+    assert!(matches!(store.retry_instance(inst.id, t0(), &ACTOR).await.unwrap(), RetryOutcome::NotFinal(_)));
+    let trail: Vec<_> = store.instance_events(inst.id).await.unwrap().into_iter().map(|e| (e.from, e.to)).collect();
     assert_eq!(
         trail,
         vec![
@@ -516,55 +286,29 @@ async fn delete_task_cancels_pending_instances_and_keeps_history(db: &TestDb) {
     create(&store, "del", config(every_second()), t0()).await;
     let round = trigger(&store, add(t0(), secs(1)), secs(1)).await;
     assert_eq!(round.created.len(), 2);
-    assert_eq!(
-        store
-            .delete_task("del", add(t0(), secs(1)), &ACTOR)
-            .await
-            .unwrap(),
-        Some(2)
-    );
+    assert_eq!(store.delete_task("del", add(t0(), secs(1)), &ACTOR).await.unwrap(), Some(2));
     assert!(store.get_task("del").await.unwrap().is_none());
     assert_eq!(store.delete_task("del", t0(), &ACTOR).await.unwrap(), None);
     let list = store
-        .list_instances(&InstanceFilter {
-            task_name: Some("del".into()),
-            limit: 10,
-            ..Default::default()
-        })
+        .list_instances(&InstanceFilter { task_name: Some("del".into()), limit: 10, ..Default::default() })
         .await
         .unwrap();
     assert_eq!(list.len(), 2);
-    assert!(
-        list.iter()
-            .all(|i| i.status == InstanceStatus::Canceled && i.message.contains("task deleted"))
-    );
+    assert!(list.iter().all(|i| i.status == InstanceStatus::Canceled && i.message.contains("task deleted")));
     // The name can be used again.
     create(&store, "del", config(Schedule::Manual), t0()).await;
 }
 
 async fn fixed_delay_fires_again_only_after_completion(db: &TestDb) {
     let store = db.store().await;
-    let c = config(Schedule::FixedDelay {
-        interval: secs(30),
-        start_at: add(t0(), secs(1)),
-    });
+    let c = config(Schedule::FixedDelay { interval: secs(30), start_at: add(t0(), secs(1)) });
     create(&store, "fd", c, t0()).await;
     let round = trigger(&store, add(t0(), secs(1)), secs(1)).await;
     assert_eq!(round.created.len(), 1);
-    assert_eq!(
-        store.get_task("fd").await.unwrap().unwrap().next_fire_at,
-        None,
-        "waits for completion"
-    );
+    assert_eq!(store.get_task("fd").await.unwrap().unwrap().next_fire_at, None, "waits for completion");
     let finished_at = add(t0(), secs(12));
-    store
-        .cancel_instance(round.created[0].0, "", finished_at, &ACTOR)
-        .await
-        .unwrap();
-    assert_eq!(
-        store.get_task("fd").await.unwrap().unwrap().next_fire_at,
-        Some(add(finished_at, secs(30)))
-    );
+    store.cancel_instance(round.created[0].0, "", finished_at, &ACTOR).await.unwrap();
+    assert_eq!(store.get_task("fd").await.unwrap().unwrap().next_fire_at, Some(add(finished_at, secs(30))));
 }
 
 async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
@@ -572,59 +316,22 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     let t = create(&store, "pages", config(Schedule::Manual), t0()).await;
     let mut ids = Vec::new();
     for i in 0..5 {
-        let trig = ManualTrigger {
-            params: "{}".into(),
-            key: format!("k{i}"),
-            actor: "a".into(),
-        };
-        ids.push(
-            store
-                .trigger_manual(&t, &trig, t0(), "axd-test")
-                .await
-                .unwrap()
-                .0
-                .id,
-        );
+        let trig = ManualTrigger { params: "{}".into(), key: format!("k{i}"), actor: "a".into() };
+        ids.push(store.trigger_manual(&t, &trig, t0(), "axd-test").await.unwrap().0.id);
     }
-    store
-        .cancel_instance(ids[1], "", t0(), &ACTOR)
-        .await
-        .unwrap();
-    let page1 = store
-        .list_instances(&InstanceFilter {
-            limit: 2,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    assert_eq!(
-        page1.iter().map(|i| i.id).collect::<Vec<_>>(),
-        vec![ids[4], ids[3]]
-    );
+    store.cancel_instance(ids[1], "", t0(), &ACTOR).await.unwrap();
+    let page1 = store.list_instances(&InstanceFilter { limit: 2, ..Default::default() }).await.unwrap();
+    assert_eq!(page1.iter().map(|i| i.id).collect::<Vec<_>>(), vec![ids[4], ids[3]]);
     let page2 = store
-        .list_instances(&InstanceFilter {
-            limit: 2,
-            before_id: Some(ids[3]),
-            ..Default::default()
-        })
+        .list_instances(&InstanceFilter { limit: 2, before_id: Some(ids[3]), ..Default::default() })
         .await
         .unwrap();
-    assert_eq!(
-        page2.iter().map(|i| i.id).collect::<Vec<_>>(),
-        vec![ids[2], ids[1]]
-    );
+    assert_eq!(page2.iter().map(|i| i.id).collect::<Vec<_>>(), vec![ids[2], ids[1]]);
     let canceled = store
-        .list_instances(&InstanceFilter {
-            status: Some(InstanceStatus::Canceled),
-            limit: 10,
-            ..Default::default()
-        })
+        .list_instances(&InstanceFilter { status: Some(InstanceStatus::Canceled), limit: 10, ..Default::default() })
         .await
         .unwrap();
-    assert_eq!(
-        canceled.iter().map(|i| i.id).collect::<Vec<_>>(),
-        vec![ids[1]]
-    );
+    assert_eq!(canceled.iter().map(|i| i.id).collect::<Vec<_>>(), vec![ids[1]]);
 }
 
 async fn schedulers_register_refresh_and_leave(db: &TestDb) {
@@ -652,10 +359,7 @@ async fn database_clock_is_close_to_real_time(db: &TestDb) {
     let store = db.store().await;
     let db_now = store.db_now().await.unwrap();
     let skew = (db_now - Utc::now()).num_milliseconds().abs();
-    assert!(
-        skew < 5_000,
-        "database clock is {skew} ms away from this host's"
-    );
+    assert!(skew < 5_000, "database clock is {skew} ms away from this host's");
 }
 
 async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) {
@@ -663,28 +367,19 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
     // ten seconds of fires. Every fire must end up with exactly one instance.
     let a = db.store_with(4).await;
     let b = db.store_with(4).await;
-    let c = config(Schedule::FixedRate {
-        interval: secs(1),
-        start_at: add(t0(), secs(1)),
-    });
+    let c = config(Schedule::FixedRate { interval: secs(1), start_at: add(t0(), secs(1)) });
     for i in 0..1000 {
         create(&a, &format!("race-{i:04}"), c.clone(), t0()).await;
     }
     let mut created = 0usize;
     for step in 1..=10u64 {
         let now = add(t0(), secs(step));
-        let planner = EnginePlanner {
-            now,
-            lookahead: Duration::ZERO,
-        };
+        let planner = EnginePlanner { now, lookahead: Duration::ZERO };
         let (ra, rb) = tokio::join!(
             async {
                 let mut n = 0;
                 loop {
-                    let r = a
-                        .trigger_due(now, now, 100, &planner, "axd-a")
-                        .await
-                        .expect("trigger a");
+                    let r = a.trigger_due(now, now, 100, &planner, "axd-a").await.expect("trigger a");
                     n += r.created.len();
                     if r.tasks < 100 {
                         return n;
@@ -694,10 +389,7 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
             async {
                 let mut n = 0;
                 loop {
-                    let r = b
-                        .trigger_due(now, now, 100, &planner, "axd-b")
-                        .await
-                        .expect("trigger b");
+                    let r = b.trigger_due(now, now, 100, &planner, "axd-b").await.expect("trigger b");
                     n += r.created.len();
                     if r.tasks < 100 {
                         return n;
@@ -709,10 +401,7 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
     }
     assert_eq!(created, 10_000);
     let stats = a.cluster_stats(t0()).await.unwrap();
-    assert_eq!(
-        stats.instances.get(&InstanceStatus::Pending).copied(),
-        Some(10_000)
-    );
+    assert_eq!(stats.instances.get(&InstanceStatus::Pending).copied(), Some(10_000));
     for i in [0, 499, 999] {
         let list = a
             .list_instances(&InstanceFilter {

@@ -46,9 +46,12 @@ async fn a_killed_worker_s_instance_reruns_on_another_worker_after_the_grace_per
     let s = steps(&events);
     assert!(s.contains(&("RUNNING".into(), "FAILED".into(), 1)), "{s:?}");
     assert!(s.contains(&("FAILED".into(), "PENDING".into(), 1)), "{s:?}");
-    let ended = events.iter().find(|e| e.reason.contains("session") && e.reason.contains("ended")).expect("session end event");
+    let ended =
+        events.iter().find(|e| e.reason.contains("session") && e.reason.contains("ended")).expect("session end event");
     let lost = events.iter().find(|e| e.reason.starts_with("worker lost")).expect("worker lost event");
-    let ms = |e: &ax_proto::v1::InstanceEvent| e.time.as_ref().map(|t| t.seconds * 1000 + i64::from(t.nanos / 1_000_000)).unwrap_or(0);
+    let ms = |e: &ax_proto::v1::InstanceEvent| {
+        e.time.as_ref().map(|t| t.seconds * 1000 + i64::from(t.nanos / 1_000_000)).unwrap_or(0)
+    };
     assert!(ms(lost) - ms(ended) >= 1000, "failed only after the 1 s grace ({} ms)", ms(lost) - ms(ended));
     let runs = executions(&log);
     assert!(runs.iter().all(|r| r.worker == "w2"), "w1 never finished a run: {runs:?}");

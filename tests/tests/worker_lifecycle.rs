@@ -8,16 +8,11 @@ use std::{
     time::Duration,
 };
 
-use ax_proto::v1::{
-    self as pb, InstanceStatus as S, scheduler_message::Msg as In, worker_message::Msg as Out,
-};
+use ax_proto::v1::{self as pb, InstanceStatus as S, scheduler_message::Msg as In, worker_message::Msg as Out};
 use ax_tests::{
     TestDb,
     axd::{Axd, channel},
-    client::{
-        self, RawWorker, create, cron, get, hello, manual, result, retries, spec, steps, trigger,
-        wait_status,
-    },
+    client::{self, RawWorker, create, cron, get, hello, manual, result, retries, spec, steps, trigger, wait_status},
     eventually, on_every_backend,
 };
 use ax_worker::{Context, HandlerError, Worker, WorkerBuilder};
@@ -31,17 +26,11 @@ fn sdk_worker(
     app: &str,
     capacity: u32,
     f: impl FnOnce(WorkerBuilder) -> WorkerBuilder,
-) -> (
-    JoinHandle<Result<(), ax_worker::WorkerError>>,
-    oneshot::Sender<()>,
-) {
-    let worker = f(Worker::builder()
-        .endpoint(endpoint)
-        .app(app)
-        .capacity(capacity)
-        .shutdown_deadline(Duration::from_secs(2)))
-    .build()
-    .expect("worker");
+) -> (JoinHandle<Result<(), ax_worker::WorkerError>>, oneshot::Sender<()>) {
+    let worker =
+        f(Worker::builder().endpoint(endpoint).app(app).capacity(capacity).shutdown_deadline(Duration::from_secs(2)))
+            .build()
+            .expect("worker");
     let (stop, stopped) = oneshot::channel::<()>();
     let h = tokio::spawn(worker.run_until(async move {
         let _ = stopped.await;
@@ -53,10 +42,7 @@ async fn cron_task_with_seconds_runs_on_a_worker_and_ends_success_with_a_full_tr
     let axd = Axd::start(db, |_| {}).await;
     let mut admin = axd.admin().await;
     let (w, stop) = sdk_worker(&axd.endpoint, "app", 2, |b| {
-        b.worker_id("w1")
-            .handler("echo", |ctx: Context| async move {
-                Ok::<_, HandlerError>(ctx.params_raw.clone())
-            })
+        b.worker_id("w1").handler("echo", |ctx: Context| async move { Ok::<_, HandlerError>(ctx.params_raw.clone()) })
     });
     let mut s = spec("every-second", "app", "echo", cron("* * * * * *"));
     s.params = r#"{"hello":"world"}"#.into();
@@ -78,12 +64,7 @@ async fn cron_task_with_seconds_runs_on_a_worker_and_ends_success_with_a_full_tr
         }
     })
     .await;
-    admin
-        .disable_task(pb::DisableTaskRequest {
-            name: "every-second".into(),
-        })
-        .await
-        .expect("disable");
+    admin.disable_task(pb::DisableTaskRequest { name: "every-second".into() }).await.expect("disable");
     assert_eq!(done.attempt, 1);
     assert_eq!(done.worker_id, "w1");
     assert_eq!(done.output, r#"{"hello":"world"}"#);
@@ -98,22 +79,9 @@ async fn cron_task_with_seconds_runs_on_a_worker_and_ends_success_with_a_full_tr
             ("RUNNING".into(), "SUCCESS".into(), 1),
         ]
     );
-    let t = |e: &pb::InstanceEvent| {
-        e.time
-            .as_ref()
-            .map(|t| (t.seconds, t.nanos))
-            .unwrap_or_default()
-    };
-    assert!(
-        events.windows(2).all(|w| t(&w[0]) <= t(&w[1])),
-        "events are in time order"
-    );
-    assert!(
-        events
-            .iter()
-            .skip(1)
-            .all(|e| e.worker_id == "w1" && !e.scheduler_id.is_empty())
-    );
+    let t = |e: &pb::InstanceEvent| e.time.as_ref().map(|t| (t.seconds, t.nanos)).unwrap_or_default();
+    assert!(events.windows(2).all(|w| t(&w[0]) <= t(&w[1])), "events are in time order");
+    assert!(events.iter().skip(1).all(|e| e.worker_id == "w1" && !e.scheduler_id.is_empty()));
     // Dispatch waited for the exact fire time: the instance was available when it was due.
     assert_eq!(done.available_time, done.trigger_time);
     let _ = stop.send(());
@@ -147,11 +115,7 @@ async fn a_worker_with_capacity_two_never_runs_more_than_two_at_once(db: &TestDb
     for id in ids {
         wait_status(&mut admin, id, S::Success, LONG).await;
     }
-    assert_eq!(
-        max.load(Ordering::SeqCst),
-        2,
-        "at most 2 at once, and the worker did use both slots"
-    );
+    assert_eq!(max.load(Ordering::SeqCst), 2, "at most 2 at once, and the worker did use both slots");
     let _ = stop.send(());
     w.await.expect("join").expect("worker");
     axd.stop().await;
@@ -183,42 +147,21 @@ async fn timeout_cancels_the_handler_and_the_retry_succeeds_on_attempt_two(db: &
     let done = wait_status(&mut admin, id, S::Success, LONG).await;
     assert_eq!(done.attempt, 2);
     assert_eq!(done.failures, 1);
-    assert!(
-        saw_cancel.load(Ordering::SeqCst),
-        "the handler saw the Cancel"
-    );
+    assert!(saw_cancel.load(Ordering::SeqCst), "the handler saw the Cancel");
     let (_, events) = get(&mut admin, id).await;
     let s = steps(&events);
-    assert!(
-        s.contains(&("RUNNING".into(), "TIMEOUT".into(), 1)),
-        "{s:?}"
-    );
-    assert!(
-        s.contains(&("TIMEOUT".into(), "PENDING".into(), 1)),
-        "{s:?}"
-    );
-    assert!(
-        s.contains(&("RUNNING".into(), "SUCCESS".into(), 2)),
-        "{s:?}"
-    );
-    let retry = events
-        .iter()
-        .find(|e| e.to_status == S::Pending as i32 && e.from_status == S::Timeout as i32)
-        .expect("retry");
-    assert!(
-        retry.reason.starts_with("retry 1/1 in 300ms"),
-        "{}",
-        retry.reason
-    );
+    assert!(s.contains(&("RUNNING".into(), "TIMEOUT".into(), 1)), "{s:?}");
+    assert!(s.contains(&("TIMEOUT".into(), "PENDING".into(), 1)), "{s:?}");
+    assert!(s.contains(&("RUNNING".into(), "SUCCESS".into(), 2)), "{s:?}");
+    let retry =
+        events.iter().find(|e| e.to_status == S::Pending as i32 && e.from_status == S::Timeout as i32).expect("retry");
+    assert!(retry.reason.starts_with("retry 1/1 in 300ms"), "{}", retry.reason);
     // The late FAILED result of attempt 1 (after the cancel) was acknowledged and ignored.
     eventually(LONG, "the ignored late result to be recorded", || {
         let mut admin = admin.clone();
         async move {
             let (_, events) = get(&mut admin, id).await;
-            events
-                .iter()
-                .any(|e| e.attempt == 1 && e.reason.contains("ignored FAILED result"))
-                .then_some(())
+            events.iter().any(|e| e.attempt == 1 && e.reason.contains("ignored FAILED result")).then_some(())
         }
     })
     .await;
@@ -246,38 +189,22 @@ async fn cancel_of_a_running_instance_reaches_the_handler(db: &TestDb) {
     });
     let id = trigger(&mut admin, "long", "one").await;
     let mut started_rx = started_rx;
-    tokio::time::timeout(LONG, started_rx.recv())
-        .await
-        .expect("handler started");
+    tokio::time::timeout(LONG, started_rx.recv()).await.expect("handler started");
     wait_status(&mut admin, id, S::Running, LONG).await;
     let r = admin
-        .cancel_instance(pb::CancelInstanceRequest {
-            id,
-            reason: "operator says stop".into(),
-        })
+        .cancel_instance(pb::CancelInstanceRequest { id, reason: "operator says stop".into() })
         .await
         .expect("cancel")
         .into_inner()
         .instance
         .expect("instance");
     assert_eq!(r.status, S::Canceled as i32);
-    tokio::time::timeout(LONG, canceled_rx.recv())
-        .await
-        .expect("the handler's token fired");
+    tokio::time::timeout(LONG, canceled_rx.recv()).await.expect("the handler's token fired");
     let (_, events) = get(&mut admin, id).await;
-    let cancel = events
-        .iter()
-        .find(|e| e.to_status == S::Canceled as i32)
-        .expect("cancel event");
+    let cancel = events.iter().find(|e| e.to_status == S::Canceled as i32).expect("cancel event");
     assert!(cancel.reason.contains("operator says stop"));
     // Canceling again is refused and changes nothing.
-    let err = admin
-        .cancel_instance(pb::CancelInstanceRequest {
-            id,
-            reason: String::new(),
-        })
-        .await
-        .expect_err("final");
+    let err = admin.cancel_instance(pb::CancelInstanceRequest { id, reason: String::new() }).await.expect_err("final");
     assert_eq!(err.code(), tonic::Code::FailedPrecondition);
     let _ = stop.send(());
     w.await.expect("join").expect("worker");
@@ -292,97 +219,36 @@ async fn late_duplicate_and_foreign_results_change_nothing(db: &TestDb) {
     s.retry_policy = Some(retries(1, Duration::ZERO));
     create(&mut admin, s).await;
     // Capacity 2: attempt 1 still occupies a slot (no result yet) when attempt 2 arrives.
-    let (mut w, _) = RawWorker::connect(
-        channel(&axd.endpoint).await,
-        hello("raw", "raw-1", "h", 2, 1),
-    )
-    .await
-    .expect("connect");
+    let (mut w, _) =
+        RawWorker::connect(channel(&axd.endpoint).await, hello("raw", "raw-1", "h", 2, 1)).await.expect("connect");
     let id = trigger(&mut admin, "fenced", "one").await;
-    let a1 = w
-        .expect("Assign 1", |m| {
-            if let In::Assign(a) = m {
-                Some(a.clone())
-            } else {
-                None
-            }
-        })
-        .await;
+    let a1 = w.expect("Assign 1", |m| if let In::Assign(a) = m { Some(a.clone()) } else { None }).await;
     assert_eq!((a1.instance_id, a1.attempt), (id, 1));
-    w.send(Out::Accepted(pb::Accepted {
-        instance_id: id,
-        attempt: 1,
-    }))
-    .await;
+    w.send(Out::Accepted(pb::Accepted { instance_id: id, attempt: 1 })).await;
     // Attempt 1 times out; axd sends Cancel; a new credit lets attempt 2 come to this stream.
-    let c = w
-        .expect("Cancel of attempt 1", |m| {
-            if let In::Cancel(c) = m {
-                Some(c.clone())
-            } else {
-                None
-            }
-        })
-        .await;
+    let c = w.expect("Cancel of attempt 1", |m| if let In::Cancel(c) = m { Some(c.clone()) } else { None }).await;
     assert_eq!((c.instance_id, c.attempt), (id, 1));
-    w.send(Out::Credit(pb::Credit {
-        grant: 1,
-        reset: false,
-    }))
-    .await;
-    let a2 = w
-        .expect("Assign 2", |m| {
-            if let In::Assign(a) = m {
-                Some(a.clone())
-            } else {
-                None
-            }
-        })
-        .await;
+    w.send(Out::Credit(pb::Credit { grant: 1, reset: false })).await;
+    let a2 = w.expect("Assign 2", |m| if let In::Assign(a) = m { Some(a.clone()) } else { None }).await;
     assert_eq!(a2.attempt, 2);
-    w.send(Out::Accepted(pb::Accepted {
-        instance_id: id,
-        attempt: 2,
-    }))
-    .await;
+    w.send(Out::Accepted(pb::Accepted { instance_id: id, attempt: 2 })).await;
     wait_status(&mut admin, id, S::Running, LONG).await;
 
     // A late SUCCESS from attempt 1 is acknowledged but changes nothing.
     w.send(result(id, 1, true)).await;
-    let ack = w
-        .expect("ack of the late result", |m| {
-            if let In::ResultAck(a) = m {
-                Some(a.clone())
-            } else {
-                None
-            }
-        })
-        .await;
+    let ack =
+        w.expect("ack of the late result", |m| if let In::ResultAck(a) = m { Some(a.clone()) } else { None }).await;
     assert!(!ack.applied);
-    assert!(
-        ack.note.contains("attempt 1 is not current (current: 2)"),
-        "{}",
-        ack.note
-    );
+    assert!(ack.note.contains("attempt 1 is not current (current: 2)"), "{}", ack.note);
     let (inst, _) = get(&mut admin, id).await;
     assert_eq!((inst.status, inst.attempt), (S::Running as i32, 2));
 
     // A worker that does not hold the attempt reports on it: acknowledged, nothing changes.
-    let (mut other, _) = RawWorker::connect(
-        channel(&axd.endpoint).await,
-        hello("raw", "raw-2", "h", 1, 0),
-    )
-    .await
-    .expect("connect");
+    let (mut other, _) =
+        RawWorker::connect(channel(&axd.endpoint).await, hello("raw", "raw-2", "h", 1, 0)).await.expect("connect");
     other.send(result(id, 2, false)).await;
     let ack = other
-        .expect("ack of the foreign result", |m| {
-            if let In::ResultAck(a) = m {
-                Some(a.clone())
-            } else {
-                None
-            }
-        })
+        .expect("ack of the foreign result", |m| if let In::ResultAck(a) = m { Some(a.clone()) } else { None })
         .await;
     assert!(!ack.applied);
     assert!(ack.note.contains("is held by session"), "{}", ack.note);
@@ -390,40 +256,16 @@ async fn late_duplicate_and_foreign_results_change_nothing(db: &TestDb) {
 
     // The holder's result is applied; the same result again is a duplicate and changes nothing.
     w.send(result(id, 2, true)).await;
-    let ack = w
-        .expect("ack", |m| {
-            if let In::ResultAck(a) = m {
-                Some(a.clone())
-            } else {
-                None
-            }
-        })
-        .await;
+    let ack = w.expect("ack", |m| if let In::ResultAck(a) = m { Some(a.clone()) } else { None }).await;
     assert!(ack.applied);
     w.send(result(id, 2, false)).await;
-    let dup = w
-        .expect("ack of the duplicate", |m| {
-            if let In::ResultAck(a) = m {
-                Some(a.clone())
-            } else {
-                None
-            }
-        })
-        .await;
+    let dup = w.expect("ack of the duplicate", |m| if let In::ResultAck(a) = m { Some(a.clone()) } else { None }).await;
     assert!(!dup.applied);
     assert!(dup.note.contains("already SUCCESS"), "{}", dup.note);
     let (inst, events) = get(&mut admin, id).await;
     assert_eq!(inst.status, S::Success as i32);
-    let ignored: Vec<_> = events
-        .iter()
-        .filter(|e| e.reason.starts_with("ignored"))
-        .collect();
-    assert_eq!(
-        ignored.len(),
-        3,
-        "every ignored result is in the trail: {:?}",
-        steps(&events)
-    );
+    let ignored: Vec<_> = events.iter().filter(|e| e.reason.starts_with("ignored")).collect();
+    assert_eq!(ignored.len(), 3, "every ignored result is in the trail: {:?}", steps(&events));
     axd.stop().await;
 }
 
@@ -433,9 +275,7 @@ async fn bad_hellos_are_refused_naming_the_field(db: &TestDb) {
     let refused = |first: Out| {
         let ch = ch.clone();
         async move {
-            let Err(status) =
-                RawWorker::connect_with(ch, pb::WorkerMessage { msg: Some(first) }).await
-            else {
+            let Err(status) = RawWorker::connect_with(ch, pb::WorkerMessage { msg: Some(first) }).await else {
                 panic!("accepted")
             };
             status
@@ -443,181 +283,65 @@ async fn bad_hellos_are_refused_naming_the_field(db: &TestDb) {
     };
     let s = refused(Out::Heartbeat(pb::Heartbeat { running: 0 })).await;
     assert_eq!(s.code(), tonic::Code::InvalidArgument);
-    assert!(
-        s.message()
-            .starts_with("hello: the first message must be Hello, got Heartbeat"),
-        "{}",
-        s.message()
-    );
+    assert!(s.message().starts_with("hello: the first message must be Hello, got Heartbeat"), "{}", s.message());
     let base = hello("app", "w", "h", 4, 4);
     let cases: Vec<(pb::Hello, &str)> = vec![
+        (pb::Hello { app: String::new(), ..base.clone() }, "hello.app: is required"),
+        (pb::Hello { app: "Bad App".into(), ..base.clone() }, "hello.app:"),
+        (pb::Hello { worker_id: String::new(), ..base.clone() }, "hello.worker_id: is required"),
+        (pb::Hello { handlers: vec![], ..base.clone() }, "hello.handlers: at least one handler"),
+        (pb::Hello { handlers: vec!["h".into(), "h".into()], ..base.clone() }, "hello.handlers[1]:"),
+        (pb::Hello { capacity: 0, ..base.clone() }, "hello.capacity: must be 1..=10000, got 0"),
+        (pb::Hello { capacity: 10_001, ..base.clone() }, "hello.capacity: must be 1..=10000, got 10001"),
         (
-            pb::Hello {
-                app: String::new(),
-                ..base.clone()
-            },
-            "hello.app: is required",
-        ),
-        (
-            pb::Hello {
-                app: "Bad App".into(),
-                ..base.clone()
-            },
-            "hello.app:",
-        ),
-        (
-            pb::Hello {
-                worker_id: String::new(),
-                ..base.clone()
-            },
-            "hello.worker_id: is required",
-        ),
-        (
-            pb::Hello {
-                handlers: vec![],
-                ..base.clone()
-            },
-            "hello.handlers: at least one handler",
-        ),
-        (
-            pb::Hello {
-                handlers: vec!["h".into(), "h".into()],
-                ..base.clone()
-            },
-            "hello.handlers[1]:",
-        ),
-        (
-            pb::Hello {
-                capacity: 0,
-                ..base.clone()
-            },
-            "hello.capacity: must be 1..=10000, got 0",
-        ),
-        (
-            pb::Hello {
-                capacity: 10_001,
-                ..base.clone()
-            },
-            "hello.capacity: must be 1..=10000, got 10001",
-        ),
-        (
-            pb::Hello {
-                labels: (0..33).map(|i| (format!("k{i}"), "v".to_owned())).collect(),
-                ..base.clone()
-            },
+            pb::Hello { labels: (0..33).map(|i| (format!("k{i}"), "v".to_owned())).collect(), ..base.clone() },
             "hello.labels: has 33 labels",
         ),
         (
-            pb::Hello {
-                labels: [("k".to_owned(), "v".repeat(300))].into(),
-                ..base.clone()
-            },
+            pb::Hello { labels: [("k".to_owned(), "v".repeat(300))].into(), ..base.clone() },
             "hello.labels[\"k\"]: value is 300 bytes",
         ),
     ];
     for (h, want) in cases {
         let s = refused(Out::Hello(h)).await;
         assert_eq!(s.code(), tonic::Code::InvalidArgument, "{want}");
-        assert!(
-            s.message().starts_with(want),
-            "want {want:?}, got {:?}",
-            s.message()
-        );
+        assert!(s.message().starts_with(want), "want {want:?}, got {:?}", s.message());
     }
     // Nothing was recorded for refused sessions.
     let mut admin = axd.admin().await;
-    assert!(
-        admin
-            .list_workers(pb::ListWorkersRequest::default())
-            .await
-            .expect("list")
-            .into_inner()
-            .workers
-            .is_empty()
-    );
+    assert!(admin.list_workers(pb::ListWorkersRequest::default()).await.expect("list").into_inner().workers.is_empty());
     axd.stop().await;
 }
 
 async fn a_rejected_or_unaccepted_assignment_returns_to_the_queue(db: &TestDb) {
-    let axd = Axd::start(db, |o| {
-        o.ack_timeout = Some(ax_scheduler::config::HumanDuration(Duration::from_millis(
-            500,
-        )))
-    })
-    .await;
+    let axd =
+        Axd::start(db, |o| o.ack_timeout = Some(ax_scheduler::config::HumanDuration(Duration::from_millis(500)))).await;
     let mut admin = axd.admin().await;
     create(&mut admin, spec("rq", "raw", "h", manual())).await;
-    let (mut w, _) = RawWorker::connect(
-        channel(&axd.endpoint).await,
-        hello("raw", "raw-1", "h", 1, 1),
-    )
-    .await
-    .expect("connect");
+    let (mut w, _) =
+        RawWorker::connect(channel(&axd.endpoint).await, hello("raw", "raw-1", "h", 1, 1)).await.expect("connect");
     let id = trigger(&mut admin, "rq", "one").await;
-    let a = w
-        .expect("Assign", |m| {
-            if let In::Assign(a) = m {
-                Some(a.clone())
-            } else {
-                None
-            }
-        })
-        .await;
-    w.send(Out::Reject(pb::Reject {
-        instance_id: id,
-        attempt: a.attempt,
-        reason: "busy".into(),
-    }))
-    .await;
+    let a = w.expect("Assign", |m| if let In::Assign(a) = m { Some(a.clone()) } else { None }).await;
+    w.send(Out::Reject(pb::Reject { instance_id: id, attempt: a.attempt, reason: "busy".into() })).await;
     wait_status(&mut admin, id, S::Pending, LONG).await;
     // Granted again, assigned again (attempt 2), and this time never accepted: the ack timeout
     // brings it back.
-    w.send(Out::Credit(pb::Credit {
-        grant: 1,
-        reset: false,
-    }))
-    .await;
-    let a2 = w
-        .expect("Assign 2", |m| {
-            if let In::Assign(a) = m {
-                Some(a.clone())
-            } else {
-                None
-            }
-        })
-        .await;
+    w.send(Out::Credit(pb::Credit { grant: 1, reset: false })).await;
+    let a2 = w.expect("Assign 2", |m| if let In::Assign(a) = m { Some(a.clone()) } else { None }).await;
     assert_eq!(a2.attempt, 2);
     let (_, events) = eventually(LONG, "the ack timeout", || {
         let mut admin = admin.clone();
         async move {
             let (i, e) = get(&mut admin, id).await;
-            (e.iter()
-                .filter(|e| e.to_status == S::Pending as i32)
-                .count()
-                >= 3)
-                .then_some((i, e))
+            (e.iter().filter(|e| e.to_status == S::Pending as i32).count() >= 3).then_some((i, e))
         }
     })
     .await;
     let s = steps(&events);
-    assert!(
-        s.contains(&("DISPATCHED".into(), "PENDING".into(), 1)),
-        "{s:?}"
-    );
-    assert!(
-        s.contains(&("DISPATCHED".into(), "PENDING".into(), 2)),
-        "{s:?}"
-    );
-    assert!(
-        events
-            .iter()
-            .any(|e| e.reason.contains("rejected by worker raw-1: busy"))
-    );
-    assert!(
-        events
-            .iter()
-            .any(|e| e.reason.contains("did not accept it in time"))
-    );
+    assert!(s.contains(&("DISPATCHED".into(), "PENDING".into(), 1)), "{s:?}");
+    assert!(s.contains(&("DISPATCHED".into(), "PENDING".into(), 2)), "{s:?}");
+    assert!(events.iter().any(|e| e.reason.contains("rejected by worker raw-1: busy")));
+    assert!(events.iter().any(|e| e.reason.contains("did not accept it in time")));
     axd.stop().await;
 }
 
@@ -635,16 +359,9 @@ async fn a_panicking_handler_fails_the_attempt_and_the_worker_keeps_serving(db: 
     });
     let a = client::trigger_with(&mut admin, "boom", "a", r#"{"panic":true}"#).await;
     let failed = wait_status(&mut admin, a, S::Failed, LONG).await;
-    assert!(
-        failed.message.contains("exploded on purpose"),
-        "{}",
-        failed.message
-    );
+    assert!(failed.message.contains("exploded on purpose"), "{}", failed.message);
     let b = client::trigger_with(&mut admin, "boom", "b", "{}").await;
-    assert_eq!(
-        wait_status(&mut admin, b, S::Success, LONG).await.output,
-        "fine"
-    );
+    assert_eq!(wait_status(&mut admin, b, S::Success, LONG).await.output, "fine");
     let _ = stop.send(());
     w.await.expect("join").expect("worker");
     axd.stop().await;
@@ -656,20 +373,12 @@ async fn fixed_delay_fires_again_after_completion_and_workers_are_listed(db: &Te
     let (w, stop) = sdk_worker(&axd.endpoint, "app", 3, |b| {
         b.worker_id("lister")
             .label("zone", "a")
-            .handler(
-                "quick",
-                |_ctx: Context| async move { Ok::<_, HandlerError>(()) },
-            )
+            .handler("quick", |_ctx: Context| async move { Ok::<_, HandlerError>(()) })
     });
     let workers = eventually(LONG, "the worker to be listed", || {
         let mut admin = admin.clone();
         async move {
-            let w = admin
-                .list_workers(pb::ListWorkersRequest::default())
-                .await
-                .expect("list")
-                .into_inner()
-                .workers;
+            let w = admin.list_workers(pb::ListWorkersRequest::default()).await.expect("list").into_inner().workers;
             (!w.is_empty()).then_some(w)
         }
     })
@@ -701,20 +410,13 @@ async fn fixed_delay_fires_again_after_completion_and_workers_are_listed(db: &Te
         }
     })
     .await;
-    admin
-        .disable_task(pb::DisableTaskRequest { name: "fd".into() })
-        .await
-        .expect("disable");
+    admin.disable_task(pb::DisableTaskRequest { name: "fd".into() }).await.expect("disable");
     // The second fire came one interval after the first one finished.
     let (first, second) = (&two[1], &two[0]);
     let finished = first.finish_time.clone().expect("finished");
     let fired = second.trigger_time.clone().expect("fired");
-    let gap_ms = (fired.seconds - finished.seconds) * 1000
-        + i64::from((fired.nanos - finished.nanos) / 1_000_000);
-    assert!(
-        (990..=1010).contains(&gap_ms),
-        "fired {gap_ms} ms after the previous run finished"
-    );
+    let gap_ms = (fired.seconds - finished.seconds) * 1000 + i64::from((fired.nanos - finished.nanos) / 1_000_000);
+    assert!((990..=1010).contains(&gap_ms), "fired {gap_ms} ms after the previous run finished");
     let _ = stop.send(());
     w.await.expect("join").expect("worker");
     axd.stop().await;

@@ -22,12 +22,7 @@ use clap::Parser;
 #[command(about = "ax demo worker")]
 struct Args {
     /// axd endpoint; repeat (or separate with commas) for failover.
-    #[arg(
-        long,
-        env = "AX_ENDPOINT",
-        value_delimiter = ',',
-        default_value = "http://127.0.0.1:7070"
-    )]
+    #[arg(long, env = "AX_ENDPOINT", value_delimiter = ',', default_value = "http://127.0.0.1:7070")]
     endpoint: Vec<String>,
     /// App name.
     #[arg(long, default_value = "demo")]
@@ -112,9 +107,7 @@ where
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("AX_LOG").unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("AX_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .init();
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -131,10 +124,7 @@ async fn main() -> anyhow::Result<()> {
     if let (Some(ca), Some(cert), Some(key)) = (&args.ca, &args.cert, &args.key) {
         builder = builder.tls_files(ca, cert, key)?;
     }
-    let worker_id = args
-        .worker_id
-        .clone()
-        .unwrap_or_else(ax_worker::default_worker_id);
+    let worker_id = args.worker_id.clone().unwrap_or_else(ax_worker::default_worker_id);
     let file = match &args.exec_log {
         Some(p) => Some(std::sync::Mutex::new(
             std::fs::OpenOptions::new()
@@ -145,31 +135,17 @@ async fn main() -> anyhow::Result<()> {
         )),
         None => None,
     };
-    let log = Arc::new(ExecLog {
-        worker: worker_id,
-        file,
-    });
+    let log = Arc::new(ExecLog { worker: worker_id, file });
 
     let l = log.clone();
-    builder = builder.handler("echo", move |ctx: Context| {
-        logged(
-            l.clone(),
-            ctx,
-            |ctx| async move { Ok(ctx.params_raw.clone()) },
-        )
-    });
+    builder = builder
+        .handler("echo", move |ctx: Context| logged(l.clone(), ctx, |ctx| async move { Ok(ctx.params_raw.clone()) }));
     let l = log.clone();
-    builder = builder.handler("noop", move |ctx: Context| {
-        logged(l.clone(), ctx, |_| async { Ok(String::new()) })
-    });
+    builder = builder.handler("noop", move |ctx: Context| logged(l.clone(), ctx, |_| async { Ok(String::new()) }));
     let l = log.clone();
     builder = builder.handler("sleep", move |ctx: Context| {
         logged(l.clone(), ctx, |ctx| async move {
-            let p: SleepParams = if ctx.params_raw.trim() == "{}" {
-                SleepParams::default()
-            } else {
-                ctx.params()?
-            };
+            let p: SleepParams = if ctx.params_raw.trim() == "{}" { SleepParams::default() } else { ctx.params()? };
             let applies = p.attempts.as_ref().is_none_or(|a| a.contains(&ctx.attempt));
             if applies && p.ms > 0 {
                 ctx.log(Level::Info, format!("sleeping {} ms", p.ms));
@@ -181,10 +157,7 @@ async fn main() -> anyhow::Result<()> {
                     }
                 }
             }
-            Ok(format!(
-                "{{\"slept_ms\":{}}}",
-                if applies { p.ms } else { 0 }
-            ))
+            Ok(format!("{{\"slept_ms\":{}}}", if applies { p.ms } else { 0 }))
         })
     });
     let l = log.clone();
@@ -192,21 +165,13 @@ async fn main() -> anyhow::Result<()> {
         logged(l.clone(), ctx, |ctx| async move {
             let p: FailParams = ctx.params().unwrap_or_default();
             let message = p.message.unwrap_or_else(|| "failed on purpose".into());
-            Err(if p.retryable {
-                HandlerError::retryable(message)
-            } else {
-                HandlerError::fatal(message)
-            })
+            Err(if p.retryable { HandlerError::retryable(message) } else { HandlerError::fatal(message) })
         })
     });
     let l = log.clone();
     builder = builder.handler("flaky", move |ctx: Context| {
         logged(l.clone(), ctx, |ctx| async move {
-            if ctx.attempt == 1 {
-                Err(HandlerError::retryable("first attempts fail"))
-            } else {
-                Ok("ok".to_owned())
-            }
+            if ctx.attempt == 1 { Err(HandlerError::retryable("first attempts fail")) } else { Ok("ok".to_owned()) }
         })
     });
     builder = builder.handler("panic", |_ctx: Context| async move {
@@ -216,19 +181,11 @@ async fn main() -> anyhow::Result<()> {
         Ok::<_, HandlerError>(())
     });
     let worker = builder.build()?;
-    eprintln!(
-        "demo-worker {} serving app {:?} via {}",
-        worker.worker_id(),
-        args.app,
-        args.endpoint.join(",")
-    );
+    eprintln!("demo-worker {} serving app {:?} via {}", worker.worker_id(), args.app, args.endpoint.join(","));
     worker
         .run_until(async {
             use tokio::signal::unix::{SignalKind, signal};
-            match (
-                signal(SignalKind::terminate()),
-                signal(SignalKind::interrupt()),
-            ) {
+            match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
                 (Ok(mut term), Ok(mut int)) => {
                     tokio::select! {
                         _ = term.recv() => {}

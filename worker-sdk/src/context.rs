@@ -59,9 +59,7 @@ impl Context {
         cancel: CancellationToken,
         events: mpsc::Sender<Event>,
     ) -> Self {
-        let deadline = timeout
-            .and_then(|t| chrono::TimeDelta::from_std(t).ok())
-            .map(|t| Utc::now() + t);
+        let deadline = timeout.and_then(|t| chrono::TimeDelta::from_std(t).ok()).map(|t| Utc::now() + t);
         Context {
             instance_id,
             attempt,
@@ -78,8 +76,7 @@ impl Context {
 
     /// The parameters deserialized into `T`; a mismatch is a non-retryable error naming the cause.
     pub fn params<T: DeserializeOwned>(&self) -> Result<T, HandlerError> {
-        serde_json::from_str(&self.params_raw)
-            .map_err(|e| HandlerError::fatal(format!("params do not match: {e}")))
+        serde_json::from_str(&self.params_raw).map_err(|e| HandlerError::fatal(format!("params do not match: {e}")))
     }
 
     /// Fires when axd cancels this attempt (timeout, operator cancel) or the worker shuts down past
@@ -126,18 +123,12 @@ pub struct HandlerError {
 impl HandlerError {
     /// A failure that may succeed if retried (network blip, busy dependency).
     pub fn retryable(message: impl Into<String>) -> Self {
-        HandlerError {
-            message: message.into(),
-            retryable: true,
-        }
+        HandlerError { message: message.into(), retryable: true }
     }
 
     /// A failure that retrying will not fix (bad input).
     pub fn fatal(message: impl Into<String>) -> Self {
-        HandlerError {
-            message: message.into(),
-            retryable: false,
-        }
+        HandlerError { message: message.into(), retryable: false }
     }
 }
 

@@ -17,8 +17,7 @@ use std::{
 };
 
 use ax_proto::v1::{
-    self as pb, scheduler_message::Msg as In, worker_message::Msg as Out,
-    worker_service_client::WorkerServiceClient,
+    self as pb, scheduler_message::Msg as In, worker_message::Msg as Out, worker_service_client::WorkerServiceClient,
 };
 use chrono::{DateTime, Utc};
 use tokio::{sync::mpsc, task::AbortHandle, time::Instant};
@@ -81,21 +80,9 @@ type Key = (i64, u32);
 
 /// From handler tasks to the driver.
 pub(crate) enum Event {
-    Done {
-        key: Key,
-        result: pb::Result,
-    },
-    Progress {
-        key: Key,
-        percent: u32,
-        message: String,
-    },
-    Log {
-        key: Key,
-        level: Level,
-        message: String,
-        at: DateTime<Utc>,
-    },
+    Done { key: Key, result: pb::Result },
+    Progress { key: Key, percent: u32, message: String },
+    Log { key: Key, level: Level, message: String, at: DateTime<Utc> },
 }
 
 struct Run {
@@ -169,10 +156,7 @@ fn out(m: Out) -> pb::WorkerMessage {
 }
 
 fn credit(n: u32) -> pb::WorkerMessage {
-    out(Out::Credit(pb::Credit {
-        grant: n,
-        reset: false,
-    }))
+    out(Out::Credit(pb::Credit { grant: n, reset: false }))
 }
 
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
@@ -215,11 +199,7 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
     let mut state = State {
         running: HashMap::new(),
         unacked: HashMap::new(),
-        finished: Finished {
-            cap: config.remember,
-            order: VecDeque::new(),
-            results: HashMap::new(),
-        },
+        finished: Finished { cap: config.remember, order: VecDeque::new(), results: HashMap::new() },
         shutdown: None,
         canceled_all: false,
         aborted_all: false,
@@ -231,16 +211,7 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
     loop {
         let endpoint = config.endpoints[next % config.endpoints.len()].clone();
         next += 1;
-        let end = session(
-            &config,
-            &stats,
-            &mut state,
-            &ev_tx,
-            &mut ev_rx,
-            &endpoint,
-            shutdown.as_mut(),
-        )
-        .await;
+        let end = session(&config, &stats, &mut state, &ev_tx, &mut ev_rx, &endpoint, shutdown.as_mut()).await;
         let pause = match end {
             SessionEnd::Finished => return Ok(()),
             SessionEnd::Refused(status) => return Err(WorkerError::Refused(status)),
@@ -279,19 +250,14 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
 }
 
 fn begin_shutdown(state: &mut State) {
-    tracing::info!(
-        running = state.running.len(),
-        "shutting down: taking no new work"
-    );
+    tracing::info!(running = state.running.len(), "shutting down: taking no new work");
     state.shutdown = Some(Instant::now());
 }
 
 /// After the deadline, running attempts are canceled; 2 s later the stragglers are aborted and
 /// reported as failed; 5 s after that the worker gives up delivering results.
 fn shutdown_expired(config: &Config, state: &State) -> bool {
-    state
-        .shutdown
-        .is_some_and(|t| t.elapsed() > config.shutdown_deadline + Duration::from_secs(7))
+    state.shutdown.is_some_and(|t| t.elapsed() > config.shutdown_deadline + Duration::from_secs(7))
 }
 
 async fn shutdown_tick(config: &Config, state: &State) {
@@ -312,10 +278,7 @@ async fn enforce_shutdown(config: &Config, state: &mut State, ev_tx: &mpsc::Send
     let Some(t) = state.shutdown else { return };
     if !state.canceled_all && t.elapsed() >= config.shutdown_deadline {
         state.canceled_all = true;
-        tracing::warn!(
-            running = state.running.len(),
-            "shutdown deadline passed: canceling running attempts"
-        );
+        tracing::warn!(running = state.running.len(), "shutdown deadline passed: canceling running attempts");
         for r in state.running.values() {
             r.cancel.cancel();
         }
@@ -326,12 +289,7 @@ async fn enforce_shutdown(config: &Config, state: &mut State, ev_tx: &mpsc::Send
         state.aborted_all = true;
         for (key, r) in state.running.drain() {
             r.abort.abort();
-            let result = result_of(
-                key,
-                Err(HandlerError::retryable(
-                    "worker shut down before the handler finished",
-                )),
-            );
+            let result = result_of(key, Err(HandlerError::retryable("worker shut down before the handler finished")));
             let _ = ev_tx.try_send(Event::Done { key, result });
         }
     }
@@ -355,18 +313,14 @@ async fn session<F: Future<Output = ()>>(
             .keep_alive_timeout(Duration::from_secs(10))
             .keep_alive_while_idle(true),
         Err(e) => {
-            return SessionEnd::Refused(tonic::Status::invalid_argument(format!(
-                "endpoint {url:?}: {e}"
-            )));
+            return SessionEnd::Refused(tonic::Status::invalid_argument(format!("endpoint {url:?}: {e}")));
         }
     };
     if let Some(tls) = &config.tls {
         endpoint = match endpoint.tls_config(tls.clone()) {
             Ok(e) => e,
             Err(e) => {
-                return SessionEnd::Refused(tonic::Status::invalid_argument(format!(
-                    "tls for {url}: {e}"
-                )));
+                return SessionEnd::Refused(tonic::Status::invalid_argument(format!("tls for {url}: {e}")));
             }
         };
     }
@@ -383,18 +337,13 @@ async fn session<F: Future<Output = ()>>(
     let initial_credits = if state.shutdown.is_some() {
         0
     } else {
-        config
-            .capacity
-            .saturating_sub(u32::try_from(outstanding).unwrap_or(u32::MAX))
+        config.capacity.saturating_sub(u32::try_from(outstanding).unwrap_or(u32::MAX))
     };
     let in_flight: Vec<pb::InstanceAttempt> = state
         .running
         .keys()
         .chain(state.unacked.keys())
-        .map(|&(instance_id, attempt)| pb::InstanceAttempt {
-            instance_id,
-            attempt,
-        })
+        .map(|&(instance_id, attempt)| pb::InstanceAttempt { instance_id, attempt })
         .collect();
     let mut handlers: Vec<String> = config.handlers.keys().cloned().collect();
     handlers.sort();
@@ -414,20 +363,14 @@ async fn session<F: Future<Output = ()>>(
         Err(status) => return refused_or_lost(status, false),
     };
     let welcome = match inbound.message().await {
-        Ok(Some(pb::SchedulerMessage {
-            msg: Some(In::Welcome(w)),
-        })) => w,
+        Ok(Some(pb::SchedulerMessage { msg: Some(In::Welcome(w)) })) => w,
         Ok(_) => return SessionEnd::Lost { established: false },
         Err(status) => return refused_or_lost(status, false),
     };
     stats.0.connections.fetch_add(1, Ordering::Relaxed);
     tracing::info!(url, session = %welcome.session_id, scheduler = %welcome.scheduler_id,
         adopted = welcome.adopted.len(), released = welcome.released.len(), "connected");
-    let adopted: HashSet<Key> = welcome
-        .adopted
-        .iter()
-        .map(|a| (a.instance_id, a.attempt))
-        .collect();
+    let adopted: HashSet<Key> = welcome.adopted.iter().map(|a| (a.instance_id, a.attempt)).collect();
     for a in &welcome.released {
         let key = (a.instance_id, a.attempt);
         if let Some(r) = state.running.get(&key) {
@@ -437,12 +380,8 @@ async fn session<F: Future<Output = ()>>(
             let _ = tx.send(credit(1)).await;
         }
     }
-    let resend: Vec<(Key, pb::Result)> = state
-        .unacked
-        .iter()
-        .filter(|(k, _)| adopted.contains(k))
-        .map(|(k, r)| (*k, r.clone()))
-        .collect();
+    let resend: Vec<(Key, pb::Result)> =
+        state.unacked.iter().filter(|(k, _)| adopted.contains(k)).map(|(k, r)| (*k, r.clone())).collect();
     for (_, r) in resend {
         let _ = tx.send(out(Out::Result(r))).await;
         if state.shutdown.is_none() {
@@ -451,12 +390,7 @@ async fn session<F: Future<Output = ()>>(
     }
     let hb = welcome
         .heartbeat_interval
-        .map(|d| {
-            Duration::new(
-                u64::try_from(d.seconds).unwrap_or(2),
-                u32::try_from(d.nanos).unwrap_or(0),
-            )
-        })
+        .map(|d| Duration::new(u64::try_from(d.seconds).unwrap_or(2), u32::try_from(d.nanos).unwrap_or(0)))
         .filter(|d| !d.is_zero())
         .unwrap_or(Duration::from_secs(2));
     let mut heartbeat = tokio::time::interval_at(Instant::now() + hb, hb);
@@ -467,10 +401,7 @@ async fn session<F: Future<Output = ()>>(
             return SessionEnd::Finished;
         }
         if shutdown_expired(config, state) {
-            tracing::warn!(
-                unacked = state.unacked.len(),
-                "giving up delivering results after the shutdown deadline"
-            );
+            tracing::warn!(unacked = state.unacked.len(), "giving up delivering results after the shutdown deadline");
             return SessionEnd::Finished;
         }
         tokio::select! {
@@ -526,10 +457,7 @@ async fn session<F: Future<Output = ()>>(
 
 fn refused_or_lost(status: tonic::Status, established: bool) -> SessionEnd {
     match status.code() {
-        Code::InvalidArgument
-        | Code::PermissionDenied
-        | Code::Unauthenticated
-        | Code::FailedPrecondition => {
+        Code::InvalidArgument | Code::PermissionDenied | Code::Unauthenticated | Code::FailedPrecondition => {
             tracing::error!(code = ?status.code(), message = status.message(), "axd refused this worker");
             SessionEnd::Refused(status)
         }
@@ -577,36 +505,20 @@ async fn on_message(
             let Some(handler) = config.handlers.get(&a.handler).cloned() else {
                 stats.0.rejected.fetch_add(1, Ordering::Relaxed);
                 let reason = format!("handler {:?} is not registered on this worker", a.handler);
-                let _ = tx
-                    .send(out(Out::Reject(pb::Reject {
-                        instance_id: key.0,
-                        attempt: key.1,
-                        reason,
-                    })))
-                    .await;
+                let _ = tx.send(out(Out::Reject(pb::Reject { instance_id: key.0, attempt: key.1, reason }))).await;
                 let _ = tx.send(credit(1)).await;
                 return None;
             };
-            let _ = tx
-                .send(out(Out::Accepted(pb::Accepted {
-                    instance_id: key.0,
-                    attempt: key.1,
-                })))
-                .await;
+            let _ = tx.send(out(Out::Accepted(pb::Accepted { instance_id: key.0, attempt: key.1 }))).await;
             stats.0.assigned.fetch_add(1, Ordering::Relaxed);
             let cancel = CancellationToken::new();
             let trigger_time = a
                 .trigger_time
-                .and_then(|t| {
-                    DateTime::from_timestamp(t.seconds, u32::try_from(t.nanos).unwrap_or(0))
-                })
+                .and_then(|t| DateTime::from_timestamp(t.seconds, u32::try_from(t.nanos).unwrap_or(0)))
                 .unwrap_or_else(Utc::now);
-            let timeout = a.timeout.map(|d| {
-                Duration::new(
-                    u64::try_from(d.seconds).unwrap_or(0),
-                    u32::try_from(d.nanos).unwrap_or(0),
-                )
-            });
+            let timeout = a
+                .timeout
+                .map(|d| Duration::new(u64::try_from(d.seconds).unwrap_or(0), u32::try_from(d.nanos).unwrap_or(0)));
             let ctx = Context::new(
                 key.0,
                 key.1,
@@ -625,20 +537,12 @@ async fn on_message(
             tokio::spawn(async move {
                 let r = match inner.await {
                     Ok(r) => r,
-                    Err(e) if e.is_panic() => Err(HandlerError::retryable(format!(
-                        "handler panicked: {}",
-                        panic_message(e.into_panic())
-                    ))),
-                    Err(_) => Err(HandlerError::retryable(
-                        "worker shut down before the handler finished",
-                    )),
+                    Err(e) if e.is_panic() => {
+                        Err(HandlerError::retryable(format!("handler panicked: {}", panic_message(e.into_panic()))))
+                    }
+                    Err(_) => Err(HandlerError::retryable("worker shut down before the handler finished")),
                 };
-                let _ = events
-                    .send(Event::Done {
-                        key,
-                        result: result_of(key, r),
-                    })
-                    .await;
+                let _ = events.send(Event::Done { key, result: result_of(key, r) }).await;
             });
             state.running.insert(key, Run { cancel, abort });
             None

@@ -116,18 +116,10 @@ impl WorkerBuilder {
         cert: impl AsRef<Path>,
         key: impl AsRef<Path>,
     ) -> Result<Self, WorkerError> {
-        let read = |p: &Path| {
-            std::fs::read(p).map_err(|e| WorkerError::Config(format!("{}: {e}", p.display())))
-        };
-        let (ca, cert, key) = (
-            read(ca.as_ref())?,
-            read(cert.as_ref())?,
-            read(key.as_ref())?,
-        );
+        let read = |p: &Path| std::fs::read(p).map_err(|e| WorkerError::Config(format!("{}: {e}", p.display())));
+        let (ca, cert, key) = (read(ca.as_ref())?, read(cert.as_ref())?, read(key.as_ref())?);
         Ok(self.tls(
-            ClientTlsConfig::new()
-                .ca_certificate(Certificate::from_pem(ca))
-                .identity(Identity::from_pem(cert, key)),
+            ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca)).identity(Identity::from_pem(cert, key)),
         ))
     }
 
@@ -175,9 +167,7 @@ impl WorkerBuilder {
     /// Checks the configuration.
     pub fn build(self) -> Result<Worker, WorkerError> {
         if self.endpoints.is_empty() {
-            return Err(WorkerError::Config(
-                "at least one endpoint is required".into(),
-            ));
+            return Err(WorkerError::Config("at least one endpoint is required".into()));
         }
         if self.app.is_empty() {
             return Err(WorkerError::Config("app is required".into()));
@@ -186,10 +176,7 @@ impl WorkerBuilder {
             return Err(WorkerError::Config("register at least one handler".into()));
         }
         if self.capacity == 0 || self.capacity > 10_000 {
-            return Err(WorkerError::Config(format!(
-                "capacity must be 1-10000, got {}",
-                self.capacity
-            )));
+            return Err(WorkerError::Config(format!("capacity must be 1-10000, got {}", self.capacity)));
         }
         let worker_id = self.worker_id.unwrap_or_else(default_worker_id);
         Ok(Worker {
@@ -215,23 +202,11 @@ pub fn default_worker_id() -> String {
     let host = std::env::var("HOSTNAME")
         .ok()
         .filter(|h| !h.is_empty())
-        .or_else(|| {
-            std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .ok()
-                .map(|h| h.trim().to_owned())
-        })
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|h| h.trim().to_owned()))
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "worker".to_owned());
-    let host: String = host
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let host: String =
+        host.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '-' }).collect();
     format!("{host}-{}", std::process::id())
 }
 
@@ -270,10 +245,7 @@ impl Worker {
 
     /// Runs until `shutdown` completes, then shuts down gracefully: no new work, running attempts
     /// finish (canceled after the shutdown deadline), results are delivered, the stream closes.
-    pub async fn run_until<F: Future<Output = ()> + Send>(
-        self,
-        shutdown: F,
-    ) -> Result<(), WorkerError> {
+    pub async fn run_until<F: Future<Output = ()> + Send>(self, shutdown: F) -> Result<(), WorkerError> {
         driver::run(self.config, self.stats, shutdown).await
     }
 }

@@ -4,9 +4,7 @@ use std::{sync::Arc, time::Duration};
 
 use tokio::sync::Notify;
 
-use crate::{
-    auth::AuthMode, clock::Clock, model::Ts, registry::Registry, store::Store, writer::Writer,
-};
+use crate::{auth::AuthMode, clock::Clock, model::Ts, registry::Registry, store::Store, writer::Writer};
 
 pub mod admin;
 pub mod worker;

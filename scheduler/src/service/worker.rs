@@ -59,45 +59,30 @@ pub fn validate_hello(h: &pb::Hello) -> Result<(), Status> {
     validate::app("hello.app", &h.app)?;
     validate::worker_id("hello.worker_id", &h.worker_id)?;
     if h.handlers.is_empty() {
-        return Err(invalid(
-            "hello.handlers",
-            "at least one handler is required",
-        ));
+        return Err(invalid("hello.handlers", "at least one handler is required"));
     }
     if h.handlers.len() > MAX_HANDLERS {
         return Err(invalid(
             "hello.handlers",
-            format!(
-                "has {} entries, at most {MAX_HANDLERS} allowed",
-                h.handlers.len()
-            ),
+            format!("has {} entries, at most {MAX_HANDLERS} allowed", h.handlers.len()),
         ));
     }
     let mut seen = HashSet::new();
     for (i, name) in h.handlers.iter().enumerate() {
         validate::handler(&format!("hello.handlers[{i}]"), name)?;
         if !seen.insert(name) {
-            return Err(invalid(
-                &format!("hello.handlers[{i}]"),
-                format!("{name:?} is listed twice"),
-            ));
+            return Err(invalid(&format!("hello.handlers[{i}]"), format!("{name:?} is listed twice")));
         }
     }
     if h.capacity == 0 || h.capacity > MAX_CAPACITY {
-        return Err(invalid(
-            "hello.capacity",
-            format!("must be 1..={MAX_CAPACITY}, got {}", h.capacity),
-        ));
+        return Err(invalid("hello.capacity", format!("must be 1..={MAX_CAPACITY}, got {}", h.capacity)));
     }
     let labels = h.labels.clone().into_iter().collect();
     validate::labels("hello.labels", &labels)?;
     if h.in_flight.len() > MAX_IN_FLIGHT {
         return Err(invalid(
             "hello.in_flight",
-            format!(
-                "has {} entries, at most {MAX_IN_FLIGHT} allowed",
-                h.in_flight.len()
-            ),
+            format!("has {} entries, at most {MAX_IN_FLIGHT} allowed", h.in_flight.len()),
         ));
     }
     validate::text("hello.client", &h.client, 128)?;
@@ -123,12 +108,9 @@ impl WorkerService for WorkerApi {
         let core = self.core.clone();
         let identity = auth::identity(core.auth, &req)?;
         let mut inbound = req.into_inner();
-        let first = match tokio::time::timeout(core.sessions.dead_after(), inbound.message()).await
-        {
+        let first = match tokio::time::timeout(core.sessions.dead_after(), inbound.message()).await {
             Err(_) => {
-                return Err(Status::deadline_exceeded(
-                    "no Hello within three heartbeat intervals",
-                ));
+                return Err(Status::deadline_exceeded("no Hello within three heartbeat intervals"));
             }
             Ok(Err(status)) => return Err(status),
             Ok(Ok(None)) => return Err(invalid("hello", "the stream closed before Hello")),
@@ -137,13 +119,7 @@ impl WorkerService for WorkerApi {
         let hello = match first.msg {
             Some(Msg::Hello(h)) => h,
             Some(other) => {
-                return Err(invalid(
-                    "hello",
-                    format!(
-                        "the first message must be Hello, got {}",
-                        message_name(&other)
-                    ),
-                ));
+                return Err(invalid("hello", format!("the first message must be Hello, got {}", message_name(&other))));
             }
             None => return Err(invalid("message", "empty WorkerMessage")),
         };
@@ -167,29 +143,17 @@ impl WorkerService for WorkerApi {
             connected_at: now,
             last_seen_at: now,
         };
-        let in_flight: Vec<(i64, u32)> = hello
-            .in_flight
-            .iter()
-            .map(|a| (a.instance_id, a.attempt))
-            .collect();
+        let in_flight: Vec<(i64, u32)> = hello.in_flight.iter().map(|a| (a.instance_id, a.attempt)).collect();
         let adopted = core
             .store
-            .open_session(
-                &record,
-                &in_flight,
-                now,
-                add(now, core.sessions.lease_ttl()),
-            )
+            .open_session(&record, &in_flight, now, add(now, core.sessions.lease_ttl()))
             .await
             .map_err(Error::from)?;
         let adopted_set: HashSet<(i64, u32)> = adopted.iter().copied().collect();
         let released: Vec<pb::InstanceAttempt> = in_flight
             .iter()
             .filter(|a| !adopted_set.contains(a))
-            .map(|&(instance_id, attempt)| pb::InstanceAttempt {
-                instance_id,
-                attempt,
-            })
+            .map(|&(instance_id, attempt)| pb::InstanceAttempt { instance_id, attempt })
             .collect();
 
         // Room for an Assign and an ack per slot, plus control messages: credits bound the rest.
@@ -212,26 +176,18 @@ impl WorkerService for WorkerApi {
             heartbeat_interval: Some(duration_to_pb(core.sessions.heartbeat_interval)),
             adopted: adopted
                 .iter()
-                .map(|&(instance_id, attempt)| pb::InstanceAttempt {
-                    instance_id,
-                    attempt,
-                })
+                .map(|&(instance_id, attempt)| pb::InstanceAttempt { instance_id, attempt })
                 .collect(),
             released,
             lost_worker_grace: Some(duration_to_pb(core.sessions.lost_worker_grace)),
         };
         // The channel is new and empty: this cannot wait.
-        let _ = tx
-            .send(msg(pb::scheduler_message::Msg::Welcome(welcome)))
-            .await;
+        let _ = tx.send(msg(pb::scheduler_message::Msg::Welcome(welcome))).await;
         tracing::info!(session = %id, worker = %hello.worker_id, app = %hello.app, capacity = hello.capacity,
             adopted = adopted.len(), "worker connected");
         core.signals.dispatch.notify_one();
         core.signals.sweep.notify_one();
-        crate::server::spawn(
-            "worker-session",
-            run_session(core, session, inbound, self.shutdown.clone()),
-        );
+        crate::server::spawn("worker-session", run_session(core, session, inbound, self.shutdown.clone()));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 }
@@ -310,11 +266,7 @@ async fn run_session(
     core.registry.remove(&session.id);
     let now = core.clock.now();
     let grace_until = add(now, core.sessions.lost_worker_grace);
-    if let Err(e) = core
-        .store
-        .close_session(&session.id, &reason, now, grace_until, &core.scheduler_id)
-        .await
-    {
+    if let Err(e) = core.store.close_session(&session.id, &reason, now, grace_until, &core.scheduler_id).await {
         // The leases expire on their own; the sweeper then applies the same rule.
         tracing::warn!(session = %session.id, error = %e, "recording the end of a session failed");
     }
@@ -333,10 +285,7 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
     };
     match m.msg {
         None => Err(End::Error(invalid("message", "empty WorkerMessage"))),
-        Some(Msg::Hello(_)) => Err(End::Error(invalid(
-            "hello",
-            "sent twice; Hello is only the first message",
-        ))),
+        Some(Msg::Hello(_)) => Err(End::Error(invalid("hello", "sent twice; Hello is only the first message"))),
         Some(Msg::Heartbeat(_)) => Ok(()),
         Some(Msg::Credit(c)) => {
             session.grant(c.grant, c.reset);
@@ -367,14 +316,7 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
             let message = validate::truncate(p.message, 1024);
             if let Err(e) = core
                 .store
-                .record_progress(
-                    p.instance_id,
-                    p.attempt,
-                    &session.id,
-                    p.percent.min(100),
-                    &message,
-                    now,
-                )
+                .record_progress(p.instance_id, p.attempt, &session.id, p.percent.min(100), &message, now)
                 .await
             {
                 tracing::warn!(instance = p.instance_id, error = %e, "recording progress failed");
@@ -388,16 +330,9 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
                 pb::LogLevel::Error => "ERROR",
                 pb::LogLevel::Unspecified | pb::LogLevel::Info => "INFO",
             };
-            let at =
-                l.at.as_ref()
-                    .and_then(|t| ts_from_pb("log.at", t).ok())
-                    .unwrap_or(now);
+            let at = l.at.as_ref().and_then(|t| ts_from_pb("log.at", t).ok()).unwrap_or(now);
             let message = validate::truncate(l.message, MAX_LOG_LINE);
-            if let Err(e) = core
-                .store
-                .append_log(l.instance_id, l.attempt, &session.app, level, at, &message)
-                .await
-            {
+            if let Err(e) = core.store.append_log(l.instance_id, l.attempt, &session.app, level, at, &message).await {
                 tracing::warn!(instance = l.instance_id, error = %e, "storing a log line failed");
             }
             Ok(())
@@ -408,15 +343,11 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
                     message: validate::truncate(r.message, MAX_MESSAGE),
                     output: validate::truncate(r.output, validate::MAX_PARAMS_BYTES),
                 },
-                Ok(pb::Outcome::Failed) => AttemptEnd::Failed {
-                    message: validate::truncate(r.message, MAX_MESSAGE),
-                    retryable: r.retryable,
-                },
+                Ok(pb::Outcome::Failed) => {
+                    AttemptEnd::Failed { message: validate::truncate(r.message, MAX_MESSAGE), retryable: r.retryable }
+                }
                 Ok(pb::Outcome::Unspecified) | Err(_) => {
-                    return Err(End::Error(invalid(
-                        "result.outcome",
-                        "must be SUCCESS or FAILED",
-                    )));
+                    return Err(End::Error(invalid("result.outcome", "must be SUCCESS or FAILED")));
                 }
             };
             // The slot is free as soon as the worker says so; the ack follows the commit.

@@ -4,16 +4,7 @@
 /// Embeds the migrations of one backend folder as `(version, name, sql)`.
 macro_rules! embed_migrations {
     ($dir:literal) => {
-        [(
-            1_i64,
-            "init",
-            include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../migrations/",
-                $dir,
-                "/0001_init.sql"
-            )),
-        )]
+        [(1_i64, "init", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0001_init.sql")))]
     };
 }
 pub(crate) use embed_migrations;
@@ -55,13 +46,8 @@ mod tests {
         let sqlite = list("sqlite");
         assert_eq!(sqlite, list("postgres"));
         assert_eq!(sqlite, list("mysql"));
-        let embedded: Vec<String> = embed_migrations!("sqlite")
-            .iter()
-            .map(|(v, name, _)| format!("{v:04}_{name}.sql"))
-            .collect();
-        assert_eq!(
-            sqlite, embedded,
-            "embed_migrations! must list every migration file"
-        );
+        let embedded: Vec<String> =
+            embed_migrations!("sqlite").iter().map(|(v, name, _)| format!("{v:04}_{name}.sql")).collect();
+        assert_eq!(sqlite, embedded, "embed_migrations! must list every migration file");
     }
 }

@@ -14,8 +14,8 @@ use async_trait::async_trait;
 use crate::{
     error::{StoreError, StoreResult},
     model::{
-        Instance, InstanceEvent, InstanceSource, InstanceStatus, LogLine, SchedulerRecord, Task,
-        TaskConfig, TaskEvent, TaskEventKind, Ts, WorkerRecord,
+        Instance, InstanceEvent, InstanceSource, InstanceStatus, LogLine, SchedulerRecord, Task, TaskConfig, TaskEvent,
+        TaskEventKind, Ts, WorkerRecord,
     },
     schedule::FirePlan,
 };
@@ -52,11 +52,7 @@ pub struct ConnectOptions {
 impl ConnectOptions {
     /// Options for `url` with small defaults (10 connections, 5 s acquire timeout).
     pub fn new(url: impl Into<String>) -> Self {
-        ConnectOptions {
-            url: url.into(),
-            max_connections: 10,
-            acquire_timeout: Duration::from_secs(5),
-        }
+        ConnectOptions { url: url.into(), max_connections: 10, acquire_timeout: Duration::from_secs(5) }
     }
 }
 
@@ -338,9 +334,7 @@ impl WorkerOp {
     /// The instance it is about.
     pub fn instance_id(&self) -> i64 {
         match self {
-            WorkerOp::Accepted { instance_id, .. } | WorkerOp::Reject { instance_id, .. } => {
-                *instance_id
-            }
+            WorkerOp::Accepted { instance_id, .. } | WorkerOp::Reject { instance_id, .. } => *instance_id,
             WorkerOp::Result(c) => c.instance_id,
         }
     }
@@ -423,24 +417,13 @@ pub trait Store: Send + Sync + 'static {
     async fn get_task(&self, name: &str) -> StoreResult<Option<Task>>;
 
     /// Tasks ordered by name, after `after_name`, optionally of one app.
-    async fn list_tasks(
-        &self,
-        app: Option<&str>,
-        after_name: Option<&str>,
-        limit: u32,
-    ) -> StoreResult<Vec<Task>>;
+    async fn list_tasks(&self, app: Option<&str>, after_name: Option<&str>, limit: u32) -> StoreResult<Vec<Task>>;
 
     /// Applies `update` if the task's version is unchanged; `None` if it changed (retry) or is gone.
-    async fn update_task(
-        &self,
-        update: &TaskUpdate,
-        now: Ts,
-        actor: &Actor<'_>,
-    ) -> StoreResult<Option<Task>>;
+    async fn update_task(&self, update: &TaskUpdate, now: Ts, actor: &Actor<'_>) -> StoreResult<Option<Task>>;
 
     /// Deletes a task and cancels its PENDING instances; `None` if there is no such task.
-    async fn delete_task(&self, name: &str, now: Ts, actor: &Actor<'_>)
-    -> StoreResult<Option<u64>>;
+    async fn delete_task(&self, name: &str, now: Ts, actor: &Actor<'_>) -> StoreResult<Option<u64>>;
 
     /// The most recent task events, newest first.
     async fn task_events(&self, task_id: i64, limit: u32) -> StoreResult<Vec<TaskEvent>>;
@@ -484,29 +467,13 @@ pub trait Store: Send + Sync + 'static {
     async fn instance_events(&self, id: i64) -> StoreResult<Vec<InstanceEvent>>;
 
     /// Cancels an instance (see [`CancelOutcome`]).
-    async fn cancel_instance(
-        &self,
-        id: i64,
-        reason: &str,
-        now: Ts,
-        actor: &Actor<'_>,
-    ) -> StoreResult<CancelOutcome>;
+    async fn cancel_instance(&self, id: i64, reason: &str, now: Ts, actor: &Actor<'_>) -> StoreResult<CancelOutcome>;
 
     /// Makes a terminal instance PENDING again.
-    async fn retry_instance(
-        &self,
-        id: i64,
-        now: Ts,
-        actor: &Actor<'_>,
-    ) -> StoreResult<RetryOutcome>;
+    async fn retry_instance(&self, id: i64, now: Ts, actor: &Actor<'_>) -> StoreResult<RetryOutcome>;
 
     /// Log lines of an instance after `after_seq`, and the count of dropped lines.
-    async fn instance_logs(
-        &self,
-        id: i64,
-        after_seq: i64,
-        limit: u32,
-    ) -> StoreResult<(Vec<LogLine>, u64)>;
+    async fn instance_logs(&self, id: i64, after_seq: i64, limit: u32) -> StoreResult<(Vec<LogLine>, u64)>;
 
     // ----- cluster
 
@@ -598,15 +565,8 @@ pub trait Store: Send + Sync + 'static {
 
     /// Appends a log line of an instance of `app` (at most 1000 per instance; more are counted as
     /// dropped).
-    async fn append_log(
-        &self,
-        id: i64,
-        attempt: u32,
-        app: &str,
-        level: &str,
-        at: Ts,
-        message: &str,
-    ) -> StoreResult<()>;
+    async fn append_log(&self, id: i64, attempt: u32, app: &str, level: &str, at: Ts, message: &str)
+    -> StoreResult<()>;
 
     // ----- sweeper
 

@@ -23,17 +23,12 @@ impl MySqlStore {
             Some(rest) => format!("mysql:{rest}"),
             None => opts.url.clone(),
         };
-        let o = MySqlConnectOptions::from_str(&url)?
-            .timezone(Some("+00:00".to_owned()))
-            .charset("utf8mb4");
+        let o = MySqlConnectOptions::from_str(&url)?.timezone(Some("+00:00".to_owned())).charset("utf8mb4");
         Self::connect_with(o, opts).await
     }
 
     /// Connects with explicit options.
-    pub async fn connect_with(
-        o: MySqlConnectOptions,
-        opts: &ConnectOptions,
-    ) -> crate::error::StoreResult<Self> {
+    pub async fn connect_with(o: MySqlConnectOptions, opts: &ConnectOptions) -> crate::error::StoreResult<Self> {
         let pool = MySqlPoolOptions::new()
             .max_connections(opts.max_connections)
             .acquire_timeout(opts.acquire_timeout)
@@ -50,10 +45,7 @@ fn rewrite(sql: &str) -> String {
             ("{SKIP_LOCKED}", " FOR UPDATE SKIP LOCKED"),
             ("{FOR_UPDATE}", " FOR UPDATE"),
             ("{RETURNING_ID}", ""),
-            (
-                "{NOW_US}",
-                "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)",
-            ),
+            ("{NOW_US}", "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)"),
         ],
         false,
     )
@@ -66,9 +58,7 @@ async fn run_migrations(pool: &MySqlPool) -> crate::error::StoreResult<()> {
     let mut conn = pool.acquire().await?;
     loop {
         let got: Option<i64> =
-            sqlx::query_scalar("SELECT GET_LOCK(CONCAT('ax_migrate_', DATABASE()), 10)")
-                .fetch_one(&mut *conn)
-                .await?;
+            sqlx::query_scalar("SELECT GET_LOCK(CONCAT('ax_migrate_', DATABASE()), 10)").fetch_one(&mut *conn).await?;
         if got == Some(1) {
             break;
         }
@@ -77,9 +67,7 @@ async fn run_migrations(pool: &MySqlPool) -> crate::error::StoreResult<()> {
     let mut migrator = super::migrations::migrator(&embed_migrations!("mysql"));
     migrator.set_locking(false);
     let result = migrator.run_direct(None, &mut *conn, false).await;
-    let _ = sqlx::query("SELECT RELEASE_LOCK(CONCAT('ax_migrate_', DATABASE()))")
-        .execute(&mut *conn)
-        .await;
+    let _ = sqlx::query("SELECT RELEASE_LOCK(CONCAT('ax_migrate_', DATABASE()))").execute(&mut *conn).await;
     result?;
     Ok(())
 }
@@ -104,23 +92,15 @@ mod imp {
         q: sqlx::query::Query<'_, sqlx::MySql, sqlx::mysql::MySqlArguments>,
     ) -> StoreResult<i64> {
         let res = q.execute(&mut **tx).await?;
-        i64::try_from(res.last_insert_id()).map_err(|_| StoreError::Corrupt {
-            table: "(insert)",
-            reason: "id out of range".to_owned(),
-        })
+        i64::try_from(res.last_insert_id())
+            .map_err(|_| StoreError::Corrupt { table: "(insert)", reason: "id out of range".to_owned() })
     }
 
-    fn push_keys<'a>(
-        qb: &mut QueryBuilder<sqlx::MySql>,
-        keys: impl Iterator<Item = (i64, &'a str)>,
-    ) {
+    fn push_keys<'a>(qb: &mut QueryBuilder<sqlx::MySql>, keys: impl Iterator<Item = (i64, &'a str)>) {
         qb.push("(");
         let mut sep = qb.separated(", ");
         for (task_id, key) in keys {
-            sep.push("(")
-                .push_bind_unseparated(task_id)
-                .push_unseparated(", ")
-                .push_bind_unseparated(key.to_owned());
+            sep.push("(").push_bind_unseparated(task_id).push_unseparated(", ").push_bind_unseparated(key.to_owned());
             sep.push_unseparated(")");
         }
         qb.push(")");
@@ -139,10 +119,7 @@ mod imp {
             let mut qb: QueryBuilder<sqlx::MySql> = QueryBuilder::new(
                 "SELECT task_id, idempotency_key FROM ax_instance WHERE (task_id, idempotency_key) IN ",
             );
-            push_keys(
-                &mut qb,
-                chunk.iter().map(|r| (r.task.id, r.new.key.as_str())),
-            );
+            push_keys(&mut qb, chunk.iter().map(|r| (r.task.id, r.new.key.as_str())));
             let existing: std::collections::HashSet<(i64, String)> = qb
                 .build()
                 .fetch_all(&mut **tx)
@@ -150,10 +127,8 @@ mod imp {
                 .iter()
                 .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
                 .collect::<StoreResult<_>>()?;
-            let fresh: Vec<&InstanceRow<'_>> = chunk
-                .iter()
-                .filter(|r| !existing.contains(&(r.task.id, r.new.key.clone())))
-                .collect();
+            let fresh: Vec<&InstanceRow<'_>> =
+                chunk.iter().filter(|r| !existing.contains(&(r.task.id, r.new.key.clone()))).collect();
             if fresh.is_empty() {
                 continue;
             }
@@ -166,10 +141,7 @@ mod imp {
             let mut qb: QueryBuilder<sqlx::MySql> = QueryBuilder::new(
                 "SELECT id, task_id, idempotency_key FROM ax_instance WHERE (task_id, idempotency_key) IN ",
             );
-            push_keys(
-                &mut qb,
-                fresh.iter().map(|r| (r.task.id, r.new.key.as_str())),
-            );
+            push_keys(&mut qb, fresh.iter().map(|r| (r.task.id, r.new.key.as_str())));
             for r in qb.build().fetch_all(&mut **tx).await? {
                 out.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
             }

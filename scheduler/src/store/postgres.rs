@@ -21,10 +21,7 @@ impl PgStore {
     }
 
     /// Connects with explicit options (tests use this to pick a schema).
-    pub async fn connect_with(
-        o: PgConnectOptions,
-        opts: &ConnectOptions,
-    ) -> crate::error::StoreResult<Self> {
+    pub async fn connect_with(o: PgConnectOptions, opts: &ConnectOptions) -> crate::error::StoreResult<Self> {
         let pool = PgPoolOptions::new()
             .max_connections(opts.max_connections)
             .acquire_timeout(opts.acquire_timeout)
@@ -46,10 +43,7 @@ fn rewrite(sql: &str) -> String {
             ("{SKIP_LOCKED}", " FOR UPDATE SKIP LOCKED"),
             ("{FOR_UPDATE}", " FOR UPDATE"),
             ("{RETURNING_ID}", " RETURNING id"),
-            (
-                "{NOW_US}",
-                "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
-            ),
+            ("{NOW_US}", "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)"),
         ],
         true,
     )
@@ -58,9 +52,7 @@ fn rewrite(sql: &str) -> String {
 /// The migrator holds a PostgreSQL advisory lock while it runs, so axd processes starting together
 /// apply each migration once.
 async fn run_migrations(pool: &PgPool) -> crate::error::StoreResult<()> {
-    super::migrations::migrator(&embed_migrations!("postgres"))
-        .run(pool)
-        .await?;
+    super::migrations::migrator(&embed_migrations!("postgres")).run(pool).await?;
     Ok(())
 }
 

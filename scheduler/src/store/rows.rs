@@ -6,8 +6,8 @@ use std::{collections::BTreeMap, num::NonZeroU32, str::FromStr, time::Duration};
 use crate::{
     error::{StoreError, StoreResult},
     model::{
-        Backoff, CronDialect, Instance, InstanceEvent, RetryPolicy, Schedule, ScheduleKind, Task,
-        TaskConfig, duration_micros, from_micros, to_micros,
+        Backoff, CronDialect, Instance, InstanceEvent, RetryPolicy, Schedule, ScheduleKind, Task, TaskConfig,
+        duration_micros, from_micros, to_micros,
     },
 };
 
@@ -27,10 +27,7 @@ pub(crate) const EVENT_COLUMNS: &str =
     "id, instance_id, at, from_status, to_status, attempt, scheduler_id, worker_id, reason";
 
 fn corrupt(table: &'static str, reason: impl Into<String>) -> StoreError {
-    StoreError::Corrupt {
-        table,
-        reason: reason.into(),
-    }
+    StoreError::Corrupt { table, reason: reason.into() }
 }
 
 fn parse<T: FromStr<Err = String>>(table: &'static str, v: &str) -> StoreResult<T> {
@@ -80,25 +77,12 @@ impl TaskRaw {
     /// The raw columns of a configuration (for inserts and updates).
     pub fn from_config(id: i64, name: &str, c: &TaskConfig) -> TaskRaw {
         let (cron_expr, cron_dialect, time_zone, interval_us, start_at) = match &c.schedule {
-            Schedule::Cron {
-                expression,
-                time_zone,
-                dialect,
-            } => (
-                Some(expression.clone()),
-                Some(dialect.as_str().to_owned()),
-                time_zone.clone(),
-                None,
-                None,
-            ),
-            Schedule::FixedRate { interval, start_at }
-            | Schedule::FixedDelay { interval, start_at } => (
-                None,
-                None,
-                "UTC".to_owned(),
-                Some(duration_micros(*interval)),
-                Some(to_micros(*start_at)),
-            ),
+            Schedule::Cron { expression, time_zone, dialect } => {
+                (Some(expression.clone()), Some(dialect.as_str().to_owned()), time_zone.clone(), None, None)
+            }
+            Schedule::FixedRate { interval, start_at } | Schedule::FixedDelay { interval, start_at } => {
+                (None, None, "UTC".to_owned(), Some(duration_micros(*interval)), Some(to_micros(*start_at)))
+            }
             Schedule::OneTime { at } => (None, None, "UTC".to_owned(), None, Some(to_micros(*at))),
             Schedule::Manual => (None, None, "UTC".to_owned(), None, None),
         };
@@ -135,14 +119,10 @@ impl TaskRaw {
     pub fn into_task(self) -> StoreResult<Task> {
         const T: &str = "ax_task";
         let kind: ScheduleKind = parse(T, &self.schedule_kind)?;
-        let need = |v: Option<i64>, col: &str| {
-            v.ok_or_else(|| corrupt(T, format!("{col} is NULL for {kind}")))
-        };
+        let need = |v: Option<i64>, col: &str| v.ok_or_else(|| corrupt(T, format!("{col} is NULL for {kind}")));
         let schedule = match kind {
             ScheduleKind::Cron => Schedule::Cron {
-                expression: self
-                    .cron_expr
-                    .ok_or_else(|| corrupt(T, "cron_expr is NULL"))?,
+                expression: self.cron_expr.ok_or_else(|| corrupt(T, "cron_expr is NULL"))?,
                 time_zone: self.time_zone,
                 dialect: parse::<CronDialect>(T, self.cron_dialect.as_deref().unwrap_or(""))?,
             },
@@ -154,9 +134,7 @@ impl TaskRaw {
                 interval: micros_duration(need(self.interval_us, "interval_us")?),
                 start_at: from_micros(need(self.start_at, "start_at")?),
             },
-            ScheduleKind::OneTime => Schedule::OneTime {
-                at: from_micros(need(self.start_at, "start_at")?),
-            },
+            ScheduleKind::OneTime => Schedule::OneTime { at: from_micros(need(self.start_at, "start_at")?) },
             ScheduleKind::Manual => Schedule::Manual,
         };
         let max_catch_up = u32::try_from(self.max_catch_up)
@@ -287,11 +265,7 @@ impl EventRaw {
             id: self.id,
             instance_id: self.instance_id,
             at: from_micros(self.at),
-            from: self
-                .from_status
-                .as_deref()
-                .map(|s| parse(T, s))
-                .transpose()?,
+            from: self.from_status.as_deref().map(|s| parse(T, s)).transpose()?,
             to: parse(T, &self.to_status)?,
             attempt: u32_of(T, "attempt", self.attempt)?,
             scheduler_id: self.scheduler_id,

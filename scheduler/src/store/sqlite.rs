@@ -7,9 +7,7 @@
 
 use std::{str::FromStr, time::Duration};
 
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 use super::{ConnectOptions, migrations::embed_migrations};
 
@@ -30,8 +28,7 @@ impl SqliteStore {
             .foreign_keys(true);
         if let Some(dir) = o.get_filename().parent() {
             if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| crate::error::StoreError::Unavailable(sqlx::Error::Io(e)))?;
+                std::fs::create_dir_all(dir).map_err(|e| crate::error::StoreError::Unavailable(sqlx::Error::Io(e)))?;
             }
         }
         // Opening a new database file from several connections at once can briefly report "database
@@ -62,10 +59,7 @@ fn rewrite(sql: &str) -> String {
             ("{SKIP_LOCKED}", ""),
             ("{FOR_UPDATE}", ""),
             ("{RETURNING_ID}", " RETURNING id"),
-            (
-                "{NOW_US}",
-                "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)",
-            ),
+            ("{NOW_US}", "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"),
         ],
         false,
     )

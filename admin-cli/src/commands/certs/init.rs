@@ -16,8 +16,8 @@ use std::{
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
 use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    Issuer, KeyPair, KeyUsagePurpose, SanType,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose, SanType,
 };
 use serde::Serialize;
 
@@ -54,29 +54,19 @@ pub struct InitArgs {
 /// An app name as workers announce it: 1-64 characters of [a-z0-9._-], starting with a letter or
 /// digit (the rule of Hello.app, so a certificate is never issued for an app no worker can use).
 fn parse_app(text: &str) -> Result<String, String> {
-    check_name(text, |c| {
-        c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c)
-    })
-    .map_err(|e| {
-        format!("{e}; an app is 1-64 characters of a-z 0-9 . _ - starting with a letter or digit")
-    })
+    check_name(text, |c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c))
+        .map_err(|e| format!("{e}; an app is 1-64 characters of a-z 0-9 . _ - starting with a letter or digit"))
 }
 
 /// An operator name: 1-64 characters of [A-Za-z0-9._-], starting with a letter or digit. It is
 /// part of file names and of the SPIFFE id, so nothing that could leave DIR or add a path segment.
 fn parse_name(text: &str) -> Result<String, String> {
-    check_name(text, |c| c.is_ascii_alphanumeric() || "._-".contains(c)).map_err(|e| {
-        format!(
-            "{e}; a name is 1-64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit"
-        )
-    })
+    check_name(text, |c| c.is_ascii_alphanumeric() || "._-".contains(c))
+        .map_err(|e| format!("{e}; a name is 1-64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit"))
 }
 
 fn check_name(text: &str, allowed: impl Fn(char) -> bool) -> Result<String, String> {
-    let starts_well = text
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphanumeric());
+    let starts_well = text.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
     if text.len() > 64 || !starts_well || !text.chars().all(allowed) {
         return Err(format!("`{text}` is not allowed"));
     }
@@ -106,10 +96,8 @@ pub fn run(mut args: InitArgs, ctx: &Context) -> Result<()> {
     args.apps.retain(|app| seen.insert(app.clone()));
     let files = generate(&args)?;
     let paths = write_all(&args.dir, &files, args.force)?;
-    let view = Written {
-        dir: args.dir.display().to_string(),
-        files: paths.iter().map(|p| p.display().to_string()).collect(),
-    };
+    let view =
+        Written { dir: args.dir.display().to_string(), files: paths.iter().map(|p| p.display().to_string()).collect() };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => output::print_text(&instructions(&args, &view.files)),
@@ -126,77 +114,34 @@ fn generate(args: &InitArgs) -> Result<Vec<PemFile>> {
     let mut ca_params = params("ax dev CA", validity);
     // Path length 0: the CA signs leaf certificates only, never another CA.
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
-    ca_params.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca_cert = ca_params
-        .self_signed(&ca_key)
-        .context("cannot sign the CA certificate")?;
-    files.push(PemFile {
-        name: "ca.pem".into(),
-        contents: ca_cert.pem(),
-        secret: false,
-    });
-    files.push(PemFile {
-        name: "ca.key".into(),
-        contents: ca_key.serialize_pem(),
-        secret: true,
-    });
+    ca_params.key_usages =
+        vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    let ca_cert = ca_params.self_signed(&ca_key).context("cannot sign the CA certificate")?;
+    files.push(PemFile { name: "ca.pem".into(), contents: ca_cert.pem(), secret: false });
+    files.push(PemFile { name: "ca.key".into(), contents: ca_key.serialize_pem(), secret: true });
     let issuer = Issuer::new(ca_params, ca_key);
 
     let server_sans = vec![
         SanType::DnsName("localhost".try_into().context("localhost is a DNS name")?),
         SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)),
     ];
-    files.extend(leaf(
-        &issuer,
-        "server",
-        "localhost",
-        server_sans,
-        ExtendedKeyUsagePurpose::ServerAuth,
-        validity,
-    )?);
+    files.extend(leaf(&issuer, "server", "localhost", server_sans, ExtendedKeyUsagePurpose::ServerAuth, validity)?);
 
-    let mut identities: Vec<(String, String)> = args
-        .apps
-        .iter()
-        .map(|app| (format!("worker-{app}"), format!("spiffe://ax/worker/{app}")))
-        .collect();
-    identities.push((
-        format!("admin-{}", args.admin),
-        format!("spiffe://ax/admin/{}", args.admin),
-    ));
+    let mut identities: Vec<(String, String)> =
+        args.apps.iter().map(|app| (format!("worker-{app}"), format!("spiffe://ax/worker/{app}"))).collect();
+    identities.push((format!("admin-{}", args.admin), format!("spiffe://ax/admin/{}", args.admin)));
     if let Some(viewer) = &args.viewer {
-        identities.push((
-            format!("viewer-{viewer}"),
-            format!("spiffe://ax/viewer/{viewer}"),
-        ));
+        identities.push((format!("viewer-{viewer}"), format!("spiffe://ax/viewer/{viewer}")));
     }
     for (stem, uri) in identities {
-        let san = SanType::URI(
-            uri.clone()
-                .try_into()
-                .with_context(|| format!("{uri} is not ASCII"))?,
-        );
-        files.extend(leaf(
-            &issuer,
-            &stem,
-            &uri,
-            vec![san],
-            ExtendedKeyUsagePurpose::ClientAuth,
-            validity,
-        )?);
+        let san = SanType::URI(uri.clone().try_into().with_context(|| format!("{uri} is not ASCII"))?);
+        files.extend(leaf(&issuer, &stem, &uri, vec![san], ExtendedKeyUsagePurpose::ClientAuth, validity)?);
     }
     Ok(files)
 }
 
 /// Parameters with a common name and validity, and nothing else.
-fn params(
-    common_name: &str,
-    (not_before, not_after): (SystemTime, SystemTime),
-) -> CertificateParams {
+fn params(common_name: &str, (not_before, not_after): (SystemTime, SystemTime)) -> CertificateParams {
     let mut params = CertificateParams::default();
     let mut name = DistinguishedName::new();
     name.push(DnType::CommonName, common_name);
@@ -221,20 +166,10 @@ fn leaf(
     params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
     params.extended_key_usages = vec![usage];
     params.use_authority_key_identifier_extension = true;
-    let cert = params
-        .signed_by(&key, issuer)
-        .with_context(|| format!("cannot sign the certificate of {stem}"))?;
+    let cert = params.signed_by(&key, issuer).with_context(|| format!("cannot sign the certificate of {stem}"))?;
     Ok([
-        PemFile {
-            name: format!("{stem}.pem"),
-            contents: cert.pem(),
-            secret: false,
-        },
-        PemFile {
-            name: format!("{stem}.key"),
-            contents: key.serialize_pem(),
-            secret: true,
-        },
+        PemFile { name: format!("{stem}.pem"), contents: cert.pem(), secret: false },
+        PemFile { name: format!("{stem}.key"), contents: key.serialize_pem(), secret: true },
     ])
 }
 
@@ -242,16 +177,9 @@ fn leaf(
 fn write_all(dir: &Path, files: &[PemFile], force: bool) -> Result<Vec<PathBuf>> {
     let paths: Vec<PathBuf> = files.iter().map(|f| dir.join(&f.name)).collect();
     if !force {
-        let existing: Vec<String> = paths
-            .iter()
-            .filter(|p| p.exists())
-            .map(|p| p.display().to_string())
-            .collect();
+        let existing: Vec<String> = paths.iter().filter(|p| p.exists()).map(|p| p.display().to_string()).collect();
         if !existing.is_empty() {
-            bail!(
-                "refusing to overwrite {} (use --force to replace them)",
-                existing.join(", ")
-            );
+            bail!("refusing to overwrite {} (use --force to replace them)", existing.join(", "));
         }
     }
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -296,15 +224,11 @@ fn instructions(args: &InitArgs, files: &[String]) -> String {
         admin = args.admin
     ));
     if let Some(viewer) = &args.viewer {
-        text.push_str(&format!(
-            "  (read-only: AX_CERT={dir}/viewer-{viewer}.pem AX_KEY={dir}/viewer-{viewer}.key)\n"
-        ));
+        text.push_str(&format!("  (read-only: AX_CERT={dir}/viewer-{viewer}.pem AX_KEY={dir}/viewer-{viewer}.key)\n"));
     }
     text.push_str("\nWorkers connect with their app's certificate and the CA:\n");
     for app in &args.apps {
-        text.push_str(&format!(
-            "  app {app}: {dir}/worker-{app}.pem, {dir}/worker-{app}.key, {dir}/ca.pem\n"
-        ));
+        text.push_str(&format!("  app {app}: {dir}/worker-{app}.pem, {dir}/worker-{app}.key, {dir}/ca.pem\n"));
     }
     text
 }
@@ -397,11 +321,7 @@ mod tests {
             assert_eq!(seen.sans, [format!("URI:{uri}")], "{file}");
             assert!(seen.client_auth && !seen.server_auth && !seen.ca, "{file}");
         }
-        let secrets: Vec<&str> = files
-            .iter()
-            .filter(|f| f.secret)
-            .map(|f| f.name.as_str())
-            .collect();
+        let secrets: Vec<&str> = files.iter().filter(|f| f.secret).map(|f| f.name.as_str()).collect();
         assert!(secrets.iter().all(|n| n.ends_with(".key")));
         assert_eq!(secrets.len(), 6);
     }

@@ -23,10 +23,7 @@ struct Stats {
 /// Prints the stats.
 pub async fn run(ctx: &Context) -> Result<()> {
     let mut client = ctx.client().await?;
-    let response = client
-        .get_cluster_stats(GetClusterStatsRequest {})
-        .await
-        .rpc()?;
+    let response = client.get_cluster_stats(GetClusterStatsRequest {}).await.rpc()?;
     let view = Stats {
         tasks: response.tasks,
         enabled_tasks: response.enabled_tasks,
@@ -39,10 +36,7 @@ pub async fn run(ctx: &Context) -> Result<()> {
         OutputFormat::Table => {
             let mut fields = Fields::new();
             fields
-                .add(
-                    "tasks",
-                    format!("{} ({} enabled)", view.tasks, view.enabled_tasks),
-                )
+                .add("tasks", format!("{} ({} enabled)", view.tasks, view.enabled_tasks))
                 .add("workers", view.workers.to_string())
                 .add("schedulers", view.schedulers.to_string());
             let mut text = fields.render();

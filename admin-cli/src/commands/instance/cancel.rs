@@ -22,15 +22,8 @@ pub struct CancelArgs {
 /// Cancels the instance.
 pub async fn run(args: CancelArgs, ctx: &Context) -> Result<()> {
     let mut client = ctx.client().await?;
-    let request = CancelInstanceRequest {
-        id: args.id,
-        reason: args.reason.unwrap_or_default(),
-    };
+    let request = CancelInstanceRequest { id: args.id, reason: args.reason.unwrap_or_default() };
     let response = client.cancel_instance(request).await.rpc()?;
     let instance = required(response.instance, "the instance")?;
-    super::print_changed(
-        ctx,
-        &instance,
-        &format!("canceled instance {}", instance.id),
-    )
+    super::print_changed(ctx, &instance, &format!("canceled instance {}", instance.id))
 }

@@ -54,16 +54,8 @@ pub async fn run(args: ListArgs, ctx: &Context) -> Result<()> {
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => {
-            let mut table = Table::new([
-                "ID",
-                "TASK",
-                "STATUS",
-                "ATTEMPT",
-                "SOURCE",
-                "TRIGGER TIME",
-                "WORKER",
-                "MESSAGE",
-            ]);
+            let mut table =
+                Table::new(["ID", "TASK", "STATUS", "ATTEMPT", "SOURCE", "TRIGGER TIME", "WORKER", "MESSAGE"]);
             for i in &view.instances {
                 table.row([
                     i.id.to_string(),

@@ -29,16 +29,9 @@ struct Logs {
 pub async fn run(args: LogsArgs, ctx: &Context) -> Result<()> {
     let mut client = ctx.client().await?;
     // after_seq 0 and limit 0 ask for everything the server keeps (up to its limit of 1000 lines).
-    let request = GetInstanceLogsRequest {
-        id: args.id,
-        after_seq: 0,
-        limit: 0,
-    };
+    let request = GetInstanceLogsRequest { id: args.id, after_seq: 0, limit: 0 };
     let response = client.get_instance_logs(request).await.rpc()?;
-    let view = Logs {
-        lines: response.lines.iter().map(LogLineView::from).collect(),
-        dropped: response.dropped,
-    };
+    let view = Logs { lines: response.lines.iter().map(LogLineView::from).collect(), dropped: response.dropped };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => {
@@ -51,16 +44,9 @@ pub async fn run(args: LogsArgs, ctx: &Context) -> Result<()> {
                     line.message.clone(),
                 ]);
             }
-            let mut text = if table.is_empty() {
-                "no log lines\n".to_owned()
-            } else {
-                table.render()
-            };
+            let mut text = if table.is_empty() { "no log lines\n".to_owned() } else { table.render() };
             if view.dropped > 0 {
-                text.push_str(&format!(
-                    "({} lines dropped: the instance exceeded the server's limit)\n",
-                    view.dropped
-                ));
+                text.push_str(&format!("({} lines dropped: the instance exceeded the server's limit)\n", view.dropped));
             }
             output::print_text(&text)
         }

@@ -53,14 +53,11 @@ struct InstanceOnly {
 
 /// Prints an instance after a change, with a headline saying what happened.
 fn print_changed(ctx: &Context, instance: &Instance, headline: &str) -> Result<()> {
-    let view = InstanceOnly {
-        instance: InstanceView::from(instance),
-    };
+    let view = InstanceOnly { instance: InstanceView::from(instance) };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
-        OutputFormat::Table => output::print_text(&format!(
-            "{headline}\n\n{}",
-            output::instance_details(&view.instance)
-        )),
+        OutputFormat::Table => {
+            output::print_text(&format!("{headline}\n\n{}", output::instance_details(&view.instance)))
+        }
     }
 }

@@ -19,14 +19,7 @@ pub struct RetryArgs {
 /// Retries the instance.
 pub async fn run(args: RetryArgs, ctx: &Context) -> Result<()> {
     let mut client = ctx.client().await?;
-    let response = client
-        .retry_instance(RetryInstanceRequest { id: args.id })
-        .await
-        .rpc()?;
+    let response = client.retry_instance(RetryInstanceRequest { id: args.id }).await.rpc()?;
     let instance = required(response.instance, "the instance")?;
-    super::print_changed(
-        ctx,
-        &instance,
-        &format!("instance {} is PENDING again", instance.id),
-    )
+    super::print_changed(ctx, &instance, &format!("instance {} is PENDING again", instance.id))
 }

@@ -58,10 +58,7 @@ impl PreviewArgs {
     fn schedule(&self) -> Schedule {
         let kind = match (&self.cron, self.every) {
             (Some(expression), _) => cron_kind(expression, self.tz.as_deref(), self.dialect),
-            (None, every) => schedule::Kind::FixedRate(IntervalSchedule {
-                interval: every,
-                start_at: self.start_at,
-            }),
+            (None, every) => schedule::Kind::FixedRate(IntervalSchedule { interval: every, start_at: self.start_at }),
         };
         Schedule { kind: Some(kind) }
     }
@@ -69,16 +66,10 @@ impl PreviewArgs {
 
 /// Previews the schedule.
 pub async fn run(args: PreviewArgs, ctx: &Context) -> Result<()> {
-    let request = PreviewScheduleRequest {
-        schedule: Some(args.schedule()),
-        from: args.from,
-        count: args.count,
-    };
+    let request = PreviewScheduleRequest { schedule: Some(args.schedule()), from: args.from, count: args.count };
     let mut client = ctx.client().await?;
     let response = client.preview_schedule(request).await.rpc()?;
-    let view = Preview {
-        preview: PreviewView::from(&required(response.preview, "the preview")?),
-    };
+    let view = Preview { preview: PreviewView::from(&required(response.preview, "the preview")?) };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => {
@@ -102,23 +93,13 @@ mod tests {
     }
 
     fn parse(args: &[&str]) -> Result<PreviewArgs, clap::Error> {
-        Cli::try_parse_from(std::iter::once("preview").chain(args.iter().copied()))
-            .map(|cli| cli.args)
+        Cli::try_parse_from(std::iter::once("preview").chain(args.iter().copied())).map(|cli| cli.args)
     }
 
     #[test]
     fn cron_previews_carry_zone_dialect_and_count() {
-        let args = parse(&[
-            "--cron",
-            "0 0 * * 1",
-            "--tz",
-            "Asia/Tokyo",
-            "--dialect",
-            "quartz",
-            "-n",
-            "3",
-        ])
-        .expect("valid");
+        let args =
+            parse(&["--cron", "0 0 * * 1", "--tz", "Asia/Tokyo", "--dialect", "quartz", "-n", "3"]).expect("valid");
         assert_eq!(args.count, 3);
         assert_eq!(
             args.schedule().kind,
@@ -136,10 +117,7 @@ mod tests {
         assert_eq!(args.count, 10);
         assert!(matches!(
             args.schedule().kind,
-            Some(schedule::Kind::FixedRate(IntervalSchedule {
-                interval: Some(_),
-                start_at: Some(_)
-            }))
+            Some(schedule::Kind::FixedRate(IntervalSchedule { interval: Some(_), start_at: Some(_) }))
         ));
     }
 

@@ -19,30 +19,13 @@ struct SchedulerList {
 /// Lists the schedulers.
 pub async fn run(ctx: &Context) -> Result<()> {
     let mut client = ctx.client().await?;
-    let response = client
-        .list_schedulers(ListSchedulersRequest {})
-        .await
-        .rpc()?;
-    let view = SchedulerList {
-        schedulers: response
-            .schedulers
-            .iter()
-            .map(SchedulerView::from)
-            .collect(),
-    };
+    let response = client.list_schedulers(ListSchedulersRequest {}).await.rpc()?;
+    let view = SchedulerList { schedulers: response.schedulers.iter().map(SchedulerView::from).collect() };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => {
-            let mut table = Table::new([
-                "ID",
-                "HOST",
-                "ADDRESS",
-                "VERSION",
-                "ALIVE",
-                "WORKERS",
-                "STARTED",
-                "HEARTBEAT",
-            ]);
+            let mut table =
+                Table::new(["ID", "HOST", "ADDRESS", "VERSION", "ALIVE", "WORKERS", "STARTED", "HEARTBEAT"]);
             for s in &view.schedulers {
                 table.row([
                     s.scheduler_id.clone(),

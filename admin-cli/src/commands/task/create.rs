@@ -25,10 +25,7 @@ pub async fn run(args: CreateArgs, ctx: &Context) -> Result<()> {
     let mut spec = args.fields.to_change().spec;
     spec.name = args.name;
     let mut client = ctx.client().await?;
-    let response = client
-        .create_task(CreateTaskRequest { task: Some(spec) })
-        .await
-        .rpc()?;
+    let response = client.create_task(CreateTaskRequest { task: Some(spec) }).await.rpc()?;
     let task = required(response.task, "the task")?;
     super::print_task_and_preview(ctx, &task, response.preview.as_ref())
 }

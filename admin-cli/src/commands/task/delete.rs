@@ -28,16 +28,8 @@ struct Deleted {
 /// Deletes the task.
 pub async fn run(args: DeleteArgs, ctx: &Context) -> Result<()> {
     let mut client = ctx.client().await?;
-    let response = client
-        .delete_task(DeleteTaskRequest {
-            name: args.name.clone(),
-        })
-        .await
-        .rpc()?;
-    let view = Deleted {
-        deleted: args.name,
-        canceled_instances: response.canceled_instances,
-    };
+    let response = client.delete_task(DeleteTaskRequest { name: args.name.clone() }).await.rpc()?;
+    let view = Deleted { deleted: args.name, canceled_instances: response.canceled_instances };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => output::print_text(&format!(

@@ -19,9 +19,6 @@ pub struct DisableArgs {
 /// Disables the task.
 pub async fn run(args: DisableArgs, ctx: &Context) -> Result<()> {
     let mut client = ctx.client().await?;
-    let response = client
-        .disable_task(DisableTaskRequest { name: args.name })
-        .await
-        .rpc()?;
+    let response = client.disable_task(DisableTaskRequest { name: args.name }).await.rpc()?;
     super::print_task(ctx, &required(response.task, "the task")?)
 }

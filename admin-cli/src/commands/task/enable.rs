@@ -19,9 +19,6 @@ pub struct EnableArgs {
 /// Enables the task.
 pub async fn run(args: EnableArgs, ctx: &Context) -> Result<()> {
     let mut client = ctx.client().await?;
-    let response = client
-        .enable_task(EnableTaskRequest { name: args.name })
-        .await
-        .rpc()?;
+    let response = client.enable_task(EnableTaskRequest { name: args.name }).await.rpc()?;
     super::print_task(ctx, &required(response.task, "the task")?)
 }

@@ -5,15 +5,13 @@
 use std::collections::HashMap;
 
 use ax_proto::v1::{
-    Backoff, ConcurrencyPolicy, CronDialect, CronSchedule, IntervalSchedule, ManualSchedule,
-    MisfirePolicy, OneTimeSchedule, RetryPolicy, RoutingStrategy, Schedule, TaskSpec,
-    one_time_schedule, schedule,
+    Backoff, ConcurrencyPolicy, CronDialect, CronSchedule, IntervalSchedule, ManualSchedule, MisfirePolicy,
+    OneTimeSchedule, RetryPolicy, RoutingStrategy, Schedule, TaskSpec, one_time_schedule, schedule,
 };
 use clap::{ArgGroup, Args};
 
 use crate::args::{
-    Concurrency, Dialect, Misfire, Routing, parse_backoff, parse_duration, parse_label,
-    parse_timestamp,
+    Concurrency, Dialect, Misfire, Routing, parse_backoff, parse_duration, parse_label, parse_timestamp,
 };
 
 /// Help heading of the schedule flags.
@@ -188,10 +186,8 @@ impl TaskFields {
 
     /// The schedule of the schedule flags, if one was given.
     fn schedule(&self) -> Option<Schedule> {
-        let interval = |every: prost_types::Duration| IntervalSchedule {
-            interval: Some(every),
-            start_at: self.start_at,
-        };
+        let interval =
+            |every: prost_types::Duration| IntervalSchedule { interval: Some(every), start_at: self.start_at };
         let kind = if let Some(expression) = &self.cron {
             cron_kind(expression, self.tz.as_deref(), self.dialect)
         } else if let Some(every) = self.every {
@@ -199,13 +195,9 @@ impl TaskFields {
         } else if let Some(delay) = self.fixed_delay {
             schedule::Kind::FixedDelay(interval(delay))
         } else if let Some(at) = self.at {
-            schedule::Kind::OneTime(OneTimeSchedule {
-                when: Some(one_time_schedule::When::At(at)),
-            })
+            schedule::Kind::OneTime(OneTimeSchedule { when: Some(one_time_schedule::When::At(at)) })
         } else if let Some(after) = self.after {
-            schedule::Kind::OneTime(OneTimeSchedule {
-                when: Some(one_time_schedule::When::After(after)),
-            })
+            schedule::Kind::OneTime(OneTimeSchedule { when: Some(one_time_schedule::When::After(after)) })
         } else if self.manual {
             schedule::Kind::Manual(ManualSchedule {})
         } else {
@@ -226,16 +218,9 @@ pub fn cron_kind(expression: &str, tz: Option<&str>, dialect: Option<Dialect>) -
 
 /// The stored policy with the given parts replaced: `--retries` alone keeps the stored backoff,
 /// `--backoff` alone keeps the stored retry count.
-pub fn merge_retry_policy(
-    current: Option<RetryPolicy>,
-    retries: Option<u32>,
-    backoff: Option<Backoff>,
-) -> RetryPolicy {
+pub fn merge_retry_policy(current: Option<RetryPolicy>, retries: Option<u32>, backoff: Option<Backoff>) -> RetryPolicy {
     let current = current.unwrap_or_default();
-    RetryPolicy {
-        max_retries: retries.unwrap_or(current.max_retries),
-        backoff: backoff.or(current.backoff),
-    }
+    RetryPolicy { max_retries: retries.unwrap_or(current.max_retries), backoff: backoff.or(current.backoff) }
 }
 
 #[cfg(test)]
@@ -252,15 +237,11 @@ mod tests {
     }
 
     fn fields(args: &[&str]) -> TaskFields {
-        Cli::try_parse_from(std::iter::once("test").chain(args.iter().copied()))
-            .expect("valid flags")
-            .fields
+        Cli::try_parse_from(std::iter::once("test").chain(args.iter().copied())).expect("valid flags").fields
     }
 
     fn parse_error(args: &[&str]) -> String {
-        Cli::try_parse_from(std::iter::once("test").chain(args.iter().copied()))
-            .expect_err("invalid flags")
-            .to_string()
+        Cli::try_parse_from(std::iter::once("test").chain(args.iter().copied())).expect_err("invalid flags").to_string()
     }
 
     fn dur(seconds: i64) -> prost_types::Duration {
@@ -358,9 +339,7 @@ mod tests {
             Some(RetryPolicy {
                 max_retries: 3,
                 backoff: Some(Backoff {
-                    kind: Some(backoff::Kind::List(ListBackoff {
-                        delays: vec![dur(10), dur(60)]
-                    }))
+                    kind: Some(backoff::Kind::List(ListBackoff { delays: vec![dur(10), dur(60)] }))
                 }),
             })
         );
@@ -371,40 +350,24 @@ mod tests {
     #[test]
     fn every_schedule_flag_builds_its_kind() {
         let kind = |args: &[&str]| fields(args).to_change().spec.schedule.and_then(|s| s.kind);
-        let start = prost_types::Timestamp {
-            seconds: 1_767_261_600,
-            nanos: 0,
-        };
+        let start = prost_types::Timestamp { seconds: 1_767_261_600, nanos: 0 };
         assert_eq!(
             kind(&["--every", "15m", "--start-at", "2026-01-01T10:00:00Z"]),
-            Some(schedule::Kind::FixedRate(IntervalSchedule {
-                interval: Some(dur(900)),
-                start_at: Some(start)
-            }))
+            Some(schedule::Kind::FixedRate(IntervalSchedule { interval: Some(dur(900)), start_at: Some(start) }))
         );
         assert_eq!(
             kind(&["--fixed-delay", "1h"]),
-            Some(schedule::Kind::FixedDelay(IntervalSchedule {
-                interval: Some(dur(3600)),
-                start_at: None
-            }))
+            Some(schedule::Kind::FixedDelay(IntervalSchedule { interval: Some(dur(3600)), start_at: None }))
         );
         assert_eq!(
             kind(&["--at", "2026-01-01T10:00:00Z"]),
-            Some(schedule::Kind::OneTime(OneTimeSchedule {
-                when: Some(one_time_schedule::When::At(start))
-            }))
+            Some(schedule::Kind::OneTime(OneTimeSchedule { when: Some(one_time_schedule::When::At(start)) }))
         );
         assert_eq!(
             kind(&["--after", "90s"]),
-            Some(schedule::Kind::OneTime(OneTimeSchedule {
-                when: Some(one_time_schedule::When::After(dur(90)))
-            }))
+            Some(schedule::Kind::OneTime(OneTimeSchedule { when: Some(one_time_schedule::When::After(dur(90))) }))
         );
-        assert_eq!(
-            kind(&["--manual"]),
-            Some(schedule::Kind::Manual(ManualSchedule {}))
-        );
+        assert_eq!(kind(&["--manual"]), Some(schedule::Kind::Manual(ManualSchedule {})));
         assert_eq!(
             kind(&["--cron", "@daily"]),
             Some(schedule::Kind::Cron(CronSchedule {
@@ -417,9 +380,7 @@ mod tests {
 
     #[test]
     fn two_schedule_flags_are_refused() {
-        assert!(
-            parse_error(&["--cron", "@daily", "--every", "1h"]).contains("cannot be used with")
-        );
+        assert!(parse_error(&["--cron", "@daily", "--every", "1h"]).contains("cannot be used with"));
         assert!(parse_error(&["--manual", "--after", "1h"]).contains("cannot be used with"));
     }
 
@@ -430,24 +391,11 @@ mod tests {
         assert!(parse_error(&["--start-at", "2026-01-01T00:00:00Z"]).contains("--every"));
         assert!(parse_error(&["--every", "1h", "--tz", "UTC"]).contains("--tz"));
         assert!(parse_error(&["--manual", "--dialect", "unix"]).contains("--dialect"));
+        assert!(parse_error(&["--cron", "@daily", "--start-at", "2026-01-01T00:00:00Z"]).contains("--start-at"));
         assert!(
-            parse_error(&["--cron", "@daily", "--start-at", "2026-01-01T00:00:00Z"])
-                .contains("--start-at")
+            parse_error(&["--at", "2026-01-01T00:00:00Z", "--start-at", "2026-01-01T00:00:00Z"]).contains("--start-at")
         );
-        assert!(
-            parse_error(&[
-                "--at",
-                "2026-01-01T00:00:00Z",
-                "--start-at",
-                "2026-01-01T00:00:00Z"
-            ])
-            .contains("--start-at")
-        );
-        assert!(
-            fields(&["--fixed-delay", "1h", "--start-at", "2026-01-01T00:00:00Z"])
-                .start_at
-                .is_some()
-        );
+        assert!(fields(&["--fixed-delay", "1h", "--start-at", "2026-01-01T00:00:00Z"]).start_at.is_some());
     }
 
     #[test]
@@ -472,40 +420,17 @@ mod tests {
 
     #[test]
     fn retry_flags_merge_with_the_stored_policy() {
-        let list = Backoff {
-            kind: Some(backoff::Kind::List(ListBackoff {
-                delays: vec![dur(5)],
-            })),
-        };
-        let stored = RetryPolicy {
-            max_retries: 2,
-            backoff: Some(list.clone()),
-        };
+        let list = Backoff { kind: Some(backoff::Kind::List(ListBackoff { delays: vec![dur(5)] })) };
+        let stored = RetryPolicy { max_retries: 2, backoff: Some(list.clone()) };
         assert_eq!(
             merge_retry_policy(Some(stored.clone()), Some(7), None),
-            RetryPolicy {
-                max_retries: 7,
-                backoff: Some(list.clone())
-            }
+            RetryPolicy { max_retries: 7, backoff: Some(list.clone()) }
         );
-        let other = Backoff {
-            kind: Some(backoff::Kind::List(ListBackoff {
-                delays: vec![dur(9)],
-            })),
-        };
+        let other = Backoff { kind: Some(backoff::Kind::List(ListBackoff { delays: vec![dur(9)] })) };
         assert_eq!(
             merge_retry_policy(Some(stored), None, Some(other.clone())),
-            RetryPolicy {
-                max_retries: 2,
-                backoff: Some(other)
-            }
+            RetryPolicy { max_retries: 2, backoff: Some(other) }
         );
-        assert_eq!(
-            merge_retry_policy(None, Some(1), None),
-            RetryPolicy {
-                max_retries: 1,
-                backoff: None
-            }
-        );
+        assert_eq!(merge_retry_policy(None, Some(1), None), RetryPolicy { max_retries: 1, backoff: None });
     }
 }

@@ -31,10 +31,7 @@ struct TaskWithEvents {
 /// Shows the task.
 pub async fn run(args: GetArgs, ctx: &Context) -> Result<()> {
     let mut client = ctx.client().await?;
-    let response = client
-        .get_task(GetTaskRequest { name: args.name })
-        .await
-        .rpc()?;
+    let response = client.get_task(GetTaskRequest { name: args.name }).await.rpc()?;
     let task = required(response.task, "the task")?;
     let view = TaskWithEvents {
         task: TaskView::from(&task),
@@ -85,11 +82,7 @@ async fn preview(
     let Some(schedule) = schedule else {
         return Ok(None);
     };
-    let request = PreviewScheduleRequest {
-        schedule: Some(schedule),
-        from: None,
-        count: PREVIEW_FIRES,
-    };
+    let request = PreviewScheduleRequest { schedule: Some(schedule), from: None, count: PREVIEW_FIRES };
     let response = client.preview_schedule(request).await.rpc()?;
     Ok(response.preview)
 }

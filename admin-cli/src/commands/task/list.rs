@@ -48,18 +48,14 @@ pub async fn run(args: ListArgs, ctx: &Context) -> Result<()> {
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => {
-            let mut table =
-                Table::new(["NAME", "APP", "HANDLER", "ENABLED", "SCHEDULE", "NEXT FIRE"]);
+            let mut table = Table::new(["NAME", "APP", "HANDLER", "ENABLED", "SCHEDULE", "NEXT FIRE"]);
             for task in &view.tasks {
                 table.row([
                     task.name.clone(),
                     task.app.clone(),
                     task.handler.clone(),
-                    task.enabled
-                        .map_or_else(|| "-".to_owned(), |e| e.to_string()),
-                    task.schedule
-                        .as_ref()
-                        .map_or_else(|| "-".to_owned(), ScheduleView::summary),
+                    task.enabled.map_or_else(|| "-".to_owned(), |e| e.to_string()),
+                    task.schedule.as_ref().map_or_else(|| "-".to_owned(), ScheduleView::summary),
                     output::or_dash(task.next_fire_time.clone()),
                 ]);
             }

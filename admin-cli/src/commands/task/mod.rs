@@ -74,15 +74,8 @@ struct TaskAndPreview {
 }
 
 /// Prints a task with its schedule preview (create, update).
-fn print_task_and_preview(
-    ctx: &Context,
-    task: &Task,
-    preview: Option<&SchedulePreview>,
-) -> Result<()> {
-    let view = TaskAndPreview {
-        task: TaskView::from(task),
-        preview: preview.map(PreviewView::from),
-    };
+fn print_task_and_preview(ctx: &Context, task: &Task, preview: Option<&SchedulePreview>) -> Result<()> {
+    let view = TaskAndPreview { task: TaskView::from(task), preview: preview.map(PreviewView::from) };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => {
@@ -105,9 +98,7 @@ struct TaskOnly {
 
 /// Prints a task alone (enable, disable).
 fn print_task(ctx: &Context, task: &Task) -> Result<()> {
-    let view = TaskOnly {
-        task: TaskView::from(task),
-    };
+    let view = TaskOnly { task: TaskView::from(task) };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => output::print_text(&output::task_details(&view.task)),
@@ -127,59 +118,27 @@ mod tests {
     }
 
     fn parse(args: &[&str]) -> Result<TaskCommand, clap::Error> {
-        Cli::try_parse_from(std::iter::once("task").chain(args.iter().copied()))
-            .map(|cli| cli.command)
+        Cli::try_parse_from(std::iter::once("task").chain(args.iter().copied())).map(|cli| cli.command)
     }
 
     #[test]
     fn create_needs_app_handler_and_exactly_one_schedule() {
-        assert!(
-            parse(&[
-                "create",
-                "t",
-                "--app",
-                "a",
-                "--handler",
-                "h",
-                "--cron",
-                "@daily"
-            ])
-            .is_ok()
-        );
-        let err = parse(&["create", "t", "--app", "a", "--handler", "h"])
-            .expect_err("no schedule")
-            .to_string();
+        assert!(parse(&["create", "t", "--app", "a", "--handler", "h", "--cron", "@daily"]).is_ok());
+        let err = parse(&["create", "t", "--app", "a", "--handler", "h"]).expect_err("no schedule").to_string();
         assert!(err.contains("--cron"), "{err}");
-        let err = parse(&["create", "t", "--handler", "h", "--manual"])
-            .expect_err("no app")
-            .to_string();
+        let err = parse(&["create", "t", "--handler", "h", "--manual"]).expect_err("no app").to_string();
         assert!(err.contains("--app"), "{err}");
-        let err = parse(&["create", "t", "--app", "a", "--manual"])
-            .expect_err("no handler")
-            .to_string();
+        let err = parse(&["create", "t", "--app", "a", "--manual"]).expect_err("no handler").to_string();
         assert!(err.contains("--handler"), "{err}");
-        let err = parse(&[
-            "create",
-            "t",
-            "--app",
-            "a",
-            "--handler",
-            "h",
-            "--manual",
-            "--every",
-            "1m",
-        ])
-        .expect_err("two schedules")
-        .to_string();
+        let err = parse(&["create", "t", "--app", "a", "--handler", "h", "--manual", "--every", "1m"])
+            .expect_err("two schedules")
+            .to_string();
         assert!(err.contains("cannot be used with"), "{err}");
     }
 
     #[test]
     fn update_takes_the_same_flags_all_optional() {
-        assert!(
-            parse(&["update", "t"]).is_ok(),
-            "an empty update is refused later, with a clear message"
-        );
+        assert!(parse(&["update", "t"]).is_ok(), "an empty update is refused later, with a clear message");
         assert!(parse(&["update", "t", "--retries", "2"]).is_ok());
         assert!(parse(&["update", "t", "--cron", "@hourly", "--tz", "Asia/Tokyo"]).is_ok());
         assert!(parse(&["update", "t", "--cron", "@hourly", "--manual"]).is_err());

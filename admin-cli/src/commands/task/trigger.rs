@@ -42,10 +42,7 @@ pub async fn run(args: TriggerArgs, ctx: &Context) -> Result<()> {
     };
     let response = client.trigger_task(request).await.rpc()?;
     let instance = required(response.instance, "the instance")?;
-    let view = Triggered {
-        instance: InstanceView::from(&instance),
-        created: response.created,
-    };
+    let view = Triggered { instance: InstanceView::from(&instance), created: response.created };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => {
@@ -57,10 +54,7 @@ pub async fn run(args: TriggerArgs, ctx: &Context) -> Result<()> {
                     view.instance.idempotency_key, view.instance.id
                 )
             };
-            output::print_text(&format!(
-                "{headline}\n\n{}",
-                output::instance_details(&view.instance)
-            ))
+            output::print_text(&format!("{headline}\n\n{}", output::instance_details(&view.instance)))
         }
     }
 }

@@ -32,28 +32,14 @@ pub async fn run(args: UpdateArgs, ctx: &Context) -> Result<()> {
     if args.fields.changes_retry_policy() {
         // The mask can only replace retry_policy as a whole; read the stored one so that --retries
         // alone keeps the backoff and --backoff alone keeps the retry count.
-        let current = client
-            .get_task(GetTaskRequest {
-                name: args.name.clone(),
-            })
-            .await
-            .rpc()?;
-        let stored = current
-            .task
-            .and_then(|t| t.spec)
-            .and_then(|s| s.retry_policy);
-        change.spec.retry_policy = Some(merge_retry_policy(
-            stored,
-            args.fields.retries,
-            args.fields.backoff.clone(),
-        ));
+        let current = client.get_task(GetTaskRequest { name: args.name.clone() }).await.rpc()?;
+        let stored = current.task.and_then(|t| t.spec).and_then(|s| s.retry_policy);
+        change.spec.retry_policy = Some(merge_retry_policy(stored, args.fields.retries, args.fields.backoff.clone()));
     }
     let request = UpdateTaskRequest {
         name: args.name,
         task: Some(change.spec),
-        update_mask: Some(prost_types::FieldMask {
-            paths: change.paths.iter().map(|p| (*p).to_owned()).collect(),
-        }),
+        update_mask: Some(prost_types::FieldMask { paths: change.paths.iter().map(|p| (*p).to_owned()).collect() }),
     };
     let response = client.update_task(request).await.rpc()?;
     let task = required(response.task, "the task")?;

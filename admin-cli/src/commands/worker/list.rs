@@ -28,15 +28,8 @@ struct WorkerList {
 /// Lists the workers.
 pub async fn run(args: ListArgs, ctx: &Context) -> Result<()> {
     let mut client = ctx.client().await?;
-    let response = client
-        .list_workers(ListWorkersRequest {
-            app: args.app.unwrap_or_default(),
-        })
-        .await
-        .rpc()?;
-    let view = WorkerList {
-        workers: response.workers.iter().map(WorkerView::from).collect(),
-    };
+    let response = client.list_workers(ListWorkersRequest { app: args.app.unwrap_or_default() }).await.rpc()?;
+    let view = WorkerList { workers: response.workers.iter().map(WorkerView::from).collect() };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => {

@@ -1,0 +1,100 @@
+//! burn-down: pre-created PENDING instances worked to completion by worker processes over gRPC.
+
+use std::time::{Duration, Instant};
+
+use ax_proto::v1 as pb;
+use ax_tests::{
+    TestDb,
+    axd::channel,
+    procs::{AxdProcess, DemoWorker},
+};
+
+use crate::{DbKind, Report, env, seed};
+
+/// Sizes of a burn-down run.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Instances to work off (smoke: 500).
+    #[arg(short, long, default_value_t = 100_000)]
+    pub n: usize,
+    /// Worker processes.
+    #[arg(long, default_value_t = 1)]
+    pub workers: u32,
+    /// Capacity of each worker.
+    #[arg(long, default_value_t = 64)]
+    pub capacity: u32,
+    /// Database connections of axd.
+    #[arg(long, default_value_t = 20)]
+    pub db_connections: u32,
+}
+
+pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> {
+    let n = if smoke { 500 } else { a.n };
+    let db = TestDb::create(kind.test_db()).await.ok_or_else(|| anyhow::anyhow!("database unavailable"))?;
+    let dir = std::env::temp_dir().join(format!("ax-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let conns = a.db_connections.to_string();
+    let mut axd = AxdProcess::start(
+        &["--listen", "127.0.0.1:0", "--database-url", &db.url, "--db-max-connections", &conns, "--log", "warn"],
+        &dir.join("axd.log"),
+    )
+    .await;
+    let endpoint = format!("http://{}", axd.addr);
+    let mut admin = pb::admin_service_client::AdminServiceClient::new(channel(&endpoint).await);
+    let spec = pb::TaskSpec {
+        name: "bench".into(),
+        app: "bench".into(),
+        handler: "noop".into(),
+        schedule: Some(pb::Schedule { kind: Some(pb::schedule::Kind::Manual(pb::ManualSchedule {})) }),
+        ..Default::default()
+    };
+    let task = admin.create_task(pb::CreateTaskRequest { task: Some(spec) }).await?.into_inner().task.expect("task");
+    let env = env::detect(kind, &db.url).await?;
+    let now_us = chrono::Utc::now().timestamp_micros();
+    let seeded = Instant::now();
+    seed::pending_instances(kind, &db.url, task.id, "bench", "bench", "noop", n, now_us).await?;
+    let seed_secs = seeded.elapsed().as_secs_f64();
+
+    let started = Instant::now();
+    let workers: Vec<DemoWorker> = (0..a.workers)
+        .map(|i| {
+            DemoWorker::start_with(std::slice::from_ref(&endpoint), "bench", &format!("bench-{i}"), a.capacity, None)
+        })
+        .collect();
+    let deadline = started + Duration::from_secs(if smoke { 120 } else { 1800 });
+    let mut last_report = Instant::now();
+    loop {
+        let stats = admin.get_cluster_stats(pb::GetClusterStatsRequest {}).await?.into_inner();
+        let done =
+            stats.instances.iter().find(|s| s.status == pb::InstanceStatus::Success as i32).map_or(0, |s| s.count);
+        if done as usize >= n {
+            break;
+        }
+        if Instant::now() > deadline {
+            anyhow::bail!("only {done} of {n} instances finished in time");
+        }
+        if last_report.elapsed() > Duration::from_secs(5) {
+            eprintln!("  {done}/{n} done after {:.1}s", started.elapsed().as_secs_f64());
+            last_report = Instant::now();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let events = seed::event_count(kind, &db.url).await?;
+    drop(workers);
+    let _ = axd.terminate().await;
+    db.cleanup().await;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(Report {
+        scenario: "burn-down",
+        env,
+        figures: vec![
+            ("instances".into(), n.into()),
+            ("workers x capacity".into(), format!("{} x {}", a.workers, a.capacity).into()),
+            ("seconds".into(), serde_json::json!((secs * 1000.0).round() / 1000.0)),
+            ("instances/s".into(), serde_json::json!((n as f64 / secs).round())),
+            ("events per instance".into(), serde_json::json!(events as f64 / n as f64)),
+            ("seed seconds".into(), serde_json::json!((seed_secs * 1000.0).round() / 1000.0)),
+        ],
+    })
+}

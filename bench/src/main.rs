@@ -1,0 +1,114 @@
+//! ax-bench: measures ax the way users compare job systems, against a real database.
+//!
+//! Every scenario starts what it needs (the real `axd` binary, worker processes built with the SDK
+//! running the demo worker's no-op handler) on a fresh database (SQLite file, PostgreSQL schema or
+//! MySQL database, on the servers named by `AX_TEST_POSTGRES_URL` / `AX_TEST_MYSQL_URL`), prints a
+//! table with the machine and database version, and writes the figures as JSON.
+
+mod burn_down;
+mod env;
+mod seed;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Which database to run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DbKind {
+    /// SQLite file in a temporary directory.
+    Sqlite,
+    /// A fresh schema on AX_TEST_POSTGRES_URL.
+    Postgres,
+    /// A fresh database on AX_TEST_MYSQL_URL.
+    Mysql,
+}
+
+impl DbKind {
+    fn test_db(self) -> ax_tests::Db {
+        match self {
+            DbKind::Sqlite => ax_tests::Db::Sqlite,
+            DbKind::Postgres => ax_tests::Db::Postgres,
+            DbKind::Mysql => ax_tests::Db::MySql,
+        }
+    }
+}
+
+#[derive(Debug, Parser)]
+#[command(name = "ax-bench", about = "Benchmarks of ax against a real database")]
+struct Cli {
+    /// Database to run on.
+    #[arg(long, global = true, value_enum, default_value = "sqlite")]
+    db: DbKind,
+    /// Small sizes that finish in seconds (CI keeps the benchmark working with this).
+    #[arg(long, global = true)]
+    smoke: bool,
+    /// Also write the results as JSON to this file.
+    #[arg(long, global = true)]
+    json: Option<PathBuf>,
+    #[command(subcommand)]
+    scenario: Scenario,
+}
+
+#[derive(Debug, Subcommand)]
+enum Scenario {
+    /// Pre-create N PENDING instances, then start the workers and time until all are SUCCESS with
+    /// their event trails (the method of the published River and graphile-worker figures).
+    BurnDown(burn_down::Args),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let result = runtime.block_on(async {
+        match &cli.scenario {
+            Scenario::BurnDown(a) => burn_down::run(cli.db, cli.smoke, a).await,
+        }
+    })?;
+    println!("{}", result.table());
+    if let Some(path) = &cli.json {
+        std::fs::write(path, serde_json::to_string_pretty(&result.json())?)?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// A scenario's result: rows of (name, value) under a header describing the run.
+pub struct Report {
+    /// Scenario name.
+    pub scenario: &'static str,
+    /// Machine and database.
+    pub env: env::Env,
+    /// Named figures, in order.
+    pub figures: Vec<(String, serde_json::Value)>,
+}
+
+impl Report {
+    fn table(&self) -> String {
+        let mut out = format!(
+            "\n{} on {} {} ({} cores, {})\n",
+            self.scenario, self.env.database, self.env.database_version, self.env.cores, self.env.cpu
+        );
+        let w = self.figures.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+        for (k, v) in &self.figures {
+            let v = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            out.push_str(&format!("  {k:<w$}  {v}\n"));
+        }
+        out
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let figures: serde_json::Map<String, serde_json::Value> = self.figures.iter().cloned().collect();
+        serde_json::json!({
+            "scenario": self.scenario,
+            "database": self.env.database,
+            "database_version": self.env.database_version,
+            "cores": self.env.cores,
+            "cpu": self.env.cpu,
+            "figures": figures,
+        })
+    }
+}

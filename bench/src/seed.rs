@@ -1,0 +1,83 @@
+//! Bulk set-up straight into the database (faster than the API for hundreds of thousands of rows):
+//! PENDING instances with their creation events, as the trigger would have written them.
+
+use sqlx::QueryBuilder;
+
+use crate::DbKind;
+
+/// Inserts `n` PENDING instances of task `task_id` (app `app`, handler `handler`), available at
+/// `now_us`, each with its creation event, in batches.
+pub async fn pending_instances(
+    kind: DbKind,
+    url: &str,
+    task_id: i64,
+    task: &str,
+    app: &str,
+    handler: &str,
+    n: usize,
+    now_us: i64,
+) -> anyhow::Result<()> {
+    macro_rules! seed {
+        ($pool:expr, $db:ty) => {{
+            let pool = $pool;
+            let backoff = r#"{"exponential":{"initial_us":10000000,"multiplier":2.0,"max_us":300000000,"jitter":0.1}}"#;
+            let mut done = 0usize;
+            while done < n {
+                let chunk = (n - done).min(1000);
+                let mut qb: QueryBuilder<$db> = QueryBuilder::new(
+                    "INSERT INTO ax_instance (task_id, task_name, app, handler, params, idempotency_key, source, fire_at, \
+                     available_at, status, attempt, max_retries, failures, backoff, routing, message, output, \
+                     progress_percent, progress_message, created_at, updated_at) ",
+                );
+                qb.push_values(done..done + chunk, |mut b, i| {
+                    b.push_bind(task_id)
+                        .push_bind(task.to_owned())
+                        .push_bind(app.to_owned())
+                        .push_bind(handler.to_owned())
+                        .push_bind("{}")
+                        .push_bind(format!("bench:{i}"))
+                        .push_bind("MANUAL")
+                        .push_bind(now_us)
+                        .push_bind(now_us)
+                        .push_bind("PENDING")
+                        .push_bind(0_i32)
+                        .push_bind(0_i32)
+                        .push_bind(0_i32)
+                        .push_bind(backoff)
+                        .push_bind("LEAST_LOADED")
+                        .push_bind("")
+                        .push_bind("")
+                        .push_bind(0_i32)
+                        .push_bind("")
+                        .push_bind(now_us)
+                        .push_bind(now_us);
+                });
+                qb.build().execute(&pool).await?;
+                done += chunk;
+            }
+            sqlx::query(
+                "INSERT INTO ax_instance_event (instance_id, at, from_status, to_status, attempt, scheduler_id, worker_id, reason) \
+                 SELECT id, created_at, NULL, 'PENDING', 0, 'ax-bench', '', 'pre-created by ax-bench' FROM ax_instance",
+            )
+            .execute(&pool)
+            .await?;
+            pool.close().await;
+        }};
+    }
+    match kind {
+        DbKind::Sqlite => seed!(sqlx::SqlitePool::connect(url).await?, sqlx::Sqlite),
+        DbKind::Postgres => seed!(sqlx::PgPool::connect(url).await?, sqlx::Postgres),
+        DbKind::Mysql => seed!(sqlx::MySqlPool::connect(url).await?, sqlx::MySql),
+    }
+    Ok(())
+}
+
+/// Counts events per status of the instances of the run, to check every trail is complete.
+pub async fn event_count(kind: DbKind, url: &str) -> anyhow::Result<i64> {
+    let sql = "SELECT COUNT(*) FROM ax_instance_event";
+    Ok(match kind {
+        DbKind::Sqlite => sqlx::query_scalar(sql).fetch_one(&sqlx::SqlitePool::connect(url).await?).await?,
+        DbKind::Postgres => sqlx::query_scalar(sql).fetch_one(&sqlx::PgPool::connect(url).await?).await?,
+        DbKind::Mysql => sqlx::query_scalar(sql).fetch_one(&sqlx::MySqlPool::connect(url).await?).await?,
+    })
+}

@@ -23,9 +23,9 @@ pub struct Args {
     /// Capacity of each worker.
     #[arg(long, default_value_t = 64)]
     pub capacity: u32,
-    /// Database connections of axd.
-    #[arg(long, default_value_t = 20)]
-    pub db_connections: u32,
+    /// Database connections of axd's worker-session pool (group commits).
+    #[arg(long, default_value_t = 4)]
+    pub db_pool_workers: u32,
 }
 
 pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> {
@@ -33,9 +33,9 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     let db = TestDb::create(kind.test_db()).await.ok_or_else(|| anyhow::anyhow!("database unavailable"))?;
     let dir = std::env::temp_dir().join(format!("ax-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let conns = a.db_connections.to_string();
+    let conns = a.db_pool_workers.to_string();
     let mut axd = AxdProcess::start(
-        &["--listen", "127.0.0.1:0", "--database-url", &db.url, "--db-max-connections", &conns, "--log", "warn"],
+        &["--listen", "127.0.0.1:0", "--database-url", &db.url, "--db-pool-workers", &conns, "--log", "warn"],
         &dir.join("axd.log"),
     )
     .await;

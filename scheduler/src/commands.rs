@@ -26,7 +26,7 @@ pub async fn run(core: Arc<Core>, cancel: CancellationToken) {
 /// dropped: the worker learns on reconnect (Welcome.released) that the attempt is no longer its.
 pub async fn deliver(core: &Core) {
     loop {
-        let commands = match core.store.take_commands(&core.scheduler_id, 100).await {
+        let commands = match core.pools.workers.take_commands(&core.scheduler_id, 100).await {
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!(error = %e, "reading queued commands failed");

@@ -95,9 +95,26 @@ pub struct Options {
     /// PEM CA that signs client certificates; every client must present one (mTLS) [default: none]
     #[arg(long, env = "AX_TLS_CLIENT_CA")]
     pub tls_client_ca: Option<PathBuf>,
-    /// Connections in the database pool [default: 10]
-    #[arg(long, env = "AX_DB_MAX_CONNECTIONS")]
-    pub db_max_connections: Option<u32>,
+    /// Database connections for AdminService calls (axd keeps a separate pool per role so that no
+    /// role can starve another) [default: 4]
+    #[arg(long, env = "AX_DB_POOL_ADMIN")]
+    pub db_pool_admin: Option<u32>,
+    /// Database connections for the trigger loop [default: 2]
+    #[arg(long, env = "AX_DB_POOL_TRIGGER")]
+    pub db_pool_trigger: Option<u32>,
+    /// Database connections for the dispatch loop's claims [default: 2]
+    #[arg(long, env = "AX_DB_POOL_DISPATCH")]
+    pub db_pool_dispatch: Option<u32>,
+    /// Database connections for worker sessions (results, leases, commands) [default: 4]
+    #[arg(long, env = "AX_DB_POOL_WORKERS")]
+    pub db_pool_workers: Option<u32>,
+    /// Database connections for the sweeper and retention [default: 2]
+    #[arg(long, env = "AX_DB_POOL_SWEEPER")]
+    pub db_pool_sweeper: Option<u32>,
+    /// A loop that has not completed a round for this long makes health NOT_SERVING (and drains
+    /// the worker streams) [default: 10s]
+    #[arg(long, env = "AX_HEALTH_STALL_AFTER")]
+    pub health_stall_after: Option<HumanDuration>,
     /// How often workers must send a message (told to them in Welcome) [default: 2s]
     #[arg(long, env = "AX_HEARTBEAT_INTERVAL")]
     pub heartbeat_interval: Option<HumanDuration>,
@@ -141,7 +158,12 @@ impl Options {
             tls_cert: self.tls_cert.or(other.tls_cert),
             tls_key: self.tls_key.or(other.tls_key),
             tls_client_ca: self.tls_client_ca.or(other.tls_client_ca),
-            db_max_connections: self.db_max_connections.or(other.db_max_connections),
+            db_pool_admin: self.db_pool_admin.or(other.db_pool_admin),
+            db_pool_trigger: self.db_pool_trigger.or(other.db_pool_trigger),
+            db_pool_dispatch: self.db_pool_dispatch.or(other.db_pool_dispatch),
+            db_pool_workers: self.db_pool_workers.or(other.db_pool_workers),
+            db_pool_sweeper: self.db_pool_sweeper.or(other.db_pool_sweeper),
+            health_stall_after: self.health_stall_after.or(other.health_stall_after),
             heartbeat_interval: self.heartbeat_interval.or(other.heartbeat_interval),
             lost_worker_grace: self.lost_worker_grace.or(other.lost_worker_grace),
             ack_timeout: self.ack_timeout.or(other.ack_timeout),
@@ -167,6 +189,21 @@ pub struct TlsFiles {
     pub client_ca: PathBuf,
 }
 
+/// Database connections per role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolSizes {
+    /// AdminService.
+    pub admin: u32,
+    /// Trigger loop.
+    pub trigger: u32,
+    /// Dispatch claims.
+    pub dispatch: u32,
+    /// Worker sessions.
+    pub workers: u32,
+    /// Sweeper.
+    pub sweeper: u32,
+}
+
 /// The resolved configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -176,8 +213,10 @@ pub struct Config {
     pub listen: SocketAddr,
     /// mTLS, if enabled.
     pub tls: Option<TlsFiles>,
-    /// Pool size.
-    pub db_max_connections: u32,
+    /// Pool sizes per role.
+    pub pools: PoolSizes,
+    /// Stall bound of health.
+    pub health_stall_after: Duration,
     /// Worker heartbeat interval.
     pub heartbeat_interval: Duration,
     /// Lost-worker grace.
@@ -265,7 +304,14 @@ impl Config {
             database_url: o.database_url.unwrap_or_else(|| "sqlite://./ax-data/ax.db".to_owned()),
             listen: o.listen.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7070))),
             tls,
-            db_max_connections: o.db_max_connections.unwrap_or(10),
+            pools: PoolSizes {
+                admin: o.db_pool_admin.unwrap_or(4),
+                trigger: o.db_pool_trigger.unwrap_or(2),
+                dispatch: o.db_pool_dispatch.unwrap_or(2),
+                workers: o.db_pool_workers.unwrap_or(4),
+                sweeper: o.db_pool_sweeper.unwrap_or(2),
+            },
+            health_stall_after: d(o.health_stall_after, Duration::from_secs(10)),
             heartbeat_interval: d(o.heartbeat_interval, Duration::from_secs(2)),
             lost_worker_grace: d(o.lost_worker_grace, Duration::from_secs(10)),
             ack_timeout: d(o.ack_timeout, Duration::from_secs(10)),
@@ -313,9 +359,18 @@ impl Config {
         if !(1..=100_000).contains(&c.trigger_batch) {
             return Err(invalid("trigger_batch", "must be 1-100000"));
         }
-        if !(2..=1000).contains(&c.db_max_connections) {
-            return Err(invalid("db_max_connections", "must be 2-1000"));
+        for (option, n) in [
+            ("db_pool_admin", c.pools.admin),
+            ("db_pool_trigger", c.pools.trigger),
+            ("db_pool_dispatch", c.pools.dispatch),
+            ("db_pool_workers", c.pools.workers),
+            ("db_pool_sweeper", c.pools.sweeper),
+        ] {
+            if !(1..=500).contains(&n) {
+                return Err(ConfigError::Invalid { option, reason: format!("{n} is out of range 1-500") });
+            }
         }
+        between("health_stall_after", c.health_stall_after, Duration::from_millis(500), Duration::from_secs(3600))?;
         Ok(c)
     }
 }

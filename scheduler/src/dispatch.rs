@@ -61,7 +61,8 @@ impl Dispatcher {
         let mut reserved: Vec<(Arc<Session>, (i64, u32))> = Vec::new();
         let registry = core.registry.clone();
         let claimed = core
-            .store
+            .pools
+            .dispatch
             .claim_ready(now, &demand, lease_until, &core.scheduler_id, &mut |ready| {
                 let attempt = ready.attempt + 1;
                 let (session, r) = registry.route(ready, attempt)?;
@@ -115,7 +116,7 @@ impl Dispatcher {
         if apps.is_empty() {
             return poll;
         }
-        match self.core.store.next_available(&apps).await {
+        match self.core.pools.dispatch.next_available(&apps).await {
             Ok(Some(t)) => (t - self.core.clock.now()).to_std().unwrap_or(Duration::ZERO).min(poll),
             Ok(None) => poll,
             Err(e) => {
@@ -132,6 +133,7 @@ impl Dispatcher {
         loop {
             let sleep = match self.run_round().await {
                 Ok(n) => {
+                    self.core.progress.tick(crate::health::Loop::Dispatch);
                     backoff = Duration::from_millis(50);
                     let full = n > 0 && self.core.registry.demand().iter().any(|d| d.limit > 0);
                     if full { Duration::ZERO } else { self.idle_time().await }

@@ -29,7 +29,7 @@ pub async fn renew(core: &Core) {
     if sessions.is_empty() {
         return;
     }
-    if let Err(e) = core.store.sync_sessions(&sessions, add(now, core.sessions.lease_ttl())).await {
+    if let Err(e) = core.pools.workers.sync_sessions(&sessions, add(now, core.sessions.lease_ttl())).await {
         tracing::warn!(error = %e, sessions = sessions.len(), "renewing worker leases failed");
     }
 }

@@ -11,6 +11,7 @@ pub mod convert;
 pub mod cron;
 pub mod dispatch;
 pub mod error;
+pub mod health;
 pub mod lease;
 pub mod lifecycle;
 pub mod model;

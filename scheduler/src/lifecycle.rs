@@ -23,11 +23,22 @@ pub struct Ctx<'a> {
     pub scheduler_id: &'a str,
 }
 
+impl Ctx<'_> {
+    /// This context at a time no earlier than the instance's last change: axd processes estimate the
+    /// database clock independently (within milliseconds), and an instance's trail must never go
+    /// back in time when consecutive steps are decided by different axd.
+    pub fn after(self, i: &Instance) -> Self {
+        Ctx { now: self.now.max(i.updated_at), ..self }
+    }
+}
+
 /// One event to record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventDraft {
     /// Instance.
     pub instance_id: i64,
+    /// When.
+    pub at: Ts,
     /// State before (`None` for creation).
     pub from: Option<InstanceStatus>,
     /// State after.
@@ -41,8 +52,10 @@ pub struct EventDraft {
 }
 
 /// What a transition did besides changing the row.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Effects {
+    /// The time of the transition (events carry it).
+    pub at: Ts,
     /// Events to record (also for changes that were refused).
     pub events: Vec<EventDraft>,
     /// Whether the row changed.
@@ -51,14 +64,20 @@ pub struct Effects {
     pub cancel: Option<Command>,
     /// The instance reached a final state (FIXED_DELAY tasks schedule their next fire from it).
     pub finalized: bool,
-    /// A retry was scheduled at this time.
-    pub retry_at: Option<Ts>,
+    /// The instance became PENDING again, available from this time (retry, reject, ack timeout).
+    pub requeued_at: Option<Ts>,
 }
 
 impl Effects {
+    /// No effects yet, at `at`.
+    pub fn new(at: Ts) -> Self {
+        Effects { at, events: Vec::new(), changed: false, cancel: None, finalized: false, requeued_at: None }
+    }
+
     fn event(&mut self, i: &Instance, from: InstanceStatus, to: InstanceStatus, reason: String) {
         self.events.push(EventDraft {
             instance_id: i.id,
+            at: self.at,
             from: Some(from),
             to,
             attempt: i.attempt,
@@ -97,7 +116,8 @@ pub fn accept(
     lease_until: Ts,
     ctx: Ctx<'_>,
 ) -> (AcceptOutcome, Effects) {
-    let mut fx = Effects::default();
+    let ctx = ctx.after(i);
+    let mut fx = Effects::new(ctx.now);
     if let Err(why) = holds(i, attempt, session_id) {
         return (AcceptOutcome::NotCurrent(why), fx);
     }
@@ -117,7 +137,8 @@ pub fn accept(
 /// `Reject` (or an assignment that could not be delivered): the DISPATCHED attempt goes back to
 /// PENDING at once, without counting as a failure.
 pub fn reject(i: &mut Instance, attempt: u32, session_id: &str, reason: &str, ctx: Ctx<'_>) -> (bool, Effects) {
-    let mut fx = Effects::default();
+    let ctx = ctx.after(i);
+    let mut fx = Effects::new(ctx.now);
     if holds(i, attempt, session_id).is_err() || i.status != InstanceStatus::Dispatched {
         return (false, fx);
     }
@@ -125,20 +146,23 @@ pub fn reject(i: &mut Instance, attempt: u32, session_id: &str, reason: &str, ct
     i.available_at = ctx.now;
     release(i, ctx.now);
     fx.changed = true;
+    fx.requeued_at = Some(ctx.now);
     fx.event(i, InstanceStatus::Dispatched, InstanceStatus::Pending, reason.to_owned());
     (true, fx)
 }
 
 /// A worker's `Result`: applied only from the session holding the current attempt.
 pub fn complete(i: &mut Instance, c: &Completion, ctx: Ctx<'_>, unit_random: f64) -> (CompleteOutcome, Effects) {
+    let ctx = ctx.after(i);
     if let Err(why) = holds(i, c.attempt, &c.session_id) {
         let outcome = match &c.end {
             AttemptEnd::Success { .. } => "SUCCESS",
             AttemptEnd::Failed { .. } => "FAILED",
         };
-        let mut fx = Effects::default();
+        let mut fx = Effects::new(ctx.now);
         fx.events.push(EventDraft {
             instance_id: i.id,
+            at: ctx.now,
             from: Some(i.status),
             to: i.status,
             attempt: c.attempt,
@@ -149,7 +173,7 @@ pub fn complete(i: &mut Instance, c: &Completion, ctx: Ctx<'_>, unit_random: f64
     }
     let fx = match &c.end {
         AttemptEnd::Success { message, output } => {
-            let mut fx = Effects::default();
+            let mut fx = Effects::new(ctx.now);
             let from = i.status;
             i.status = InstanceStatus::Success;
             i.finished_at = Some(ctx.now);
@@ -180,7 +204,8 @@ fn end_attempt(
     ctx: Ctx<'_>,
     unit_random: f64,
 ) -> Effects {
-    let mut fx = Effects { changed: true, ..Effects::default() };
+    let ctx = ctx.after(i);
+    let mut fx = Effects { changed: true, ..Effects::new(ctx.now) };
     let from = i.status;
     i.failures += 1;
     release(i, ctx.now);
@@ -190,7 +215,7 @@ fn end_attempt(
         i.status = InstanceStatus::Pending;
         i.available_at = at;
         i.message = reason.clone();
-        fx.retry_at = Some(at);
+        fx.requeued_at = Some(at);
         fx.event(i, from, failed, reason);
         fx.event(
             i,
@@ -223,7 +248,8 @@ fn end_attempt(
 
 /// A DISPATCHED attempt whose lease passed: back in the queue (not a failure).
 pub fn expire_ack(i: &mut Instance, ctx: Ctx<'_>) -> Effects {
-    let mut fx = Effects::default();
+    let ctx = ctx.after(i);
+    let mut fx = Effects::new(ctx.now);
     if i.status != InstanceStatus::Dispatched {
         return fx;
     }
@@ -231,6 +257,7 @@ pub fn expire_ack(i: &mut Instance, ctx: Ctx<'_>) -> Effects {
     i.status = InstanceStatus::Pending;
     release(i, ctx.now);
     fx.changed = true;
+    fx.requeued_at = Some(i.available_at.max(ctx.now));
     fx.event(
         i,
         InstanceStatus::Dispatched,
@@ -242,8 +269,9 @@ pub fn expire_ack(i: &mut Instance, ctx: Ctx<'_>) -> Effects {
 
 /// A RUNNING attempt past its deadline: TIMEOUT, its worker is told to stop, the retry policy applies.
 pub fn time_out(i: &mut Instance, ctx: Ctx<'_>, unit_random: f64) -> Effects {
+    let ctx = ctx.after(i);
     if i.status != InstanceStatus::Running {
-        return Effects::default();
+        return Effects::new(ctx.now);
     }
     let took = i.timeout.map(fmt_duration).unwrap_or_default();
     let message = format!("timed out: still running after {took}");
@@ -255,8 +283,9 @@ pub fn time_out(i: &mut Instance, ctx: Ctx<'_>, unit_random: f64) -> Effects {
 
 /// A RUNNING attempt whose lease passed: the worker is lost; the retry policy applies.
 pub fn lose(i: &mut Instance, ctx: Ctx<'_>, unit_random: f64) -> Effects {
+    let ctx = ctx.after(i);
     if i.status != InstanceStatus::Running {
-        return Effects::default();
+        return Effects::new(ctx.now);
     }
     let message = format!(
         "worker lost: {} stopped heartbeating and did not re-announce the attempt within the grace period",
@@ -277,11 +306,12 @@ fn cancel_command(i: &Instance, reason: &str) -> Option<Command> {
 
 /// An operator's cancel. `None` if the instance is already final.
 pub fn cancel(i: &mut Instance, reason: &str, actor: &str, ctx: Ctx<'_>) -> Option<Effects> {
+    let ctx = ctx.after(i);
     if i.status.is_terminal() {
         return None;
     }
     let why = if reason.is_empty() { format!("canceled by {actor}") } else { format!("canceled by {actor}: {reason}") };
-    let mut fx = Effects { changed: true, finalized: true, ..Effects::default() };
+    let mut fx = Effects { changed: true, finalized: true, ..Effects::new(ctx.now) };
     if i.status.is_held() {
         fx.cancel = cancel_command(i, &why);
     }
@@ -296,16 +326,17 @@ pub fn cancel(i: &mut Instance, reason: &str, actor: &str, ctx: Ctx<'_>) -> Opti
 
 /// An operator's retry of a final instance. `None` if it is not final.
 pub fn retry(i: &mut Instance, actor: &str, ctx: Ctx<'_>) -> Option<Effects> {
+    let ctx = ctx.after(i);
     if !i.status.is_terminal() {
         return None;
     }
-    let mut fx = Effects { changed: true, ..Effects::default() };
+    let mut fx = Effects { changed: true, ..Effects::new(ctx.now) };
     let from = i.status;
     i.status = InstanceStatus::Pending;
     i.available_at = ctx.now;
     i.finished_at = None;
     release(i, ctx.now);
-    fx.retry_at = Some(ctx.now);
+    fx.requeued_at = Some(ctx.now);
     fx.event(i, from, InstanceStatus::Pending, format!("retried by {actor}"));
     Some(fx)
 }
@@ -321,7 +352,8 @@ pub fn readopt(
     lease_until: Ts,
     ctx: Ctx<'_>,
 ) -> (bool, Effects) {
-    let mut fx = Effects::default();
+    let ctx = ctx.after(i);
+    let mut fx = Effects::new(ctx.now);
     let ours = i.status.is_held() && i.attempt == attempt && i.worker_id.as_deref() == Some(worker_id) && i.app == app;
     if !ours {
         return (false, fx);
@@ -359,8 +391,8 @@ pub struct Batch {
     pub commands: Vec<Command>,
     /// Instances that reached a final state.
     pub finalized: std::collections::BTreeSet<i64>,
-    /// The earliest retry scheduled.
-    pub earliest_retry: Option<Ts>,
+    /// The earliest time an instance of the batch became available again.
+    pub earliest_requeue: Option<Ts>,
 }
 
 impl Batch {
@@ -374,10 +406,34 @@ impl Batch {
         }
         self.events.extend(fx.events);
         self.commands.extend(fx.cancel);
-        if let Some(at) = fx.retry_at {
-            self.earliest_retry = Some(self.earliest_retry.map_or(at, |e| e.min(at)));
+        if let Some(at) = fx.requeued_at {
+            self.earliest_requeue = Some(self.earliest_requeue.map_or(at, |e| e.min(at)));
         }
     }
+}
+
+/// The session holding this attempt ended: the attempt keeps its state until `grace_until`, for the
+/// worker to come back and re-announce it.
+pub fn session_ended(i: &mut Instance, session_id: &str, reason: &str, grace_until: Ts, ctx: Ctx<'_>) -> Effects {
+    let ctx = ctx.after(i);
+    let mut fx = Effects::new(ctx.now);
+    if !i.status.is_held() || i.session_id.as_deref() != Some(session_id) {
+        return fx;
+    }
+    i.lease_expires_at = Some(grace_until);
+    i.updated_at = ctx.now;
+    fx.changed = true;
+    let worker = i.worker_id.clone().unwrap_or_default();
+    fx.event(
+        i,
+        i.status,
+        i.status,
+        format!(
+            "worker session {session_id} ended ({reason}); waiting until {} for worker {worker} to re-announce it",
+            grace_until.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        ),
+    );
+    fx
 }
 
 /// Whether a final instance schedules its FIXED_DELAY task's next fire (manual runs do not).

@@ -50,6 +50,8 @@ pub struct Session {
     pub capacity: u32,
     /// The stream's outbound channel (bounded).
     pub tx: mpsc::Sender<Outbound>,
+    /// Fired to ask the session to send Drain and close (axd is unhealthy).
+    pub drain_requested: tokio::sync::Notify,
     state: Mutex<SessionState>,
 }
 
@@ -71,6 +73,7 @@ impl Session {
             handlers,
             capacity,
             tx,
+            drain_requested: tokio::sync::Notify::new(),
             state: Mutex::new(SessionState {
                 last_seen: Some(Instant::now()),
                 last_seen_at: Some(now),
@@ -94,6 +97,11 @@ impl Session {
         }
         let room = self.capacity.saturating_sub(u32::try_from(s.outstanding.len()).unwrap_or(u32::MAX));
         s.credits = s.credits.saturating_add(grant).min(room);
+    }
+
+    /// Asks the session task to drain this stream (send Drain, then close).
+    pub fn request_drain(&self) {
+        self.drain_requested.notify_one();
     }
 
     /// Stops assigning to this session (axd is shutting down and has sent Drain).

@@ -1,9 +1,10 @@
-//! Assembles one axd: store, clock, loops and the gRPC server, and shuts them down in order.
+//! Assembles one axd: pools, clock, loops and the gRPC server, and shuts them down in order.
 //!
-//! Start-up: connect and migrate, sample the database clock, register in `ax_scheduler`, start the
-//! loops, then serve AdminService, WorkerService, `grpc.health.v1` and reflection on one port (mTLS
-//! when configured). Shutdown: stop accepting, finish in-flight calls and stop the loops within the
-//! configured bound, then leave `ax_scheduler`.
+//! Start-up: connect one pool per role and migrate, sample the database clock, register in
+//! `ax_scheduler`, start the loops, then serve AdminService, WorkerService, `grpc.health.v1` and
+//! reflection on one port (mTLS when configured). Shutdown: worker streams are sent Drain (their
+//! workers move to another axd), in-flight calls finish, the loops stop, the writer applies what the
+//! streams handed over, and axd leaves `ax_scheduler` — all within the configured bound.
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
@@ -23,13 +24,15 @@ use crate::{
     config::Config,
     dispatch::Dispatcher,
     error::StoreError,
+    health::{self, Loop, Progress},
     lease,
     model::SchedulerRecord,
     registry::Registry,
-    service::{Core, SessionSettings, Signals, admin::AdminApi, worker::WorkerApi},
-    store::{self, ConnectOptions},
+    service::{Core, Pools, SessionSettings, Signals, admin::AdminApi, worker::WorkerApi},
+    store::{self, ConnectOptions, Notice, Store},
     sweeper::{Sweeper, SweeperConfig},
     trigger::{TriggerConfig, TriggerLoop},
+    writer::{self, Writer},
 };
 
 /// Why axd could not start.
@@ -73,12 +76,14 @@ pub fn host_name() -> String {
 pub struct Running {
     /// The bound address (useful with port 0).
     pub addr: SocketAddr,
-    /// The shared state (tests reach the store and signals through it).
+    /// The shared state (tests reach the pools, signals and progress through it).
     pub core: Arc<Core>,
     /// Reports of the trigger loop.
     pub trigger_reports: tokio::sync::watch::Receiver<crate::trigger::RoundReport>,
     cancel: CancellationToken,
+    writer_cancel: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
+    writer: JoinHandle<()>,
     server: JoinHandle<Result<(), tonic::transport::Error>>,
 }
 
@@ -88,24 +93,29 @@ impl Running {
         &self.core.scheduler_id
     }
 
-    /// Stops serving and the loops, waiting at most `timeout`, then leaves `ax_scheduler`.
+    /// Drains worker streams, stops serving and the loops, lets the writer finish, and leaves
+    /// `ax_scheduler`, waiting at most `timeout` in all.
     pub async fn shutdown(self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
         self.cancel.cancel();
-        let wait_all = async {
+        let stop = async {
             if let Ok(Err(e)) = self.server.await {
                 tracing::warn!(error = %e, "grpc server ended with an error");
             }
             for t in self.tasks {
                 let _ = t.await;
             }
+            // Streams are closed: whatever they handed over is written before axd leaves.
+            self.writer_cancel.cancel();
+            let _ = self.writer.await;
         };
-        if tokio::time::timeout(timeout, wait_all).await.is_err() {
+        if tokio::time::timeout_at(deadline, stop).await.is_err() {
             tracing::warn!("shutdown did not finish within {timeout:?}; exiting anyway");
         }
-        if let Err(e) = self.core.store.remove_scheduler(&self.core.scheduler_id).await {
+        if let Err(e) = self.core.pools.admin.remove_scheduler(&self.core.scheduler_id).await {
             tracing::warn!(error = %e, "could not remove this scheduler from ax_scheduler");
         }
-        self.core.store.close().await;
+        self.core.pools.close().await;
     }
 }
 
@@ -113,27 +123,41 @@ fn read(path: &std::path::Path) -> Result<Vec<u8>, ServerError> {
     std::fs::read(path).map_err(|e| ServerError::Tls(format!("{}: {e}", path.display())))
 }
 
+async fn pool(url: &str, size: u32) -> Result<Arc<dyn Store>, StoreError> {
+    let mut opts = ConnectOptions::new(url.to_owned());
+    opts.max_connections = size;
+    store::connect(&opts).await
+}
+
 /// Starts axd with `config`. `clock` overrides the database clock (tests).
 pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Running, ServerError> {
-    let mut opts = ConnectOptions::new(config.database_url.clone());
-    opts.max_connections = config.db_max_connections;
-    let store = store::connect(&opts).await?;
-    store.migrate().await?;
+    let url = &config.database_url;
+    let admin = pool(url, config.pools.admin).await?;
+    admin.migrate().await?;
+    let pools = Pools {
+        admin: admin.clone(),
+        trigger: pool(url, config.pools.trigger).await?,
+        dispatch: pool(url, config.pools.dispatch).await?,
+        workers: pool(url, config.pools.workers).await?,
+        sweeper: pool(url, config.pools.sweeper).await?,
+    };
 
-    let db_clock = DbClock::new(store.db_now().await?);
+    let db_clock = DbClock::new(admin.db_now().await?);
     let clock: Arc<dyn Clock> = clock.unwrap_or_else(|| Arc::new(db_clock.clone()));
     let host = host_name();
     let scheduler_id = format!("{host}-{}-{:04x}", std::process::id(), fastrand::u16(..));
     let auth_mode = if config.tls.is_some() { AuthMode::Mtls } else { AuthMode::Open };
-    let (writer, writer_queue) = crate::writer::Writer::new();
+    let (writer, writer_queue) = Writer::new();
+    let progress = Arc::new(Progress::default());
     let core = Arc::new(Core {
-        store: store.clone(),
+        pools: pools.clone(),
         clock: clock.clone(),
         scheduler_id: scheduler_id.clone(),
         auth: auth_mode,
         signals: Signals::default(),
         registry: Arc::new(Registry::default()),
         writer,
+        progress: progress.clone(),
         sessions: SessionSettings {
             heartbeat_interval: config.heartbeat_interval,
             ack_timeout: config.ack_timeout,
@@ -157,13 +181,14 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         started_at,
         heartbeat_at: started_at,
     };
-    store.heartbeat_scheduler(&record).await?;
+    admin.heartbeat_scheduler(&record).await?;
 
     let cancel = CancellationToken::new();
+    let writer_cancel = CancellationToken::new();
     let mut tasks = Vec::new();
 
     let trigger = Arc::new(TriggerLoop::new(
-        store.clone(),
+        pools.trigger.clone(),
         clock.clone(),
         scheduler_id.clone(),
         TriggerConfig {
@@ -172,25 +197,13 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
             max_idle: config.poll_interval,
         },
         core.signals.dispatch.clone(),
+        core.signals.trigger.clone(),
+        progress.clone(),
     ));
     let trigger_reports = trigger.reports();
-    // The admin API wakes the trigger loop through the shared signal.
-    {
-        let wake = trigger.waker();
-        let signal = core.signals.trigger.clone();
-        let c = cancel.clone();
-        tasks.push(spawn("trigger-wake", async move {
-            loop {
-                tokio::select! {
-                    () = c.cancelled() => return,
-                    () = signal.notified() => wake.notify_one(),
-                }
-            }
-        }));
-    }
     tasks.push(spawn("trigger", trigger.clone().run(cancel.clone())));
     tasks.push(spawn("dispatch", Dispatcher::new(core.clone()).run(cancel.clone())));
-    tasks.push(spawn("writer", crate::writer::run(core.clone(), writer_queue, cancel.clone())));
+    let writer = spawn("writer", writer::run(core.clone(), writer_queue, writer_cancel.clone()));
     let sweeper = Sweeper::new(
         core.clone(),
         SweeperConfig { batch: 500, retention: config.retention, housekeeping_every: Duration::from_secs(60) },
@@ -202,10 +215,35 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         "scheduler-heartbeat",
         heartbeat_loop(core.clone(), db_clock, record, config.scheduler_heartbeat, cancel.clone()),
     ));
+    if admin.backend() == store::Backend::Postgres {
+        // LISTEN holds its connection for good: it gets a pool of its own.
+        let listen = pool(url, 1).await?;
+        tasks.push(spawn("notifications", notifications(core.clone(), listen, cancel.clone())));
+    }
 
     let (health, health_service) = tonic_health::server::health_reporter();
-    health.set_serving::<AdminServiceServer<AdminApi>>().await;
-    health.set_serving::<WorkerServiceServer<WorkerApi>>().await;
+    let services = vec!["", "ax.v1.AdminService", "ax.v1.WorkerService"];
+    for s in &services {
+        health.set_service_status(*s, tonic_health::ServingStatus::Serving).await;
+    }
+    {
+        let registry = core.registry.clone();
+        tasks.push(spawn(
+            "health",
+            health::monitor(
+                progress.clone(),
+                health,
+                services,
+                config.health_stall_after,
+                move || {
+                    for s in registry.all() {
+                        s.request_drain();
+                    }
+                },
+                cancel.clone(),
+            ),
+        ));
+    }
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(ax_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -239,7 +277,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
             .instrument(tracing::info_span!("task", name = "grpc")),
     );
     tracing::info!(%addr, %scheduler_id, database = %redact(&config.database_url), "axd started");
-    Ok(Running { addr, core, trigger_reports, cancel, tasks, server })
+    Ok(Running { addr, core, trigger_reports, cancel, writer_cancel, tasks, writer, server })
 }
 
 /// Refreshes this axd's row in `ax_scheduler` and the database clock sample.
@@ -251,22 +289,52 @@ async fn heartbeat_loop(
     cancel: CancellationToken,
 ) {
     loop {
-        tokio::select! {
-            () = cancel.cancelled() => return,
-            () = tokio::time::sleep(every) => {}
-        }
         let sent = Instant::now();
-        match core.store.db_now().await {
+        match core.pools.admin.db_now().await {
             Ok(now) => {
                 // The sample is taken mid-way through the round trip.
                 let rtt = sent.elapsed();
                 db_clock.observe(now, (sent + rtt / 2).into_std());
                 record.heartbeat_at = now;
-                if let Err(e) = core.store.heartbeat_scheduler(&record).await {
-                    tracing::warn!(error = %e, "scheduler heartbeat failed");
+                match core.pools.admin.heartbeat_scheduler(&record).await {
+                    Ok(()) => core.progress.tick(Loop::Heartbeat),
+                    Err(e) => tracing::warn!(error = %e, "scheduler heartbeat failed"),
                 }
             }
             Err(e) => tracing::warn!(error = %e, "reading the database clock failed"),
+        }
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+    }
+}
+
+/// Turns notifications from other axd into local wake-ups (PostgreSQL). If the listening
+/// connection fails, notifications may be missed until it is back; the loops' poll interval bounds
+/// how late work is then seen.
+async fn notifications(core: Arc<Core>, listen: Arc<dyn Store>, cancel: CancellationToken) {
+    let me = core.scheduler_id.clone();
+    let signals = (core.signals.dispatch.clone(), core.signals.trigger.clone(), core.signals.commands.clone());
+    let on = move |n: Notice| match n {
+        Notice::Work => signals.0.notify_one(),
+        Notice::Tasks => signals.1.notify_one(),
+        Notice::Commands(target) if target == me => signals.2.notify_one(),
+        Notice::Commands(_) => {}
+    };
+    loop {
+        let listened = tokio::select! {
+            () = cancel.cancelled() => return,
+            r = listen.listen(&on) => r,
+        };
+        match listened {
+            Ok(false) => return,
+            Ok(true) => {}
+            Err(e) => tracing::warn!(error = %e, "listening for notifications failed; retrying in 1s"),
+        }
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
         }
     }
 }

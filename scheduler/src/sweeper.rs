@@ -40,7 +40,7 @@ impl Sweeper {
         let mut total = SweepReport::default();
         loop {
             let now = self.core.clock.now();
-            let r = self.core.store.sweep(now, self.config.batch, &self.core.scheduler_id).await?;
+            let r = self.core.pools.sweeper.sweep(now, self.config.batch, &self.core.scheduler_id).await?;
             let full = [r.ack_timeouts, r.timeouts, r.lost].iter().any(|n| *n >= self.config.batch as usize);
             total.ack_timeouts += r.ack_timeouts;
             total.timeouts += r.timeouts;
@@ -63,7 +63,7 @@ impl Sweeper {
         let now = self.core.clock.now();
         let mut purged = 0;
         loop {
-            let n = self.core.store.purge_finished(sub(now, self.config.retention), 1000).await?;
+            let n = self.core.pools.sweeper.purge_finished(sub(now, self.config.retention), 1000).await?;
             purged += n;
             if n < 1000 {
                 break;
@@ -72,7 +72,7 @@ impl Sweeper {
         // A scheduler silent for ten heartbeats (at least 30 s) is gone; its sessions' attempts are
         // already covered by their leases.
         let dead_after = (self.core.scheduler_heartbeat * 10).max(Duration::from_secs(30));
-        self.core.store.purge_dead_schedulers(sub(now, dead_after)).await?;
+        self.core.pools.sweeper.purge_dead_schedulers(sub(now, dead_after)).await?;
         Ok(purged)
     }
 
@@ -82,8 +82,9 @@ impl Sweeper {
         let poll = self.core.sessions.poll_interval;
         let mut last_housekeeping = tokio::time::Instant::now();
         loop {
-            if let Err(e) = self.sweep_once().await {
-                tracing::warn!(error = %e, "sweep failed");
+            match self.sweep_once().await {
+                Ok(_) => self.core.progress.tick(crate::health::Loop::Sweeper),
+                Err(e) => tracing::warn!(error = %e, "sweep failed"),
             }
             if last_housekeeping.elapsed() >= self.config.housekeeping_every {
                 last_housekeeping = tokio::time::Instant::now();
@@ -95,7 +96,7 @@ impl Sweeper {
                     Err(e) => tracing::warn!(error = %e, "housekeeping failed"),
                 }
             }
-            let sleep = match self.core.store.next_deadline().await {
+            let sleep = match self.core.pools.sweeper.next_deadline().await {
                 // A millisecond past the deadline, so `< now` holds when we wake; at least 10 ms, so
                 // rows another axd is sweeping (skipped as locked) do not make this spin.
                 Ok(Some(t)) => (t - self.core.clock.now())

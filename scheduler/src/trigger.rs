@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     clock::Clock,
     error::StoreResult,
+    health::{Loop, Progress},
     model::{ConcurrencyPolicy, Task, Ts, add},
     schedule::{Compiled, FirePlan, MisfireRules, plan},
     store::{PlanDecision, Planner, Store, TriggerRound},
@@ -93,33 +94,33 @@ pub struct TriggerLoop {
     config: TriggerConfig,
     wake: Arc<Notify>,
     created: Arc<Notify>,
+    progress: Arc<Progress>,
     report: watch::Sender<RoundReport>,
 }
 
 impl TriggerLoop {
     /// A loop over `store`. `created` is notified whenever instances were created (the dispatcher
-    /// listens).
+    /// listens); `wake` wakes the loop early (a task changed on this axd or, through a notification,
+    /// on another).
     pub fn new(
         store: Arc<dyn Store>,
         clock: Arc<dyn Clock>,
         scheduler_id: String,
         config: TriggerConfig,
         created: Arc<Notify>,
+        wake: Arc<Notify>,
+        progress: Arc<Progress>,
     ) -> Self {
         TriggerLoop {
             store,
             clock,
             scheduler_id,
             config,
-            wake: Arc::new(Notify::new()),
+            wake,
             created,
+            progress,
             report: watch::channel(RoundReport::default()).0,
         }
-    }
-
-    /// Wakes the loop early (e.g. after a task was created or changed on this axd).
-    pub fn waker(&self) -> Arc<Notify> {
-        self.wake.clone()
     }
 
     /// Reports of completed rounds.
@@ -147,6 +148,7 @@ impl TriggerLoop {
             self.created.notify_waiters();
             self.created.notify_one();
         }
+        self.progress.tick(Loop::Trigger);
         self.report.send_modify(|r| {
             r.rounds += 1;
             r.at = Some(now);

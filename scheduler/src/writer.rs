@@ -88,7 +88,7 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
     let outcomes = loop {
         let now = core.clock.now();
         let lease_until = add(now, core.sessions.lease_ttl());
-        match core.store.apply_worker_ops(&ops, now, lease_until, &core.scheduler_id).await {
+        match core.pools.workers.apply_worker_ops(&ops, now, lease_until, &core.scheduler_id).await {
             Ok(o) => break Ok(o),
             Err(e) if attempt < 3 => {
                 attempt += 1;

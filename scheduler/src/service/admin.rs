@@ -44,7 +44,7 @@ impl AdminApi {
 
     async fn task(&self, name: &str) -> Result<Task> {
         validate::task_name("name", name)?;
-        self.core.store.get_task(name).await?.ok_or_else(|| Error::NotFound(format!("task {name:?}")))
+        self.core.pools.admin.get_task(name).await?.ok_or_else(|| Error::NotFound(format!("task {name:?}")))
     }
 
     fn preview_of(task: &Task, now: Ts) -> pb::SchedulePreview {
@@ -78,7 +78,7 @@ impl AdminApi {
                 return Ok(task);
             };
             let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor.actor() };
-            if let Some(t) = self.core.store.update_task(&update, now, &a).await? {
+            if let Some(t) = self.core.pools.admin.update_task(&update, now, &a).await? {
                 self.core.signals.trigger.notify_one();
                 return Ok(t);
             }
@@ -111,14 +111,19 @@ impl AdminService for AdminApi {
         let next_fire_at = initial_next_fire(&config, now);
         let actor = caller.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
-        let task =
-            match self.core.store.create_task(&NewTask { name: name.clone(), config, next_fire_at }, now, &a).await {
-                Ok(t) => t,
-                Err(StoreError::UniqueViolation(_)) => {
-                    return Err(Error::AlreadyExists(format!("task {name:?}")).into());
-                }
-                Err(e) => return Err(Error::from(e).into()),
-            };
+        let task = match self
+            .core
+            .pools
+            .admin
+            .create_task(&NewTask { name: name.clone(), config, next_fire_at }, now, &a)
+            .await
+        {
+            Ok(t) => t,
+            Err(StoreError::UniqueViolation(_)) => {
+                return Err(Error::AlreadyExists(format!("task {name:?}")).into());
+            }
+            Err(e) => return Err(Error::from(e).into()),
+        };
         self.core.signals.trigger.notify_one();
         tracing::info!(task = %task.name, by = %actor, "task created");
         let preview = Self::preview_of(&task, now);
@@ -128,7 +133,7 @@ impl AdminService for AdminApi {
     async fn get_task(&self, req: Request<pb::GetTaskRequest>) -> Reply<pb::GetTaskResponse> {
         self.caller(&req, Access::Read)?;
         let task = self.task(&req.get_ref().name).await?;
-        let events = self.core.store.task_events(task.id, 20).await.map_err(Error::from)?;
+        let events = self.core.pools.admin.task_events(task.id, 20).await.map_err(Error::from)?;
         Ok(Response::new(pb::GetTaskResponse {
             task: Some(convert::task_to_pb(&task)),
             events: events.iter().map(convert::task_event_to_pb).collect(),
@@ -144,7 +149,7 @@ impl AdminService for AdminApi {
         }
         let after = (!r.page_token.is_empty()).then_some(r.page_token.as_str());
         let app = (!r.app.is_empty()).then_some(r.app.as_str());
-        let tasks = self.core.store.list_tasks(app, after, limit).await.map_err(Error::from)?;
+        let tasks = self.core.pools.admin.list_tasks(app, after, limit).await.map_err(Error::from)?;
         let next_page_token = if tasks.len() == limit as usize {
             tasks.last().map(|t| t.name.clone()).unwrap_or_default()
         } else {
@@ -203,7 +208,7 @@ impl AdminService for AdminApi {
         validate::task_name("name", name)?;
         let actor = caller.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
-        match self.core.store.delete_task(name, self.now(), &a).await.map_err(Error::from)? {
+        match self.core.pools.admin.delete_task(name, self.now(), &a).await.map_err(Error::from)? {
             Some(n) => Ok(Response::new(pb::DeleteTaskResponse { canceled_instances: n })),
             None => Err(Error::NotFound(format!("task {name:?}")).into()),
         }
@@ -273,7 +278,8 @@ impl AdminService for AdminApi {
         let trigger = ManualTrigger { params, key, actor: caller.actor() };
         let (inst, created) = self
             .core
-            .store
+            .pools
+            .admin
             .trigger_manual(&task, &trigger, self.now(), &self.core.scheduler_id)
             .await
             .map_err(Error::from)?;
@@ -326,7 +332,7 @@ impl AdminService for AdminApi {
             before_id,
             limit,
         };
-        let list = self.core.store.list_instances(&filter).await.map_err(Error::from)?;
+        let list = self.core.pools.admin.list_instances(&filter).await.map_err(Error::from)?;
         let next_page_token = if list.len() == limit as usize {
             list.last().map(|i| i.id.to_string()).unwrap_or_default()
         } else {
@@ -343,12 +349,13 @@ impl AdminService for AdminApi {
         let id = req.get_ref().id;
         let inst = self
             .core
-            .store
+            .pools
+            .admin
             .get_instance(id)
             .await
             .map_err(Error::from)?
             .ok_or_else(|| Error::NotFound(format!("instance {id}")))?;
-        let events = self.core.store.instance_events(id).await.map_err(Error::from)?;
+        let events = self.core.pools.admin.instance_events(id).await.map_err(Error::from)?;
         Ok(Response::new(pb::GetInstanceResponse {
             instance: Some(convert::instance_to_pb(&inst)),
             events: events.iter().map(convert::event_to_pb).collect(),
@@ -361,7 +368,7 @@ impl AdminService for AdminApi {
         validate::text("reason", &r.reason, validate::MAX_REASON)?;
         let actor = caller.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
-        match self.core.store.cancel_instance(r.id, &r.reason, self.now(), &a).await.map_err(Error::from)? {
+        match self.core.pools.admin.cancel_instance(r.id, &r.reason, self.now(), &a).await.map_err(Error::from)? {
             CancelOutcome::Canceled(i) => {
                 self.core.signals.commands.notify_one();
                 Ok(Response::new(pb::CancelInstanceResponse { instance: Some(convert::instance_to_pb(&i)) }))
@@ -379,7 +386,7 @@ impl AdminService for AdminApi {
         let id = req.get_ref().id;
         let actor = caller.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
-        match self.core.store.retry_instance(id, self.now(), &a).await.map_err(Error::from)? {
+        match self.core.pools.admin.retry_instance(id, self.now(), &a).await.map_err(Error::from)? {
             RetryOutcome::Retried(i) => {
                 self.core.signals.dispatch.notify_one();
                 Ok(Response::new(pb::RetryInstanceResponse { instance: Some(convert::instance_to_pb(&i)) }))
@@ -397,10 +404,11 @@ impl AdminService for AdminApi {
         self.caller(&req, Access::Read)?;
         let r = req.get_ref();
         let limit = page_size("limit", r.limit, 1000)?;
-        if self.core.store.get_instance(r.id).await.map_err(Error::from)?.is_none() {
+        if self.core.pools.admin.get_instance(r.id).await.map_err(Error::from)?.is_none() {
             return Err(Error::NotFound(format!("instance {}", r.id)).into());
         }
-        let (lines, dropped) = self.core.store.instance_logs(r.id, r.after_seq, limit).await.map_err(Error::from)?;
+        let (lines, dropped) =
+            self.core.pools.admin.instance_logs(r.id, r.after_seq, limit).await.map_err(Error::from)?;
         Ok(Response::new(pb::GetInstanceLogsResponse {
             lines: lines.iter().map(convert::log_to_pb).collect(),
             dropped,
@@ -414,14 +422,14 @@ impl AdminService for AdminApi {
             validate::app("app", app)?;
         }
         let list =
-            self.core.store.list_workers((!app.is_empty()).then_some(app.as_str())).await.map_err(Error::from)?;
+            self.core.pools.admin.list_workers((!app.is_empty()).then_some(app.as_str())).await.map_err(Error::from)?;
         Ok(Response::new(pb::ListWorkersResponse { workers: list.iter().map(convert::worker_to_pb).collect() }))
     }
 
     async fn list_schedulers(&self, req: Request<pb::ListSchedulersRequest>) -> Reply<pb::ListSchedulersResponse> {
         self.caller(&req, Access::Read)?;
-        let schedulers = self.core.store.list_schedulers().await.map_err(Error::from)?;
-        let workers = self.core.store.list_workers(None).await.map_err(Error::from)?;
+        let schedulers = self.core.pools.admin.list_schedulers().await.map_err(Error::from)?;
+        let workers = self.core.pools.admin.list_workers(None).await.map_err(Error::from)?;
         let alive_since = self.core.alive_since();
         Ok(Response::new(pb::ListSchedulersResponse {
             schedulers: schedulers
@@ -443,7 +451,7 @@ impl AdminService for AdminApi {
 
     async fn get_cluster_stats(&self, req: Request<pb::GetClusterStatsRequest>) -> Reply<pb::GetClusterStatsResponse> {
         self.caller(&req, Access::Read)?;
-        let s = self.core.store.cluster_stats(self.core.alive_since()).await.map_err(Error::from)?;
+        let s = self.core.pools.admin.cluster_stats(self.core.alive_since()).await.map_err(Error::from)?;
         Ok(Response::new(pb::GetClusterStatsResponse {
             tasks: s.tasks,
             enabled_tasks: s.enabled_tasks,

@@ -62,10 +62,47 @@ impl Default for SessionSettings {
     }
 }
 
+/// One database pool per role, so that a flood of admin queries or a slow sweep can never take the
+/// connections the trigger loop needs (the cascade of the origin post: a full pool stalled
+/// scheduling for half an hour).
+#[derive(Clone)]
+pub struct Pools {
+    /// AdminService calls, the scheduler heartbeat and the database clock.
+    pub admin: Arc<dyn Store>,
+    /// The trigger loop.
+    pub trigger: Arc<dyn Store>,
+    /// The dispatch loop's claims.
+    pub dispatch: Arc<dyn Store>,
+    /// Worker sessions: group commits of their messages, leases, commands.
+    pub workers: Arc<dyn Store>,
+    /// The sweeper and retention.
+    pub sweeper: Arc<dyn Store>,
+}
+
+impl Pools {
+    /// Every role on one store (tests, and tools that do not care).
+    pub fn shared(store: Arc<dyn Store>) -> Self {
+        Pools {
+            admin: store.clone(),
+            trigger: store.clone(),
+            dispatch: store.clone(),
+            workers: store.clone(),
+            sweeper: store,
+        }
+    }
+
+    /// Closes every pool.
+    pub async fn close(&self) {
+        for s in [&self.admin, &self.trigger, &self.dispatch, &self.workers, &self.sweeper] {
+            s.close().await;
+        }
+    }
+}
+
 /// What the services and loops of one axd share.
 pub struct Core {
-    /// The database.
-    pub store: Arc<dyn Store>,
+    /// The database, one pool per role.
+    pub pools: Pools,
     /// The database clock.
     pub clock: Arc<dyn Clock>,
     /// This axd's id.
@@ -78,6 +115,8 @@ pub struct Core {
     pub registry: Arc<Registry>,
     /// Group commit of worker messages.
     pub writer: Writer,
+    /// When each loop last made progress (health).
+    pub progress: Arc<crate::health::Progress>,
     /// Session timing.
     pub sessions: SessionSettings,
     /// How often axd heartbeats into `ax_scheduler`; three missed heartbeats mean "not alive".

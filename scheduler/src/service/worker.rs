@@ -145,7 +145,8 @@ impl WorkerService for WorkerApi {
         };
         let in_flight: Vec<(i64, u32)> = hello.in_flight.iter().map(|a| (a.instance_id, a.attempt)).collect();
         let adopted = core
-            .store
+            .pools
+            .workers
             .open_session(&record, &in_flight, now, add(now, core.sessions.lease_ttl()))
             .await
             .map_err(Error::from)?;
@@ -229,16 +230,17 @@ async fn run_session(
             }
         };
         tokio::select! {
-            () = shutdown.cancelled(), if drain_deadline.is_none() => {
+            () = async { tokio::select! { () = shutdown.cancelled() => {}, () = session.drain_requested.notified() => {} } },
+                if drain_deadline.is_none() => {
                 session.drain();
                 let deadline = core.sessions.drain_timeout;
                 let _ = session.tx.try_send(msg(pb::scheduler_message::Msg::Drain(pb::Drain {
-                    reason: "scheduler shutting down".to_owned(),
+                    reason: if shutdown.is_cancelled() { "scheduler shutting down" } else { "scheduler unhealthy" }.to_owned(),
                     deadline: Some(duration_to_pb(deadline)),
                 })));
                 drain_deadline = Some(tokio::time::Instant::now() + deadline);
             }
-            () = drain_sleep => break End::Closed("drained: scheduler shutting down".to_owned()),
+            () = drain_sleep => break End::Closed("drained".to_owned()),
             r = tokio::time::timeout(dead_after, inbound.message()) => match r {
                 Err(_) => break End::Error(Status::deadline_exceeded(format!(
                     "no message from the worker for {}",
@@ -266,7 +268,7 @@ async fn run_session(
     core.registry.remove(&session.id);
     let now = core.clock.now();
     let grace_until = add(now, core.sessions.lost_worker_grace);
-    if let Err(e) = core.store.close_session(&session.id, &reason, now, grace_until, &core.scheduler_id).await {
+    if let Err(e) = core.pools.workers.close_session(&session.id, &reason, now, grace_until, &core.scheduler_id).await {
         // The leases expire on their own; the sweeper then applies the same rule.
         tracing::warn!(session = %session.id, error = %e, "recording the end of a session failed");
     }
@@ -315,7 +317,8 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
         Some(Msg::Progress(p)) => {
             let message = validate::truncate(p.message, 1024);
             if let Err(e) = core
-                .store
+                .pools
+                .workers
                 .record_progress(p.instance_id, p.attempt, &session.id, p.percent.min(100), &message, now)
                 .await
             {
@@ -332,7 +335,9 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
             };
             let at = l.at.as_ref().and_then(|t| ts_from_pb("log.at", t).ok()).unwrap_or(now);
             let message = validate::truncate(l.message, MAX_LOG_LINE);
-            if let Err(e) = core.store.append_log(l.instance_id, l.attempt, &session.app, level, at, &message).await {
+            if let Err(e) =
+                core.pools.workers.append_log(l.instance_id, l.attempt, &session.app, level, at, &message).await
+            {
                 tracing::warn!(instance = l.instance_id, error = %e, "storing a log line failed");
             }
             Ok(())

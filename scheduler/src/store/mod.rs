@@ -392,6 +392,49 @@ pub struct SweepReport {
     pub purged: u64,
 }
 
+/// A change other axd should hear about at once (PostgreSQL NOTIFY; other backends rely on polling).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// Instances became available (or will at a known time): dispatchers look again.
+    Work,
+    /// A task was created or changed: trigger loops recompute their sleep.
+    Tasks,
+    /// A command was queued for the axd with this id.
+    Commands(String),
+}
+
+impl Notice {
+    /// The channel it travels on.
+    pub fn channel(&self) -> &'static str {
+        match self {
+            Notice::Work => "ax_work",
+            Notice::Tasks => "ax_tasks",
+            Notice::Commands(_) => "ax_commands",
+        }
+    }
+
+    /// Every channel.
+    pub const CHANNELS: [&'static str; 3] = ["ax_work", "ax_tasks", "ax_commands"];
+
+    /// Parses a received notification.
+    pub fn parse(channel: &str, payload: &str) -> Option<Notice> {
+        match channel {
+            "ax_work" => Some(Notice::Work),
+            "ax_tasks" => Some(Notice::Tasks),
+            "ax_commands" => Some(Notice::Commands(payload.to_owned())),
+            _ => None,
+        }
+    }
+
+    /// The payload it carries.
+    pub fn payload(&self) -> &str {
+        match self {
+            Notice::Commands(id) => id,
+            Notice::Work | Notice::Tasks => "",
+        }
+    }
+}
+
 /// The storage contract. Written once in `sql.rs`, run against every backend by the contract tests.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
@@ -407,6 +450,11 @@ pub trait Store: Send + Sync + 'static {
 
     /// Closes the pool.
     async fn close(&self);
+
+    /// Receives notifications from other axd and calls `on` for each, until the connection fails
+    /// (then it returns the error; call again). Returns `Ok(false)` at once on backends without
+    /// notifications, whose loops poll instead.
+    async fn listen(&self, on: &(dyn Fn(Notice) + Send + Sync)) -> StoreResult<bool>;
 
     // ----- tasks
 

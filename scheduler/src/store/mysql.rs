@@ -83,6 +83,17 @@ const BULK_UPDATE_SUFFIX: &str = ") AS v ON i.id = v.id SET i.status = v.status,
 mod imp {
     use super::*;
 
+    type Pool = MySqlPool;
+
+    /// No notifications on this backend: loops poll (see `poll_interval`).
+    async fn notify(_tx: &mut Tx, _notice: Notice) -> StoreResult<()> {
+        Ok(())
+    }
+
+    async fn listen_impl(_pool: &Pool, _on: &(dyn Fn(Notice) + Send + Sync)) -> StoreResult<bool> {
+        Ok(false)
+    }
+
     async fn begin(pool: &MySqlPool) -> StoreResult<Tx> {
         Ok(pool.begin().await?)
     }

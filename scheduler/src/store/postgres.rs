@@ -67,6 +67,29 @@ const BULK_UPDATE_SUFFIX: &str = ") AS v WHERE ax_instance.id = v.id";
 mod imp {
     use super::*;
 
+    type Pool = PgPool;
+
+    /// NOTIFY inside the transaction: PostgreSQL delivers it only if the transaction commits.
+    async fn notify(tx: &mut Tx, notice: Notice) -> StoreResult<()> {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(notice.channel())
+            .bind(notice.payload())
+            .execute(&mut **tx)
+            .await?;
+        Ok(())
+    }
+
+    async fn listen_impl(pool: &Pool, on: &(dyn Fn(Notice) + Send + Sync)) -> StoreResult<bool> {
+        let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
+        listener.listen_all(Notice::CHANNELS).await?;
+        loop {
+            let n = listener.recv().await?;
+            if let Some(notice) = Notice::parse(n.channel(), n.payload()) {
+                on(notice);
+            }
+        }
+    }
+
     async fn begin(pool: &PgPool) -> StoreResult<Tx> {
         Ok(pool.begin().await?)
     }

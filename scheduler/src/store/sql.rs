@@ -9,6 +9,8 @@
 //! - `async fn insert_instance_rows(&mut Tx, &[Row]) -> Vec<(id, task_id, key)>`: inserts instances,
 //!   skipping (task, idempotency key) pairs that exist, and returns the inserted ones;
 //! - `async fn run_migrations(&Pool)`: applies the embedded migrations under a database-wide lock;
+//! - `async fn notify(&mut Tx, Notice)` and `async fn listen_impl(&Pool, on)`: NOTIFY/LISTEN on
+//!   PostgreSQL, nothing elsewhere;
 //! - `UPSERT_SCHEDULER`: the dialect's insert-or-update of `ax_scheduler`.
 //!
 //! Tokens: `{TASK_COLUMNS}`, `{INSTANCE_COLUMNS}`, `{EVENT_COLUMNS}`, `{SKIP_LOCKED}` (row lock that
@@ -80,7 +82,7 @@ macro_rules! impl_store {
             store::{
                 AcceptOutcome, Actor, AppDemand, Assignment, Backend, CancelOutcome, ClusterStats, Command,
                 CompleteOutcome, InstanceFilter, ManualTrigger, NewInstance, NewTask, PlanDecision, Planner,
-                ReadyInstance, RetryOutcome, SessionRef, SessionSync, Store, SweepReport, TaskUpdate, TriggerRound,
+                Notice, ReadyInstance, RetryOutcome, SessionRef, SessionSync, Store, SweepReport, TaskUpdate, TriggerRound,
                 WorkerOp, WorkerOpOutcome,
                 rows::{EventRaw, InstanceRaw, TaskRaw, decode_labels, decode_list, encode_labels, encode_list},
                 sql::{BATCH, sql},
@@ -465,7 +467,7 @@ macro_rules! impl_store {
                 .into_iter()
                 .map(|e| NewEvent {
                     instance_id: e.instance_id,
-                    at: ctx.now,
+                    at: e.at,
                     from: e.from,
                     to: e.to,
                     attempt: e.attempt,
@@ -480,6 +482,16 @@ macro_rules! impl_store {
                 if let Some(i) = rows.get(id) {
                     schedule_after_completion(tx, i, ctx.now).await?;
                 }
+            }
+            if batch.earliest_requeue.is_some() || !batch.finalized.is_empty() {
+                // Available again, or a FIXED_DELAY task may have a new next fire.
+                notify(tx, Notice::Work).await?;
+            }
+            let mut targets: Vec<&str> = batch.commands.iter().map(|c| c.scheduler_id.as_str()).collect();
+            targets.sort_unstable();
+            targets.dedup();
+            for t in targets {
+                notify(tx, Notice::Commands(t.to_owned())).await?;
             }
             Ok(())
         }
@@ -501,6 +513,10 @@ macro_rules! impl_store {
 
             async fn close(&self) {
                 self.pool.close().await;
+            }
+
+            async fn listen(&self, on: &(dyn Fn(Notice) + Send + Sync)) -> StoreResult<bool> {
+                listen_impl(&self.pool, on).await
             }
 
             async fn create_task(&self, task: &NewTask, now: Ts, actor: &Actor<'_>) -> StoreResult<Task> {
@@ -542,6 +558,7 @@ macro_rules! impl_store {
                 let created = fetch_task_by_id(&mut tx, id)
                     .await?
                     .ok_or_else(|| StoreError::Corrupt { table: "ax_task", reason: format!("task {id} vanished") })?;
+                notify(&mut tx, Notice::Tasks).await?;
                 tx.commit().await?;
                 Ok(created)
             }
@@ -616,6 +633,7 @@ macro_rules! impl_store {
                 if let Some(t) = &task {
                     insert_task_event(&mut tx, t.id, &t.name, now, u.event.0, actor.caller, &u.event.1).await?;
                 }
+                notify(&mut tx, Notice::Tasks).await?;
                 tx.commit().await?;
                 Ok(task)
             }
@@ -674,6 +692,7 @@ macro_rules! impl_store {
                     &format!("deleted; {} pending instance(s) canceled", pending.len()),
                 )
                 .await?;
+                notify(&mut tx, Notice::Tasks).await?;
                 tx.commit().await?;
                 Ok(Some(pending.len() as u64))
             }
@@ -864,6 +883,9 @@ macro_rules! impl_store {
                     });
                 }
                 insert_events(&mut tx, &events).await?;
+                if !round.created.is_empty() {
+                    notify(&mut tx, Notice::Work).await?;
+                }
                 tx.commit().await?;
                 Ok(round)
             }
@@ -911,6 +933,9 @@ macro_rules! impl_store {
                     }
                     None => None,
                 };
+                if created.is_some() {
+                    notify(&mut tx, Notice::Work).await?;
+                }
                 tx.commit().await?;
                 let row = sqlx::query(sql!(
                     "SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE task_id = ? AND idempotency_key = ?"
@@ -1163,44 +1188,19 @@ macro_rules! impl_store {
 
             async fn close_session(&self, session_id: &str, reason: &str, now: Ts, grace_until: Ts, scheduler_id: &str) -> StoreResult<()> {
                 let mut tx = begin(&self.pool).await?;
-                let held = sqlx::query(sql!(
-                    "SELECT id, attempt, status, worker_id FROM ax_instance WHERE session_id = ? \
-                     AND status IN ('DISPATCHED', 'RUNNING'){FOR_UPDATE}"
+                let ids: Vec<i64> = sqlx::query_scalar(sql!(
+                    "SELECT id FROM ax_instance WHERE session_id = ? AND status IN ('DISPATCHED', 'RUNNING') ORDER BY id"
                 ))
                 .bind(session_id)
                 .fetch_all(&mut *tx)
                 .await?;
-                sqlx::query(sql!(
-                    "UPDATE ax_instance SET lease_expires_at = ?, updated_at = ? WHERE session_id = ? \
-                     AND status IN ('DISPATCHED', 'RUNNING')"
-                ))
-                .bind(to_micros(grace_until))
-                .bind(to_micros(now))
-                .bind(session_id)
-                .execute(&mut *tx)
-                .await?;
-                let mut events = Vec::with_capacity(held.len());
-                for r in &held {
-                    let status: String = r.try_get(2)?;
-                    let status: InstanceStatus =
-                        status.parse().map_err(|e| StoreError::Corrupt { table: "ax_instance", reason: e })?;
-                    let worker: Option<String> = r.try_get(3)?;
-                    events.push(NewEvent {
-                        instance_id: r.try_get(0)?,
-                        at: now,
-                        from: Some(status),
-                        to: status,
-                        attempt: u32::try_from(r.try_get::<i32, _>(1)?).unwrap_or(0),
-                        scheduler_id: scheduler_id.to_owned(),
-                        worker_id: worker.clone().unwrap_or_default(),
-                        reason: format!(
-                            "worker session {session_id} ended ({reason}); waiting until {} for worker {} to re-announce it",
-                            grace_until.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-                            worker.unwrap_or_default()
-                        ),
-                    });
+                let mut rows = lock_instances(&mut tx, &ids).await?;
+                let ctx = Ctx { now, scheduler_id };
+                let mut batch = Batch::default();
+                for (id, inst) in rows.iter_mut() {
+                    batch.add(*id, crate::lifecycle::session_ended(inst, session_id, reason, grace_until, ctx));
                 }
-                insert_events(&mut tx, &events).await?;
+                persist(&mut tx, &rows, batch, ctx).await?;
                 sqlx::query(sql!("DELETE FROM ax_worker WHERE session_id = ?")).bind(session_id).execute(&mut *tx).await?;
                 tx.commit().await?;
                 Ok(())
@@ -1283,9 +1283,12 @@ macro_rules! impl_store {
                             .push_bind(scheduler_id.to_owned())
                             .push(", lease_expires_at = ")
                             .push_bind(to_micros(lease_until))
-                            .push(", updated_at = ")
+                            // Never earlier than the row's last change (see lifecycle::Ctx::after).
+                            .push(", updated_at = CASE WHEN updated_at > ")
                             .push_bind(to_micros(now))
-                            .push(" WHERE status = 'PENDING' AND id IN ");
+                            .push(" THEN updated_at ELSE ")
+                            .push_bind(to_micros(now))
+                            .push(" END WHERE status = 'PENDING' AND id IN ");
                         push_ids(&mut qb, chunk);
                         qb.build().execute(&mut *tx).await?;
                     }
@@ -1293,16 +1296,17 @@ macro_rules! impl_store {
                 let mut events = Vec::with_capacity(chosen.len());
                 let mut out = Vec::with_capacity(chosen.len());
                 for (mut inst, s) in chosen {
+                    let at = now.max(inst.updated_at);
                     inst.status = InstanceStatus::Dispatched;
                     inst.attempt += 1;
                     inst.session_id = Some(s.session_id.clone());
                     inst.worker_id = Some(s.worker_id.clone());
                     inst.scheduler_id = Some(scheduler_id.to_owned());
                     inst.lease_expires_at = Some(lease_until);
-                    inst.updated_at = now;
+                    inst.updated_at = at;
                     events.push(NewEvent {
                         instance_id: inst.id,
-                        at: now,
+                        at,
                         from: Some(InstanceStatus::Pending),
                         to: InstanceStatus::Dispatched,
                         attempt: inst.attempt,

@@ -97,6 +97,17 @@ const BULK_UPDATE_SUFFIX: &str = ") AS v WHERE ax_instance.id = v.id";
 mod imp {
     use super::*;
 
+    type Pool = SqlitePool;
+
+    /// No notifications on this backend: loops poll (see `poll_interval`).
+    async fn notify(_tx: &mut Tx, _notice: Notice) -> StoreResult<()> {
+        Ok(())
+    }
+
+    async fn listen_impl(_pool: &Pool, _on: &(dyn Fn(Notice) + Send + Sync)) -> StoreResult<bool> {
+        Ok(false)
+    }
+
     async fn begin(pool: &SqlitePool) -> StoreResult<Tx> {
         Ok(pool.begin_with("BEGIN IMMEDIATE").await?)
     }

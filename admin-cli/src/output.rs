@@ -714,6 +714,7 @@ pub struct SchedulerView {
     pub start_time: Option<String>,
     pub heartbeat_time: Option<String>,
     pub workers: u32,
+    pub worker_ids: Vec<String>,
     pub alive: bool,
 }
 
@@ -727,6 +728,7 @@ impl From<&SchedulerNode> for SchedulerView {
             start_time: time_text(s.start_time.as_ref()),
             heartbeat_time: time_text(s.heartbeat_time.as_ref()),
             workers: s.workers,
+            worker_ids: s.worker_ids.clone(),
             alive: s.alive,
         }
     }

@@ -443,6 +443,15 @@ impl AdminService for AdminApi {
                     heartbeat_time: Some(convert::ts_to_pb(s.heartbeat_at)),
                     workers: u32::try_from(workers.iter().filter(|w| w.scheduler_id == s.scheduler_id).count())
                         .unwrap_or(u32::MAX),
+                    worker_ids: {
+                        let mut ids: Vec<String> = workers
+                            .iter()
+                            .filter(|w| w.scheduler_id == s.scheduler_id)
+                            .map(|w| w.worker_id.clone())
+                            .collect();
+                        ids.sort();
+                        ids
+                    },
                     alive: s.heartbeat_at >= alive_since,
                 })
                 .collect(),

@@ -33,7 +33,11 @@ pub async fn run(ctx: &Context) -> Result<()> {
                     s.address.clone(),
                     s.version.clone(),
                     if s.alive { "yes" } else { "NO" }.to_owned(),
-                    s.workers.to_string(),
+                    if s.worker_ids.is_empty() {
+                        "0".to_owned()
+                    } else {
+                        format!("{} ({})", s.workers, s.worker_ids.join(","))
+                    },
                     output::or_dash(s.start_time.clone()),
                     output::or_dash(s.heartbeat_time.clone()),
                 ]);

@@ -7,4 +7,10 @@ cd "$(dirname "$0")/.."
 urls=$(./scripts/test-databases.sh)
 while IFS= read -r line; do export "${line?}"; done <<<"$urls"
 python3 -m pip install --quiet --disable-pip-version-check -r examples/python-worker/requirements.txt
+# libfaketime lets the cluster tests run axd with a skewed wall clock.
+if ! ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null \
+    || { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null; }
+fi
 cargo test --workspace --locked "$@"

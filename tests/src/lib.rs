@@ -131,6 +131,12 @@ impl TestDb {
         }
     }
 
+    /// The same database under another URL (e.g. through a proxy), as a handle that cleans
+    /// nothing up.
+    pub fn with_url(&self, url: String) -> TestDb {
+        TestDb { db: self.db, url, name: self.name.clone(), dir: None }
+    }
+
     /// A migrated store on this database.
     pub async fn store(&self) -> Arc<dyn Store> {
         self.store_with(10).await
@@ -256,4 +262,47 @@ macro_rules! on_every_backend {
             super::$name(&db).await; db.cleanup().await;
         })+ }
     };
+}
+
+/// Declares one `#[tokio::test]` per server backend (PostgreSQL, MySQL/MariaDB) for each listed
+/// async fn taking a [`TestDb`]: for cluster behaviour, which needs a shared server.
+#[macro_export]
+macro_rules! on_server_backends {
+    ($($name:ident),+ $(,)?) => {
+        mod postgres { $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $name() {
+            let Some(db) = $crate::TestDb::create($crate::Db::Postgres).await else { return };
+            super::$name(&db).await; db.cleanup().await;
+        })+ }
+        mod mysql { $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $name() {
+            let Some(db) = $crate::TestDb::create($crate::Db::MySql).await else { return };
+            super::$name(&db).await; db.cleanup().await;
+        })+ }
+    };
+}
+
+impl TestDb {
+    /// The URL with its host and port replaced by `addr` (to go through a proxy).
+    pub fn url_via(&self, addr: std::net::SocketAddr) -> String {
+        let (scheme, rest) = self.url.split_once("://").expect("url scheme");
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let creds = authority.rsplit_once('@').map(|(c, _)| format!("{c}@")).unwrap_or_default();
+        format!("{scheme}://{creds}{addr}/{path}")
+    }
+
+    /// The server address of the URL (PostgreSQL and MySQL).
+    pub fn server_addr(&self) -> std::net::SocketAddr {
+        let rest = self.url.split_once("://").expect("scheme").1;
+        let authority = rest.split_once('/').map_or(rest, |(a, _)| a);
+        let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+        let hostport = if hostport.contains(':') {
+            hostport.to_owned()
+        } else {
+            match self.db {
+                Db::Postgres => format!("{hostport}:5432"),
+                _ => format!("{hostport}:3306"),
+            }
+        };
+        let hostport = hostport.replace("localhost", "127.0.0.1");
+        hostport.parse().expect("server address")
+    }
 }

@@ -101,8 +101,8 @@ impl DemoWorker {
     }
 }
 
-/// One line of a demo-worker execution log.
-#[derive(Debug, Clone, serde::Deserialize)]
+/// One execution from a demo-worker execution log: its start, and its end unless the worker died.
+#[derive(Debug, Clone)]
 pub struct Execution {
     /// Instance id.
     pub instance: i64,
@@ -114,24 +114,65 @@ pub struct Execution {
     pub handler: String,
     /// Task name.
     pub task: String,
-    /// Trigger time (RFC 3339).
-    pub trigger_time: String,
-    /// Start (RFC 3339).
-    pub start: String,
-    /// End (RFC 3339).
-    pub end: String,
-    /// SUCCESS or FAILED.
-    pub outcome: String,
+    /// Trigger time.
+    pub trigger_time: chrono::DateTime<chrono::Utc>,
+    /// Start.
+    pub start: chrono::DateTime<chrono::Utc>,
+    /// End, if it finished.
+    pub end: Option<chrono::DateTime<chrono::Utc>>,
+    /// SUCCESS or FAILED, if it finished.
+    pub outcome: Option<String>,
 }
 
-/// Reads an execution log (missing file = nothing ran).
+#[derive(serde::Deserialize)]
+struct ExecLine {
+    event: String,
+    instance: i64,
+    attempt: u32,
+    worker: String,
+    handler: String,
+    task: String,
+    trigger_time: chrono::DateTime<chrono::Utc>,
+    at: chrono::DateTime<chrono::Utc>,
+    outcome: Option<String>,
+}
+
+/// Reads execution logs (missing files = nothing ran), pairing starts with ends.
+pub fn executions_in(paths: &[&std::path::Path]) -> Vec<Execution> {
+    let mut out: Vec<Execution> = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        for l in text.lines().filter(|l| !l.trim().is_empty()) {
+            // A worker killed mid-write can leave a torn last line.
+            let Ok(e) = serde_json::from_str::<ExecLine>(l) else { continue };
+            if e.event == "start" {
+                out.push(Execution {
+                    instance: e.instance,
+                    attempt: e.attempt,
+                    worker: e.worker,
+                    handler: e.handler,
+                    task: e.task,
+                    trigger_time: e.trigger_time,
+                    start: e.at,
+                    end: None,
+                    outcome: None,
+                });
+            } else if let Some(x) = out
+                .iter_mut()
+                .rev()
+                .find(|x| x.instance == e.instance && x.attempt == e.attempt && x.worker == e.worker && x.end.is_none())
+            {
+                x.end = Some(e.at);
+                x.outcome = e.outcome;
+            }
+        }
+    }
+    out
+}
+
+/// Reads one execution log.
 pub fn executions(path: &std::path::Path) -> Vec<Execution> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).expect("execution line"))
-        .collect()
+    executions_in(&[path])
 }
 
 /// The real `axd` binary, stopped with SIGTERM (or killed) when dropped.
@@ -148,10 +189,16 @@ impl AxdProcess {
     /// Starts `axd` with `args` (add `--listen 127.0.0.1:0` to pick a free port) and waits for its
     /// readiness line `axd listening on ADDR`.
     pub async fn start(args: &[&str], log: &std::path::Path) -> AxdProcess {
+        Self::start_env(args, &[], log).await
+    }
+
+    /// Like [`AxdProcess::start`], with extra environment variables.
+    pub async fn start_env(args: &[&str], env: &[(&str, &str)], log: &std::path::Path) -> AxdProcess {
         use tokio::io::AsyncBufReadExt as _;
         let stderr = std::fs::File::create(log).expect("axd log");
         let mut child = tokio::process::Command::new(bin("axd"))
             .args(args)
+            .envs(env.iter().copied())
             .stdout(std::process::Stdio::piped())
             .stderr(stderr)
             .kill_on_drop(true)

@@ -9,8 +9,9 @@
 //! - `flaky`: fails (retryable) on attempt 1, succeeds afterwards.
 //! - `panic`: panics.
 //!
-//! With `--exec-log FILE` every execution is appended as one JSON line (instance, attempt, worker,
-//! handler, start, end, outcome), so tests can check what really ran where.
+//! With `--exec-log FILE` the start and the end of every execution are appended as JSON lines
+//! (instance, attempt, worker, handler, trigger time, time, outcome), so tests can check what really
+//! ran where and when; a killed worker leaves a start without an end.
 
 use std::{io::Write as _, path::PathBuf, sync::Arc, time::Duration};
 
@@ -72,35 +73,38 @@ struct ExecLog {
 }
 
 impl ExecLog {
-    fn record(&self, ctx: &Context, start: chrono::DateTime<chrono::Utc>, outcome: &str) {
+    fn write(&self, line: serde_json::Value) {
         let Some(file) = &self.file else { return };
-        let line = serde_json::json!({
+        let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = writeln!(f, "{line}");
+        let _ = f.flush();
+    }
+
+    fn line(&self, ctx: &Context, event: &str, outcome: Option<&str>) -> serde_json::Value {
+        serde_json::json!({
+            "event": event,
             "instance": ctx.instance_id,
             "attempt": ctx.attempt,
             "worker": self.worker,
             "handler": ctx.handler,
             "task": ctx.task_name,
             "trigger_time": ctx.trigger_time.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
-            "start": start.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
-            "end": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            "at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
             "outcome": outcome,
-        });
-        let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = writeln!(f, "{line}");
-        let _ = f.flush();
+        })
     }
 }
 
-/// Wraps a handler so its execution is logged.
+/// Wraps a handler so its start and end are logged (a killed worker leaves a start without an end).
 async fn logged<F, Fut>(log: Arc<ExecLog>, ctx: Context, f: F) -> Result<String, HandlerError>
 where
     F: FnOnce(Context) -> Fut,
     Fut: std::future::Future<Output = Result<String, HandlerError>>,
 {
-    let start = chrono::Utc::now();
+    log.write(log.line(&ctx, "start", None));
     let probe = ctx.clone();
     let r = f(ctx).await;
-    log.record(&probe, start, if r.is_ok() { "SUCCESS" } else { "FAILED" });
+    log.write(log.line(&probe, "end", Some(if r.is_ok() { "SUCCESS" } else { "FAILED" })));
     r
 }
 

@@ -432,3 +432,54 @@ fn faketime_lib() -> Option<String> {
     }
     panic!("libfaketime is missing: install the Debian package `faketime` (scripts/test.sh does)");
 }
+
+async fn cancel_and_retry_reach_the_worker_through_whichever_axd_holds_its_stream(db: &TestDb) {
+    let a = Axd::start(db, |_| {}).await;
+    let b = Axd::start(db, |_| {}).await;
+    let (canceled_tx, mut canceled_rx) = tokio::sync::mpsc::channel::<i64>(4);
+    let worker = Worker::builder()
+        .endpoint(&a.endpoint)
+        .app("app")
+        .capacity(2)
+        .handler("wait", move |ctx: Context| {
+            let tx = canceled_tx.clone();
+            async move {
+                if ctx.params_raw.contains("quick") {
+                    return Ok(());
+                }
+                ctx.cancellation().cancelled().await;
+                let _ = tx.send(ctx.instance_id).await;
+                Err(HandlerError::fatal("canceled"))
+            }
+        })
+        .build()
+        .expect("worker");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(worker.run_until(async move {
+        let _ = stopped.await;
+    }));
+    let mut admin_b = b.admin().await;
+    create(&mut admin_b, spec("held", "app", "wait", manual())).await;
+    let id = trigger_with(&mut admin_b, "held", "one", "{}").await;
+    let running = wait_status(&mut admin_b, id, S::Running, LONG).await;
+    assert_eq!(running.scheduler_id, a.running.scheduler_id(), "the worker's stream is on axd A");
+    // Canceled through axd B: the Cancel travels through the database to axd A and the worker.
+    admin_b.cancel_instance(pb::CancelInstanceRequest { id, reason: "via b".into() }).await.expect("cancel");
+    let got =
+        tokio::time::timeout(Duration::from_secs(5), canceled_rx.recv()).await.expect("cancel reached the handler");
+    assert_eq!(got, Some(id));
+    // Retried through axd B: dispatched by axd A (the only one with a worker) and run.
+    let retried = client::trigger_with(&mut admin_b, "held", "two", r#"{"quick": true}"#).await;
+    wait_status(&mut admin_b, retried, S::Success, LONG).await;
+    admin_b.retry_instance(pb::RetryInstanceRequest { id: retried }).await.expect("retry");
+    let again = wait_status(&mut admin_b, retried, S::Success, LONG).await;
+    assert_eq!(again.attempt, 2, "ran again as a new attempt");
+    let _ = stop.send(());
+    a.stop().await;
+    b.stop().await;
+}
+
+mod two_axd {
+    use super::*;
+    on_server_backends!(cancel_and_retry_reach_the_worker_through_whichever_axd_holds_its_stream);
+}

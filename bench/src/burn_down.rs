@@ -52,7 +52,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     let env = env::detect(kind, &db.url).await?;
     let now_us = chrono::Utc::now().timestamp_micros();
     let seeded = Instant::now();
-    seed::pending_instances(kind, &db.url, task.id, "bench", "bench", "noop", n, now_us).await?;
+    seed::pending_instances(kind, &db.url, task.id, "bench", "bench", "noop", "{}", n, now_us).await?;
     let seed_secs = seeded.elapsed().as_secs_f64();
 
     let started = Instant::now();

@@ -7,6 +7,7 @@
 
 mod burn_down;
 mod env;
+mod failover;
 mod seed;
 
 use std::path::PathBuf;
@@ -55,6 +56,9 @@ enum Scenario {
     /// Pre-create N PENDING instances, then start the workers and time until all are SUCCESS with
     /// their event trails (the method of the published River and graphile-worker figures).
     BurnDown(burn_down::Args),
+    /// Kill -9 the axd holding a worker's stream, repeatedly: time until the worker's next
+    /// assignment from another axd (p50/p99).
+    Failover(failover::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -63,6 +67,7 @@ fn main() -> anyhow::Result<()> {
     let result = runtime.block_on(async {
         match &cli.scenario {
             Scenario::BurnDown(a) => burn_down::run(cli.db, cli.smoke, a).await,
+            Scenario::Failover(a) => failover::run(cli.db, cli.smoke, a).await,
         }
     })?;
     println!("{}", result.table());

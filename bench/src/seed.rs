@@ -5,8 +5,9 @@ use sqlx::QueryBuilder;
 
 use crate::DbKind;
 
-/// Inserts `n` PENDING instances of task `task_id` (app `app`, handler `handler`), available at
-/// `now_us`, each with its creation event, in batches.
+/// Inserts `n` PENDING instances of task `task_id` (app `app`, handler `handler`, JSON `params`),
+/// available at `now_us`, each with its creation event, in batches.
+#[allow(clippy::too_many_arguments)]
 pub async fn pending_instances(
     kind: DbKind,
     url: &str,
@@ -14,6 +15,7 @@ pub async fn pending_instances(
     task: &str,
     app: &str,
     handler: &str,
+    params: &str,
     n: usize,
     now_us: i64,
 ) -> anyhow::Result<()> {
@@ -34,8 +36,8 @@ pub async fn pending_instances(
                         .push_bind(task.to_owned())
                         .push_bind(app.to_owned())
                         .push_bind(handler.to_owned())
-                        .push_bind("{}")
-                        .push_bind(format!("bench:{i}"))
+                        .push_bind(params.to_owned())
+                        .push_bind(format!("bench:{task_id}:{i}"))
                         .push_bind("MANUAL")
                         .push_bind(now_us)
                         .push_bind(now_us)
@@ -55,10 +57,12 @@ pub async fn pending_instances(
                 qb.build().execute(&pool).await?;
                 done += chunk;
             }
-            sqlx::query(
+            // task_id is an integer: formatting it into the statement is safe.
+            sqlx::query(sqlx::AssertSqlSafe(format!(
                 "INSERT INTO ax_instance_event (instance_id, at, from_status, to_status, attempt, scheduler_id, worker_id, reason) \
-                 SELECT id, created_at, NULL, 'PENDING', 0, 'ax-bench', '', 'pre-created by ax-bench' FROM ax_instance",
-            )
+                 SELECT id, created_at, NULL, 'PENDING', 0, 'ax-bench', '', 'pre-created by ax-bench' FROM ax_instance \
+                 WHERE task_id = {task_id}"
+            )))
             .execute(&pool)
             .await?;
             pool.close().await;

@@ -423,7 +423,21 @@ impl AdminService for AdminApi {
         }
         let list =
             self.core.pools.admin.list_workers((!app.is_empty()).then_some(app.as_str())).await.map_err(Error::from)?;
-        Ok(Response::new(pb::ListWorkersResponse { workers: list.iter().map(convert::worker_to_pb).collect() }))
+        // Sessions of an axd that stopped heartbeating are gone, even before its rows are purged.
+        let alive_since = self.core.alive_since();
+        let alive: std::collections::HashSet<String> = self
+            .core
+            .pools
+            .admin
+            .list_schedulers()
+            .await
+            .map_err(Error::from)?
+            .into_iter()
+            .filter(|s| s.heartbeat_at >= alive_since)
+            .map(|s| s.scheduler_id)
+            .collect();
+        let workers = list.iter().filter(|w| alive.contains(&w.scheduler_id)).map(convert::worker_to_pb).collect();
+        Ok(Response::new(pb::ListWorkersResponse { workers }))
     }
 
     async fn list_schedulers(&self, req: Request<pb::ListSchedulersRequest>) -> Reply<pb::ListSchedulersResponse> {

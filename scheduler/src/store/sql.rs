@@ -1113,7 +1113,13 @@ macro_rules! impl_store {
                         s.parse().map_err(|e| StoreError::Corrupt { table: "ax_instance", reason: e })?;
                     stats.instances.insert(status, u64::try_from(n).unwrap_or(0));
                 }
-                let workers: i64 = sqlx::query_scalar(sql!("SELECT COUNT(*) FROM ax_worker")).fetch_one(&self.pool).await?;
+                let workers: i64 = sqlx::query_scalar(sql!(
+                    "SELECT COUNT(*) FROM ax_worker w JOIN ax_scheduler s ON w.scheduler_id = s.scheduler_id \
+                     WHERE s.heartbeat_at >= ?"
+                ))
+                .bind(to_micros(alive_since))
+                .fetch_one(&self.pool)
+                .await?;
                 stats.workers = u64::try_from(workers).unwrap_or(0);
                 let scheds: i64 = sqlx::query_scalar(sql!("SELECT COUNT(*) FROM ax_scheduler WHERE heartbeat_at >= ?"))
                     .bind(to_micros(alive_since))

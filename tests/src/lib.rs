@@ -98,13 +98,14 @@ impl TestDb {
                     Err(e) => return unreachable(db, &server, e),
                 };
                 drop_stale(&admin, db).await;
-                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {name}")))
-                    .execute(&admin)
-                    .await
-                    .expect("create schema");
+                sqlx::query(&format!("CREATE SCHEMA {name}")).execute(&admin).await.expect("create schema");
                 admin.close().await;
                 let sep = if server.contains('?') { '&' } else { '?' };
-                let url = format!("{server}{sep}options=-c%20search_path%3D{name}");
+                // AX_TEST_PG_OPTIONS adds session settings, e.g. auto_explain when profiling.
+                let extra = std::env::var("AX_TEST_PG_OPTIONS")
+                    .map(|o| format!("%20{}", o.replace(' ', "%20").replace('=', "%3D")))
+                    .unwrap_or_default();
+                let url = format!("{server}{sep}options=-c%20search_path%3D{name}{extra}");
                 Some(TestDb { db, url, name, dir: None })
             }
             Db::MySql => {
@@ -119,10 +120,7 @@ impl TestDb {
                     Err(e) => return unreachable(db, &server, e),
                 };
                 drop_stale_mysql(&admin).await;
-                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-                    .execute(&admin)
-                    .await
-                    .expect("create database");
+                sqlx::query(&format!("CREATE DATABASE {name}")).execute(&admin).await.expect("create database");
                 admin.close().await;
                 let base = server.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(server.clone());
                 let url = format!("{base}/{name}");
@@ -157,17 +155,13 @@ impl TestDb {
             Db::Sqlite => {}
             Db::Postgres => {
                 if let Ok(admin) = sqlx_admin_pg(&postgres_url()).await {
-                    let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name)))
-                        .execute(&admin)
-                        .await;
+                    let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name)).execute(&admin).await;
                     admin.close().await;
                 }
             }
             Db::MySql => {
                 if let Ok(admin) = sqlx::mysql::MySqlPool::connect(&mysql_url()).await {
-                    let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {}", self.name)))
-                        .execute(&admin)
-                        .await;
+                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {}", self.name)).execute(&admin).await;
                     admin.close().await;
                 }
             }
@@ -209,7 +203,7 @@ async fn drop_stale(admin: &sqlx::PgPool, _db: Db) {
             .await
             .unwrap_or_default();
     for n in names.into_iter().filter(|n| stale(n)) {
-        let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA IF EXISTS {n} CASCADE"))).execute(admin).await;
+        let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS {n} CASCADE")).execute(admin).await;
     }
 }
 
@@ -221,7 +215,7 @@ async fn drop_stale_mysql(admin: &sqlx::MySqlPool) {
     .await
     .unwrap_or_default();
     for n in names.into_iter().filter(|n| stale(n)) {
-        let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {n}"))).execute(admin).await;
+        let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {n}")).execute(admin).await;
     }
 }
 

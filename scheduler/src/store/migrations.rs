@@ -9,25 +9,22 @@ macro_rules! embed_migrations {
 }
 pub(crate) use embed_migrations;
 
-/// Builds a sqlx migrator (it takes a database lock, so several axd can start together) recording
-/// applied versions in `ax_schema_migrations`.
-pub(crate) fn migrator(list: &[(i64, &'static str, &'static str)]) -> sqlx::migrate::Migrator {
-    use sqlx::SqlSafeStr as _;
-    let migrations = list
+/// Builds a sqlx migrator recording applied versions in `_sqlx_migrations`. `locking`: whether
+/// the migrator takes its own database lock (the backends that need a lock of their own say no).
+pub(crate) fn migrator(list: &[(i64, &'static str, &'static str)], locking: bool) -> sqlx::migrate::Migrator {
+    let migrations: Vec<sqlx::migrate::Migration> = list
         .iter()
         .map(|(version, name, sql)| {
             sqlx::migrate::Migration::new(
                 *version,
                 (*name).into(),
                 sqlx::migrate::MigrationType::Simple,
-                sql.into_sql_str(),
+                (*sql).into(),
                 false,
             )
         })
         .collect();
-    let mut m = sqlx::migrate::Migrator::with_migrations(migrations);
-    m.dangerous_set_table_name("ax_schema_migrations");
-    m
+    sqlx::migrate::Migrator { migrations: migrations.into(), ignore_missing: false, locking, no_tx: false }
 }
 
 #[cfg(test)]

@@ -56,6 +56,7 @@ impl Dispatcher {
         if demand.is_empty() {
             return Ok(0);
         }
+        let started = std::time::Instant::now();
         let now = core.clock.now();
         let lease_until = add(now, core.sessions.ack_timeout);
         let mut reserved: Vec<(Arc<Session>, (i64, u32))> = Vec::new();
@@ -84,6 +85,7 @@ impl Dispatcher {
             core.signals.sweep.notify_one();
         }
         let n = assignments.len();
+        tracing::debug!(assigned = n, took_us = started.elapsed().as_micros() as u64, "dispatch round");
         for a in assignments {
             let key = (a.instance.id, a.instance.attempt);
             let delivered = match core.registry.get(&a.session_id) {

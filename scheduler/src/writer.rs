@@ -83,6 +83,7 @@ fn msg(m: pb::scheduler_message::Msg) -> crate::registry::Outbound {
 
 async fn apply(core: &Core, batch: Vec<Pending>) {
     let ops: Vec<WorkerOp> = batch.iter().map(|p| p.op.clone()).collect();
+    let started = std::time::Instant::now();
     let mut pause = Duration::from_millis(50);
     let mut attempt = 0;
     let outcomes = loop {
@@ -99,6 +100,7 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
             Err(e) => break Err(e),
         }
     };
+    tracing::debug!(ops = ops.len(), took_us = started.elapsed().as_micros() as u64, "group commit");
     let outcomes = match outcomes {
         Ok(o) => o,
         Err(e) => {

@@ -353,6 +353,14 @@ async fn schedulers_register_refresh_and_leave(db: &TestDb) {
     assert_eq!(stats.schedulers, 1);
     store.remove_scheduler("axd-1").await.unwrap();
     assert!(store.list_schedulers().await.unwrap().is_empty());
+    // A scheduler that stopped heartbeating is forgotten by housekeeping.
+    let stale = SchedulerRecord { scheduler_id: "axd-gone".into(), heartbeat_at: t0(), ..rec.clone() };
+    store.heartbeat_scheduler(&stale).await.unwrap();
+    let fresh = SchedulerRecord { scheduler_id: "axd-alive".into(), heartbeat_at: add(t0(), secs(60)), ..rec };
+    store.heartbeat_scheduler(&fresh).await.unwrap();
+    assert_eq!(store.purge_dead_schedulers(add(t0(), secs(30))).await.unwrap(), 1);
+    let left: Vec<String> = store.list_schedulers().await.unwrap().into_iter().map(|s| s.scheduler_id).collect();
+    assert_eq!(left, vec!["axd-alive".to_owned()]);
 }
 
 async fn database_clock_is_close_to_real_time(db: &TestDb) {

@@ -416,27 +416,30 @@ async fn session<F: Future<Output = ()>>(
                 Err(status) => return refused_or_lost(status, true),
             },
             Some(ev) = ev_rx.recv() => match ev {
-                Event::Progress { key, percent, message } => {
-                    let _ = tx.try_send(out(Out::Progress(pb::Progress { instance_id: key.0, attempt: key.1, percent, message })));
-                }
-                Event::Log { key, level, message, at } => {
-                    let level = match level {
-                        Level::Debug => pb::LogLevel::Debug,
-                        Level::Info => pb::LogLevel::Info,
-                        Level::Warn => pb::LogLevel::Warn,
-                        Level::Error => pb::LogLevel::Error,
-                    };
-                    let at = Some(prost_types::Timestamp { seconds: at.timestamp(), nanos: i32::try_from(at.timestamp_subsec_nanos()).unwrap_or(0) });
-                    let _ = tx.try_send(out(Out::Log(pb::Log { instance_id: key.0, attempt: key.1, level: level.into(), message, at })));
-                }
+                ev @ (Event::Progress { .. } | Event::Log { .. }) => forward(&tx, ev),
                 done @ Event::Done { .. } => {
-                    if let Some((_, result)) = state.absorb(done) {
-                        if tx.send(out(Out::Result(result))).await.is_err() {
-                            return SessionEnd::Lost { established: true };
+                    // Results that finished together go out together, followed by one Credit for
+                    // all their slots: fewer messages, and axd claims work in bigger batches.
+                    let mut freed = 0u32;
+                    let mut next = Some(done);
+                    while let Some(ev) = next.take() {
+                        match ev {
+                            Event::Done { .. } => {
+                                if let Some((_, result)) = state.absorb(ev) {
+                                    if tx.send(out(Out::Result(result))).await.is_err() {
+                                        return SessionEnd::Lost { established: true };
+                                    }
+                                    freed += 1;
+                                }
+                            }
+                            other => forward(&tx, other),
                         }
-                        if state.shutdown.is_none() {
-                            let _ = tx.send(credit(1)).await;
+                        if freed < 256 {
+                            next = ev_rx.try_recv().ok();
                         }
+                    }
+                    if freed > 0 && state.shutdown.is_none() {
+                        let _ = tx.send(credit(freed)).await;
                     }
                 }
             },
@@ -453,6 +456,30 @@ async fn session<F: Future<Output = ()>>(
             () = shutdown_tick(config, state) => enforce_shutdown(config, state, ev_tx).await,
         }
     }
+}
+
+/// Sends a progress or log line, best effort (dropped if the stream is backed up).
+fn forward(tx: &mpsc::Sender<pb::WorkerMessage>, ev: Event) {
+    let m = match ev {
+        Event::Progress { key, percent, message } => {
+            Out::Progress(pb::Progress { instance_id: key.0, attempt: key.1, percent, message })
+        }
+        Event::Log { key, level, message, at } => {
+            let level = match level {
+                Level::Debug => pb::LogLevel::Debug,
+                Level::Info => pb::LogLevel::Info,
+                Level::Warn => pb::LogLevel::Warn,
+                Level::Error => pb::LogLevel::Error,
+            };
+            let at = Some(prost_types::Timestamp {
+                seconds: at.timestamp(),
+                nanos: i32::try_from(at.timestamp_subsec_nanos()).unwrap_or(0),
+            });
+            Out::Log(pb::Log { instance_id: key.0, attempt: key.1, level: level.into(), message, at })
+        }
+        Event::Done { .. } => return,
+    };
+    let _ = tx.try_send(out(m));
 }
 
 fn refused_or_lost(status: tonic::Status, established: bool) -> SessionEnd {

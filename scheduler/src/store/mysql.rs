@@ -64,9 +64,8 @@ async fn run_migrations(pool: &MySqlPool) -> crate::error::StoreResult<()> {
         }
         tracing::info!("waiting for another axd to finish migrating");
     }
-    let mut migrator = super::migrations::migrator(&embed_migrations!("mysql"));
-    migrator.set_locking(false);
-    let result = migrator.run_direct(None, &mut *conn, false).await;
+    let migrator = super::migrations::migrator(&embed_migrations!("mysql"), false);
+    let result = migrator.run_direct(&mut *conn).await;
     let _ = sqlx::query("SELECT RELEASE_LOCK(CONCAT('ax_migrate_', DATABASE()))").execute(&mut *conn).await;
     result?;
     Ok(())
@@ -107,7 +106,7 @@ mod imp {
             .map_err(|_| StoreError::Corrupt { table: "(insert)", reason: "id out of range".to_owned() })
     }
 
-    fn push_keys<'a>(qb: &mut QueryBuilder<sqlx::MySql>, keys: impl Iterator<Item = (i64, &'a str)>) {
+    fn push_keys<'a>(qb: &mut QueryBuilder<'_, sqlx::MySql>, keys: impl Iterator<Item = (i64, &'a str)>) {
         qb.push("(");
         let mut sep = qb.separated(", ");
         for (task_id, key) in keys {
@@ -127,7 +126,7 @@ mod imp {
     ) -> StoreResult<Vec<(i64, i64, String)>> {
         let mut out = Vec::with_capacity(rows.len());
         for chunk in rows.chunks(BATCH) {
-            let mut qb: QueryBuilder<sqlx::MySql> = QueryBuilder::new(
+            let mut qb: QueryBuilder<'_, sqlx::MySql> = QueryBuilder::new(
                 "SELECT task_id, idempotency_key FROM ax_instance WHERE (task_id, idempotency_key) IN ",
             );
             push_keys(&mut qb, chunk.iter().map(|r| (r.task.id, r.new.key.as_str())));
@@ -136,29 +135,63 @@ mod imp {
                 .fetch_all(&mut **tx)
                 .await?
                 .iter()
-                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+                .map(|r| Ok((r.try_get_unchecked(0)?, r.try_get_unchecked(1)?)))
                 .collect::<StoreResult<_>>()?;
             let fresh: Vec<&InstanceRow<'_>> =
                 chunk.iter().filter(|r| !existing.contains(&(r.task.id, r.new.key.clone()))).collect();
             if fresh.is_empty() {
                 continue;
             }
-            let mut qb: QueryBuilder<sqlx::MySql> = QueryBuilder::new(INSERT_INSTANCE_HEAD);
+            let mut qb: QueryBuilder<'_, sqlx::MySql> = QueryBuilder::new(INSERT_INSTANCE_HEAD);
             qb.push_values(fresh.iter(), |mut b, row| {
                 bind_instance_row(&mut b, row, now);
                 b.push_unseparated(", 0, 0, '', 0, ''");
             });
             qb.build().execute(&mut **tx).await?;
-            let mut qb: QueryBuilder<sqlx::MySql> = QueryBuilder::new(
+            let mut qb: QueryBuilder<'_, sqlx::MySql> = QueryBuilder::new(
                 "SELECT id, task_id, idempotency_key FROM ax_instance WHERE (task_id, idempotency_key) IN ",
             );
             push_keys(&mut qb, fresh.iter().map(|r| (r.task.id, r.new.key.as_str())));
             for r in qb.build().fetch_all(&mut **tx).await? {
-                out.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
+                out.push((r.try_get_unchecked(0)?, r.try_get_unchecked(1)?, r.try_get_unchecked(2)?));
             }
         }
         Ok(out)
     }
 
-    crate::store::sql::impl_store!(MySqlStore, sqlx::MySql, Backend::MySql);
+    async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
+        insert_events_generic(tx, events).await
+    }
+
+    async fn lock_instances(tx: &mut Tx, ids: &[i64]) -> StoreResult<HashMap<i64, Instance>> {
+        lock_instances_generic(tx, ids).await
+    }
+
+    async fn write_instances(tx: &mut Tx, rows: &[&Instance]) -> StoreResult<()> {
+        write_instances_generic(tx, rows).await
+    }
+
+    async fn select_ready(
+        tx: &mut Tx,
+        app: &str,
+        handlers: &[String],
+        now: Ts,
+        limit: u32,
+    ) -> StoreResult<Vec<Instance>> {
+        select_ready_generic(tx, app, handlers, now, limit).await
+    }
+
+    async fn mark_dispatched(
+        tx: &mut Tx,
+        session: &str,
+        worker: &str,
+        scheduler_id: &str,
+        lease_until: Ts,
+        now: Ts,
+        ids: &[i64],
+    ) -> StoreResult<()> {
+        mark_dispatched_generic(tx, session, worker, scheduler_id, lease_until, now, ids).await
+    }
+
+    crate::store::sql::impl_store!(MySqlStore, sqlx::MySql, Backend::MySql, try_get_unchecked);
 }

@@ -52,7 +52,7 @@ fn rewrite(sql: &str) -> String {
 /// The migrator holds a PostgreSQL advisory lock while it runs, so axd processes starting together
 /// apply each migration once.
 async fn run_migrations(pool: &PgPool) -> crate::error::StoreResult<()> {
-    super::migrations::migrator(&embed_migrations!("postgres")).run(pool).await?;
+    super::migrations::migrator(&embed_migrations!("postgres"), true).run(pool).await?;
     Ok(())
 }
 
@@ -110,5 +110,130 @@ mod imp {
         insert_instance_rows_returning(tx, rows, now).await
     }
 
-    crate::store::sql::impl_store!(PgStore, sqlx::Postgres, Backend::Postgres);
+    // PostgreSQL gets whole batches as arrays: one constant statement per operation, prepared
+    // once per connection, whatever the batch size (IN lists and UNION ALL would be a new
+    // statement to parse and plan for every size).
+
+    async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        sqlx::query(
+            "INSERT INTO ax_instance_event (instance_id, at, from_status, to_status, attempt, scheduler_id, worker_id, reason) \
+             SELECT * FROM UNNEST($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[])",
+        )
+        .bind(events.iter().map(|e| e.instance_id).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| to_micros(e.at)).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.from.map(|s| s.as_str())).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.to.as_str()).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| i32::try_from(e.attempt).unwrap_or(i32::MAX)).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.scheduler_id.as_str()).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.worker_id.as_str()).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.reason.as_str()).collect::<Vec<_>>())
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    async fn lock_instances(tx: &mut Tx, ids: &[i64]) -> StoreResult<HashMap<i64, Instance>> {
+        let rows =
+            sqlx::query(sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE id = ANY($1) ORDER BY id FOR UPDATE"))
+                .bind(ids)
+                .fetch_all(&mut **tx)
+                .await?;
+        let mut out = HashMap::with_capacity(rows.len());
+        for r in &rows {
+            let i = read_instance(r)?;
+            out.insert(i.id, i);
+        }
+        Ok(out)
+    }
+
+    async fn write_instances(tx: &mut Tx, rows: &[&Instance]) -> StoreResult<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        sqlx::query(
+            "UPDATE ax_instance AS i SET status = v.status, attempt = v.attempt, failures = v.failures, \
+             available_at = v.available_at, worker_id = v.worker_id, session_id = v.session_id, \
+             scheduler_id = v.scheduler_id, lease_expires_at = v.lease_expires_at, deadline_at = v.deadline_at, \
+             started_at = v.started_at, finished_at = v.finished_at, message = v.message, output = v.output, \
+             updated_at = v.updated_at \
+             FROM UNNEST($1::bigint[], $2::text[], $3::int[], $4::int[], $5::bigint[], $6::text[], $7::text[], $8::text[], \
+                         $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::text[], $14::text[], $15::bigint[]) \
+               AS v(id, status, attempt, failures, available_at, worker_id, session_id, scheduler_id, lease_expires_at, \
+                    deadline_at, started_at, finished_at, message, output, updated_at) \
+             WHERE i.id = v.id",
+        )
+        .bind(rows.iter().map(|i| i.id).collect::<Vec<_>>())
+        .bind(rows.iter().map(|i| i.status.as_str()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|i| i32::try_from(i.attempt).unwrap_or(i32::MAX)).collect::<Vec<_>>())
+        .bind(rows.iter().map(|i| i32::try_from(i.failures).unwrap_or(i32::MAX)).collect::<Vec<_>>())
+        .bind(rows.iter().map(|i| to_micros(i.available_at)).collect::<Vec<_>>())
+        .bind(rows.iter().map(|i| i.worker_id.as_deref()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|i| i.session_id.as_deref()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|i| i.scheduler_id.as_deref()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|i| i.lease_expires_at.map(to_micros)).collect::<Vec<_>>())
+        .bind(rows.iter().map(|i| i.deadline_at.map(to_micros)).collect::<Vec<_>>())
+        .bind(rows.iter().map(|i| i.started_at.map(to_micros)).collect::<Vec<_>>())
+        .bind(rows.iter().map(|i| i.finished_at.map(to_micros)).collect::<Vec<_>>())
+        .bind(rows.iter().map(|i| i.message.as_str()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|i| i.output.as_str()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|i| to_micros(i.updated_at)).collect::<Vec<_>>())
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    async fn select_ready(
+        tx: &mut Tx,
+        app: &str,
+        handlers: &[String],
+        now: Ts,
+        limit: u32,
+    ) -> StoreResult<Vec<Instance>> {
+        sqlx::query(sql!(
+            "SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE status = 'PENDING' AND app = $1 AND available_at <= $2 \
+             AND handler = ANY($3) ORDER BY available_at LIMIT $4 FOR UPDATE SKIP LOCKED"
+        ))
+        .bind(app)
+        .bind(to_micros(now))
+        .bind(handlers)
+        .bind(i64::from(limit))
+        .fetch_all(&mut **tx)
+        .await?
+        .iter()
+        .map(read_instance)
+        .collect()
+    }
+
+    /// The rows are locked by this transaction's claim, so their status cannot have changed: the
+    /// statement filters by id alone (a status condition tempts the planner into scanning the whole
+    /// ready index when its statistics are stale).
+    async fn mark_dispatched(
+        tx: &mut Tx,
+        session: &str,
+        worker: &str,
+        scheduler_id: &str,
+        lease_until: Ts,
+        now: Ts,
+        ids: &[i64],
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE ax_instance SET status = 'DISPATCHED', attempt = attempt + 1, session_id = $1, worker_id = $2, \
+             scheduler_id = $3, lease_expires_at = $4, updated_at = GREATEST(updated_at, $5) \
+             WHERE id = ANY($6)",
+        )
+        .bind(session)
+        .bind(worker)
+        .bind(scheduler_id)
+        .bind(to_micros(lease_until))
+        .bind(to_micros(now))
+        .bind(ids)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    crate::store::sql::impl_store!(PgStore, sqlx::Postgres, Backend::Postgres, try_get);
 }

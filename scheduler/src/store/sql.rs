@@ -11,7 +11,9 @@
 //! - `async fn run_migrations(&Pool)`: applies the embedded migrations under a database-wide lock;
 //! - `async fn notify(&mut Tx, Notice)` and `async fn listen_impl(&Pool, on)`: NOTIFY/LISTEN on
 //!   PostgreSQL, nothing elsewhere;
-//! - `UPSERT_SCHEDULER`: the dialect's insert-or-update of `ax_scheduler`.
+//! - `UPSERT_SCHEDULER`: the dialect's insert-or-update of `ax_scheduler`;
+//! - the name of the row getter: `try_get`, or `try_get_unchecked` on MySQL, whose case-sensitive
+//!   (`utf8mb4_bin`) text columns sqlx 0.8 reports as binary and would refuse to read as `String`.
 //!
 //! Tokens: `{TASK_COLUMNS}`, `{INSTANCE_COLUMNS}`, `{EVENT_COLUMNS}`, `{SKIP_LOCKED}` (row lock that
 //! skips locked rows; empty on SQLite, whose write transactions are already exclusive),
@@ -66,7 +68,7 @@ pub(crate) const BATCH: usize = 500;
 
 /// Shared implementation of [`crate::store::Store`]; see the module doc.
 macro_rules! impl_store {
-    ($store:ty, $db:ty, $backend:expr) => {
+    ($store:ty, $db:ty, $backend:expr, $get:ident) => {
         use std::collections::HashMap;
 
         use async_trait::async_trait;
@@ -94,105 +96,105 @@ macro_rules! impl_store {
 
         fn read_task(r: &DbRow) -> StoreResult<Task> {
             TaskRaw {
-                id: r.try_get(0)?,
-                name: r.try_get(1)?,
-                app: r.try_get(2)?,
-                handler: r.try_get(3)?,
-                description: r.try_get(4)?,
-                schedule_kind: r.try_get(5)?,
-                cron_expr: r.try_get(6)?,
-                cron_dialect: r.try_get(7)?,
-                time_zone: r.try_get(8)?,
-                interval_us: r.try_get(9)?,
-                start_at: r.try_get(10)?,
-                params: r.try_get(11)?,
-                enabled: r.try_get(12)?,
-                next_fire_at: r.try_get(13)?,
-                misfire_policy: r.try_get(14)?,
-                misfire_threshold_us: r.try_get(15)?,
-                max_catch_up: r.try_get(16)?,
-                concurrency_policy: r.try_get(17)?,
-                routing: r.try_get(18)?,
-                timeout_us: r.try_get(19)?,
-                max_retries: r.try_get(20)?,
-                backoff: r.try_get(21)?,
-                labels: r.try_get(22)?,
-                version: r.try_get(23)?,
-                created_at: r.try_get(24)?,
-                updated_at: r.try_get(25)?,
+                id: r.$get(0)?,
+                name: r.$get(1)?,
+                app: r.$get(2)?,
+                handler: r.$get(3)?,
+                description: r.$get(4)?,
+                schedule_kind: r.$get(5)?,
+                cron_expr: r.$get(6)?,
+                cron_dialect: r.$get(7)?,
+                time_zone: r.$get(8)?,
+                interval_us: r.$get(9)?,
+                start_at: r.$get(10)?,
+                params: r.$get(11)?,
+                enabled: r.$get(12)?,
+                next_fire_at: r.$get(13)?,
+                misfire_policy: r.$get(14)?,
+                misfire_threshold_us: r.$get(15)?,
+                max_catch_up: r.$get(16)?,
+                concurrency_policy: r.$get(17)?,
+                routing: r.$get(18)?,
+                timeout_us: r.$get(19)?,
+                max_retries: r.$get(20)?,
+                backoff: r.$get(21)?,
+                labels: r.$get(22)?,
+                version: r.$get(23)?,
+                created_at: r.$get(24)?,
+                updated_at: r.$get(25)?,
             }
             .into_task()
         }
 
         fn read_instance(r: &DbRow) -> StoreResult<Instance> {
             InstanceRaw {
-                id: r.try_get(0)?,
-                task_id: r.try_get(1)?,
-                task_name: r.try_get(2)?,
-                app: r.try_get(3)?,
-                handler: r.try_get(4)?,
-                params: r.try_get(5)?,
-                idempotency_key: r.try_get(6)?,
-                source: r.try_get(7)?,
-                fire_at: r.try_get(8)?,
-                available_at: r.try_get(9)?,
-                status: r.try_get(10)?,
-                attempt: r.try_get(11)?,
-                max_retries: r.try_get(12)?,
-                failures: r.try_get(13)?,
-                timeout_us: r.try_get(14)?,
-                backoff: r.try_get(15)?,
-                routing: r.try_get(16)?,
-                worker_id: r.try_get(17)?,
-                session_id: r.try_get(18)?,
-                scheduler_id: r.try_get(19)?,
-                lease_expires_at: r.try_get(20)?,
-                deadline_at: r.try_get(21)?,
-                started_at: r.try_get(22)?,
-                finished_at: r.try_get(23)?,
-                message: r.try_get(24)?,
-                output: r.try_get(25)?,
-                progress_percent: r.try_get(26)?,
-                progress_message: r.try_get(27)?,
-                created_at: r.try_get(28)?,
-                updated_at: r.try_get(29)?,
+                id: r.$get(0)?,
+                task_id: r.$get(1)?,
+                task_name: r.$get(2)?,
+                app: r.$get(3)?,
+                handler: r.$get(4)?,
+                params: r.$get(5)?,
+                idempotency_key: r.$get(6)?,
+                source: r.$get(7)?,
+                fire_at: r.$get(8)?,
+                available_at: r.$get(9)?,
+                status: r.$get(10)?,
+                attempt: r.$get(11)?,
+                max_retries: r.$get(12)?,
+                failures: r.$get(13)?,
+                timeout_us: r.$get(14)?,
+                backoff: r.$get(15)?,
+                routing: r.$get(16)?,
+                worker_id: r.$get(17)?,
+                session_id: r.$get(18)?,
+                scheduler_id: r.$get(19)?,
+                lease_expires_at: r.$get(20)?,
+                deadline_at: r.$get(21)?,
+                started_at: r.$get(22)?,
+                finished_at: r.$get(23)?,
+                message: r.$get(24)?,
+                output: r.$get(25)?,
+                progress_percent: r.$get(26)?,
+                progress_message: r.$get(27)?,
+                created_at: r.$get(28)?,
+                updated_at: r.$get(29)?,
             }
             .into_instance()
         }
 
         fn read_event(r: &DbRow) -> StoreResult<InstanceEvent> {
             EventRaw {
-                id: r.try_get(0)?,
-                instance_id: r.try_get(1)?,
-                at: r.try_get(2)?,
-                from_status: r.try_get(3)?,
-                to_status: r.try_get(4)?,
-                attempt: r.try_get(5)?,
-                scheduler_id: r.try_get(6)?,
-                worker_id: r.try_get(7)?,
-                reason: r.try_get(8)?,
+                id: r.$get(0)?,
+                instance_id: r.$get(1)?,
+                at: r.$get(2)?,
+                from_status: r.$get(3)?,
+                to_status: r.$get(4)?,
+                attempt: r.$get(5)?,
+                scheduler_id: r.$get(6)?,
+                worker_id: r.$get(7)?,
+                reason: r.$get(8)?,
             }
             .into_event()
         }
 
         fn read_worker(r: &DbRow) -> StoreResult<WorkerRecord> {
             const T: &str = "ax_worker";
-            let handlers: String = r.try_get(3)?;
-            let labels: String = r.try_get(7)?;
+            let handlers: String = r.$get(3)?;
+            let labels: String = r.$get(7)?;
             let n = |v: i32| u32::try_from(v).unwrap_or(0);
             Ok(WorkerRecord {
-                session_id: r.try_get(0)?,
-                worker_id: r.try_get(1)?,
-                app: r.try_get(2)?,
+                session_id: r.$get(0)?,
+                worker_id: r.$get(1)?,
+                app: r.$get(2)?,
                 handlers: decode_list(T, &handlers)?,
-                capacity: n(r.try_get(4)?),
-                credits: n(r.try_get(5)?),
-                in_flight: n(r.try_get(6)?),
+                capacity: n(r.$get(4)?),
+                credits: n(r.$get(5)?),
+                in_flight: n(r.$get(6)?),
                 labels: decode_labels(T, &labels)?,
-                scheduler_id: r.try_get(8)?,
-                client: r.try_get(9)?,
-                connected_at: from_micros(r.try_get(10)?),
-                last_seen_at: from_micros(r.try_get(11)?),
+                scheduler_id: r.$get(8)?,
+                client: r.$get(9)?,
+                connected_at: from_micros(r.$get(10)?),
+                last_seen_at: from_micros(r.$get(11)?),
             })
         }
 
@@ -212,9 +214,10 @@ macro_rules! impl_store {
             pub reason: String,
         }
 
-        async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
+        #[allow(dead_code)]
+        async fn insert_events_generic(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
             for chunk in events.chunks(BATCH) {
-                let mut qb: QueryBuilder<$db> = QueryBuilder::new(
+                let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(
                     "INSERT INTO ax_instance_event (instance_id, at, from_status, to_status, attempt, scheduler_id, worker_id, reason) ",
                 );
                 qb.push_values(chunk, |mut b, e| {
@@ -262,7 +265,7 @@ macro_rules! impl_store {
             pub new: &'a NewInstance,
         }
 
-        fn bind_instance_row(b: &mut sqlx::query_builder::Separated<'_, $db, &'static str>, row: &InstanceRow<'_>, now: Ts) {
+        fn bind_instance_row(b: &mut sqlx::query_builder::Separated<'_, '_, $db, &'static str>, row: &InstanceRow<'_>, now: Ts) {
             let t = row.task;
             let n = row.new;
             let finished = n.status.is_terminal().then(|| to_micros(now));
@@ -299,14 +302,14 @@ macro_rules! impl_store {
         ) -> StoreResult<Vec<(i64, i64, String)>> {
             let mut out = Vec::with_capacity(rows.len());
             for chunk in rows.chunks(BATCH) {
-                let mut qb: QueryBuilder<$db> = QueryBuilder::new(INSERT_INSTANCE_HEAD);
+                let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(INSERT_INSTANCE_HEAD);
                 qb.push_values(chunk, |mut b, row| {
                     bind_instance_row(&mut b, row, now);
                     b.push_unseparated(", 0, 0, '', 0, ''");
                 });
                 qb.push(" ON CONFLICT (task_id, idempotency_key) DO NOTHING RETURNING id, task_id, idempotency_key");
                 for r in qb.build().fetch_all(&mut **tx).await? {
-                    out.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
+                    out.push((r.$get(0)?, r.$get(1)?, r.$get(2)?));
                 }
             }
             Ok(out)
@@ -341,7 +344,7 @@ macro_rules! impl_store {
         }
 
 
-        fn push_ids(qb: &mut QueryBuilder<$db>, ids: &[i64]) {
+        fn push_ids(qb: &mut QueryBuilder<'_, $db>, ids: &[i64]) {
             qb.push("(");
             let mut sep = qb.separated(", ");
             for id in ids {
@@ -350,7 +353,7 @@ macro_rules! impl_store {
             qb.push(")");
         }
 
-        fn push_strs(qb: &mut QueryBuilder<$db>, v: &[String]) {
+        fn push_strs(qb: &mut QueryBuilder<'_, $db>, v: &[String]) {
             qb.push("(");
             let mut sep = qb.separated(", ");
             for s in v {
@@ -368,10 +371,11 @@ macro_rules! impl_store {
 
 
         /// Locks instances by id (in id order, so concurrent writers cannot deadlock).
-        async fn lock_instances(tx: &mut Tx, ids: &[i64]) -> StoreResult<HashMap<i64, Instance>> {
+        #[allow(dead_code)]
+        async fn lock_instances_generic(tx: &mut Tx, ids: &[i64]) -> StoreResult<HashMap<i64, Instance>> {
             let mut out = HashMap::with_capacity(ids.len());
             for chunk in ids.chunks(BATCH) {
-                let mut qb: QueryBuilder<$db> = QueryBuilder::new(sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE id IN "));
+                let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE id IN "));
                 push_ids(&mut qb, chunk);
                 qb.push(sql!(" ORDER BY id{FOR_UPDATE}"));
                 for r in qb.build().fetch_all(&mut **tx).await? {
@@ -389,9 +393,10 @@ macro_rules! impl_store {
         }
 
         /// Writes the lifecycle columns of changed instances in one statement per chunk.
-        async fn write_instances(tx: &mut Tx, rows: &[&Instance]) -> StoreResult<()> {
+        #[allow(dead_code)]
+        async fn write_instances_generic(tx: &mut Tx, rows: &[&Instance]) -> StoreResult<()> {
             for chunk in rows.chunks(BATCH / 2) {
-                let mut qb: QueryBuilder<$db> = QueryBuilder::new(BULK_UPDATE_PREFIX);
+                let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(BULK_UPDATE_PREFIX);
                 let mut first = true;
                 for i in chunk {
                     qb.push(if first { "SELECT " } else { " UNION ALL SELECT " });
@@ -440,7 +445,7 @@ macro_rules! impl_store {
 
         async fn insert_commands(tx: &mut Tx, commands: &[Command], now: Ts) -> StoreResult<()> {
             for chunk in commands.chunks(BATCH) {
-                let mut qb: QueryBuilder<$db> = QueryBuilder::new(
+                let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(
                     "INSERT INTO ax_command (scheduler_id, session_id, instance_id, attempt, kind, reason, created_at) ",
                 );
                 qb.push_values(chunk, |mut b, c| {
@@ -460,8 +465,10 @@ macro_rules! impl_store {
         /// Writes what a batch of transitions decided: changed rows, events, cancels and the next
         /// fire of FIXED_DELAY tasks whose instance finished.
         async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, ctx: Ctx<'_>) -> StoreResult<()> {
+            let t0 = std::time::Instant::now();
             let changed: Vec<&Instance> = batch.changed.iter().filter_map(|id| rows.get(id)).collect();
             write_instances(tx, &changed).await?;
+            let t1 = t0.elapsed();
             let events: Vec<NewEvent> = batch
                 .events
                 .into_iter()
@@ -477,7 +484,9 @@ macro_rules! impl_store {
                 })
                 .collect();
             insert_events(tx, &events).await?;
+            let t2 = t0.elapsed();
             insert_commands(tx, &batch.commands, ctx.now).await?;
+            tracing::debug!(rows = changed.len(), events = events.len(), write = ?t1, events_took = ?(t2 - t1), "persist");
             for id in &batch.finalized {
                 if let Some(i) = rows.get(id) {
                     schedule_after_completion(tx, i, ctx.now).await?;
@@ -495,6 +504,56 @@ macro_rules! impl_store {
             }
             Ok(())
         }
+
+        /// PENDING instances of `app` available by `now` for these handlers, oldest first, locked
+        /// (skipping rows other axd hold).
+        #[allow(dead_code)]
+        async fn select_ready_generic(tx: &mut Tx, app: &str, handlers: &[String], now: Ts, limit: u32) -> StoreResult<Vec<Instance>> {
+            let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(sql!(
+                "SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE status = 'PENDING' AND app = "
+            ));
+            qb.push_bind(app.to_owned()).push(" AND available_at <= ").push_bind(to_micros(now));
+            qb.push(" AND handler IN ");
+            push_strs(&mut qb, handlers);
+            qb.push(" ORDER BY available_at LIMIT ").push_bind(i64::from(limit));
+            qb.push(sql!("{SKIP_LOCKED}"));
+            qb.build().fetch_all(&mut **tx).await?.iter().map(read_instance).collect()
+        }
+
+        /// Marks claimed instances DISPATCHED to one session.
+        #[allow(dead_code)]
+        async fn mark_dispatched_generic(
+            tx: &mut Tx,
+            session: &str,
+            worker: &str,
+            scheduler_id: &str,
+            lease_until: Ts,
+            now: Ts,
+            ids: &[i64],
+        ) -> StoreResult<()> {
+            for chunk in ids.chunks(BATCH) {
+                let mut qb: QueryBuilder<'_, $db> =
+                    QueryBuilder::new("UPDATE ax_instance SET status = 'DISPATCHED', attempt = attempt + 1, session_id = ");
+                qb.push_bind(session.to_owned())
+                    .push(", worker_id = ")
+                    .push_bind(worker.to_owned())
+                    .push(", scheduler_id = ")
+                    .push_bind(scheduler_id.to_owned())
+                    .push(", lease_expires_at = ")
+                    .push_bind(to_micros(lease_until))
+                    // Never earlier than the row's last change (see lifecycle::Ctx::after).
+                    .push(", updated_at = CASE WHEN updated_at > ")
+                    .push_bind(to_micros(now))
+                    .push(" THEN updated_at ELSE ")
+                    .push_bind(to_micros(now))
+                    // Locked by this transaction's claim: the id alone is enough.
+                    .push(" END WHERE id IN ");
+                push_ids(&mut qb, chunk);
+                qb.build().execute(&mut **tx).await?;
+            }
+            Ok(())
+        }
+
 
         #[async_trait]
         impl Store for $store {
@@ -573,7 +632,7 @@ macro_rules! impl_store {
             }
 
             async fn list_tasks(&self, app: Option<&str>, after_name: Option<&str>, limit: u32) -> StoreResult<Vec<Task>> {
-                let mut qb: QueryBuilder<$db> = QueryBuilder::new(sql!("SELECT {TASK_COLUMNS} FROM ax_task WHERE 1 = 1"));
+                let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(sql!("SELECT {TASK_COLUMNS} FROM ax_task WHERE 1 = 1"));
                 if let Some(app) = app {
                     qb.push(" AND app = ").push_bind(app.to_owned());
                 }
@@ -657,8 +716,8 @@ macro_rules! impl_store {
                 let reason = format!("task deleted by {}", actor.caller);
                 let mut events = Vec::with_capacity(pending.len());
                 for r in &pending {
-                    let iid: i64 = r.try_get(0)?;
-                    let attempt: i32 = r.try_get(1)?;
+                    let iid: i64 = r.$get(0)?;
+                    let attempt: i32 = r.$get(1)?;
                     sqlx::query(sql!(
                         "UPDATE ax_instance SET status = 'CANCELED', finished_at = ?, updated_at = ?, message = ? \
                          WHERE id = ? AND status = 'PENDING'"
@@ -707,13 +766,13 @@ macro_rules! impl_store {
                 .await?;
                 rows.iter()
                     .map(|r| {
-                        let kind: String = r.try_get(2)?;
+                        let kind: String = r.$get(2)?;
                         Ok(TaskEvent {
-                            task_id: r.try_get(0)?,
-                            at: from_micros(r.try_get(1)?),
+                            task_id: r.$get(0)?,
+                            at: from_micros(r.$get(1)?),
                             kind: kind.parse().map_err(|e| StoreError::Corrupt { table: "ax_task_event", reason: e })?,
-                            actor: r.try_get(3)?,
-                            message: r.try_get(4)?,
+                            actor: r.$get(3)?,
+                            message: r.$get(4)?,
                         })
                     })
                     .collect()
@@ -727,8 +786,8 @@ macro_rules! impl_store {
                 ))
                 .fetch_one(&self.pool)
                 .await?;
-                let allow: Option<i64> = r.try_get(0)?;
-                let forbid: Option<i64> = r.try_get(1)?;
+                let allow: Option<i64> = r.$get(0)?;
+                let forbid: Option<i64> = r.$get(1)?;
                 let allow = allow.map(|t| crate::model::sub(from_micros(t), lookahead));
                 let forbid = forbid.map(from_micros);
                 Ok(match (allow, forbid) {
@@ -762,7 +821,7 @@ macro_rules! impl_store {
                         Ok(t) => tasks.push(t),
                         Err(e) => {
                             // An unreadable row must not stall every other task: disable it, loudly.
-                            let id: i64 = r.try_get(0)?;
+                            let id: i64 = r.$get(0)?;
                             tracing::error!(task_id = id, error = %e, "disabling unreadable task");
                             sqlx::query(sql!("UPDATE ax_task SET enabled = FALSE, next_fire_at = NULL WHERE id = ?"))
                                 .bind(id)
@@ -957,7 +1016,7 @@ macro_rules! impl_store {
             }
 
             async fn list_instances(&self, f: &InstanceFilter) -> StoreResult<Vec<Instance>> {
-                let mut qb: QueryBuilder<$db> =
+                let mut qb: QueryBuilder<'_, $db> =
                     QueryBuilder::new(sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE 1 = 1"));
                 if let Some(name) = &f.task_name {
                     qb.push(" AND task_name = ").push_bind(name.clone());
@@ -1026,11 +1085,11 @@ macro_rules! impl_store {
                     .iter()
                     .map(|r| {
                         Ok(LogLine {
-                            seq: r.try_get(0)?,
-                            attempt: u32::try_from(r.try_get::<i32, _>(1)?).unwrap_or(0),
-                            level: r.try_get(2)?,
-                            at: from_micros(r.try_get(3)?),
-                            message: r.try_get(4)?,
+                            seq: r.$get(0)?,
+                            attempt: u32::try_from(r.$get::<i32, _>(1)?).unwrap_or(0),
+                            level: r.$get(2)?,
+                            at: from_micros(r.$get(3)?),
+                            message: r.$get(4)?,
                         })
                     })
                     .collect::<StoreResult<Vec<_>>>()?;
@@ -1071,19 +1130,19 @@ macro_rules! impl_store {
                 rows.iter()
                     .map(|r| {
                         Ok(SchedulerRecord {
-                            scheduler_id: r.try_get(0)?,
-                            host: r.try_get(1)?,
-                            address: r.try_get(2)?,
-                            version: r.try_get(3)?,
-                            started_at: from_micros(r.try_get(4)?),
-                            heartbeat_at: from_micros(r.try_get(5)?),
+                            scheduler_id: r.$get(0)?,
+                            host: r.$get(1)?,
+                            address: r.$get(2)?,
+                            version: r.$get(3)?,
+                            started_at: from_micros(r.$get(4)?),
+                            heartbeat_at: from_micros(r.$get(5)?),
                         })
                     })
                     .collect()
             }
 
             async fn list_workers(&self, app: Option<&str>) -> StoreResult<Vec<WorkerRecord>> {
-                let mut qb: QueryBuilder<$db> = QueryBuilder::new(format!("SELECT {WORKER_COLUMNS} FROM ax_worker WHERE 1 = 1"));
+                let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(format!("SELECT {WORKER_COLUMNS} FROM ax_worker WHERE 1 = 1"));
                 if let Some(app) = app {
                     qb.push(" AND app = ").push_bind(app.to_owned());
                 }
@@ -1099,7 +1158,7 @@ macro_rules! impl_store {
                     ))
                     .fetch_one(&self.pool)
                     .await?;
-                    (r.try_get(0)?, r.try_get(1)?)
+                    (r.$get(0)?, r.$get(1)?)
                 };
                 stats.tasks = u64::try_from(tasks).unwrap_or(0);
                 stats.enabled_tasks = u64::try_from(enabled).unwrap_or(0);
@@ -1107,8 +1166,8 @@ macro_rules! impl_store {
                     .fetch_all(&self.pool)
                     .await?
                 {
-                    let s: String = r.try_get(0)?;
-                    let n: i64 = r.try_get(1)?;
+                    let s: String = r.$get(0)?;
+                    let n: i64 = r.$get(1)?;
                     let status: InstanceStatus =
                         s.parse().map_err(|e| StoreError::Corrupt { table: "ax_instance", reason: e })?;
                     stats.instances.insert(status, u64::try_from(n).unwrap_or(0));
@@ -1131,12 +1190,15 @@ macro_rules! impl_store {
 
             async fn purge_dead_schedulers(&self, dead_before: Ts) -> StoreResult<u64> {
                 let mut tx = begin(&self.pool).await?;
-                let ids: Vec<String> = sqlx::query_scalar(sql!(
+                let ids: Vec<String> = sqlx::query(sql!(
                     "SELECT scheduler_id FROM ax_scheduler WHERE heartbeat_at < ? ORDER BY scheduler_id LIMIT 100{SKIP_LOCKED}"
                 ))
                 .bind(to_micros(dead_before))
                 .fetch_all(&mut *tx)
-                .await?;
+                .await?
+                .iter()
+                .map(|r| r.$get(0))
+                .collect::<Result<_, _>>()?;
                 for id in &ids {
                     sqlx::query(sql!("DELETE FROM ax_worker WHERE scheduler_id = ?")).bind(id.as_str()).execute(&mut *tx).await?;
                     sqlx::query(sql!("DELETE FROM ax_command WHERE scheduler_id = ?")).bind(id.as_str()).execute(&mut *tx).await?;
@@ -1218,7 +1280,7 @@ macro_rules! impl_store {
                 }
                 let ids: Vec<String> = sessions.iter().map(|s| s.session_id.clone()).collect();
                 for chunk in ids.chunks(BATCH) {
-                    let mut qb: QueryBuilder<$db> = QueryBuilder::new("UPDATE ax_instance SET lease_expires_at = ");
+                    let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new("UPDATE ax_instance SET lease_expires_at = ");
                     qb.push_bind(to_micros(lease_until)).push(" WHERE status = 'RUNNING' AND session_id IN ");
                     push_strs(&mut qb, chunk);
                     qb.build().execute(&self.pool).await?;
@@ -1249,16 +1311,7 @@ macro_rules! impl_store {
                     if d.limit == 0 || d.handlers.is_empty() {
                         continue;
                     }
-                    let mut qb: QueryBuilder<$db> = QueryBuilder::new(sql!(
-                        "SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE status = 'PENDING' AND app = "
-                    ));
-                    qb.push_bind(d.app.clone()).push(" AND available_at <= ").push_bind(to_micros(now));
-                    qb.push(" AND handler IN ");
-                    push_strs(&mut qb, &d.handlers);
-                    qb.push(" ORDER BY available_at LIMIT ").push_bind(i64::from(d.limit));
-                    qb.push(sql!("{SKIP_LOCKED}"));
-                    for r in qb.build().fetch_all(&mut *tx).await? {
-                        let inst = read_instance(&r)?;
+                    for inst in select_ready(&mut tx, &d.app, &d.handlers, now, d.limit).await? {
                         let ready = ReadyInstance {
                             id: inst.id,
                             app: inst.app.clone(),
@@ -1279,25 +1332,7 @@ macro_rules! impl_store {
                     by_session.entry(s.session_id.clone()).or_insert_with(|| (s.worker_id.clone(), Vec::new())).1.push(inst.id);
                 }
                 for (session, (worker, ids)) in &by_session {
-                    for chunk in ids.chunks(BATCH) {
-                        let mut qb: QueryBuilder<$db> =
-                            QueryBuilder::new("UPDATE ax_instance SET status = 'DISPATCHED', attempt = attempt + 1, session_id = ");
-                        qb.push_bind(session.clone())
-                            .push(", worker_id = ")
-                            .push_bind(worker.clone())
-                            .push(", scheduler_id = ")
-                            .push_bind(scheduler_id.to_owned())
-                            .push(", lease_expires_at = ")
-                            .push_bind(to_micros(lease_until))
-                            // Never earlier than the row's last change (see lifecycle::Ctx::after).
-                            .push(", updated_at = CASE WHEN updated_at > ")
-                            .push_bind(to_micros(now))
-                            .push(" THEN updated_at ELSE ")
-                            .push_bind(to_micros(now))
-                            .push(" END WHERE status = 'PENDING' AND id IN ");
-                        push_ids(&mut qb, chunk);
-                        qb.build().execute(&mut *tx).await?;
-                    }
+                    mark_dispatched(&mut tx, session, worker, scheduler_id, lease_until, now, ids).await?;
                 }
                 let mut events = Vec::with_capacity(chosen.len());
                 let mut out = Vec::with_capacity(chosen.len());
@@ -1331,7 +1366,7 @@ macro_rules! impl_store {
                 if apps.is_empty() {
                     return Ok(None);
                 }
-                let mut qb: QueryBuilder<$db> =
+                let mut qb: QueryBuilder<'_, $db> =
                     QueryBuilder::new("SELECT MIN(available_at) FROM ax_instance WHERE status = 'PENDING' AND app IN ");
                 push_strs(&mut qb, apps);
                 let v: Option<i64> = qb.build().fetch_one(&self.pool).await?.try_get(0)?;
@@ -1350,8 +1385,11 @@ macro_rules! impl_store {
                 let mut ids: Vec<i64> = ops.iter().map(WorkerOp::instance_id).collect();
                 ids.sort_unstable();
                 ids.dedup();
+                let t0 = std::time::Instant::now();
                 let mut tx = begin(&self.pool).await?;
+                let t1 = t0.elapsed();
                 let mut rows = lock_instances(&mut tx, &ids).await?;
+                let t2 = t0.elapsed();
                 let ctx = Ctx { now, scheduler_id };
                 let mut batch = Batch::default();
                 let mut outcomes = Vec::with_capacity(ops.len());
@@ -1383,8 +1421,11 @@ macro_rules! impl_store {
                     batch.add(id, fx);
                     outcomes.push(outcome);
                 }
+                let t3 = t0.elapsed();
                 persist(&mut tx, &rows, batch, ctx).await?;
+                let t4 = t0.elapsed();
                 tx.commit().await?;
+                tracing::debug!(ops = ops.len(), begin = ?t1, lock = ?(t2 - t1), decide = ?(t3 - t2), persist = ?(t4 - t3), commit = ?(t0.elapsed() - t4), "apply_worker_ops");
                 Ok(outcomes)
             }
 
@@ -1496,8 +1537,8 @@ macro_rules! impl_store {
                 ))
                 .fetch_one(&self.pool)
                 .await?;
-                let a: Option<i64> = r.try_get(0)?;
-                let b: Option<i64> = r.try_get(1)?;
+                let a: Option<i64> = r.$get(0)?;
+                let b: Option<i64> = r.$get(1)?;
                 Ok(match (a, b) {
                     (Some(a), Some(b)) => Some(from_micros(a.min(b))),
                     (a, b) => a.or(b).map(from_micros),
@@ -1508,7 +1549,7 @@ macro_rules! impl_store {
                 let mut tx = begin(&self.pool).await?;
                 let ids: Vec<i64> = sqlx::query_scalar(sql!(
                     "SELECT id FROM ax_instance WHERE finished_at IS NOT NULL AND finished_at < ? \
-                     ORDER BY finished_at LIMIT ?{SKIP_LOCKED}"
+                     ORDER BY id LIMIT ?{SKIP_LOCKED}"
                 ))
                 .bind(to_micros(before))
                 .bind(i64::from(limit))
@@ -1519,7 +1560,7 @@ macro_rules! impl_store {
                 }
                 for table in ["DELETE FROM ax_instance_event WHERE instance_id IN ", "DELETE FROM ax_instance_log WHERE instance_id IN ", "DELETE FROM ax_instance WHERE id IN "] {
                     for chunk in ids.chunks(BATCH) {
-                        let mut qb: QueryBuilder<$db> = QueryBuilder::new(table);
+                        let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(table);
                         push_ids(&mut qb, chunk);
                         qb.build().execute(&mut *tx).await?;
                     }
@@ -1544,16 +1585,16 @@ macro_rules! impl_store {
                 let mut ids = Vec::with_capacity(rows.len());
                 let mut out = Vec::with_capacity(rows.len());
                 for r in &rows {
-                    ids.push(r.try_get::<i64, _>(0)?);
+                    ids.push(r.$get::<i64, _>(0)?);
                     out.push(Command {
                         scheduler_id: scheduler_id.to_owned(),
-                        session_id: r.try_get(1)?,
-                        instance_id: r.try_get(2)?,
-                        attempt: u32::try_from(r.try_get::<i32, _>(3)?).unwrap_or(0),
-                        reason: r.try_get(4)?,
+                        session_id: r.$get(1)?,
+                        instance_id: r.$get(2)?,
+                        attempt: u32::try_from(r.$get::<i32, _>(3)?).unwrap_or(0),
+                        reason: r.$get(4)?,
                     });
                 }
-                let mut qb: QueryBuilder<$db> = QueryBuilder::new("DELETE FROM ax_command WHERE id IN ");
+                let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new("DELETE FROM ax_command WHERE id IN ");
                 push_ids(&mut qb, &ids);
                 qb.build().execute(&mut *tx).await?;
                 tx.commit().await?;

@@ -71,7 +71,7 @@ fn rewrite(sql: &str) -> String {
 async fn run_migrations(pool: &SqlitePool) -> crate::error::StoreResult<()> {
     static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
     let _guard = LOCK.lock().await;
-    let migrator = super::migrations::migrator(&embed_migrations!("sqlite"));
+    let migrator = super::migrations::migrator(&embed_migrations!("sqlite"), true);
     let mut attempt = 0;
     loop {
         match migrator.run(pool).await {
@@ -112,9 +112,9 @@ mod imp {
         Ok(pool.begin_with("BEGIN IMMEDIATE").await?)
     }
 
-    async fn insert_id(
+    async fn insert_id<'q>(
         tx: &mut Tx,
-        q: sqlx::query::Query<'_, sqlx::Sqlite, sqlx::sqlite::SqliteArguments>,
+        q: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>,
     ) -> StoreResult<i64> {
         let row = q.fetch_one(&mut **tx).await?;
         Ok(row.try_get(0)?)
@@ -128,5 +128,39 @@ mod imp {
         insert_instance_rows_returning(tx, rows, now).await
     }
 
-    crate::store::sql::impl_store!(SqliteStore, sqlx::Sqlite, Backend::Sqlite);
+    async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
+        insert_events_generic(tx, events).await
+    }
+
+    async fn lock_instances(tx: &mut Tx, ids: &[i64]) -> StoreResult<HashMap<i64, Instance>> {
+        lock_instances_generic(tx, ids).await
+    }
+
+    async fn write_instances(tx: &mut Tx, rows: &[&Instance]) -> StoreResult<()> {
+        write_instances_generic(tx, rows).await
+    }
+
+    async fn select_ready(
+        tx: &mut Tx,
+        app: &str,
+        handlers: &[String],
+        now: Ts,
+        limit: u32,
+    ) -> StoreResult<Vec<Instance>> {
+        select_ready_generic(tx, app, handlers, now, limit).await
+    }
+
+    async fn mark_dispatched(
+        tx: &mut Tx,
+        session: &str,
+        worker: &str,
+        scheduler_id: &str,
+        lease_until: Ts,
+        now: Ts,
+        ids: &[i64],
+    ) -> StoreResult<()> {
+        mark_dispatched_generic(tx, session, worker, scheduler_id, lease_until, now, ids).await
+    }
+
+    crate::store::sql::impl_store!(SqliteStore, sqlx::Sqlite, Backend::Sqlite, try_get);
 }

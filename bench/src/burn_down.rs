@@ -57,6 +57,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     seed::pending_instances(kind, &db.url, task.id, "bench", "bench", "noop", "{}", n, now_us).await?;
     let seed_secs = seeded.elapsed().as_secs_f64();
 
+    let wal_before = seed::wal_position(kind, &db.url).await?;
     let started = Instant::now();
     let workers: Vec<DemoWorker> = (0..a.workers)
         .map(|i| {
@@ -76,6 +77,10 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let secs = started.elapsed().as_secs_f64();
+    let wal = match (wal_before, seed::wal_position(kind, &db.url).await?) {
+        (Some(a), Some(b)) => serde_json::json!(((b - a) as f64 / n as f64).round()),
+        _ => serde_json::Value::String("n/a".into()),
+    };
     let events = seed::event_count(kind, &db.url).await?;
     drop(workers);
     let _ = axd.terminate().await;
@@ -93,6 +98,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
             ("seconds".into(), serde_json::json!((secs * 1000.0).round() / 1000.0)),
             ("instances/s".into(), serde_json::json!((n as f64 / secs).round())),
             ("events per instance".into(), serde_json::json!(events as f64 / n as f64)),
+            ("WAL bytes per instance".into(), wal),
             ("seed seconds".into(), serde_json::json!((seed_secs * 1000.0).round() / 1000.0)),
         ],
     })

@@ -1,5 +1,5 @@
 //! Bulk set-up straight into the database (faster than the API for hundreds of thousands of rows):
-//! PENDING instances with their creation events, as the trigger would have written them.
+//! PENDING instances with their key rows and creation events, as the trigger would have written them.
 
 use sqlx::QueryBuilder;
 
@@ -65,6 +65,12 @@ pub async fn pending_instances(
             ))
             .execute(&pool)
             .await?;
+            sqlx::query(&format!(
+                "INSERT INTO ax_instance_key (task_id, idempotency_key, task_name, instance_id) \
+                 SELECT task_id, idempotency_key, task_name, id FROM ax_instance WHERE task_id = {task_id}"
+            ))
+            .execute(&pool)
+            .await?;
             // Statistics as autovacuum would have them in steady state.
             sqlx::query("ANALYZE").execute(&pool).await?;
             pool.close().await;
@@ -122,4 +128,18 @@ impl AnyPool {
             DbKind::Mysql => AnyPool::Mysql(sqlx::MySqlPool::connect(url).await?),
         })
     }
+}
+
+/// PostgreSQL's current write-ahead log position in bytes (None elsewhere): the difference over a
+/// run is what the run wrote, a measure of write cost that does not depend on CPU contention.
+pub async fn wal_position(kind: DbKind, url: &str) -> anyhow::Result<Option<i64>> {
+    Ok(match kind {
+        DbKind::Postgres => {
+            let pool = sqlx::PgPool::connect(url).await?;
+            let v: i64 = sqlx::query_scalar("SELECT (pg_current_wal_lsn() - '0/0')::BIGINT").fetch_one(&pool).await?;
+            pool.close().await;
+            Some(v)
+        }
+        _ => None,
+    })
 }

@@ -97,7 +97,6 @@ CREATE TABLE ax_instance (
     log_dropped BIGINT NOT NULL DEFAULT 0,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL,
-    CONSTRAINT ax_instance_task_key UNIQUE (task_id, idempotency_key),
     CONSTRAINT ax_instance_status_valid CHECK (status IN ('PENDING', 'DISPATCHED', 'RUNNING', 'SUCCESS', 'FAILED', 'TIMEOUT', 'CANCELED', 'SKIPPED')),
     CONSTRAINT ax_instance_source_valid CHECK (source IN ('SCHEDULE', 'CATCH_UP', 'MANUAL')),
     CONSTRAINT ax_instance_routing_valid CHECK (routing IN ('LEAST_LOADED', 'ROUND_ROBIN', 'RANDOM')),
@@ -122,10 +121,23 @@ CREATE INDEX ax_instance_session ON ax_instance (session_id) WHERE status IN ('D
 -- The concurrency policy's "is one active?".
 CREATE INDEX ax_instance_task_active ON ax_instance (task_id) WHERE status IN ('PENDING', 'DISPATCHED', 'RUNNING');
 
--- Listing a task's instances. Retention purges in id order (the primary key), and listing by status
--- alone scans recent ids: every index here costs a write on each of an instance's transitions,
--- so there are no others.
-CREATE INDEX ax_instance_task_name ON ax_instance (task_name, id);
+-- Retention purges in id order (the primary key) and listing by status alone scans recent ids:
+-- every index on ax_instance costs a write on each of an instance's transitions (a status change
+-- is never a heap-only update), so there are no others.
+
+-- Idempotency keys: one row per instance, written once when it is created and never updated, so
+-- the uniqueness check and listing by task stay off the rows that change on every transition.
+-- UNIQUE(task_id, idempotency_key) of an instance is this table's primary key.
+CREATE TABLE ax_instance_key (
+    task_id BIGINT NOT NULL,
+    idempotency_key VARCHAR(200) NOT NULL,
+    task_name VARCHAR(128) NOT NULL,
+    instance_id BIGINT NOT NULL,
+    PRIMARY KEY (task_id, idempotency_key)
+);
+
+-- Listing a task's instances, newest first.
+CREATE INDEX ax_instance_key_task_name ON ax_instance_key (task_name, instance_id);
 
 CREATE TABLE ax_instance_event (
     id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -332,6 +332,91 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
         .await
         .unwrap();
     assert_eq!(canceled.iter().map(|i| i.id).collect::<Vec<_>>(), vec![ids[1]]);
+    // By task: another task's instances are not listed; status and pages apply within the task.
+    let other = create(&store, "other", config(Schedule::Manual), t0()).await;
+    let trig = ManualTrigger { params: "{}".into(), key: "k0".into(), actor: "a".into() };
+    let foreign = store.trigger_manual(&other, &trig, t0(), "axd-test").await.unwrap().0.id;
+    let by_task = |name: &str, status: Option<InstanceStatus>, before_id: Option<i64>, limit: u32| InstanceFilter {
+        task_name: Some(name.into()),
+        status,
+        before_id,
+        limit,
+    };
+    let ids_of = |v: Vec<ax_scheduler::model::Instance>| v.into_iter().map(|i| i.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids_of(store.list_instances(&by_task("pages", None, None, 3)).await.unwrap()),
+        vec![ids[4], ids[3], ids[2]]
+    );
+    assert_eq!(
+        ids_of(store.list_instances(&by_task("pages", None, Some(ids[2]), 10)).await.unwrap()),
+        vec![ids[1], ids[0]]
+    );
+    assert_eq!(
+        ids_of(store.list_instances(&by_task("pages", Some(InstanceStatus::Pending), None, 10)).await.unwrap()),
+        vec![ids[4], ids[3], ids[2], ids[0]]
+    );
+    assert_eq!(
+        ids_of(store.list_instances(&by_task("pages", Some(InstanceStatus::Canceled), None, 10)).await.unwrap()),
+        vec![ids[1]]
+    );
+    assert_eq!(ids_of(store.list_instances(&by_task("other", None, None, 10)).await.unwrap()), vec![foreign]);
+    assert!(store.list_instances(&by_task("nope", None, None, 10)).await.unwrap().is_empty());
+}
+
+async fn racing_manual_triggers_with_one_key_create_one_instance(db: &TestDb) {
+    let store = db.store().await;
+    let t = create(&store, "race", config(Schedule::Manual), t0()).await;
+    let mut joins = Vec::new();
+    for i in 0..8 {
+        let (store, t) = (store.clone(), t.clone());
+        joins.push(tokio::spawn(async move {
+            let trig = ManualTrigger { params: format!("{{\"n\":{i}}}"), key: "once".into(), actor: "a".into() };
+            store.trigger_manual(&t, &trig, t0(), "axd-test").await
+        }));
+    }
+    let mut created = 0;
+    let mut ids = std::collections::BTreeSet::new();
+    for j in joins {
+        let (inst, fresh) = j.await.unwrap().expect("every racer gets the instance");
+        created += usize::from(fresh);
+        ids.insert(inst.id);
+    }
+    assert_eq!(created, 1, "exactly one racer created it");
+    assert_eq!(ids.len(), 1, "every racer sees the same instance");
+    let all = store.list_instances(&InstanceFilter { limit: 100, ..Default::default() }).await.unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!(store.instance_events(all[0].id).await.unwrap().len(), 1);
+}
+
+async fn retention_purges_finished_instances_with_their_trails_and_keys(db: &TestDb) {
+    let store = db.store().await;
+    let t = create(&store, "old", config(Schedule::Manual), t0()).await;
+    let trig = |key: &str| ManualTrigger { params: "{}".into(), key: key.into(), actor: "a".into() };
+    let (done, _) = store.trigger_manual(&t, &trig("a"), t0(), "axd-test").await.unwrap();
+    let (late, _) = store.trigger_manual(&t, &trig("b"), t0(), "axd-test").await.unwrap();
+    let (open, _) = store.trigger_manual(&t, &trig("c"), t0(), "axd-test").await.unwrap();
+    store.cancel_instance(done.id, "", add(t0(), secs(10)), &ACTOR).await.unwrap();
+    store.cancel_instance(late.id, "", add(t0(), secs(100)), &ACTOR).await.unwrap();
+    // Finished before the cutoff: gone, with its events; later or unfinished ones stay.
+    assert_eq!(store.purge_finished(add(t0(), secs(50)), 100).await.unwrap(), 1);
+    assert!(store.get_instance(done.id).await.unwrap().is_none());
+    assert!(store.instance_events(done.id).await.unwrap().is_empty());
+    assert!(store.get_instance(late.id).await.unwrap().is_some());
+    assert!(store.get_instance(open.id).await.unwrap().is_some());
+    assert_eq!(store.purge_finished(add(t0(), secs(50)), 100).await.unwrap(), 0);
+    // The purged instance's key is free again; the kept ones still deduplicate.
+    let (again, created) = store.trigger_manual(&t, &trig("a"), add(t0(), secs(60)), "axd-test").await.unwrap();
+    assert!(created && again.id != done.id);
+    let (same, created) = store.trigger_manual(&t, &trig("b"), add(t0(), secs(60)), "axd-test").await.unwrap();
+    assert!(!created && same.id == late.id);
+    let listed: Vec<i64> = store
+        .list_instances(&InstanceFilter { task_name: Some("old".into()), limit: 10, ..Default::default() })
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|i| i.id)
+        .collect();
+    assert_eq!(listed, vec![again.id, open.id, late.id]);
 }
 
 async fn schedulers_register_refresh_and_leave(db: &TestDb) {
@@ -444,4 +529,6 @@ on_every_backend!(
     schedulers_register_refresh_and_leave,
     database_clock_is_close_to_real_time,
     racing_trigger_loops_create_exactly_one_instance_per_fire,
+    racing_manual_triggers_with_one_key_create_one_instance,
+    retention_purges_finished_instances_with_their_trails_and_keys,
 );

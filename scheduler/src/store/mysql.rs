@@ -106,55 +106,37 @@ mod imp {
             .map_err(|_| StoreError::Corrupt { table: "(insert)", reason: "id out of range".to_owned() })
     }
 
-    fn push_keys<'a>(qb: &mut QueryBuilder<'_, sqlx::MySql>, keys: impl Iterator<Item = (i64, &'a str)>) {
-        qb.push("(");
-        let mut sep = qb.separated(", ");
-        for (task_id, key) in keys {
-            sep.push("(").push_bind_unseparated(task_id).push_unseparated(", ").push_bind_unseparated(key.to_owned());
-            sep.push_unseparated(")");
-        }
-        qb.push(")");
-    }
-
-    /// Inserts instances that do not exist yet and returns (id, task_id, key) of those inserted. The
-    /// callers hold the task rows locked (or handle a duplicate-key error), so the existence check
-    /// and the insert cannot race with another trigger of the same task.
+    /// Inserts instances and returns (id, task_id, key) of each. MySQL has no `INSERT … RETURNING`:
+    /// the rows are read back from the first id the statement generated (`LAST_INSERT_ID()`) on,
+    /// a short primary-key range, matched by their (task, key) (ids of one statement need not be
+    /// consecutive under `innodb_autoinc_lock_mode = 2`).
     async fn insert_instance_rows(
         tx: &mut Tx,
-        rows: &[InstanceRow<'_>],
+        rows: &[&InstanceRow<'_>],
         now: Ts,
     ) -> StoreResult<Vec<(i64, i64, String)>> {
-        let mut out = Vec::with_capacity(rows.len());
-        for chunk in rows.chunks(BATCH) {
-            let mut qb: QueryBuilder<'_, sqlx::MySql> = QueryBuilder::new(
-                "SELECT task_id, idempotency_key FROM ax_instance WHERE (task_id, idempotency_key) IN ",
-            );
-            push_keys(&mut qb, chunk.iter().map(|r| (r.task.id, r.new.key.as_str())));
-            let existing: std::collections::HashSet<(i64, String)> = qb
-                .build()
-                .fetch_all(&mut **tx)
-                .await?
-                .iter()
-                .map(|r| Ok((r.try_get_unchecked(0)?, r.try_get_unchecked(1)?)))
-                .collect::<StoreResult<_>>()?;
-            let fresh: Vec<&InstanceRow<'_>> =
-                chunk.iter().filter(|r| !existing.contains(&(r.task.id, r.new.key.clone()))).collect();
-            if fresh.is_empty() {
-                continue;
-            }
-            let mut qb: QueryBuilder<'_, sqlx::MySql> = QueryBuilder::new(INSERT_INSTANCE_HEAD);
-            qb.push_values(fresh.iter(), |mut b, row| {
-                bind_instance_row(&mut b, row, now);
-                b.push_unseparated(", 0, 0, '', 0, ''");
+        let mut qb: QueryBuilder<'_, sqlx::MySql> = QueryBuilder::new(INSERT_INSTANCE_HEAD);
+        qb.push_values(rows, |mut b, row| {
+            bind_instance_row(&mut b, row, now);
+            b.push_unseparated(", 0, 0, '', 0, ''");
+        });
+        let first = insert_id(tx, qb.build()).await?;
+        let mut qb: QueryBuilder<'_, sqlx::MySql> =
+            QueryBuilder::new("SELECT id, task_id, idempotency_key FROM ax_instance WHERE id >= ");
+        qb.push_bind(first).push(" AND (task_id, idempotency_key) IN ");
+        push_key_pairs(&mut qb, rows.iter().map(|r| (r.task.id, r.new.key.as_str())));
+        let out: Vec<(i64, i64, String)> = qb
+            .build()
+            .fetch_all(&mut **tx)
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get_unchecked(0)?, r.try_get_unchecked(1)?, r.try_get_unchecked(2)?)))
+            .collect::<StoreResult<_>>()?;
+        if out.len() != rows.len() {
+            return Err(StoreError::Corrupt {
+                table: "ax_instance",
+                reason: format!("inserted {} instances but read back {}", rows.len(), out.len()),
             });
-            qb.build().execute(&mut **tx).await?;
-            let mut qb: QueryBuilder<'_, sqlx::MySql> = QueryBuilder::new(
-                "SELECT id, task_id, idempotency_key FROM ax_instance WHERE (task_id, idempotency_key) IN ",
-            );
-            push_keys(&mut qb, fresh.iter().map(|r| (r.task.id, r.new.key.as_str())));
-            for r in qb.build().fetch_all(&mut **tx).await? {
-                out.push((r.try_get_unchecked(0)?, r.try_get_unchecked(1)?, r.try_get_unchecked(2)?));
-            }
         }
         Ok(out)
     }

@@ -104,7 +104,7 @@ mod imp {
 
     async fn insert_instance_rows(
         tx: &mut Tx,
-        rows: &[InstanceRow<'_>],
+        rows: &[&InstanceRow<'_>],
         now: Ts,
     ) -> StoreResult<Vec<(i64, i64, String)>> {
         insert_instance_rows_returning(tx, rows, now).await

@@ -6,8 +6,8 @@
 //! - `fn rewrite(&str) -> String`: fills the tokens below and, for PostgreSQL, numbers placeholders;
 //! - `async fn begin(&Pool) -> Tx`: a write transaction (SQLite: `BEGIN IMMEDIATE`);
 //! - `async fn insert_id(&mut Tx, Query) -> i64`: runs an INSERT and returns the new id;
-//! - `async fn insert_instance_rows(&mut Tx, &[Row]) -> Vec<(id, task_id, key)>`: inserts instances,
-//!   skipping (task, idempotency key) pairs that exist, and returns the inserted ones;
+//! - `async fn insert_instance_rows(&mut Tx, &[&Row]) -> Vec<(id, task_id, key)>`: inserts instances
+//!   (at most [`BATCH`], keys already checked to be new) and returns their ids;
 //! - `async fn run_migrations(&Pool)`: applies the embedded migrations under a database-wide lock;
 //! - `async fn notify(&mut Tx, Notice)` and `async fn listen_impl(&Pool, on)`: NOTIFY/LISTEN on
 //!   PostgreSQL, nothing elsewhere;
@@ -293,28 +293,64 @@ macro_rules! impl_store {
             idempotency_key, source, fire_at, available_at, status, max_retries, timeout_us, backoff, routing, \
             finished_at, message, created_at, updated_at, attempt, failures, output, progress_percent, progress_message) ";
 
-        /// Inserts instances with `INSERT ... ON CONFLICT DO NOTHING RETURNING` (PostgreSQL, SQLite).
+        /// Inserts instances with `INSERT ... RETURNING` (PostgreSQL, SQLite).
         #[allow(dead_code)]
         async fn insert_instance_rows_returning(
             tx: &mut Tx,
-            rows: &[InstanceRow<'_>],
+            rows: &[&InstanceRow<'_>],
             now: Ts,
         ) -> StoreResult<Vec<(i64, i64, String)>> {
+            let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(INSERT_INSTANCE_HEAD);
+            qb.push_values(rows, |mut b, row| {
+                bind_instance_row(&mut b, row, now);
+                b.push_unseparated(", 0, 0, '', 0, ''");
+            });
+            qb.push(" RETURNING id, task_id, idempotency_key");
+            qb.build()
+                .fetch_all(&mut **tx)
+                .await?
+                .iter()
+                .map(|r| Ok((r.$get(0)?, r.$get(1)?, r.$get(2)?)))
+                .collect()
+        }
+
+        /// Creates the instances whose (task, idempotency key) is new, with their key rows, and
+        /// returns (id, task_id, key) of those created. The trigger holds its tasks locked, so two
+        /// of its rounds cannot create the same key; two manual triggers racing with one key make
+        /// the later one fail with [`StoreError::UniqueViolation`] on the key's primary key.
+        async fn create_instances(tx: &mut Tx, rows: &[InstanceRow<'_>], now: Ts) -> StoreResult<Vec<(i64, i64, String)>> {
             let mut out = Vec::with_capacity(rows.len());
             for chunk in rows.chunks(BATCH) {
-                let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(INSERT_INSTANCE_HEAD);
-                qb.push_values(chunk, |mut b, row| {
-                    bind_instance_row(&mut b, row, now);
-                    b.push_unseparated(", 0, 0, '', 0, ''");
-                });
-                qb.push(" ON CONFLICT (task_id, idempotency_key) DO NOTHING RETURNING id, task_id, idempotency_key");
-                for r in qb.build().fetch_all(&mut **tx).await? {
-                    out.push((r.$get(0)?, r.$get(1)?, r.$get(2)?));
+                let mut qb: QueryBuilder<'_, $db> =
+                    QueryBuilder::new("SELECT task_id, idempotency_key FROM ax_instance_key WHERE (task_id, idempotency_key) IN ");
+                push_key_pairs(&mut qb, chunk.iter().map(|r| (r.task.id, r.new.key.as_str())));
+                let existing: std::collections::HashSet<(i64, String)> = qb
+                    .build()
+                    .fetch_all(&mut **tx)
+                    .await?
+                    .iter()
+                    .map(|r| Ok((r.$get(0)?, r.$get(1)?)))
+                    .collect::<StoreResult<_>>()?;
+                let fresh: Vec<&InstanceRow<'_>> =
+                    chunk.iter().filter(|r| !existing.contains(&(r.task.id, r.new.key.clone()))).collect();
+                if fresh.is_empty() {
+                    continue;
                 }
+                let created = insert_instance_rows(tx, &fresh, now).await?;
+                let names: HashMap<i64, &str> = fresh.iter().map(|r| (r.task.id, r.task.name.as_str())).collect();
+                let mut qb: QueryBuilder<'_, $db> =
+                    QueryBuilder::new("INSERT INTO ax_instance_key (task_id, idempotency_key, task_name, instance_id) ");
+                qb.push_values(&created, |mut b, (id, task_id, key)| {
+                    b.push_bind(*task_id)
+                        .push_bind(key.clone())
+                        .push_bind(names.get(task_id).copied().unwrap_or_default().to_owned())
+                        .push_bind(*id);
+                });
+                qb.build().execute(&mut **tx).await?;
+                out.extend(created);
             }
             Ok(out)
         }
-
 
         /// FIXED_DELAY: when a scheduled instance reaches a final state, the next fire is `interval`
         /// after that moment. Runs in the transaction that finalizes the instance.
@@ -349,6 +385,17 @@ macro_rules! impl_store {
             let mut sep = qb.separated(", ");
             for id in ids {
                 sep.push_bind(*id);
+            }
+            qb.push(")");
+        }
+
+        /// Pushes `((task_id, key), ...)` for a row-value `IN`.
+        fn push_key_pairs<'k>(qb: &mut QueryBuilder<'_, $db>, keys: impl Iterator<Item = (i64, &'k str)>) {
+            qb.push("(");
+            let mut sep = qb.separated(", ");
+            for (task_id, key) in keys {
+                sep.push("(").push_bind_unseparated(task_id).push_unseparated(", ");
+                sep.push_bind_unseparated(key.to_owned()).push_unseparated(")");
             }
             qb.push(")");
         }
@@ -918,7 +965,7 @@ macro_rules! impl_store {
                 }
                 let rows: Vec<InstanceRow<'_>> =
                     planned.iter().map(|(ti, n)| InstanceRow { task: &tasks[*ti], new: n }).collect();
-                let inserted = insert_instance_rows(&mut tx, &rows, now).await?;
+                let inserted = create_instances(&mut tx, &rows, now).await?;
                 let by_key: HashMap<(i64, &str), &NewInstance> =
                     planned.iter().map(|(ti, n)| ((tasks[*ti].id, n.key.as_str()), n)).collect();
                 let mut events = Vec::with_capacity(inserted.len());
@@ -966,38 +1013,36 @@ macro_rules! impl_store {
                     reason: format!("triggered by {}", trigger.actor),
                 };
                 let mut tx = begin(&self.pool).await?;
-                let inserted = match insert_instance_rows(&mut tx, &[InstanceRow { task, new: &new }], now).await {
-                    Ok(v) => v,
-                    // MySQL reports a concurrent insert of the same key as a duplicate.
-                    Err(StoreError::UniqueViolation(_)) => Vec::new(),
+                let created = match create_instances(&mut tx, &[InstanceRow { task, new: &new }], now).await {
+                    Ok(v) => v.first().map(|(id, _, _)| *id),
+                    // Another trigger with the same key committed first: it made the one instance.
+                    // The transaction is dropped (rolled back) unused.
+                    Err(StoreError::UniqueViolation(_)) => None,
                     Err(e) => return Err(e),
                 };
-                let created = match inserted.first() {
-                    Some((id, _, _)) => {
-                        insert_events(
-                            &mut tx,
-                            &[NewEvent {
-                                instance_id: *id,
-                                at: now,
-                                from: None,
-                                to: InstanceStatus::Pending,
-                                attempt: 0,
-                                scheduler_id: scheduler_id.to_owned(),
-                                worker_id: String::new(),
-                                reason: new.reason.clone(),
-                            }],
-                        )
-                        .await?;
-                        Some(*id)
-                    }
-                    None => None,
-                };
-                if created.is_some() {
+                if let Some(id) = created {
+                    insert_events(
+                        &mut tx,
+                        &[NewEvent {
+                            instance_id: id,
+                            at: now,
+                            from: None,
+                            to: InstanceStatus::Pending,
+                            attempt: 0,
+                            scheduler_id: scheduler_id.to_owned(),
+                            worker_id: String::new(),
+                            reason: new.reason.clone(),
+                        }],
+                    )
+                    .await?;
                     notify(&mut tx, Notice::Work).await?;
+                    tx.commit().await?;
+                } else {
+                    drop(tx);
                 }
-                tx.commit().await?;
                 let row = sqlx::query(sql!(
-                    "SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE task_id = ? AND idempotency_key = ?"
+                    "SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE id = \
+                     (SELECT instance_id FROM ax_instance_key WHERE task_id = ? AND idempotency_key = ?)"
                 ))
                 .bind(task.id)
                 .bind(trigger.key.as_str())
@@ -1016,16 +1061,31 @@ macro_rules! impl_store {
             }
 
             async fn list_instances(&self, f: &InstanceFilter) -> StoreResult<Vec<Instance>> {
-                let mut qb: QueryBuilder<'_, $db> =
-                    QueryBuilder::new(sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE 1 = 1"));
+                let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(sql!("SELECT {INSTANCE_COLUMNS} FROM ax_instance"));
                 if let Some(name) = &f.task_name {
-                    qb.push(" AND task_name = ").push_bind(name.clone());
-                }
-                if let Some(s) = f.status {
-                    qb.push(" AND status = ").push_bind(s.as_str());
-                }
-                if let Some(before) = f.before_id {
-                    qb.push(" AND id < ").push_bind(before);
+                    // A task's instances by their key rows (indexed by task name and id); the page
+                    // of ids is picked in a derived table and joined back.
+                    qb.push(" JOIN (SELECT k.instance_id AS page_id FROM ax_instance_key k");
+                    if f.status.is_some() {
+                        qb.push(" JOIN ax_instance s ON s.id = k.instance_id");
+                    }
+                    qb.push(" WHERE k.task_name = ").push_bind(name.clone());
+                    if let Some(s) = f.status {
+                        qb.push(" AND s.status = ").push_bind(s.as_str());
+                    }
+                    if let Some(before) = f.before_id {
+                        qb.push(" AND k.instance_id < ").push_bind(before);
+                    }
+                    qb.push(" ORDER BY k.instance_id DESC LIMIT ").push_bind(i64::from(f.limit));
+                    qb.push(") page ON ax_instance.id = page.page_id");
+                } else {
+                    qb.push(" WHERE 1 = 1");
+                    if let Some(s) = f.status {
+                        qb.push(" AND status = ").push_bind(s.as_str());
+                    }
+                    if let Some(before) = f.before_id {
+                        qb.push(" AND id < ").push_bind(before);
+                    }
                 }
                 qb.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(f.limit));
                 qb.build().fetch_all(&self.pool).await?.iter().map(read_instance).collect()
@@ -1547,16 +1607,29 @@ macro_rules! impl_store {
 
             async fn purge_finished(&self, before: Ts, limit: u32) -> StoreResult<u64> {
                 let mut tx = begin(&self.pool).await?;
-                let ids: Vec<i64> = sqlx::query_scalar(sql!(
-                    "SELECT id FROM ax_instance WHERE finished_at IS NOT NULL AND finished_at < ? \
-                     ORDER BY id LIMIT ?{SKIP_LOCKED}"
+                let rows = sqlx::query(sql!(
+                    "SELECT id, task_id, idempotency_key FROM ax_instance WHERE finished_at IS NOT NULL \
+                     AND finished_at < ? ORDER BY id LIMIT ?{SKIP_LOCKED}"
                 ))
                 .bind(to_micros(before))
                 .bind(i64::from(limit))
                 .fetch_all(&mut *tx)
                 .await?;
-                if ids.is_empty() {
+                if rows.is_empty() {
                     return Ok(0);
+                }
+                let mut ids = Vec::with_capacity(rows.len());
+                let mut keys = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    ids.push(r.$get::<i64, _>(0)?);
+                    keys.push((r.$get::<i64, _>(1)?, r.$get::<String, _>(2)?));
+                }
+                // The keys go with their instances: after retention a key can be used again.
+                for chunk in keys.chunks(BATCH) {
+                    let mut qb: QueryBuilder<'_, $db> =
+                        QueryBuilder::new("DELETE FROM ax_instance_key WHERE (task_id, idempotency_key) IN ");
+                    push_key_pairs(&mut qb, chunk.iter().map(|(t, k)| (*t, k.as_str())));
+                    qb.build().execute(&mut *tx).await?;
                 }
                 for table in ["DELETE FROM ax_instance_event WHERE instance_id IN ", "DELETE FROM ax_instance_log WHERE instance_id IN ", "DELETE FROM ax_instance WHERE id IN "] {
                     for chunk in ids.chunks(BATCH) {

@@ -140,6 +140,11 @@ impl Dispatcher {
                     let full = n > 0 && self.core.registry.demand().iter().any(|d| d.limit > 0);
                     if full { Duration::ZERO } else { self.idle_time().await }
                 }
+                Err(e @ crate::error::StoreError::Conflict(_)) => {
+                    // Another axd's claim won a lock race: claim again at once.
+                    tracing::debug!(error = %e, "dispatch round lost a lock race; retrying");
+                    Duration::from_millis(1)
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "dispatch round failed; retrying in {backoff:?}");
                     let b = backoff;

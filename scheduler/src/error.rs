@@ -15,6 +15,10 @@ pub enum StoreError {
     /// A unique constraint was violated.
     #[error("unique constraint violated: {0}")]
     UniqueViolation(String),
+    /// The database aborted the transaction to break a deadlock or a serialization conflict with
+    /// another transaction, or a lock was busy (SQLite): retry at once.
+    #[error("transaction conflict: {0}")]
+    Conflict(#[source] sqlx::Error),
     /// A statement failed for another reason.
     #[error("database error: {0}")]
     Query(#[source] sqlx::Error),
@@ -39,6 +43,11 @@ impl From<sqlx::Error> for StoreError {
         match &e {
             sqlx::Error::Database(db) if db.is_unique_violation() => {
                 StoreError::UniqueViolation(db.message().to_owned())
+            }
+            // SQLSTATE 40001 serialization failure (also MySQL's deadlock, error 1213), 40P01
+            // PostgreSQL deadlock; SQLite 5/6 busy or locked.
+            sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("40001" | "40P01" | "5" | "6")) => {
+                StoreError::Conflict(e)
             }
             sqlx::Error::Io(_)
             | sqlx::Error::Tls(_)
@@ -125,6 +134,7 @@ impl From<Error> for tonic::Status {
             Error::Store(store) => match store {
                 StoreError::Unavailable(_) => tonic::Status::unavailable(message),
                 StoreError::UniqueViolation(_) => tonic::Status::already_exists(message),
+                StoreError::Conflict(_) => tonic::Status::aborted(message),
                 StoreError::Query(_)
                 | StoreError::Migrate(_)
                 | StoreError::Corrupt { .. }

@@ -130,6 +130,7 @@ impl TriggerLoop {
 
     /// Runs rounds until every due task is handled; returns what they created.
     pub async fn run_round(&self) -> StoreResult<TriggerRound> {
+        let started = std::time::Instant::now();
         let now = self.clock.now();
         let planner = EnginePlanner { now, lookahead: self.config.lookahead };
         let horizon = add(now, self.config.lookahead);
@@ -149,6 +150,12 @@ impl TriggerLoop {
             self.created.notify_one();
         }
         self.progress.tick(Loop::Trigger);
+        tracing::debug!(
+            tasks = total.tasks,
+            created = total.created.len(),
+            took_us = started.elapsed().as_micros() as u64,
+            "trigger round"
+        );
         self.report.send_modify(|r| {
             r.rounds += 1;
             r.at = Some(now);
@@ -176,6 +183,10 @@ impl TriggerLoop {
                             self.config.max_idle
                         }
                     }
+                }
+                Err(e @ crate::error::StoreError::Conflict(_)) => {
+                    tracing::debug!(error = %e, "trigger round lost a lock race; retrying");
+                    Duration::from_millis(1)
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "trigger round failed; retrying in {:?}", backoff);

@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
+    error::StoreError,
     model::add,
     registry::Session,
     service::Core,
@@ -91,6 +92,11 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
         let lease_until = add(now, core.sessions.lease_ttl());
         match core.pools.workers.apply_worker_ops(&ops, now, lease_until, &core.scheduler_id).await {
             Ok(o) => break Ok(o),
+            // A deadlock with another transaction: nothing was written, write again at once.
+            Err(e @ StoreError::Conflict(_)) if attempt < 10 => {
+                attempt += 1;
+                tracing::debug!(error = %e, ops = ops.len(), "group commit lost a lock race; retrying");
+            }
             Err(e) if attempt < 3 => {
                 attempt += 1;
                 tracing::warn!(error = %e, ops = ops.len(), "writing worker messages failed; retrying");

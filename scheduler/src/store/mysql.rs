@@ -1,8 +1,8 @@
 //! MySQL (>= 8.0.1) and MariaDB (>= 10.6) backend: claims use `FOR UPDATE SKIP LOCKED`.
 //!
 //! Neither has `UPDATE ... RETURNING` (and MySQL has no `INSERT ... RETURNING`), so new ids come
-//! from `LAST_INSERT_ID()` and batch inserts read their ids back by their unique keys. Sessions use
-//! time zone +00:00 so that `UNIX_TIMESTAMP(NOW(6))` is exact.
+//! from `LAST_INSERT_ID()` and batch inserts read their rows back from that id on. Sessions use
+//! time zone +00:00 so that `UNIX_TIMESTAMP(NOW(6))` is exact, and READ COMMITTED isolation.
 
 use std::str::FromStr;
 
@@ -32,6 +32,16 @@ impl MySqlStore {
         let pool = MySqlPoolOptions::new()
             .max_connections(opts.max_connections)
             .acquire_timeout(opts.acquire_timeout)
+            // READ COMMITTED, as on PostgreSQL: ax locks what it changes (FOR UPDATE, SKIP LOCKED)
+            // and needs no snapshot across statements. Under InnoDB's default REPEATABLE READ
+            // the claims also take gap locks on the ready index, and concurrent claims (several
+            // axd) deadlock on them.
+            .after_connect(|conn, _meta| {
+                Box::pin(async move {
+                    sqlx::query("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED").execute(conn).await?;
+                    Ok(())
+                })
+            })
             .connect_with(o)
             .await?;
         Ok(MySqlStore { pool })

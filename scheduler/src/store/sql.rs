@@ -1345,14 +1345,22 @@ macro_rules! impl_store {
                     push_strs(&mut qb, chunk);
                     qb.build().execute(&self.pool).await?;
                 }
-                for s in sessions {
-                    sqlx::query(sql!("UPDATE ax_worker SET credits = ?, in_flight = ?, last_seen_at = ? WHERE session_id = ?"))
+                // One commit per BATCH sessions, not one per session: at 10,000 streams the commits
+                // were most of axd's heartbeat cost. (Chunks keep each transaction short.)
+                for chunk in sessions.chunks(BATCH) {
+                    let mut tx = begin(&self.pool).await?;
+                    for s in chunk {
+                        sqlx::query(sql!(
+                            "UPDATE ax_worker SET credits = ?, in_flight = ?, last_seen_at = ? WHERE session_id = ?"
+                        ))
                         .bind(i32_of(s.credits))
                         .bind(i32_of(s.in_flight))
                         .bind(to_micros(s.last_seen_at))
                         .bind(s.session_id.as_str())
-                        .execute(&self.pool)
+                        .execute(&mut *tx)
                         .await?;
+                    }
+                    tx.commit().await?;
                 }
                 Ok(())
             }

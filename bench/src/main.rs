@@ -6,9 +6,13 @@
 //! table with the machine and database version, and writes the figures as JSON.
 
 mod burn_down;
+mod ceiling;
 mod env;
 mod failover;
+mod fire_lag;
 mod seed;
+mod stats;
+mod streams;
 
 use std::path::PathBuf;
 
@@ -59,6 +63,15 @@ enum Scenario {
     /// Kill -9 the axd holding a worker's stream, repeatedly: time until the worker's next
     /// assignment from another axd (p50/p99).
     Failover(failover::Args),
+    /// Cron tasks spread over every minute (seconds field): fire lag (worker start − fire time) and
+    /// dispatch lag (DISPATCHED − fire time), p50/p99/max.
+    FireLag(fire_lag::Args),
+    /// Hold N idle worker streams (Hello, Credit, then heartbeats only) on one axd: its RSS per
+    /// stream and its CPU while they heartbeat.
+    Streams(streams::Args),
+    /// The database's own ceiling for ax's claim (SKIP LOCKED select + update to DISPATCHED, no
+    /// axd): rows/s and batches/s.
+    Ceiling(ceiling::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -68,6 +81,9 @@ fn main() -> anyhow::Result<()> {
         match &cli.scenario {
             Scenario::BurnDown(a) => burn_down::run(cli.db, cli.smoke, a).await,
             Scenario::Failover(a) => failover::run(cli.db, cli.smoke, a).await,
+            Scenario::FireLag(a) => fire_lag::run(cli.db, cli.smoke, a).await,
+            Scenario::Streams(a) => streams::run(cli.db, cli.smoke, a).await,
+            Scenario::Ceiling(a) => ceiling::run(cli.db, cli.smoke, a).await,
         }
     })?;
     println!("{}", result.table());

@@ -72,7 +72,7 @@ pub async fn pending_instances(
             .execute(&pool)
             .await?;
             // Statistics as autovacuum would have them in steady state.
-            sqlx::query("ANALYZE").execute(&pool).await?;
+            sqlx::query(analyze(kind)).execute(&pool).await?;
             pool.close().await;
         }};
     }
@@ -82,6 +82,14 @@ pub async fn pending_instances(
         DbKind::Mysql => seed!(sqlx::MySqlPool::connect(url).await?, sqlx::MySql),
     }
     Ok(())
+}
+
+/// The statement that refreshes the planner's statistics of ax's tables.
+fn analyze(kind: DbKind) -> &'static str {
+    match kind {
+        DbKind::Sqlite | DbKind::Postgres => "ANALYZE",
+        DbKind::Mysql => "ANALYZE TABLE ax_task, ax_instance, ax_instance_key, ax_instance_event",
+    }
 }
 
 /// Counts events per status of the instances of the run, to check every trail is complete.
@@ -142,4 +150,80 @@ pub async fn wal_position(kind: DbKind, url: &str) -> anyhow::Result<Option<i64>
         }
         _ => None,
     })
+}
+
+/// A task to clone from a template: its name, cron expression (None: the template's) and next
+/// fire time in microseconds.
+pub struct TaskClone {
+    /// Unique name.
+    pub name: String,
+    /// Cron expression, for cron templates.
+    pub cron: Option<String>,
+    /// Next fire time.
+    pub next_fire_us: i64,
+}
+
+/// Inserts copies of task `template` (created through the API, so every column holds what axd
+/// itself writes) that differ in name, cron expression and next fire time, 1,000 per statement:
+/// registering a million tasks through the API would take longer than the benchmark.
+pub async fn clone_tasks(kind: DbKind, url: &str, template: i64, clones: &[TaskClone]) -> anyhow::Result<()> {
+    const COPIED: &str = "t.app, t.handler, t.description, t.schedule_kind, COALESCE(v.c, t.cron_expr), \
+        t.cron_dialect, t.time_zone, t.interval_us, t.start_at, t.params, t.enabled, v.f, t.misfire_policy, \
+        t.misfire_threshold_us, t.max_catch_up, t.concurrency_policy, t.routing, t.timeout_us, t.max_retries, \
+        t.backoff, t.labels, t.version, t.created_at, t.updated_at";
+    macro_rules! clone {
+        ($pool:expr, $db:ty) => {{
+            let pool = $pool;
+            for chunk in clones.chunks(1000) {
+                let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(
+                    "INSERT INTO ax_task (name, app, handler, description, schedule_kind, cron_expr, cron_dialect, \
+                     time_zone, interval_us, start_at, params, enabled, next_fire_at, misfire_policy, \
+                     misfire_threshold_us, max_catch_up, concurrency_policy, routing, timeout_us, max_retries, \
+                     backoff, labels, version, created_at, updated_at) SELECT v.n, ",
+                );
+                qb.push(COPIED).push(" FROM ax_task t JOIN (");
+                for (i, c) in chunk.iter().enumerate() {
+                    qb.push(if i == 0 { "SELECT " } else { " UNION ALL SELECT " });
+                    qb.push_bind(c.name.clone()).push(if i == 0 { " AS n, " } else { ", " });
+                    qb.push_bind(c.cron.clone()).push(if i == 0 { " AS c, " } else { ", " });
+                    qb.push_bind(c.next_fire_us).push(if i == 0 { " AS f" } else { "" });
+                }
+                qb.push(") v ON 1 = 1 WHERE t.id = ").push_bind(template);
+                qb.build().execute(&pool).await?;
+            }
+            sqlx::query(analyze(kind)).execute(&pool).await?;
+            pool.close().await;
+        }};
+    }
+    match kind {
+        DbKind::Sqlite => clone!(sqlx::SqlitePool::connect(url).await?, sqlx::Sqlite),
+        DbKind::Postgres => clone!(sqlx::PgPool::connect(url).await?, sqlx::Postgres),
+        DbKind::Mysql => clone!(sqlx::MySqlPool::connect(url).await?, sqlx::MySql),
+    }
+    Ok(())
+}
+
+/// For the first attempt of each instance fired in [from, until): DISPATCHED time − fire time, µs.
+pub async fn dispatch_delays(pool: &AnyPool, from_us: i64, until_us: i64) -> anyhow::Result<Vec<i64>> {
+    const Q: &str = "SELECT e.at - i.fire_at FROM ax_instance_event e JOIN ax_instance i ON i.id = e.instance_id \
+                     WHERE e.to_status = 'DISPATCHED' AND e.attempt = 1 AND i.fire_at >= ? AND i.fire_at < ?";
+    const PG: &str = "SELECT e.at - i.fire_at FROM ax_instance_event e JOIN ax_instance i ON i.id = e.instance_id \
+                      WHERE e.to_status = 'DISPATCHED' AND e.attempt = 1 AND i.fire_at >= $1 AND i.fire_at < $2";
+    Ok(match pool {
+        AnyPool::Sqlite(p) => sqlx::query_scalar(Q).bind(from_us).bind(until_us).fetch_all(p).await?,
+        AnyPool::Postgres(p) => sqlx::query_scalar(PG).bind(from_us).bind(until_us).fetch_all(p).await?,
+        AnyPool::Mysql(p) => sqlx::query_scalar(Q).bind(from_us).bind(until_us).fetch_all(p).await?,
+    })
+}
+
+/// Instances whose fire time is in [from, until).
+pub async fn instances_fired_between(pool: &AnyPool, from_us: i64, until_us: i64) -> anyhow::Result<u64> {
+    const Q: &str = "SELECT COUNT(*) FROM ax_instance WHERE fire_at >= ? AND fire_at < ?";
+    const PG: &str = "SELECT COUNT(*) FROM ax_instance WHERE fire_at >= $1 AND fire_at < $2";
+    let n: i64 = match pool {
+        AnyPool::Sqlite(p) => sqlx::query_scalar(Q).bind(from_us).bind(until_us).fetch_one(p).await?,
+        AnyPool::Postgres(p) => sqlx::query_scalar(PG).bind(from_us).bind(until_us).fetch_one(p).await?,
+        AnyPool::Mysql(p) => sqlx::query_scalar(Q).bind(from_us).bind(until_us).fetch_one(p).await?,
+    };
+    Ok(u64::try_from(n).unwrap_or(0))
 }

@@ -1,0 +1,151 @@
+//! fire-lag: how late cron fires start on a worker.
+//!
+//! N cron tasks with a seconds field spread the fires over every minute (task i fires at second
+//! i mod 60). After registration, a window of some minutes is measured: for every fire inside it,
+//! fire lag = the handler's start on the worker (from the demo worker's execution log) − the fire
+//! time, and dispatch lag = the DISPATCHED event's time − the fire time. Fires that did not run
+//! are counted, never dropped silently.
+
+use std::time::Duration;
+
+use ax_proto::v1 as pb;
+use ax_tests::{
+    TestDb,
+    axd::channel,
+    procs::{AxdProcess, DemoWorker, executions_in},
+};
+use chrono::{DateTime, Timelike as _, Utc};
+
+use crate::{
+    DbKind, Report, env, seed,
+    stats::{Cpu, Spread, round1, status_kb, ticks_per_second},
+};
+
+/// Sizes of a fire-lag run.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Cron tasks (smoke: 60).
+    #[arg(long, default_value_t = 5_000)]
+    pub tasks: usize,
+    /// Seconds measured (smoke: 10).
+    #[arg(long, default_value_t = 180)]
+    pub secs: u64,
+    /// Worker processes.
+    #[arg(long, default_value_t = 2)]
+    pub workers: u32,
+    /// Capacity of each worker.
+    #[arg(long, default_value_t = 256)]
+    pub capacity: u32,
+}
+
+/// The first time after `after` whose seconds field is `second`, on a whole second.
+fn next_at_second(after: DateTime<Utc>, second: u32) -> DateTime<Utc> {
+    let base = after.with_nanosecond(0).unwrap_or(after) + chrono::Duration::seconds(1);
+    let delta = (i64::from(second) - i64::from(base.second())).rem_euclid(60);
+    base + chrono::Duration::seconds(delta)
+}
+
+pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> {
+    let (tasks, secs) = if smoke { (60, 10) } else { (a.tasks, a.secs) };
+    let db = TestDb::create(kind.test_db()).await.ok_or_else(|| anyhow::anyhow!("database unavailable"))?;
+    let dir = std::env::temp_dir().join(format!("ax-bench-lag-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let axd_log = std::env::var("AX_BENCH_AXD_LOG").unwrap_or_else(|_| "warn".to_owned());
+    let mut axd = AxdProcess::start(
+        &["--listen", "127.0.0.1:0", "--database-url", &db.url, "--log", &axd_log],
+        &dir.join("axd.log"),
+    )
+    .await;
+    let endpoint = format!("http://{}", axd.addr);
+    let env = env::detect(kind, &db.url).await?;
+    // Workers first, so the first measured fire finds them connected.
+    let logs: Vec<std::path::PathBuf> = (0..a.workers).map(|i| dir.join(format!("exec-{i}.jsonl"))).collect();
+    let workers: Vec<DemoWorker> = logs
+        .iter()
+        .enumerate()
+        .map(|(i, log)| {
+            DemoWorker::start(std::slice::from_ref(&endpoint), "bench", &format!("lag-{i}"), a.capacity, log)
+        })
+        .collect();
+    let mut admin = pb::admin_service_client::AdminServiceClient::new(channel(&endpoint).await);
+    let template = admin
+        .create_task(pb::CreateTaskRequest {
+            task: Some(pb::TaskSpec {
+                name: "lag-0".into(),
+                app: "bench".into(),
+                handler: "noop".into(),
+                schedule: Some(pb::Schedule {
+                    kind: Some(pb::schedule::Kind::Cron(pb::CronSchedule {
+                        expression: "0 * * * * *".into(),
+                        ..Default::default()
+                    })),
+                }),
+                ..Default::default()
+            }),
+        })
+        .await?
+        .into_inner()
+        .task
+        .expect("task");
+    let seeded_from = Utc::now();
+    let clones: Vec<seed::TaskClone> = (1..tasks)
+        .map(|i| {
+            let second = (i % 60) as u32;
+            seed::TaskClone {
+                name: format!("lag-{i}"),
+                cron: Some(format!("{second} * * * * *")),
+                next_fire_us: next_at_second(seeded_from, second).timestamp_micros(),
+            }
+        })
+        .collect();
+    seed::clone_tasks(kind, &db.url, template.id, &clones).await?;
+    // Fires missed while registering are caught up at once; the window starts after that burst.
+    let from = Utc::now() + chrono::Duration::seconds(5);
+    let until = from + chrono::Duration::seconds(secs as i64);
+    eprintln!(
+        "  {tasks} tasks registered in {:.1}s; measuring fires from {from} for {secs}s",
+        (Utc::now() - seeded_from).num_milliseconds() as f64 / 1000.0
+    );
+    let pid = axd.child.id().unwrap_or(0);
+    tokio::time::sleep((from - Utc::now()).to_std().unwrap_or_default()).await;
+    let cpu0 = Cpu::sample(pid)?;
+    tokio::time::sleep((until - Utc::now()).to_std().unwrap_or_default()).await;
+    let cpu = Cpu::sample(pid)?.since(&cpu0, ticks_per_second());
+    let rss = status_kb(pid, "VmRSS")?;
+    // Let the window's last fires finish.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    drop(workers);
+    let _ = axd.terminate().await;
+
+    let (from_us, until_us) = (from.timestamp_micros(), until.timestamp_micros());
+    let pool = seed::AnyPool::connect(kind, &db.url).await?;
+    let dispatched = seed::dispatch_delays(&pool, from_us, until_us).await?;
+    let fires = seed::instances_fired_between(&pool, from_us, until_us).await?;
+    db.cleanup().await;
+    let paths: Vec<&std::path::Path> = logs.iter().map(|p| p.as_path()).collect();
+    let mut lag: Vec<f64> = executions_in(&paths)
+        .iter()
+        .filter(|e| e.attempt == 1 && e.trigger_time >= from && e.trigger_time < until)
+        .map(|e| (e.start - e.trigger_time).num_microseconds().unwrap_or(0) as f64 / 1000.0)
+        .collect();
+    let mut dispatch: Vec<f64> = dispatched.iter().map(|us| *us as f64 / 1000.0).collect();
+    let (lag, dispatch) = (Spread::of(&mut lag), Spread::of(&mut dispatch));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut figures = vec![
+        ("cron tasks".into(), tasks.into()),
+        ("workers x capacity".into(), format!("{} x {}", a.workers, a.capacity).into()),
+        ("window seconds".into(), secs.into()),
+        ("fires in window".into(), fires.into()),
+        ("fires started".into(), lag.n.into()),
+    ];
+    lag.rows("fire lag ms", &mut figures);
+    dispatch.rows("dispatch lag ms", &mut figures);
+    figures.push(("axd CPU % of a core".into(), round1(cpu.percent())));
+    figures.push(("axd RSS MiB".into(), round1(rss as f64 / 1024.0)));
+    let missing = fires.saturating_sub(lag.n as u64);
+    if missing > 0 {
+        eprintln!("  WARNING: {missing} of {fires} fires in the window did not start");
+    }
+    figures.push(("fires not started".into(), missing.into()));
+    Ok(Report { scenario: "fire-lag", env, figures })
+}

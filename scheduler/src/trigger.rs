@@ -138,6 +138,9 @@ impl TriggerLoop {
         loop {
             let round = self.store.trigger_due(now, horizon, self.config.batch, &planner, &self.scheduler_id).await?;
             let claimed = round.tasks;
+            // Each transaction is progress: a backlog of thousands of due tasks takes many of them,
+            // and the health monitor must not read that as a stalled loop.
+            self.progress.tick(Loop::Trigger);
             total.tasks += round.tasks;
             total.skipped += round.skipped;
             total.created.extend(round.created);

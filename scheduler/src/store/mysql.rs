@@ -151,6 +151,13 @@ mod imp {
         Ok(out)
     }
 
+    async fn existing_keys(
+        tx: &mut Tx,
+        rows: &[InstanceRow<'_>],
+    ) -> StoreResult<std::collections::HashSet<(i64, String)>> {
+        existing_keys_generic(tx, rows).await
+    }
+
     async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
         insert_events_generic(tx, events).await
     }

@@ -314,6 +314,18 @@ macro_rules! impl_store {
                 .collect()
         }
 
+        /// Which of the rows' (task, key) pairs exist, with a row-value `IN` list.
+        #[allow(dead_code)]
+        async fn existing_keys_generic(
+            tx: &mut Tx,
+            rows: &[InstanceRow<'_>],
+        ) -> StoreResult<std::collections::HashSet<(i64, String)>> {
+            let mut qb: QueryBuilder<'_, $db> =
+                QueryBuilder::new("SELECT task_id, idempotency_key FROM ax_instance_key WHERE (task_id, idempotency_key) IN ");
+            push_key_pairs(&mut qb, rows.iter().map(|r| (r.task.id, r.new.key.as_str())));
+            qb.build().fetch_all(&mut **tx).await?.iter().map(|r| Ok((r.$get(0)?, r.$get(1)?))).collect()
+        }
+
         /// Creates the instances whose (task, idempotency key) is new, with their key rows, and
         /// returns (id, task_id, key) of those created. The trigger holds its tasks locked, so two
         /// of its rounds cannot create the same key; two manual triggers racing with one key make
@@ -321,16 +333,7 @@ macro_rules! impl_store {
         async fn create_instances(tx: &mut Tx, rows: &[InstanceRow<'_>], now: Ts) -> StoreResult<Vec<(i64, i64, String)>> {
             let mut out = Vec::with_capacity(rows.len());
             for chunk in rows.chunks(BATCH) {
-                let mut qb: QueryBuilder<'_, $db> =
-                    QueryBuilder::new("SELECT task_id, idempotency_key FROM ax_instance_key WHERE (task_id, idempotency_key) IN ");
-                push_key_pairs(&mut qb, chunk.iter().map(|r| (r.task.id, r.new.key.as_str())));
-                let existing: std::collections::HashSet<(i64, String)> = qb
-                    .build()
-                    .fetch_all(&mut **tx)
-                    .await?
-                    .iter()
-                    .map(|r| Ok((r.$get(0)?, r.$get(1)?)))
-                    .collect::<StoreResult<_>>()?;
+                let existing = existing_keys(tx, chunk).await?;
                 let fresh: Vec<&InstanceRow<'_>> =
                     chunk.iter().filter(|r| !existing.contains(&(r.task.id, r.new.key.clone()))).collect();
                 if fresh.is_empty() {
@@ -350,6 +353,20 @@ macro_rules! impl_store {
                 out.extend(created);
             }
             Ok(out)
+        }
+
+        /// Sets tasks' next fire times, one statement per [`BATCH`] tasks (a `CASE` on the id).
+        async fn set_next_fires(tx: &mut Tx, next: &[(i64, Option<i64>)]) -> StoreResult<()> {
+            for chunk in next.chunks(BATCH) {
+                let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new("UPDATE ax_task SET next_fire_at = CASE id");
+                for (id, at) in chunk {
+                    qb.push(" WHEN ").push_bind(*id).push(" THEN ").push_bind(*at);
+                }
+                qb.push(" END WHERE id IN ");
+                push_ids(&mut qb, &chunk.iter().map(|(id, _)| *id).collect::<Vec<_>>());
+                qb.build().execute(&mut **tx).await?;
+            }
+            Ok(())
         }
 
         /// FIXED_DELAY: when a scheduled instance reaches a final state, the next fire is `interval`
@@ -878,6 +895,7 @@ macro_rules! impl_store {
                     }
                 }
                 let mut planned: Vec<(usize, NewInstance)> = Vec::new();
+                let mut next_fires: Vec<(i64, Option<i64>)> = Vec::with_capacity(tasks.len());
                 for (ti, task) in tasks.iter().enumerate() {
                     match planner.plan(task) {
                         PlanDecision::Broken(why) => {
@@ -952,30 +970,26 @@ macro_rules! impl_store {
                                     },
                                 ));
                             }
-                            sqlx::query(sql!("UPDATE ax_task SET next_fire_at = ? WHERE id = ?"))
-                                .bind(plan.next_fire_at.map(to_micros))
-                                .bind(task.id)
-                                .execute(&mut *tx)
-                                .await?;
+                            next_fires.push((task.id, plan.next_fire_at.map(to_micros)));
                             for (kind, message) in &plan.events {
                                 insert_task_event(&mut tx, task.id, &task.name, now, *kind, scheduler_id, message).await?;
                             }
                         }
                     }
                 }
+                set_next_fires(&mut tx, &next_fires).await?;
                 let rows: Vec<InstanceRow<'_>> =
                     planned.iter().map(|(ti, n)| InstanceRow { task: &tasks[*ti], new: n }).collect();
                 let inserted = create_instances(&mut tx, &rows, now).await?;
-                let by_key: HashMap<(i64, &str), &NewInstance> =
-                    planned.iter().map(|(ti, n)| ((tasks[*ti].id, n.key.as_str()), n)).collect();
+                let by_key: HashMap<(i64, &str), (usize, &NewInstance)> =
+                    planned.iter().map(|(ti, n)| ((tasks[*ti].id, n.key.as_str()), (*ti, n))).collect();
                 let mut events = Vec::with_capacity(inserted.len());
                 for (id, task_id, key) in &inserted {
-                    let Some(n) = by_key.get(&(*task_id, key.as_str())) else { continue };
+                    let Some((ti, n)) = by_key.get(&(*task_id, key.as_str())).copied() else { continue };
                     if n.status == InstanceStatus::Skipped {
                         round.skipped += 1;
                     } else {
-                        let app = tasks.iter().find(|t| t.id == *task_id).map(|t| t.config.app.clone()).unwrap_or_default();
-                        round.created.push((*id, app, n.available_at));
+                        round.created.push((*id, tasks[ti].config.app.clone(), n.available_at));
                     }
                     events.push(NewEvent {
                         instance_id: *id,

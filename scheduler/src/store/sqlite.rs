@@ -128,6 +128,13 @@ mod imp {
         insert_instance_rows_returning(tx, rows, now).await
     }
 
+    async fn existing_keys(
+        tx: &mut Tx,
+        rows: &[InstanceRow<'_>],
+    ) -> StoreResult<std::collections::HashSet<(i64, String)>> {
+        existing_keys_generic(tx, rows).await
+    }
+
     async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
         insert_events_generic(tx, events).await
     }

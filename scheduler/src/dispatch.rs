@@ -82,7 +82,7 @@ impl Dispatcher {
         };
         if !assignments.is_empty() {
             // Leases were set: the sweeper may need to wake earlier than it planned.
-            core.signals.sweep.notify_one();
+            core.signals.sweep.offer(lease_until);
         }
         let n = assignments.len();
         tracing::debug!(assigned = n, took_us = started.elapsed().as_micros() as u64, "dispatch round");

@@ -131,7 +131,7 @@ pub fn accept(
     i.updated_at = ctx.now;
     fx.changed = true;
     fx.event(i, InstanceStatus::Dispatched, InstanceStatus::Running, "accepted by the worker".to_owned());
-    (AcceptOutcome::Started, fx)
+    (AcceptOutcome::Started { wake_at: i.deadline_at.map_or(lease_until, |d| d.min(lease_until)) }, fx)
 }
 
 /// `Reject` (or an assignment that could not be delivered): the DISPATCHED attempt goes back to
@@ -492,7 +492,7 @@ mod tests {
     fn accept_starts_the_deadline_and_is_fenced() {
         let mut i = held(InstanceStatus::Dispatched);
         let (o, fx) = accept(&mut i, 1, "s", add(now(), Duration::from_secs(30)), CTX());
-        assert_eq!(o, AcceptOutcome::Started);
+        assert_eq!(o, AcceptOutcome::Started { wake_at: add(now(), Duration::from_secs(5)) });
         assert_eq!(i.deadline_at, Some(add(now(), Duration::from_secs(5))));
         assert_eq!(fx.events.len(), 1);
         assert_eq!(accept(&mut i, 1, "s", now(), CTX()).0, AcceptOutcome::AlreadyRunning);

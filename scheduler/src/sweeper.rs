@@ -4,13 +4,19 @@
 //! purges finished instances past retention and forgets axd processes that stopped heartbeating.
 //!
 //! Work is claimed with SKIP LOCKED in bounded batches, so every axd runs a sweeper and none waits
-//! on another. It sleeps until the earliest lease or deadline, a local signal, or the poll interval.
+//! on another. It sleeps until the earliest lease or deadline, the poll interval, or a local signal
+//! that this axd set a lease or deadline earlier than that (see [`crate::service::SweepHint`]).
 
 use std::{sync::Arc, time::Duration};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::{error::StoreResult, model::sub, service::Core, store::SweepReport};
+use crate::{
+    error::StoreResult,
+    model::{add, sub},
+    service::Core,
+    store::SweepReport,
+};
 
 /// Sweeper settings.
 #[derive(Debug, Clone, Copy)]
@@ -82,6 +88,7 @@ impl Sweeper {
         let poll = self.core.sessions.poll_interval;
         let mut last_housekeeping = tokio::time::Instant::now();
         loop {
+            wake.collect();
             match self.sweep_once().await {
                 Ok(_) => self.core.progress.tick(crate::health::Loop::Sweeper),
                 Err(e) => tracing::warn!(error = %e, "sweep failed"),
@@ -109,6 +116,7 @@ impl Sweeper {
                     poll
                 }
             };
+            wake.plan(add(self.core.clock.now(), sleep));
             tokio::select! {
                 () = cancel.cancelled() => return,
                 () = wake.notified() => {}

@@ -127,11 +127,13 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
         }
     };
     let mut wake_dispatch = false;
-    let mut wake_sweep = false;
+    let mut wake_sweep: Option<crate::model::Ts> = None;
     for (p, outcome) in batch.into_iter().zip(outcomes) {
         let Some(session) = p.session else { continue };
         match (outcome, p.op) {
-            (WorkerOpOutcome::Accepted(AcceptOutcome::Started), _) => wake_sweep = true,
+            (WorkerOpOutcome::Accepted(AcceptOutcome::Started { wake_at }), _) => {
+                wake_sweep = Some(wake_sweep.map_or(wake_at, |w| w.min(wake_at)));
+            }
             (WorkerOpOutcome::Accepted(AcceptOutcome::AlreadyRunning), _) => {}
             (
                 WorkerOpOutcome::Accepted(AcceptOutcome::NotCurrent(why)),
@@ -161,7 +163,7 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
     if wake_dispatch {
         core.signals.dispatch.notify_one();
     }
-    if wake_sweep {
-        core.signals.sweep.notify_one();
+    if let Some(at) = wake_sweep {
+        core.signals.sweep.offer(at);
     }
 }

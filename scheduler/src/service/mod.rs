@@ -18,8 +18,8 @@ pub struct Signals {
     pub dispatch: Arc<Notify>,
     /// A command (e.g. Cancel) was queued for a worker stream.
     pub commands: Arc<Notify>,
-    /// An attempt got a lease or deadline: the sweeper recomputes its sleep.
-    pub sweep: Arc<Notify>,
+    /// An attempt got a lease or deadline: the sweeper wakes earlier if it is due before its plan.
+    pub sweep: Arc<SweepHint>,
 }
 
 /// Timing rules of worker sessions.
@@ -127,5 +127,102 @@ impl Core {
     /// Schedulers whose heartbeat is newer than this are alive.
     pub fn alive_since(&self) -> Ts {
         crate::model::sub(self.clock.now(), self.scheduler_heartbeat * 3)
+    }
+}
+
+/// The earliest lease or deadline this axd set since the sweeper last looked, so the sweeper is
+/// woken only when a new deadline falls before the time it planned to wake anyway (every dispatch
+/// round sets leases; waking and querying on each of them kept the sweeper busy under load).
+#[derive(Debug)]
+pub struct SweepHint {
+    /// Microseconds since the epoch of the sweeper's planned wake-up (or of an earlier offer).
+    earliest_us: std::sync::atomic::AtomicI64,
+    notify: Notify,
+}
+
+impl Default for SweepHint {
+    fn default() -> Self {
+        SweepHint { earliest_us: std::sync::atomic::AtomicI64::new(i64::MIN), notify: Notify::new() }
+    }
+}
+
+impl SweepHint {
+    /// Something may be due at `at`: wakes the sweeper if that is before its plan.
+    pub fn offer(&self, at: crate::model::Ts) {
+        let us = at.timestamp_micros();
+        if self.earliest_us.fetch_min(us, std::sync::atomic::Ordering::AcqRel) > us {
+            self.notify.notify_one();
+        }
+    }
+
+    /// Sweep now (a session ended, or a worker re-announced attempts).
+    pub fn now(&self) {
+        self.earliest_us.store(i64::MIN, std::sync::atomic::Ordering::Release);
+        self.notify.notify_one();
+    }
+
+    /// The sweeper starts reading the deadlines: offers from now on are kept.
+    pub fn collect(&self) {
+        self.earliest_us.store(i64::MAX, std::sync::atomic::Ordering::Release);
+    }
+
+    /// The sweeper plans to wake at `at`: offers before it wake it. An offer made since
+    /// [`SweepHint::collect`] that is earlier than `at` has left a wake-up pending already.
+    pub fn plan(&self, at: crate::model::Ts) {
+        self.earliest_us.fetch_min(at.timestamp_micros(), std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// Waits for an offer before the plan.
+    pub async fn notified(&self) {
+        self.notify.notified().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::SweepHint;
+    use crate::model::{Ts, add};
+
+    fn t(secs: u64) -> Ts {
+        add(chrono::DateTime::from_timestamp(1_800_000_000, 0).expect("valid"), Duration::from_secs(secs))
+    }
+
+    /// Whether a wake-up is pending (without waiting for one).
+    async fn woken(h: &SweepHint) -> bool {
+        tokio::time::timeout(Duration::ZERO, h.notified()).await.is_ok()
+    }
+
+    #[tokio::test]
+    async fn only_offers_before_the_plan_wake_the_sweeper() {
+        let h = SweepHint::default();
+        h.collect();
+        h.plan(t(10));
+        h.offer(t(20));
+        assert!(!woken(&h).await, "a later deadline changes nothing");
+        h.offer(t(5));
+        assert!(woken(&h).await, "an earlier deadline wakes it");
+        h.offer(t(7));
+        assert!(!woken(&h).await, "t(5) is already the plan");
+    }
+
+    #[tokio::test]
+    async fn an_offer_while_the_sweeper_reads_is_not_lost() {
+        let h = SweepHint::default();
+        h.collect();
+        h.offer(t(5));
+        // The sweeper read t(10) from the database before the offer was visible there.
+        h.plan(t(10));
+        assert!(woken(&h).await);
+    }
+
+    #[tokio::test]
+    async fn now_always_wakes() {
+        let h = SweepHint::default();
+        h.collect();
+        h.plan(t(10));
+        h.now();
+        assert!(woken(&h).await);
     }
 }

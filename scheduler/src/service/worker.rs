@@ -187,7 +187,7 @@ impl WorkerService for WorkerApi {
         tracing::info!(session = %id, worker = %hello.worker_id, app = %hello.app, capacity = hello.capacity,
             adopted = adopted.len(), "worker connected");
         core.signals.dispatch.notify_one();
-        core.signals.sweep.notify_one();
+        core.signals.sweep.now();
         crate::server::spawn("worker-session", run_session(core, session, inbound, self.shutdown.clone()));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
@@ -272,7 +272,7 @@ async fn run_session(
         // The leases expire on their own; the sweeper then applies the same rule.
         tracing::warn!(session = %session.id, error = %e, "recording the end of a session failed");
     }
-    core.signals.sweep.notify_one();
+    core.signals.sweep.offer(grace_until);
     tracing::info!(session = %session.id, worker = %session.worker_id, %reason, "worker session ended");
 }
 

@@ -296,7 +296,10 @@ pub enum CompleteOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AcceptOutcome {
     /// DISPATCHED -> RUNNING.
-    Started,
+    Started {
+        /// The earlier of the run deadline and the lease: when the sweeper may have to act.
+        wake_at: Ts,
+    },
     /// Already RUNNING on this session (duplicate Accepted).
     AlreadyRunning,
     /// The attempt is not current for this session: the worker must stop it.

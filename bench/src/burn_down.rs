@@ -85,10 +85,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     drop(workers);
     let _ = axd.terminate().await;
     db.cleanup().await;
-    if let Ok(keep) = std::env::var("AX_BENCH_KEEP_LOG") {
-        let _ = std::fs::copy(dir.join("axd.log"), keep);
-    }
-    let _ = std::fs::remove_dir_all(&dir);
+    crate::remove_run_dir(&dir);
     Ok(Report {
         scenario: "burn-down",
         env,

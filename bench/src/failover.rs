@@ -162,7 +162,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     }
     drop(axds);
     db.cleanup().await;
-    let _ = std::fs::remove_dir_all(&dir);
+    crate::remove_run_dir(&dir);
     lags.sort_by(f64::total_cmp);
     let pct = |p: f64| lags[((lags.len() as f64 - 1.0) * p).round() as usize];
     Ok(Report {

@@ -130,7 +130,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
         .collect();
     let mut dispatch: Vec<f64> = dispatched.iter().map(|us| *us as f64 / 1000.0).collect();
     let (lag, dispatch) = (Spread::of(&mut lag), Spread::of(&mut dispatch));
-    let _ = std::fs::remove_dir_all(&dir);
+    crate::remove_run_dir(&dir);
     let mut figures = vec![
         ("cron tasks".into(), tasks.into()),
         ("workers x capacity".into(), format!("{} x {}", a.workers, a.capacity).into()),

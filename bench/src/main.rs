@@ -10,6 +10,7 @@ mod ceiling;
 mod env;
 mod failover;
 mod fire_lag;
+mod lifecycle;
 mod seed;
 mod stats;
 mod streams;
@@ -63,6 +64,9 @@ enum Scenario {
     /// Kill -9 the axd holding a worker's stream, repeatedly: time until the worker's next
     /// assignment from another axd (p50/p99).
     Failover(failover::Args),
+    /// N one-time tasks due at one instant plus a steady rate of manual triggers: fire -> instance
+    /// -> run -> result, instances/s and fire lag.
+    FullLifecycle(lifecycle::Args),
     /// Cron tasks spread over every minute (seconds field): fire lag (worker start − fire time) and
     /// dispatch lag (DISPATCHED − fire time), p50/p99/max.
     FireLag(fire_lag::Args),
@@ -82,6 +86,7 @@ fn main() -> anyhow::Result<()> {
             Scenario::BurnDown(a) => burn_down::run(cli.db, cli.smoke, a).await,
             Scenario::Failover(a) => failover::run(cli.db, cli.smoke, a).await,
             Scenario::FireLag(a) => fire_lag::run(cli.db, cli.smoke, a).await,
+            Scenario::FullLifecycle(a) => lifecycle::run(cli.db, cli.smoke, a).await,
             Scenario::Streams(a) => streams::run(cli.db, cli.smoke, a).await,
             Scenario::Ceiling(a) => ceiling::run(cli.db, cli.smoke, a).await,
         }
@@ -92,6 +97,15 @@ fn main() -> anyhow::Result<()> {
         println!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// Removes a run's temporary directory, first copying its `axd.log` to `AX_BENCH_KEEP_LOG` if set
+/// (with `AX_BENCH_AXD_LOG=ax_scheduler=debug` it shows every dispatch, trigger and commit round).
+pub fn remove_run_dir(dir: &std::path::Path) {
+    if let Ok(keep) = std::env::var("AX_BENCH_KEEP_LOG") {
+        let _ = std::fs::copy(dir.join("axd.log"), keep);
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// A scenario's result: rows of (name, value) under a header describing the run.

@@ -227,3 +227,29 @@ pub async fn instances_fired_between(pool: &AnyPool, from_us: i64, until_us: i64
     };
     Ok(u64::try_from(n).unwrap_or(0))
 }
+
+/// Moves every one-time task's fire (and its schedule's instant) to `at_us`.
+pub async fn move_one_time_fires(pool: &AnyPool, at_us: i64) -> anyhow::Result<()> {
+    const Q: &str = "UPDATE ax_task SET start_at = ?, next_fire_at = ? WHERE schedule_kind = 'ONE_TIME'";
+    const PG: &str = "UPDATE ax_task SET start_at = $1, next_fire_at = $2 WHERE schedule_kind = 'ONE_TIME'";
+    match pool {
+        AnyPool::Sqlite(p) => drop(sqlx::query(Q).bind(at_us).bind(at_us).execute(p).await?),
+        AnyPool::Postgres(p) => drop(sqlx::query(PG).bind(at_us).bind(at_us).execute(p).await?),
+        AnyPool::Mysql(p) => drop(sqlx::query(Q).bind(at_us).bind(at_us).execute(p).await?),
+    }
+    Ok(())
+}
+
+/// Whether a one-time task has yet to fire or one of their instances is not final: index probes
+/// (ax's due-task and active-instance indexes).
+pub async fn one_time_unfinished(pool: &AnyPool) -> anyhow::Result<bool> {
+    const Q: &str = "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM ax_task WHERE next_fire_at IS NOT NULL LIMIT 1) AS a) \
+                     + (SELECT COUNT(*) FROM (SELECT 1 FROM ax_instance WHERE status IN ('PENDING', 'DISPATCHED', 'RUNNING') \
+                     AND source <> 'MANUAL' LIMIT 1) AS b)";
+    let n: i64 = match pool {
+        AnyPool::Sqlite(p) => sqlx::query_scalar(Q).fetch_one(p).await?,
+        AnyPool::Postgres(p) => sqlx::query_scalar(Q).fetch_one(p).await?,
+        AnyPool::Mysql(p) => sqlx::query_scalar(Q).fetch_one(p).await?,
+    };
+    Ok(n > 0)
+}

@@ -197,10 +197,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     eprintln!("  stopping axd");
     let _ = axd.terminate().await;
     db.cleanup().await;
-    if let Ok(keep) = std::env::var("AX_BENCH_KEEP_LOG") {
-        let _ = std::fs::copy(dir.join("axd.log"), keep);
-    }
-    let _ = std::fs::remove_dir_all(&dir);
+    crate::remove_run_dir(&dir);
 
     let mb = |kb: u64| serde_json::json!((kb as f64 / 1024.0 * 10.0).round() / 10.0);
     let round = |x: f64, digits: i32| serde_json::json!((x * 10f64.powi(digits)).round() / 10f64.powi(digits));

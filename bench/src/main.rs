@@ -11,6 +11,7 @@ mod env;
 mod failover;
 mod fire_lag;
 mod lifecycle;
+mod scale;
 mod seed;
 mod stats;
 mod streams;
@@ -70,6 +71,9 @@ enum Scenario {
     /// Cron tasks spread over every minute (seconds field): fire lag (worker start − fire time) and
     /// dispatch lag (DISPATCHED − fire time), p50/p99/max.
     FireLag(fire_lag::Args),
+    /// A million registered tasks (mostly not due) against a thousand: trigger round time and axd
+    /// RSS must stay flat.
+    Scale(scale::Args),
     /// Hold N idle worker streams (Hello, Credit, then heartbeats only) on one axd: its RSS per
     /// stream and its CPU while they heartbeat.
     Streams(streams::Args),
@@ -86,6 +90,7 @@ fn main() -> anyhow::Result<()> {
             Scenario::BurnDown(a) => burn_down::run(cli.db, cli.smoke, a).await,
             Scenario::Failover(a) => failover::run(cli.db, cli.smoke, a).await,
             Scenario::FireLag(a) => fire_lag::run(cli.db, cli.smoke, a).await,
+            Scenario::Scale(a) => scale::run(cli.db, cli.smoke, a).await,
             Scenario::FullLifecycle(a) => lifecycle::run(cli.db, cli.smoke, a).await,
             Scenario::Streams(a) => streams::run(cli.db, cli.smoke, a).await,
             Scenario::Ceiling(a) => ceiling::run(cli.db, cli.smoke, a).await,

@@ -164,7 +164,8 @@ pub struct TaskClone {
 }
 
 /// Inserts copies of task `template` (created through the API, so every column holds what axd
-/// itself writes) that differ in name, cron expression and next fire time, 1,000 per statement:
+/// itself writes) that differ in name, cron expression and next fire time, 400 per statement (SQLite
+/// allows at most 500 terms in a compound SELECT):
 /// registering a million tasks through the API would take longer than the benchmark.
 pub async fn clone_tasks(kind: DbKind, url: &str, template: i64, clones: &[TaskClone]) -> anyhow::Result<()> {
     const COPIED: &str = "t.app, t.handler, t.description, t.schedule_kind, COALESCE(v.c, t.cron_expr), \
@@ -174,7 +175,7 @@ pub async fn clone_tasks(kind: DbKind, url: &str, template: i64, clones: &[TaskC
     macro_rules! clone {
         ($pool:expr, $db:ty) => {{
             let pool = $pool;
-            for chunk in clones.chunks(1000) {
+            for chunk in clones.chunks(400) {
                 let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(
                     "INSERT INTO ax_task (name, app, handler, description, schedule_kind, cron_expr, cron_dialect, \
                      time_zone, interval_us, start_at, params, enabled, next_fire_at, misfire_policy, \

@@ -1,0 +1,72 @@
+//! Keeps the benchmark working: every scenario of `ax-bench` in smoke mode (small sizes) on every
+//! backend. Only what must hold whatever the machine is asserted: the run succeeds, its JSON has
+//! the scenario's figures, and nothing was lost (no fire left unstarted, complete event trails).
+//! Figures themselves are never asserted.
+
+use ax_tests::{Db, TestDb, on_every_backend};
+
+/// Runs `ax-bench --db <db> --smoke --json <file> <scenario>` and returns the JSON's figures.
+fn smoke(db: Db, scenario: &str) -> serde_json::Map<String, serde_json::Value> {
+    let dir = std::env::temp_dir().join(format!("ax-bench-smoke-{}-{:?}-{scenario}", std::process::id(), db));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let json = dir.join("out.json");
+    let name = match db {
+        Db::Sqlite => "sqlite",
+        Db::Postgres => "postgres",
+        Db::MySql => "mysql",
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ax-bench"))
+        .args(["--db", name, "--smoke", "--json"])
+        .arg(&json)
+        .arg(scenario)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run ax-bench");
+    assert!(
+        out.status.success(),
+        "ax-bench {scenario} on {name} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("json written")).expect("json");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(doc["database"], name);
+    assert!(doc["cores"].as_u64().unwrap_or(0) >= 1);
+    doc["figures"].as_object().cloned().expect("figures")
+}
+
+fn num(f: &serde_json::Map<String, serde_json::Value>, key: &str) -> f64 {
+    f.get(key).and_then(serde_json::Value::as_f64).unwrap_or_else(|| panic!("figure {key:?} missing in {f:?}"))
+}
+
+async fn every_scenario_runs_in_smoke_mode(db: &TestDb) {
+    let kind = db.db;
+    let f = smoke(kind, "burn-down");
+    assert_eq!(num(&f, "instances"), 500.0);
+    assert_eq!(num(&f, "events per instance"), 4.0, "every instance has its full trail");
+    assert!(num(&f, "instances/s") > 0.0);
+
+    let f = smoke(kind, "full-lifecycle");
+    assert_eq!(num(&f, "events per instance"), 4.0);
+    assert!(num(&f, "instances/s") > 0.0);
+
+    let f = smoke(kind, "fire-lag");
+    assert!(num(&f, "fires in window") >= 10.0, "one fire per second over 10 s");
+    assert_eq!(num(&f, "fires not started"), 0.0);
+    assert!(num(&f, "fire lag ms p50") >= 0.0);
+
+    let f = smoke(kind, "scale");
+    assert!(num(&f, "axd RSS max MiB B") > 0.0);
+    assert!(num(&f, "B (20000) round ms p50") > 0.0);
+
+    let f = smoke(kind, "streams");
+    assert_eq!(num(&f, "streams listed by ListWorkers"), 200.0);
+
+    let f = smoke(kind, "ceiling");
+    assert!(num(&f, "rows/s") > 0.0);
+
+    let f = smoke(kind, "failover");
+    assert_eq!(num(&f, "kills"), 3.0);
+}
+
+on_every_backend!(every_scenario_runs_in_smoke_mode);

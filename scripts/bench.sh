@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every ax-bench scenario at its published size on one database and writes each result as
+# JSON into a directory: the figures of the README's Performance section.
+#
+#   ./scripts/bench.sh sqlite|postgres|mysql [OUT_DIR]
+#
+# PostgreSQL and MariaDB come from scripts/test-databases.sh (started or installed if needed).
+# Takes about 25 minutes per database on 2 cores; run it on an otherwise idle machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+db=${1:?usage: scripts/bench.sh sqlite|postgres|mysql [OUT_DIR]}
+out=${2:-bench-results/$db}
+mkdir -p "$out"
+if [ "$db" != sqlite ]; then
+  urls=$(./scripts/test-databases.sh)
+  while IFS= read -r line; do export "${line?}"; done <<<"$urls"
+fi
+cargo build --release --locked -p ax-bench -p ax-scheduler -p axctl -p ax-worker --bins --examples
+bench=./target/release/ax-bench
+run() { local name=$1; shift; echo "== $name" >&2; RUST_BACKTRACE=0 "$bench" --db "$db" --json "$out/$name.json" "$@"; }
+run ceiling ceiling
+run burn-down burn-down -n 100000 --workers 2 --capacity 256
+run full-lifecycle full-lifecycle -n 100000 --manual-rate 500
+run fire-lag-5k fire-lag --tasks 5000 --secs 180
+run fire-lag-100k fire-lag --tasks 100000 --secs 180
+run scale scale --tasks 1000000 --active 1000 --secs 60
+run streams streams --streams 10000 --window 20
+run failover failover --kills 20
+echo "results in $out" >&2

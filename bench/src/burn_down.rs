@@ -3,13 +3,9 @@
 use std::time::{Duration, Instant};
 
 use ax_proto::v1 as pb;
-use ax_tests::{
-    TestDb,
-    axd::channel,
-    procs::{AxdProcess, DemoWorker},
-};
+use ax_tests::{axd::channel, procs::DemoWorker};
 
-use crate::{DbKind, Report, env, seed};
+use crate::{Bed, DbKind, Report, env, seed};
 
 /// Sizes of a burn-down run.
 #[derive(Debug, clap::Args)]
@@ -30,18 +26,8 @@ pub struct Args {
 
 pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> {
     let n = if smoke { 500 } else { a.n };
-    let db = TestDb::create(kind.test_db()).await.ok_or_else(|| anyhow::anyhow!("database unavailable"))?;
-    let dir = std::env::temp_dir().join(format!("ax-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
     let conns = a.db_pool_workers.to_string();
-    // AX_BENCH_AXD_LOG=ax_scheduler=debug shows dispatch rounds and group commits.
-    let axd_log = std::env::var("AX_BENCH_AXD_LOG").unwrap_or_else(|_| "warn".to_owned());
-    let mut axd = AxdProcess::start(
-        &["--listen", "127.0.0.1:0", "--database-url", &db.url, "--db-pool-workers", &conns, "--log", &axd_log],
-        &dir.join("axd.log"),
-    )
-    .await;
-    let endpoint = format!("http://{}", axd.addr);
+    let Bed { db, dir, mut axd, endpoint } = Bed::start(kind, "burn-down", &["--db-pool-workers", &conns]).await?;
     let mut admin = pb::admin_service_client::AdminServiceClient::new(channel(&endpoint).await);
     let spec = pb::TaskSpec {
         name: "bench".into(),

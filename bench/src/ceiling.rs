@@ -338,48 +338,23 @@ impl Db {
 
     /// A disabled MANUAL task for the seeded instances to belong to.
     async fn insert_task(&self, name: &str, now_us: i64) -> anyhow::Result<i64> {
+        macro_rules! bound {
+            ($q:expr) => {
+                $q.bind(name)
+                    .bind(APP)
+                    .bind(HANDLER)
+                    .bind("ax-bench ceiling")
+                    .bind(false)
+                    .bind(BACKOFF)
+                    .bind(now_us)
+                    .bind(now_us)
+            };
+        }
         let returning = format!("{INSERT_TASK} RETURNING id");
         Ok(match self {
-            Db::Sqlite(p) => {
-                sqlx::query_scalar(&returning)
-                    .bind(name)
-                    .bind(APP)
-                    .bind(HANDLER)
-                    .bind("ax-bench ceiling")
-                    .bind(false)
-                    .bind(BACKOFF)
-                    .bind(now_us)
-                    .bind(now_us)
-                    .fetch_one(p)
-                    .await?
-            }
-            Db::Postgres(p) => {
-                sqlx::query_scalar(&numbered(&returning))
-                    .bind(name)
-                    .bind(APP)
-                    .bind(HANDLER)
-                    .bind("ax-bench ceiling")
-                    .bind(false)
-                    .bind(BACKOFF)
-                    .bind(now_us)
-                    .bind(now_us)
-                    .fetch_one(p)
-                    .await?
-            }
-            Db::Mysql(p) => {
-                let done = sqlx::query(INSERT_TASK)
-                    .bind(name)
-                    .bind(APP)
-                    .bind(HANDLER)
-                    .bind("ax-bench ceiling")
-                    .bind(false)
-                    .bind(BACKOFF)
-                    .bind(now_us)
-                    .bind(now_us)
-                    .execute(p)
-                    .await?;
-                i64::try_from(done.last_insert_id())?
-            }
+            Db::Sqlite(p) => bound!(sqlx::query_scalar(&returning)).fetch_one(p).await?,
+            Db::Postgres(p) => bound!(sqlx::query_scalar(&numbered(&returning))).fetch_one(p).await?,
+            Db::Mysql(p) => i64::try_from(bound!(sqlx::query(INSERT_TASK)).execute(p).await?.last_insert_id())?,
         })
     }
 
@@ -387,75 +362,68 @@ impl Db {
     async fn claim_all(&self, clients: u32, batch: u32) -> anyhow::Result<Tally> {
         let mut tasks = tokio::task::JoinSet::new();
         // Every client holds its connection before the clock starts.
+        macro_rules! start_clients {
+            ($pool:expr, |$client:ident, $conn:pat_param| $body:expr) => {{
+                let mut conns = Vec::new();
+                for _ in 0..clients {
+                    conns.push($pool.acquire().await?);
+                }
+                let started = Instant::now();
+                for ($client, $conn) in (0..clients).zip(conns) {
+                    tasks.spawn(async move { $body });
+                }
+                started
+            }};
+        }
         let started = match self {
-            Db::Sqlite(p) => {
-                let mut conns = Vec::new();
-                for _ in 0..clients {
-                    conns.push(p.acquire().await?);
-                }
-                let started = Instant::now();
-                for (client, conn) in (0..clients).zip(conns) {
-                    tasks.spawn(async move {
-                        claim_loop!(conn, sqlx::Sqlite, begin_with("BEGIN IMMEDIATE"), "", client, batch)
-                    });
-                }
-                started
-            }
-            Db::Mysql(p) => {
-                let mut conns = Vec::new();
-                for _ in 0..clients {
-                    conns.push(p.acquire().await?);
-                }
-                let started = Instant::now();
-                for (client, conn) in (0..clients).zip(conns) {
-                    tasks.spawn(async move {
-                        claim_loop!(conn, sqlx::MySql, begin(), " FOR UPDATE SKIP LOCKED", client, batch)
-                    });
-                }
-                started
-            }
-            Db::Postgres(p) => {
-                let mut conns = Vec::new();
-                for _ in 0..clients {
-                    conns.push(p.acquire().await?);
-                }
-                let started = Instant::now();
-                for (client, mut conn) in (0..clients).zip(conns) {
-                    tasks.spawn(async move {
-                        let me = Claimer::new(client);
-                        let handlers = vec![HANDLER.to_owned()];
-                        let (mut rows, mut batches, mut deadlocks) = (0u64, 0u64, 0u64);
-                        loop {
-                            let now = now_us();
-                            // One statement: its own transaction.
-                            let claimed = sqlx::query(PG_CLAIM)
-                                .bind(APP)
-                                .bind(now)
-                                .bind(&handlers)
-                                .bind(i64::from(batch))
-                                .bind(me.session.as_str())
-                                .bind(me.worker.as_str())
-                                .bind("ax-bench")
-                                .bind(now + LEASE_US)
-                                .bind(now)
-                                .execute(&mut *conn)
-                                .await
-                                .map_err(anyhow::Error::from);
-                            match claimed {
-                                Ok(done) if done.rows_affected() == 0 => break,
-                                Ok(done) => {
-                                    rows += done.rows_affected();
-                                    batches += 1;
-                                }
-                                Err(e) if is_deadlock(&e) => deadlocks += 1,
-                                Err(e) => return Err(e),
-                            }
+            Db::Sqlite(p) => start_clients!(p, |client, conn| claim_loop!(
+                conn,
+                sqlx::Sqlite,
+                begin_with("BEGIN IMMEDIATE"),
+                "",
+                client,
+                batch
+            )),
+            Db::Mysql(p) => start_clients!(p, |client, conn| claim_loop!(
+                conn,
+                sqlx::MySql,
+                begin(),
+                " FOR UPDATE SKIP LOCKED",
+                client,
+                batch
+            )),
+            Db::Postgres(p) => start_clients!(p, |client, mut conn| {
+                let me = Claimer::new(client);
+                let handlers = vec![HANDLER.to_owned()];
+                let (mut rows, mut batches, mut deadlocks) = (0u64, 0u64, 0u64);
+                loop {
+                    let now = now_us();
+                    // One statement: its own transaction.
+                    let claimed = sqlx::query(PG_CLAIM)
+                        .bind(APP)
+                        .bind(now)
+                        .bind(&handlers)
+                        .bind(i64::from(batch))
+                        .bind(me.session.as_str())
+                        .bind(me.worker.as_str())
+                        .bind("ax-bench")
+                        .bind(now + LEASE_US)
+                        .bind(now)
+                        .execute(&mut *conn)
+                        .await
+                        .map_err(anyhow::Error::from);
+                    match claimed {
+                        Ok(done) if done.rows_affected() == 0 => break,
+                        Ok(done) => {
+                            rows += done.rows_affected();
+                            batches += 1;
                         }
-                        anyhow::Ok((rows, batches, deadlocks))
-                    });
+                        Err(e) if is_deadlock(&e) => deadlocks += 1,
+                        Err(e) => return Err(e),
+                    }
                 }
-                started
-            }
+                anyhow::Ok((rows, batches, deadlocks))
+            }),
         };
         let mut tally = Tally::default();
         while let Some(done) = tasks.join_next().await {

@@ -9,15 +9,11 @@
 use std::time::Duration;
 
 use ax_proto::v1 as pb;
-use ax_tests::{
-    TestDb,
-    axd::channel,
-    procs::{AxdProcess, DemoWorker, executions_in},
-};
-use chrono::{DateTime, Timelike as _, Utc};
+use ax_tests::{axd::channel, procs::executions_in};
+use chrono::Utc;
 
 use crate::{
-    DbKind, Report, env, seed,
+    Bed, DbKind, Report, env, seed,
     stats::{Cpu, Spread, round1, status_kb, ticks_per_second},
 };
 
@@ -38,35 +34,12 @@ pub struct Args {
     pub capacity: u32,
 }
 
-/// The first time after `after` whose seconds field is `second`, on a whole second.
-fn next_at_second(after: DateTime<Utc>, second: u32) -> DateTime<Utc> {
-    let base = after.with_nanosecond(0).unwrap_or(after) + chrono::Duration::seconds(1);
-    let delta = (i64::from(second) - i64::from(base.second())).rem_euclid(60);
-    base + chrono::Duration::seconds(delta)
-}
-
 pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> {
     let (tasks, secs) = if smoke { (60, 10) } else { (a.tasks, a.secs) };
-    let db = TestDb::create(kind.test_db()).await.ok_or_else(|| anyhow::anyhow!("database unavailable"))?;
-    let dir = std::env::temp_dir().join(format!("ax-bench-lag-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let axd_log = std::env::var("AX_BENCH_AXD_LOG").unwrap_or_else(|_| "warn".to_owned());
-    let mut axd = AxdProcess::start(
-        &["--listen", "127.0.0.1:0", "--database-url", &db.url, "--log", &axd_log],
-        &dir.join("axd.log"),
-    )
-    .await;
-    let endpoint = format!("http://{}", axd.addr);
+    let Bed { db, dir, mut axd, endpoint } = Bed::start(kind, "lag", &[]).await?;
     let env = env::detect(kind, &db.url).await?;
     // Workers first, so the first measured fire finds them connected.
-    let logs: Vec<std::path::PathBuf> = (0..a.workers).map(|i| dir.join(format!("exec-{i}.jsonl"))).collect();
-    let workers: Vec<DemoWorker> = logs
-        .iter()
-        .enumerate()
-        .map(|(i, log)| {
-            DemoWorker::start(std::slice::from_ref(&endpoint), "bench", &format!("lag-{i}"), a.capacity, log)
-        })
-        .collect();
+    let (logs, workers) = crate::start_workers(&dir, &endpoint, "lag", a.workers, a.capacity);
     let mut admin = pb::admin_service_client::AdminServiceClient::new(channel(&endpoint).await);
     let template = admin
         .create_task(pb::CreateTaskRequest {
@@ -88,16 +61,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
         .task
         .expect("task");
     let seeded_from = Utc::now();
-    let clones: Vec<seed::TaskClone> = (1..tasks)
-        .map(|i| {
-            let second = (i % 60) as u32;
-            seed::TaskClone {
-                name: format!("lag-{i}"),
-                cron: Some(format!("{second} * * * * *")),
-                next_fire_us: next_at_second(seeded_from, second).timestamp_micros(),
-            }
-        })
-        .collect();
+    let clones = seed::TaskClone::spread_over_minute("lag", tasks, seeded_from);
     seed::clone_tasks(kind, &db.url, template.id, &clones).await?;
     // Fires missed while registering are caught up at once; the window starts after that burst.
     let from = Utc::now() + chrono::Duration::seconds(5);

@@ -15,15 +15,11 @@ use std::{
 };
 
 use ax_proto::v1 as pb;
-use ax_tests::{
-    TestDb,
-    axd::channel,
-    procs::{AxdProcess, DemoWorker, executions_in},
-};
+use ax_tests::{axd::channel, procs::executions_in};
 use chrono::Utc;
 
 use crate::{
-    DbKind, Report, env, seed,
+    Bed, DbKind, Report, env, seed,
     stats::{Spread, round1},
 };
 
@@ -58,16 +54,7 @@ fn task(name: &str, kind: pb::schedule::Kind) -> pb::CreateTaskRequest {
 
 pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> {
     let (n, rate) = if smoke { (500, 50) } else { (a.n, a.manual_rate) };
-    let db = TestDb::create(kind.test_db()).await.ok_or_else(|| anyhow::anyhow!("database unavailable"))?;
-    let dir = std::env::temp_dir().join(format!("ax-bench-lifecycle-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let axd_log = std::env::var("AX_BENCH_AXD_LOG").unwrap_or_else(|_| "warn".to_owned());
-    let mut axd = AxdProcess::start(
-        &["--listen", "127.0.0.1:0", "--database-url", &db.url, "--log", &axd_log],
-        &dir.join("axd.log"),
-    )
-    .await;
-    let endpoint = format!("http://{}", axd.addr);
+    let Bed { db, dir, mut axd, endpoint } = Bed::start(kind, "lifecycle", &[]).await?;
     let env = env::detect(kind, &db.url).await?;
     let mut admin = pb::admin_service_client::AdminServiceClient::new(channel(&endpoint).await);
     // Registered to fire in an hour, then all moved to T0 at once when registration is done.
@@ -84,14 +71,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     seed::clone_tasks(kind, &db.url, template.id, &clones).await?;
     eprintln!("  {n} one-time tasks registered in {:.1}s", registering.elapsed().as_secs_f64());
 
-    let logs: Vec<std::path::PathBuf> = (0..a.workers).map(|i| dir.join(format!("exec-{i}.jsonl"))).collect();
-    let workers: Vec<DemoWorker> = logs
-        .iter()
-        .enumerate()
-        .map(|(i, log)| {
-            DemoWorker::start(std::slice::from_ref(&endpoint), "bench", &format!("life-{i}"), a.capacity, log)
-        })
-        .collect();
+    let (logs, workers) = crate::start_workers(&dir, &endpoint, "life", a.workers, a.capacity);
     let pool = seed::AnyPool::connect(kind, &db.url).await?;
     let t0 = Utc::now() + chrono::Duration::seconds(3);
     seed::move_one_time_fires(&pool, t0.timestamp_micros()).await?;

@@ -104,6 +104,54 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A fresh database, a run directory and one axd on it: how the single-axd scenarios begin.
+pub struct Bed {
+    /// The database, dropped when the scenario is done.
+    pub db: ax_tests::TestDb,
+    /// The run's temporary directory (axd's log is `axd.log` in it); see [`remove_run_dir`].
+    pub dir: PathBuf,
+    /// The axd under test.
+    pub axd: ax_tests::procs::AxdProcess,
+    /// Its gRPC endpoint, `http://127.0.0.1:PORT`.
+    pub endpoint: String,
+}
+
+impl Bed {
+    /// Creates the database and starts axd on it with `extra` flags. `AX_BENCH_AXD_LOG` sets axd's
+    /// log filter (default `warn`; `ax_scheduler=debug` shows dispatch rounds and group commits).
+    pub async fn start(kind: DbKind, scenario: &str, extra: &[&str]) -> anyhow::Result<Bed> {
+        let db =
+            ax_tests::TestDb::create(kind.test_db()).await.ok_or_else(|| anyhow::anyhow!("database unavailable"))?;
+        let dir = std::env::temp_dir().join(format!("ax-bench-{scenario}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let log = std::env::var("AX_BENCH_AXD_LOG").unwrap_or_else(|_| "warn".to_owned());
+        let mut args = vec!["--listen", "127.0.0.1:0", "--database-url", &db.url, "--log", &log];
+        args.extend_from_slice(extra);
+        let axd = ax_tests::procs::AxdProcess::start(&args, &dir.join("axd.log")).await;
+        let endpoint = format!("http://{}", axd.addr);
+        Ok(Bed { db, dir, axd, endpoint })
+    }
+}
+
+/// Starts `count` demo worker processes (app `bench`, no-op handler) named `prefix-i`, each
+/// logging its executions to `exec-i.jsonl` in the run directory; returns the log paths too.
+pub fn start_workers(
+    dir: &std::path::Path,
+    endpoint: &str,
+    prefix: &str,
+    count: u32,
+    capacity: u32,
+) -> (Vec<PathBuf>, Vec<ax_tests::procs::DemoWorker>) {
+    let logs: Vec<PathBuf> = (0..count).map(|i| dir.join(format!("exec-{i}.jsonl"))).collect();
+    let endpoints = &[endpoint.to_owned()];
+    let workers = logs
+        .iter()
+        .enumerate()
+        .map(|(i, log)| ax_tests::procs::DemoWorker::start(endpoints, "bench", &format!("{prefix}-{i}"), capacity, log))
+        .collect();
+    (logs, workers)
+}
+
 /// Removes a run's temporary directory, first copying its `axd.log` to `AX_BENCH_KEEP_LOG` if set
 /// (with `AX_BENCH_AXD_LOG=ax_scheduler=debug` it shows every dispatch, trigger and commit round).
 pub fn remove_run_dir(dir: &std::path::Path) {

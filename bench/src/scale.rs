@@ -15,7 +15,7 @@ use ax_tests::{
     axd::channel,
     procs::{AxdProcess, DemoWorker},
 };
-use chrono::{DateTime, Datelike as _, TimeZone as _, Timelike as _, Utc};
+use chrono::{DateTime, Datelike as _, TimeZone as _, Utc};
 
 use crate::{
     DbKind, Report, env, seed,
@@ -42,12 +42,6 @@ struct Phase {
     rounds: Spread,
     /// Largest RSS sample, KiB.
     rss_max: u64,
-}
-
-/// The first time after `after` whose seconds field is `second`.
-fn next_at_second(after: DateTime<Utc>, second: u32) -> DateTime<Utc> {
-    let base = after.with_nanosecond(0).unwrap_or(after) + chrono::Duration::seconds(1);
-    base + chrono::Duration::seconds((i64::from(second) - i64::from(base.second())).rem_euclid(60))
 }
 
 /// Runs a fresh axd and one worker for `warmup + secs`; reads its trigger rounds and RSS.
@@ -99,7 +93,8 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
             &dir.join("axd-setup.log"),
         )
         .await;
-        let mut admin = pb::admin_service_client::AdminServiceClient::new(channel(&format!("http://{}", axd.addr)).await);
+        let mut admin =
+            pb::admin_service_client::AdminServiceClient::new(channel(&format!("http://{}", axd.addr)).await);
         let cron = pb::CronSchedule { expression: "0 * * * * *".into(), ..Default::default() };
         let spec = pb::TaskSpec {
             name: "scale-0".into(),
@@ -114,16 +109,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     };
     let env = env::detect(kind, &db.url).await?;
     let now = Utc::now();
-    let clones: Vec<seed::TaskClone> = (1..active)
-        .map(|i| {
-            let second = (i % 60) as u32;
-            seed::TaskClone {
-                name: format!("scale-{i}"),
-                cron: Some(format!("{second} * * * * *")),
-                next_fire_us: next_at_second(now, second).timestamp_micros(),
-            }
-        })
-        .collect();
+    let clones = seed::TaskClone::spread_over_minute("scale", active, now);
     seed::clone_tasks(kind, &db.url, template.id, &clones).await?;
     eprintln!("  phase A: {active} tasks");
     let small = phase(&db, &dir, "a", warmup, secs).await?;

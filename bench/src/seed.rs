@@ -163,6 +163,26 @@ pub struct TaskClone {
     pub next_fire_us: i64,
 }
 
+impl TaskClone {
+    /// Clones `prefix-1 .. prefix-(n-1)` of a cron template, spread over each minute: clone `i` fires
+    /// at second `i % 60` of every minute, first after `after`.
+    pub fn spread_over_minute(prefix: &str, n: usize, after: chrono::DateTime<chrono::Utc>) -> Vec<TaskClone> {
+        use chrono::Timelike as _;
+        let base = after.with_nanosecond(0).unwrap_or(after) + chrono::Duration::seconds(1);
+        (1..n)
+            .map(|i| {
+                let second = (i % 60) as i64;
+                let next = base + chrono::Duration::seconds((second - i64::from(base.second())).rem_euclid(60));
+                TaskClone {
+                    name: format!("{prefix}-{i}"),
+                    cron: Some(format!("{second} * * * * *")),
+                    next_fire_us: next.timestamp_micros(),
+                }
+            })
+            .collect()
+    }
+}
+
 /// Inserts copies of task `template` (created through the API, so every column holds what axd
 /// itself writes) that differ in name, cron expression and next fire time, 400 per statement (SQLite
 /// allows at most 500 terms in a compound SELECT):
@@ -234,9 +254,15 @@ pub async fn move_one_time_fires(pool: &AnyPool, at_us: i64) -> anyhow::Result<(
     const Q: &str = "UPDATE ax_task SET start_at = ?, next_fire_at = ? WHERE schedule_kind = 'ONE_TIME'";
     const PG: &str = "UPDATE ax_task SET start_at = $1, next_fire_at = $2 WHERE schedule_kind = 'ONE_TIME'";
     match pool {
-        AnyPool::Sqlite(p) => drop(sqlx::query(Q).bind(at_us).bind(at_us).execute(p).await?),
-        AnyPool::Postgres(p) => drop(sqlx::query(PG).bind(at_us).bind(at_us).execute(p).await?),
-        AnyPool::Mysql(p) => drop(sqlx::query(Q).bind(at_us).bind(at_us).execute(p).await?),
+        AnyPool::Sqlite(p) => {
+            sqlx::query(Q).bind(at_us).bind(at_us).execute(p).await?;
+        }
+        AnyPool::Postgres(p) => {
+            sqlx::query(PG).bind(at_us).bind(at_us).execute(p).await?;
+        }
+        AnyPool::Mysql(p) => {
+            sqlx::query(Q).bind(at_us).bind(at_us).execute(p).await?;
+        }
     }
     Ok(())
 }

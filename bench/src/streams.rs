@@ -37,7 +37,7 @@ use std::{
 
 use anyhow::Context as _;
 use ax_proto::v1::{self as pb, admin_service_client::AdminServiceClient, scheduler_message, worker_message};
-use ax_tests::{TestDb, procs::AxdProcess};
+
 use tokio::sync::{Semaphore, oneshot};
 use tokio_stream::Stream;
 use tonic::{
@@ -47,7 +47,7 @@ use tonic::{
 };
 
 use crate::{
-    DbKind, Report, env,
+    Bed, DbKind, Report, env,
     stats::{Cpu, status_kb, ticks_per_second},
 };
 
@@ -87,18 +87,9 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     let ticks_per_sec = ticks_per_second();
     eprintln!("  open files limit {nofile}, CLK_TCK {ticks_per_sec}");
 
-    let db = TestDb::create(kind.test_db()).await.ok_or_else(|| anyhow::anyhow!("database unavailable"))?;
-    let dir = std::env::temp_dir().join(format!("ax-bench-streams-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let axd_log = std::env::var("AX_BENCH_AXD_LOG").unwrap_or_else(|_| "warn".to_owned());
-    let mut axd = AxdProcess::start(
-        &["--listen", "127.0.0.1:0", "--database-url", &db.url, "--log", &axd_log],
-        &dir.join("axd.log"),
-    )
-    .await;
+    let Bed { db, dir, mut axd, endpoint } = Bed::start(kind, "streams", &[]).await?;
     let pid = axd.child.id().context("axd exited right after starting")?;
     let env = env::detect(kind, &db.url).await?;
-    let endpoint = format!("http://{}", axd.addr);
 
     // Idle baseline: no stream at all.
     let idle_window = window.min(Duration::from_secs(10));

@@ -364,15 +364,16 @@ fn check_field(
         Ok(n)
     };
     // Quartz `L-n` (n days before the last day of the month): evaluated by ax itself.
-    if field == Field::DayOfMonth && dialect == CronDialect::Quartz {
-        if let Some(rest) = text.strip_prefix("L-") {
-            let n: u32 = rest.parse().map_err(|_| err(format!("= {text}: offset {rest:?} is not a number")))?;
-            if n > 30 {
-                return Err(err(format!("= {text}: offset {n} is out of range 0-30")));
-            }
-            *dom_last_offset = Some(n);
-            return Ok("*".to_owned());
+    if field == Field::DayOfMonth
+        && dialect == CronDialect::Quartz
+        && let Some(rest) = text.strip_prefix("L-")
+    {
+        let n: u32 = rest.parse().map_err(|_| err(format!("= {text}: offset {rest:?} is not a number")))?;
+        if n > 30 {
+            return Err(err(format!("= {text}: offset {n} is out of range 0-30")));
         }
+        *dom_last_offset = Some(n);
+        return Ok("*".to_owned());
     }
     if field == Field::DayOfWeek && dialect == CronDialect::Quartz && text == "L" {
         // Quartz: `L` alone in day-of-week means the last day of the week, Saturday.

@@ -14,8 +14,8 @@ use crate::{
 /// A schedule ready for evaluation.
 #[derive(Debug, Clone)]
 pub enum Compiled {
-    /// Cron on a wall clock.
-    Cron(CronExpr),
+    /// Cron on a wall clock (boxed: a parsed expression is several hundred bytes).
+    Cron(Box<CronExpr>),
     /// Anchored fixed rate (microseconds).
     FixedRate {
         /// Interval in microseconds (> 0).
@@ -44,7 +44,7 @@ impl Compiled {
     pub fn compile(s: &Schedule) -> Result<Compiled, CronError> {
         Ok(match s {
             Schedule::Cron { expression, time_zone, dialect } => {
-                Compiled::Cron(CronExpr::parse(expression, time_zone, Some(*dialect))?)
+                Compiled::Cron(Box::new(CronExpr::parse(expression, time_zone, Some(*dialect))?))
             }
             Schedule::FixedRate { interval, start_at } => {
                 Compiled::FixedRate { interval_us: duration_micros(*interval).max(1), start_us: to_micros(*start_at) }

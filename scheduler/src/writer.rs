@@ -115,12 +115,12 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
             tracing::error!(error = %e, ops = ops.len(), "could not record worker messages; ending their streams");
             let mut ended = std::collections::HashSet::new();
             for p in &batch {
-                if let Some(s) = &p.session {
-                    if ended.insert(s.id.clone()) {
-                        let _ = s.tx.try_send(Err(tonic::Status::unavailable(format!(
-                            "axd could not record messages ({e}); reconnect and resend"
-                        ))));
-                    }
+                if let Some(s) = &p.session
+                    && ended.insert(s.id.clone())
+                {
+                    let _ = s.tx.try_send(Err(tonic::Status::unavailable(format!(
+                        "axd could not record messages ({e}); reconnect and resend"
+                    ))));
                 }
             }
             return;

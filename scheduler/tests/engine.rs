@@ -231,7 +231,7 @@ fn interval_kinds_ignore_wall_clocks() {
 }
 
 fn per_minute() -> Compiled {
-    Compiled::Cron(cron("0 * * * * *", "UTC"))
+    Compiled::Cron(Box::new(cron("0 * * * * *", "UTC")))
 }
 
 fn outage_plan(policy: MisfirePolicy, max_catch_up: u32) -> ax_scheduler::schedule::FirePlan {
@@ -284,7 +284,7 @@ fn misfire_skip_creates_no_catch_up_and_records_the_skip() {
 #[test]
 fn fires_within_the_look_ahead_are_planned_but_not_beyond() {
     let rules = MisfireRules { policy: MisfirePolicy::FireOnce, threshold: Duration::from_secs(60), max_catch_up: 10 };
-    let c = Compiled::Cron(cron("* * * * * *", "UTC"));
+    let c = Compiled::Cron(Box::new(cron("* * * * * *", "UTC")));
     let now = utc(2026, 6, 1, 10, 0, 0);
     let p = plan(&c, now, now, now + chrono::TimeDelta::seconds(2), rules);
     assert_eq!(p.fires.len(), 3);
@@ -293,26 +293,26 @@ fn fires_within_the_look_ahead_are_planned_but_not_beyond() {
 
 #[test]
 fn preview_warns_about_the_every_minute_typo() {
-    let p = preview(&Compiled::Cron(cron("* * * * *", "UTC")), utc(2026, 1, 1, 0, 0, 0), 3);
+    let p = preview(&Compiled::Cron(Box::new(cron("* * * * *", "UTC"))), utc(2026, 1, 1, 0, 0, 0), 3);
     assert_eq!(p.fires.len(), 3);
     assert!((p.fires_per_day - 1440.0).abs() < 1.0, "{}", p.fires_per_day);
     assert!(p.warnings.iter().any(|w| w.contains("1440 times a day") && w.contains("0 0 * * *")), "{:?}", p.warnings);
-    let p = preview(&Compiled::Cron(cron("* 2 * * *", "UTC")), utc(2026, 1, 1, 0, 0, 0), 3);
+    let p = preview(&Compiled::Cron(Box::new(cron("* 2 * * *", "UTC"))), utc(2026, 1, 1, 0, 0, 0), 3);
     assert!(
         p.warnings.iter().any(|w| w.contains("minutes field is `*`") && w.contains("60 times")),
         "{:?}",
         p.warnings
     );
-    let p = preview(&Compiled::Cron(cron("* 0 2 * * ?", "UTC")), utc(2026, 1, 1, 0, 0, 0), 3);
+    let p = preview(&Compiled::Cron(Box::new(cron("* 0 2 * * ?", "UTC"))), utc(2026, 1, 1, 0, 0, 0), 3);
     assert!(p.warnings.iter().any(|w| w.contains("seconds field")), "{:?}", p.warnings);
-    let p = preview(&Compiled::Cron(cron("0 0 * * *", "UTC")), utc(2026, 1, 1, 0, 0, 0), 3);
+    let p = preview(&Compiled::Cron(Box::new(cron("0 0 * * *", "UTC"))), utc(2026, 1, 1, 0, 0, 0), 3);
     assert!(p.warnings.is_empty(), "{:?}", p.warnings);
     assert!((p.fires_per_day - 1.0).abs() < 0.01);
 }
 
 #[test]
 fn preview_shows_local_and_utc_times() {
-    let p = preview(&Compiled::Cron(cron("30 2 * * *", "America/New_York")), utc(2026, 3, 7, 12, 0, 0), 2);
+    let p = preview(&Compiled::Cron(Box::new(cron("30 2 * * *", "America/New_York"))), utc(2026, 3, 7, 12, 0, 0), 2);
     assert_eq!(p.fires[0].at, utc(2026, 3, 8, 7, 0, 0));
     assert_eq!(p.fires[0].local, "2026-03-08T03:00:00-04:00");
 }

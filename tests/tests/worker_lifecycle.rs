@@ -413,8 +413,8 @@ async fn fixed_delay_fires_again_after_completion_and_workers_are_listed(db: &Te
     admin.disable_task(pb::DisableTaskRequest { name: "fd".into() }).await.expect("disable");
     // The second fire came one interval after the first one finished.
     let (first, second) = (&two[1], &two[0]);
-    let finished = first.finish_time.clone().expect("finished");
-    let fired = second.trigger_time.clone().expect("fired");
+    let finished = first.finish_time.expect("finished");
+    let fired = second.trigger_time.expect("fired");
     let gap_ms = (fired.seconds - finished.seconds) * 1000 + i64::from((fired.nanos - finished.nanos) / 1_000_000);
     assert!((990..=1010).contains(&gap_ms), "fired {gap_ms} ms after the previous run finished");
     let _ = stop.send(());

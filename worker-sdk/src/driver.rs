@@ -223,7 +223,7 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
             }
             SessionEnd::Lost { established: false } => {
                 // Try every endpoint once quickly before backing off.
-                if next % config.endpoints.len() != 0 {
+                if !next.is_multiple_of(config.endpoints.len()) {
                     Duration::from_millis(20)
                 } else {
                     let b = backoff;

@@ -151,46 +151,7 @@ mod imp {
         Ok(out)
     }
 
-    async fn existing_keys(
-        tx: &mut Tx,
-        rows: &[InstanceRow<'_>],
-    ) -> StoreResult<std::collections::HashSet<(i64, String)>> {
-        existing_keys_generic(tx, rows).await
-    }
-
-    async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
-        insert_events_generic(tx, events).await
-    }
-
-    async fn lock_instances(tx: &mut Tx, ids: &[i64]) -> StoreResult<HashMap<i64, Instance>> {
-        lock_instances_generic(tx, ids).await
-    }
-
-    async fn write_instances(tx: &mut Tx, rows: &[&Instance]) -> StoreResult<()> {
-        write_instances_generic(tx, rows).await
-    }
-
-    async fn select_ready(
-        tx: &mut Tx,
-        app: &str,
-        handlers: &[String],
-        now: Ts,
-        limit: u32,
-    ) -> StoreResult<Vec<Instance>> {
-        select_ready_generic(tx, app, handlers, now, limit).await
-    }
-
-    async fn mark_dispatched(
-        tx: &mut Tx,
-        session: &str,
-        worker: &str,
-        scheduler_id: &str,
-        lease_until: Ts,
-        now: Ts,
-        ids: &[i64],
-    ) -> StoreResult<()> {
-        mark_dispatched_generic(tx, session, worker, scheduler_id, lease_until, now, ids).await
-    }
+    crate::store::sql::portable_hot_path!();
 
     crate::store::sql::impl_store!(MySqlStore, sqlx::MySql, Backend::MySql, try_get_unchecked);
 }

@@ -12,6 +12,9 @@
 //! - `async fn notify(&mut Tx, Notice)` and `async fn listen_impl(&Pool, on)`: NOTIFY/LISTEN on
 //!   PostgreSQL, nothing elsewhere;
 //! - `UPSERT_SCHEDULER`: the dialect's insert-or-update of `ax_scheduler`;
+//! - the hot-path hooks `existing_keys`, `insert_events`, `lock_instances`, `write_instances`,
+//!   `select_ready` and `mark_dispatched`: SQLite and MySQL take the portable multi-row statements
+//!   with `portable_hot_path!()`, PostgreSQL binds arrays;
 //! - the name of the row getter: `try_get`, or `try_get_unchecked` on MySQL, whose case-sensitive
 //!   (`utf8mb4_bin`) text columns sqlx 0.8 reports as binary and would refuse to read as `String`.
 //!
@@ -1699,3 +1702,52 @@ macro_rules! impl_store {
     };
 }
 pub(crate) use impl_store;
+
+/// The hot-path hooks in their portable form, for backends without array parameters (SQLite and
+/// MySQL): each one calls the multi-row `*_generic` statement that `impl_store!` defines.
+/// PostgreSQL writes its own with `UNNEST` arrays instead.
+macro_rules! portable_hot_path {
+    () => {
+        async fn existing_keys(
+            tx: &mut Tx,
+            rows: &[InstanceRow<'_>],
+        ) -> StoreResult<std::collections::HashSet<(i64, String)>> {
+            existing_keys_generic(tx, rows).await
+        }
+
+        async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
+            insert_events_generic(tx, events).await
+        }
+
+        async fn lock_instances(tx: &mut Tx, ids: &[i64]) -> StoreResult<HashMap<i64, Instance>> {
+            lock_instances_generic(tx, ids).await
+        }
+
+        async fn write_instances(tx: &mut Tx, rows: &[&Instance]) -> StoreResult<()> {
+            write_instances_generic(tx, rows).await
+        }
+
+        async fn select_ready(
+            tx: &mut Tx,
+            app: &str,
+            handlers: &[String],
+            now: Ts,
+            limit: u32,
+        ) -> StoreResult<Vec<Instance>> {
+            select_ready_generic(tx, app, handlers, now, limit).await
+        }
+
+        async fn mark_dispatched(
+            tx: &mut Tx,
+            session: &str,
+            worker: &str,
+            scheduler_id: &str,
+            lease_until: Ts,
+            now: Ts,
+            ids: &[i64],
+        ) -> StoreResult<()> {
+            mark_dispatched_generic(tx, session, worker, scheduler_id, lease_until, now, ids).await
+        }
+    };
+}
+pub(crate) use portable_hot_path;

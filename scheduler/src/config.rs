@@ -315,7 +315,7 @@ impl Config {
             heartbeat_interval: d(o.heartbeat_interval, Duration::from_secs(2)),
             lost_worker_grace: d(o.lost_worker_grace, Duration::from_secs(10)),
             ack_timeout: d(o.ack_timeout, Duration::from_secs(10)),
-            trigger_lookahead: d(o.trigger_lookahead, Duration::from_secs(2)),
+            trigger_lookahead: d(o.trigger_lookahead, Duration::from_millis(2500)),
             trigger_batch: o.trigger_batch.unwrap_or(500),
             poll_interval: d(o.poll_interval, Duration::from_secs(1)),
             scheduler_heartbeat: d(o.scheduler_heartbeat, Duration::from_secs(2)),

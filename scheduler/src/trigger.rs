@@ -25,7 +25,10 @@ use crate::{
 #[derive(Debug, Clone)]
 pub struct TriggerConfig {
     /// How far ahead of their fire time instances are created (they are still dispatched at the
-    /// exact fire time). Default 2 s.
+    /// exact fire time). Default 2.5 s: cron fires fall on whole seconds, so the rounds that create
+    /// them run at half-seconds, away from the instants when the dispatcher claims that second's
+    /// fires (with 2 s both competed for the same cores and doubled the fire lag of 5,000 cron
+    /// tasks on PostgreSQL).
     pub lookahead: Duration,
     /// Most tasks claimed per transaction. Default 500.
     pub batch: u32,
@@ -35,7 +38,7 @@ pub struct TriggerConfig {
 
 impl Default for TriggerConfig {
     fn default() -> Self {
-        TriggerConfig { lookahead: Duration::from_secs(2), batch: 500, max_idle: Duration::from_secs(1) }
+        TriggerConfig { lookahead: Duration::from_millis(2500), batch: 500, max_idle: Duration::from_secs(1) }
     }
 }
 
@@ -136,8 +139,12 @@ impl TriggerLoop {
         let horizon = add(now, self.config.lookahead);
         let mut total = TriggerRound::default();
         loop {
+            let batch_started = std::time::Instant::now();
             let round = self.store.trigger_due(now, horizon, self.config.batch, &planner, &self.scheduler_id).await?;
             let claimed = round.tasks;
+            if claimed > 0 {
+                tracing::trace!(tasks = claimed, took_us = batch_started.elapsed().as_micros() as u64, "trigger batch");
+            }
             // Each transaction is progress: a backlog of thousands of due tasks takes many of them,
             // and the health monitor must not read that as a stalled loop.
             self.progress.tick(Loop::Trigger);

@@ -375,18 +375,21 @@ macro_rules! impl_store {
         /// FIXED_DELAY: when a scheduled instance reaches a final state, the next fire is `interval`
         /// after that moment. Runs in the transaction that finalizes the instance.
         #[allow(dead_code)]
-        async fn schedule_after_completion(tx: &mut Tx, inst: &Instance, now: Ts) -> StoreResult<()> {
-            if !crate::lifecycle::drives_fixed_delay(inst) {
-                return Ok(());
+        /// Gives the FIXED_DELAY tasks of these final instances their next fire, `now` + delay: one
+        /// statement for a whole group commit (a statement per instance made every scheduled run
+        /// cost the writer a round trip, whatever its task's kind).
+        async fn schedule_after_completion(tx: &mut Tx, finals: &[&Instance], now: Ts) -> StoreResult<()> {
+            let mut tasks: Vec<i64> =
+                finals.iter().filter(|i| crate::lifecycle::drives_fixed_delay(i)).map(|i| i.task_id).collect();
+            tasks.sort_unstable();
+            tasks.dedup();
+            for chunk in tasks.chunks(BATCH) {
+                let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new("UPDATE ax_task SET next_fire_at = ");
+                qb.push_bind(to_micros(now));
+                qb.push(" + interval_us WHERE schedule_kind = 'FIXED_DELAY' AND enabled AND next_fire_at IS NULL AND id IN ");
+                push_ids(&mut qb, chunk);
+                qb.build().execute(&mut **tx).await?;
             }
-            sqlx::query(sql!(
-                "UPDATE ax_task SET next_fire_at = ? + interval_us WHERE id = ? AND schedule_kind = 'FIXED_DELAY' \
-                 AND enabled AND next_fire_at IS NULL"
-            ))
-            .bind(to_micros(now))
-            .bind(inst.task_id)
-            .execute(&mut **tx)
-            .await?;
             Ok(())
         }
 
@@ -554,11 +557,8 @@ macro_rules! impl_store {
             let t2 = t0.elapsed();
             insert_commands(tx, &batch.commands, ctx.now).await?;
             tracing::debug!(rows = changed.len(), events = events.len(), write = ?t1, events_took = ?(t2 - t1), "persist");
-            for id in &batch.finalized {
-                if let Some(i) = rows.get(id) {
-                    schedule_after_completion(tx, i, ctx.now).await?;
-                }
-            }
+            let finals: Vec<&Instance> = batch.finalized.iter().filter_map(|id| rows.get(id)).collect();
+            schedule_after_completion(tx, &finals, ctx.now).await?;
             if batch.earliest_requeue.is_some() || !batch.finalized.is_empty() {
                 // Available again, or a FIXED_DELAY task may have a new next fire.
                 notify(tx, Notice::Work).await?;
@@ -1390,7 +1390,9 @@ macro_rules! impl_store {
                 scheduler_id: &str,
                 route: &mut (dyn for<'r> FnMut(&'r ReadyInstance) -> Option<SessionRef> + Send),
             ) -> StoreResult<Vec<Assignment>> {
+                let t0 = std::time::Instant::now();
                 let mut tx = begin(&self.pool).await?;
+                let t_begin = t0.elapsed();
                 let mut chosen: Vec<(Instance, SessionRef)> = Vec::new();
                 for d in demand {
                     if d.limit == 0 || d.handlers.is_empty() {
@@ -1412,6 +1414,7 @@ macro_rules! impl_store {
                 if chosen.is_empty() {
                     return Ok(Vec::new());
                 }
+                let t_select = t0.elapsed();
                 let mut by_session: HashMap<String, (String, Vec<i64>)> = HashMap::new();
                 for (inst, s) in &chosen {
                     by_session.entry(s.session_id.clone()).or_insert_with(|| (s.worker_id.clone(), Vec::new())).1.push(inst.id);
@@ -1442,8 +1445,19 @@ macro_rules! impl_store {
                     });
                     out.push(Assignment { instance: inst, session_id: s.session_id });
                 }
+                let t_mark = t0.elapsed();
                 insert_events(&mut tx, &events).await?;
+                let t_events = t0.elapsed();
                 tx.commit().await?;
+                tracing::debug!(
+                    rows = out.len(),
+                    begin_us = t_begin.as_micros() as u64,
+                    select_us = (t_select - t_begin).as_micros() as u64,
+                    mark_us = (t_mark - t_select).as_micros() as u64,
+                    events_us = (t_events - t_mark).as_micros() as u64,
+                    commit_us = (t0.elapsed() - t_events).as_micros() as u64,
+                    "claim_ready"
+                );
                 Ok(out)
             }
 

@@ -6,6 +6,7 @@
 #
 # PostgreSQL and MariaDB come from scripts/test-databases.sh (started or installed if needed).
 # Takes about 25 minutes per database on 2 cores; run it on an otherwise idle machine.
+# AX_BENCH_LAG_SECS (180) and AX_BENCH_SCALE_SECS (60) shorten the fire-lag and scale windows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 db=${1:?usage: scripts/bench.sh sqlite|postgres|mysql [OUT_DIR]}
@@ -17,13 +18,15 @@ if [ "$db" != sqlite ]; then
 fi
 cargo build --release --locked -p ax-bench -p ax-scheduler -p axctl -p ax-worker --bins --examples
 bench=./target/release/ax-bench
+lag_secs=${AX_BENCH_LAG_SECS:-180}
+scale_secs=${AX_BENCH_SCALE_SECS:-60}
 run() { local name=$1; shift; echo "== $name" >&2; RUST_BACKTRACE=0 "$bench" --db "$db" --json "$out/$name.json" "$@"; }
 run ceiling ceiling
 run burn-down burn-down -n 100000 --workers 2 --capacity 256
 run full-lifecycle full-lifecycle -n 100000 --manual-rate 500
-run fire-lag-5k fire-lag --tasks 5000 --secs 180
-run fire-lag-100k fire-lag --tasks 100000 --secs 180
-run scale scale --tasks 1000000 --active 1000 --secs 60
+run fire-lag-5k fire-lag --tasks 5000 --secs "$lag_secs"
+run fire-lag-100k fire-lag --tasks 100000 --secs "$lag_secs"
+run scale scale --tasks 1000000 --active 1000 --secs "$scale_secs"
 run streams streams --streams 10000 --window 20
 run failover failover --kills 20
 echo "results in $out" >&2

@@ -125,7 +125,7 @@ pub struct Options {
     #[arg(long, env = "AX_ACK_TIMEOUT")]
     pub ack_timeout: Option<HumanDuration>,
     /// How far ahead of their fire time instances are created (dispatch still waits for the exact
-    /// time) [default: 2s]
+    /// time) [default: 2500ms]
     #[arg(long, env = "AX_TRIGGER_LOOKAHEAD")]
     pub trigger_lookahead: Option<HumanDuration>,
     /// Most tasks claimed per trigger transaction [default: 500]

@@ -9,6 +9,7 @@
 
 use std::{
     collections::{BTreeMap, HashMap},
+    io::Write as _,
     path::{Path, PathBuf},
     time::Duration,
 };
@@ -408,7 +409,10 @@ async fn chaos(db: &TestDb, restart_command: &str) {
     }
 
     let kills: usize = c.worker_kills.values().map(Vec::len).sum();
-    eprintln!(
+    // Written to the process's stderr directly, which the test harness does not capture: the
+    // summary shows in every CI log, passing or not.
+    let _ = writeln!(
+        std::io::stderr(),
         "chaos summary ({:?}, seed {seed}): fires {expected_fires}, instances {}, executions {}, re-run instances {reruns}, \
          axd kills {}, worker kills {kills}, database restarts 1, max fire lag {max_lag_ms} ms",
         db.db,

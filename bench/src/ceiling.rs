@@ -190,7 +190,7 @@ const INSERT_TASK: &str = "INSERT INTO ax_task (name, app, handler, description,
 const BACKOFF: &str = r#"{"exponential":{"initial_us":10000000,"multiplier":2.0,"max_us":300000000,"jitter":0.1}}"#;
 
 /// axd's ready-instance select (`select_ready`), reading ids only.
-const SELECT_READY: &str = "SELECT id FROM ax_instance WHERE status = 'PENDING' AND app = ? AND available_at <= ? \
+const SELECT_READY: &str = "SELECT id FROM ax_instance{INDEX} WHERE status = 'PENDING' AND app = ? AND available_at <= ? \
     AND handler IN (?) ORDER BY available_at LIMIT ?";
 
 /// axd's claim on PostgreSQL in one statement: `select_ready` locking with SKIP LOCKED, and
@@ -249,7 +249,9 @@ macro_rules! claim_loop {
     ($conn:expr, $db:ty, $begin:ident($($arg:expr)?), $lock:expr, $client:expr, $batch:expr) => {{
         let mut conn = $conn;
         let me = Claimer::new($client);
-        let select = format!("{SELECT_READY}{}", $lock);
+        // As axd's select_ready: SQLite is told its index (see the SQLite store).
+        let index = if $lock.is_empty() { " INDEXED BY ax_instance_ready" } else { "" };
+        let select = format!("{}{}", SELECT_READY.replace("{INDEX}", index), $lock);
         let (mut rows, mut batches, mut deadlocks) = (0u64, 0u64, 0u64);
         loop {
             let now = now_us();

@@ -53,6 +53,7 @@ fn rewrite(sql: &str) -> String {
         sql,
         &[
             ("{SKIP_LOCKED}", " FOR UPDATE SKIP LOCKED"),
+            ("{READY_INDEX}", ""),
             ("{FOR_UPDATE}", " FOR UPDATE"),
             ("{RETURNING_ID}", ""),
             ("{NOW_US}", "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)"),

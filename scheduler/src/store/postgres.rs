@@ -41,6 +41,7 @@ fn rewrite(sql: &str) -> String {
         sql,
         &[
             ("{SKIP_LOCKED}", " FOR UPDATE SKIP LOCKED"),
+            ("{READY_INDEX}", ""),
             ("{FOR_UPDATE}", " FOR UPDATE"),
             ("{RETURNING_ID}", " RETURNING id"),
             ("{NOW_US}", "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)"),

@@ -20,8 +20,8 @@
 //!
 //! Tokens: `{TASK_COLUMNS}`, `{INSTANCE_COLUMNS}`, `{EVENT_COLUMNS}`, `{SKIP_LOCKED}` (row lock that
 //! skips locked rows; empty on SQLite, whose write transactions are already exclusive),
-//! `{FOR_UPDATE}` (row lock that waits), `{RETURNING_ID}` and `{NOW_US}` (the database clock in
-//! microseconds).
+//! `{FOR_UPDATE}` (row lock that waits), `{RETURNING_ID}`, `{NOW_US}` (the database clock in
+//! microseconds) and `{READY_INDEX}` (SQLite: `INDEXED BY ax_instance_ready`, see `sqlite.rs`).
 
 /// Replaces tokens and (for PostgreSQL) turns `?` placeholders into `$1, $2, ...`.
 pub(crate) fn substitute(sql: &str, tokens: &[(&str, &str)], numbered: bool) -> String {
@@ -577,7 +577,7 @@ macro_rules! impl_store {
         #[allow(dead_code)]
         async fn select_ready_generic(tx: &mut Tx, app: &str, handlers: &[String], now: Ts, limit: u32) -> StoreResult<Vec<Instance>> {
             let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(sql!(
-                "SELECT {INSTANCE_COLUMNS} FROM ax_instance WHERE status = 'PENDING' AND app = "
+                "SELECT {INSTANCE_COLUMNS} FROM ax_instance{READY_INDEX} WHERE status = 'PENDING' AND app = "
             ));
             qb.push_bind(app.to_owned()).push(" AND available_at <= ").push_bind(to_micros(now));
             qb.push(" AND handler IN ");
@@ -1466,7 +1466,7 @@ macro_rules! impl_store {
                     return Ok(None);
                 }
                 let mut qb: QueryBuilder<'_, $db> =
-                    QueryBuilder::new("SELECT MIN(available_at) FROM ax_instance WHERE status = 'PENDING' AND app IN ");
+                    QueryBuilder::new(sql!("SELECT MIN(available_at) FROM ax_instance{READY_INDEX} WHERE status = 'PENDING' AND app IN "));
                 push_strs(&mut qb, apps);
                 let v: Option<i64> = qb.build().fetch_one(&self.pool).await?.try_get(0)?;
                 Ok(v.map(from_micros))

@@ -57,6 +57,9 @@ fn rewrite(sql: &str) -> String {
         sql,
         &[
             ("{SKIP_LOCKED}", ""),
+            // With statistics (ANALYZE, PRAGMA optimize) showing every ready row alike, SQLite 3.46
+            // scanned the table for the ready claim (15-60 ms per claim of 50,000 ready rows).
+            ("{READY_INDEX}", " INDEXED BY ax_instance_ready"),
             ("{FOR_UPDATE}", ""),
             ("{RETURNING_ID}", " RETURNING id"),
             ("{NOW_US}", "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"),

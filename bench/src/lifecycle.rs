@@ -77,12 +77,15 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     seed::move_one_time_fires(&pool, t0.timestamp_micros()).await?;
     tokio::time::sleep((t0 - Utc::now()).to_std().unwrap_or_default()).await;
 
-    // Manual triggers, every 10 ms a hundredth of the rate, until the one-time fires are done.
+    // Manual triggers, every 10 ms a hundredth of the rate, until the one-time fires are done. Open
+    // loop: each call runs on its own (at most 256 at once), so a slow answer does not lower the rate.
     let stop = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicU64::new(0));
     let triggers = {
-        let (stop, sent, mut admin) = (stop.clone(), sent.clone(), admin.clone());
+        let (stop, sent, admin) = (stop.clone(), sent.clone(), admin.clone());
         tokio::spawn(async move {
+            let in_flight = Arc::new(tokio::sync::Semaphore::new(256));
+            let mut calls = tokio::task::JoinSet::new();
             let mut tick = tokio::time::interval(Duration::from_millis(10));
             let mut owed = 0.0_f64;
             while !stop.load(Ordering::Relaxed) {
@@ -90,10 +93,22 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
                 owed += f64::from(rate) / 100.0;
                 while owed >= 1.0 {
                     owed -= 1.0;
-                    let req = pb::TriggerTaskRequest { name: "life-manual".into(), ..Default::default() };
-                    admin.trigger_task(req).await?;
-                    sent.fetch_add(1, Ordering::Relaxed);
+                    let permit = in_flight.clone().acquire_owned().await?;
+                    let (mut admin, sent) = (admin.clone(), sent.clone());
+                    calls.spawn(async move {
+                        let req = pb::TriggerTaskRequest { name: "life-manual".into(), ..Default::default() };
+                        admin.trigger_task(req).await?;
+                        sent.fetch_add(1, Ordering::Relaxed);
+                        drop(permit);
+                        anyhow::Ok(())
+                    });
                 }
+                while let Some(done) = calls.try_join_next() {
+                    done??;
+                }
+            }
+            while let Some(done) = calls.join_next().await {
+                done??;
             }
             anyhow::Ok(())
         })

@@ -27,8 +27,8 @@ pub struct TriggerConfig {
     /// How far ahead of their fire time instances are created (they are still dispatched at the
     /// exact fire time). Default 2.5 s: cron fires fall on whole seconds, so the rounds that create
     /// them run at half-seconds, away from the instants when the dispatcher claims that second's
-    /// fires (with 2 s both competed for the same cores and doubled the fire lag of 5,000 cron
-    /// tasks on PostgreSQL).
+    /// fires (with 2 s both competed for the same cores: fire lag p50 20.6 ms instead of 14.2 ms
+    /// for 5,000 cron tasks on PostgreSQL).
     pub lookahead: Duration,
     /// Most tasks claimed per transaction. Default 500.
     pub batch: u32,

@@ -373,11 +373,10 @@ macro_rules! impl_store {
         }
 
         /// FIXED_DELAY: when a scheduled instance reaches a final state, the next fire is `interval`
-        /// after that moment. Runs in the transaction that finalizes the instance.
+        /// after that moment. Runs in the transaction that finalizes the instances, one statement
+        /// for a whole group commit (a statement per instance cost the writer a round trip for every
+        /// scheduled run, whatever its task's kind).
         #[allow(dead_code)]
-        /// Gives the FIXED_DELAY tasks of these final instances their next fire, `now` + delay: one
-        /// statement for a whole group commit (a statement per instance made every scheduled run
-        /// cost the writer a round trip, whatever its task's kind).
         async fn schedule_after_completion(tx: &mut Tx, finals: &[&Instance], now: Ts) -> StoreResult<()> {
             let mut tasks: Vec<i64> =
                 finals.iter().filter(|i| crate::lifecycle::drives_fixed_delay(i)).map(|i| i.task_id).collect();

@@ -134,13 +134,7 @@ pub async fn measure_claims(kind: DbKind, url: &str, rows: usize, clients: u32, 
     let name = format!("bench-ceiling-{now_us}");
     let task_id = db.insert_task(&name, now_us).await?;
     let seeded = Instant::now();
-    match seed::pending_instances(kind, url, task_id, &name, APP, HANDLER, "{}", rows, now_us).await {
-        Ok(()) => {}
-        // The seed ends with a bare `ANALYZE`, which MySQL and MariaDB reject as a syntax error
-        // (they want `ANALYZE TABLE t`). Every row is in by then: analyze the claimed table here.
-        Err(e) if kind == DbKind::Mysql && is_mysql_syntax_error(&e) => db.analyze_mysql().await?,
-        Err(e) => return Err(e),
-    }
+    seed::pending_instances(kind, url, task_id, &name, APP, HANDLER, "{}", rows, now_us).await?;
     let seed_seconds = seeded.elapsed().as_secs_f64();
 
     let result = db.claim_all(clients, batch).await;
@@ -155,16 +149,6 @@ pub async fn measure_claims(kind: DbKind, url: &str, rows: usize, clients: u32, 
     removed?;
     db.close().await;
     Ok(Claims { rows: t.rows, batches: t.batches, deadlocks: t.deadlocks, seconds: t.seconds, seed_seconds })
-}
-
-/// Whether `e` is MySQL's error 1064 (syntax error).
-fn is_mysql_syntax_error(e: &anyhow::Error) -> bool {
-    match e.downcast_ref::<sqlx::Error>() {
-        Some(sqlx::Error::Database(d)) => {
-            d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().is_some_and(|m| m.number() == 1064)
-        }
-        _ => false,
-    }
 }
 
 /// `?` placeholders as PostgreSQL's `$1, $2, ...` (the statements here have no `?` in literals).
@@ -242,16 +226,14 @@ fn is_deadlock(e: &anyhow::Error) -> bool {
     }
 }
 
-/// The claim loop of one client on SQLite or MySQL: begin (`sqlx::Connection::$begin`), select (with
-/// `$lock` appended), update by id, commit; until a select finds nothing. A transaction aborted by a
+/// The claim loop of one client on SQLite or MySQL: begin (`sqlx::Connection::$begin`), select (from
+/// `ax_instance$index`, with `$lock` appended), update by id, commit; until a select finds nothing. A transaction aborted by a
 /// deadlock is retried and counted. Returns (rows, batches, deadlocks).
 macro_rules! claim_loop {
-    ($conn:expr, $db:ty, $begin:ident($($arg:expr)?), $lock:expr, $client:expr, $batch:expr) => {{
+    ($conn:expr, $db:ty, $begin:ident($($arg:expr)?), $index:expr, $lock:expr, $client:expr, $batch:expr) => {{
         let mut conn = $conn;
         let me = Claimer::new($client);
-        // As axd's select_ready: SQLite is told its index (see the SQLite store).
-        let index = if $lock.is_empty() { " INDEXED BY ax_instance_ready" } else { "" };
-        let select = format!("{}{}", SELECT_READY.replace("{INDEX}", index), $lock);
+        let select = format!("{}{}", SELECT_READY.replace("{INDEX}", $index), $lock);
         let (mut rows, mut batches, mut deadlocks) = (0u64, 0u64, 0u64);
         loop {
             let now = now_us();
@@ -382,6 +364,8 @@ impl Db {
                 conn,
                 sqlx::Sqlite,
                 begin_with("BEGIN IMMEDIATE"),
+                // As axd's select_ready: SQLite is told its index (see the SQLite store).
+                " INDEXED BY ax_instance_ready",
                 "",
                 client,
                 batch
@@ -390,6 +374,7 @@ impl Db {
                 conn,
                 sqlx::MySql,
                 begin(),
+                "",
                 " FOR UPDATE SKIP LOCKED",
                 client,
                 batch
@@ -475,14 +460,6 @@ impl Db {
             if !optional {
                 done?;
             }
-        }
-        Ok(())
-    }
-
-    /// Statistics of the claimed table, as the seed means to leave them (MySQL/MariaDB).
-    async fn analyze_mysql(&self) -> anyhow::Result<()> {
-        if let Db::Mysql(p) = self {
-            sqlx::query("ANALYZE TABLE ax_instance").execute(p).await?;
         }
         Ok(())
     }

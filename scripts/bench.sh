@@ -10,6 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 db=${1:?usage: scripts/bench.sh sqlite|postgres|mysql [OUT_DIR]}
+case "$db" in
+  sqlite|postgres|mysql) ;;
+  *) echo "bench.sh: database must be sqlite, postgres or mysql, not '$db'" >&2; exit 2 ;;
+esac
 out=${2:-bench-results/$db}
 mkdir -p "$out"
 if [ "$db" != sqlite ]; then

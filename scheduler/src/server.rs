@@ -142,7 +142,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         sweeper: pool(url, config.pools.sweeper).await?,
     };
 
-    let db_clock = DbClock::new(admin.db_now().await?);
+    let db_clock = DbClock::new(admin.db_now().await?); // dated on arrival, as `refresh` does
     let clock: Arc<dyn Clock> = clock.unwrap_or_else(|| Arc::new(db_clock.clone()));
     let host = host_name();
     let scheduler_id = format!("{host}-{}-{:04x}", std::process::id(), fastrand::u16(..));
@@ -161,6 +161,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         sessions: SessionSettings {
             heartbeat_interval: config.heartbeat_interval,
             ack_timeout: config.ack_timeout,
+            dispatch_ahead: config.dispatch_ahead,
             lost_worker_grace: config.lost_worker_grace,
             poll_interval: config.poll_interval,
             drain_timeout: (config.shutdown_timeout / 2).min(Duration::from_secs(5)),
@@ -292,12 +293,8 @@ async fn heartbeat_loop(
     cancel: CancellationToken,
 ) {
     loop {
-        let sent = Instant::now();
-        match core.pools.admin.db_now().await {
+        match db_clock.refresh(core.pools.admin.db_now()).await {
             Ok(now) => {
-                // The sample is taken mid-way through the round trip.
-                let rtt = sent.elapsed();
-                db_clock.observe(now, (sent + rtt / 2).into_std());
                 record.heartbeat_at = now;
                 match core.pools.admin.heartbeat_scheduler(&record).await {
                     Ok(()) => core.progress.tick(Loop::Heartbeat),

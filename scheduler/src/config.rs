@@ -128,6 +128,11 @@ pub struct Options {
     /// time) [default: 2500ms]
     #[arg(long, env = "AX_TRIGGER_LOOKAHEAD")]
     pub trigger_lookahead: Option<HumanDuration>,
+    /// How long before an instance's time it may be assigned to a worker that holds assignments
+    /// until their start time (Hello.start_after_supported), so that the run starts on time; 0
+    /// assigns only due instances [default: 200ms]
+    #[arg(long, env = "AX_DISPATCH_AHEAD")]
+    pub dispatch_ahead: Option<HumanDuration>,
     /// Most tasks claimed per trigger transaction [default: 500]
     #[arg(long, env = "AX_TRIGGER_BATCH")]
     pub trigger_batch: Option<u32>,
@@ -168,6 +173,7 @@ impl Options {
             lost_worker_grace: self.lost_worker_grace.or(other.lost_worker_grace),
             ack_timeout: self.ack_timeout.or(other.ack_timeout),
             trigger_lookahead: self.trigger_lookahead.or(other.trigger_lookahead),
+            dispatch_ahead: self.dispatch_ahead.or(other.dispatch_ahead),
             trigger_batch: self.trigger_batch.or(other.trigger_batch),
             poll_interval: self.poll_interval.or(other.poll_interval),
             scheduler_heartbeat: self.scheduler_heartbeat.or(other.scheduler_heartbeat),
@@ -225,6 +231,8 @@ pub struct Config {
     pub ack_timeout: Duration,
     /// Trigger look-ahead.
     pub trigger_lookahead: Duration,
+    /// How early an instance may be assigned to a stream that holds it until its time.
+    pub dispatch_ahead: Duration,
     /// Trigger batch.
     pub trigger_batch: u32,
     /// Longest idle sleep.
@@ -316,6 +324,7 @@ impl Config {
             lost_worker_grace: d(o.lost_worker_grace, Duration::from_secs(10)),
             ack_timeout: d(o.ack_timeout, Duration::from_secs(10)),
             trigger_lookahead: d(o.trigger_lookahead, Duration::from_millis(2500)),
+            dispatch_ahead: d(o.dispatch_ahead, Duration::from_millis(200)),
             trigger_batch: o.trigger_batch.unwrap_or(500),
             poll_interval: d(o.poll_interval, Duration::from_secs(1)),
             scheduler_heartbeat: d(o.scheduler_heartbeat, Duration::from_secs(2)),
@@ -352,6 +361,7 @@ impl Config {
         between("lost_worker_grace", c.lost_worker_grace, Duration::ZERO, Duration::from_secs(3600))?;
         between("ack_timeout", c.ack_timeout, Duration::from_millis(100), Duration::from_secs(3600))?;
         between("trigger_lookahead", c.trigger_lookahead, Duration::ZERO, Duration::from_secs(60))?;
+        between("dispatch_ahead", c.dispatch_ahead, Duration::ZERO, Duration::from_secs(10))?;
         between("poll_interval", c.poll_interval, Duration::from_millis(10), Duration::from_secs(60))?;
         between("scheduler_heartbeat", c.scheduler_heartbeat, Duration::from_millis(100), Duration::from_secs(60))?;
         between("retention", c.retention, Duration::from_secs(60), Duration::from_secs(3650 * 86_400))?;

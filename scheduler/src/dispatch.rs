@@ -6,6 +6,11 @@
 //! channels; a stream that cannot take it is treated as gone and the attempt is re-queued at once).
 //! It sleeps until the next `available_at` it knows of, a local signal (instances created, credits
 //! granted), or at most the poll interval; it never busy-polls.
+//!
+//! Streams whose worker holds assignments until their time (`Hello.start_after_supported`) get
+//! instances up to `dispatch_ahead` early, with `Assign.start_after` set: the claim, the commit and
+//! the trip to the worker happen before the instance is due, and the run starts on time instead of
+//! one claim-and-delivery late. Other streams get an instance only once it is due.
 
 use std::{sync::Arc, time::Duration};
 
@@ -15,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     convert::{duration_to_pb, ts_to_pb},
     error::StoreResult,
-    model::add,
+    model::{Ts, add},
     registry::Session,
     service::Core,
     store::{Assignment, WorkerOp},
@@ -26,9 +31,10 @@ pub struct Dispatcher {
     core: Arc<Core>,
 }
 
-/// The Assign message for an assignment.
-pub fn assign_message(a: &Assignment) -> pb::SchedulerMessage {
+/// The Assign message for an assignment; `now` is the time it is sent, for `start_after`.
+pub fn assign_message(a: &Assignment, now: Ts) -> pb::SchedulerMessage {
     let i = &a.instance;
+    let start_after = (i.available_at - now).to_std().ok().filter(|d| !d.is_zero()).map(duration_to_pb);
     pb::SchedulerMessage {
         msg: Some(pb::scheduler_message::Msg::Assign(pb::Assign {
             instance_id: i.id,
@@ -39,6 +45,7 @@ pub fn assign_message(a: &Assignment) -> pb::SchedulerMessage {
             trigger_time: Some(ts_to_pb(i.fire_at)),
             timeout: i.timeout.map(duration_to_pb),
             idempotency_key: i.idempotency_key.clone(),
+            start_after,
         })),
     }
 }
@@ -52,13 +59,15 @@ impl Dispatcher {
     /// One claim-and-send round. Returns how many instances were assigned.
     pub async fn run_round(&self) -> StoreResult<usize> {
         let core = &self.core;
-        let demand = core.registry.demand();
+        let started = std::time::Instant::now();
+        let now = core.clock.now();
+        let demand = core.registry.demand(now, core.sessions.dispatch_ahead);
         if demand.is_empty() {
             return Ok(0);
         }
-        let started = std::time::Instant::now();
-        let now = core.clock.now();
-        let lease_until = add(now, core.sessions.ack_timeout);
+        // An early assignment's ack timeout starts when its hold ends.
+        let latest = demand.iter().map(|d| d.until).max().unwrap_or(now);
+        let lease_until = add(latest, core.sessions.ack_timeout);
         let mut reserved: Vec<(Arc<Session>, (i64, u32))> = Vec::new();
         let registry = core.registry.clone();
         let claimed = core
@@ -86,10 +95,12 @@ impl Dispatcher {
         }
         let n = assignments.len();
         tracing::debug!(assigned = n, took_us = started.elapsed().as_micros() as u64, "dispatch round");
+        // Holds are counted from the send, on a clock that never runs ahead of the database.
+        let sent_at = if assignments.iter().any(|a| a.instance.available_at > now) { core.clock.now() } else { now };
         for a in assignments {
             let key = (a.instance.id, a.instance.attempt);
             let delivered = match core.registry.get(&a.session_id) {
-                Some(s) => match s.tx.try_send(Ok(assign_message(&a))) {
+                Some(s) => match s.tx.try_send(Ok(assign_message(&a, sent_at))) {
                     Ok(()) => true,
                     Err(_) => {
                         s.unreserve(key);
@@ -111,15 +122,19 @@ impl Dispatcher {
     }
 
     /// How long to sleep before the next round: until the next known `available_at` of apps with
-    /// free credits, at most the poll interval.
+    /// free credits (less the dispatch-ahead time if their streams take early assignments), at most
+    /// the poll interval.
     async fn idle_time(&self) -> Duration {
         let poll = self.core.sessions.poll_interval;
-        let apps: Vec<String> = self.core.registry.demand().into_iter().map(|d| d.app).collect();
+        let now = self.core.clock.now();
+        let demand = self.core.registry.demand(now, self.core.sessions.dispatch_ahead);
+        let ahead = demand.iter().map(|d| d.until - now).max().unwrap_or_default();
+        let apps: Vec<String> = demand.into_iter().map(|d| d.app).collect();
         if apps.is_empty() {
             return poll;
         }
         match self.core.pools.dispatch.next_available(&apps).await {
-            Ok(Some(t)) => (t - self.core.clock.now()).to_std().unwrap_or(Duration::ZERO).min(poll),
+            Ok(Some(t)) => (t - ahead - self.core.clock.now()).to_std().unwrap_or(Duration::ZERO).min(poll),
             Ok(None) => poll,
             Err(e) => {
                 tracing::warn!(error = %e, "dispatch: reading the next available time failed");
@@ -137,8 +152,19 @@ impl Dispatcher {
                 Ok(n) => {
                     self.core.progress.tick(crate::health::Loop::Dispatch);
                     backoff = Duration::from_millis(50);
-                    let full = n > 0 && self.core.registry.demand().iter().any(|d| d.limit > 0);
-                    if full { Duration::ZERO } else { self.idle_time().await }
+                    let full = n > 0
+                        && self.core.registry.demand(self.core.clock.now(), Duration::ZERO).iter().any(|d| d.limit > 0);
+                    if full {
+                        Duration::ZERO
+                    } else {
+                        match self.idle_time().await {
+                            // Something is due but this round could not take it (a handler no
+                            // stream here serves, rows locked by another axd's claim): look again
+                            // soon, but never spin on the database.
+                            idle if n == 0 && idle.is_zero() => Duration::from_millis(10),
+                            idle => idle,
+                        }
+                    }
                 }
                 Err(e @ crate::error::StoreError::Conflict(_)) => {
                     // Another axd's claim won a lock race: claim again at once.

@@ -48,6 +48,9 @@ pub struct Session {
     pub handlers: HashSet<String>,
     /// Capacity from Hello.
     pub capacity: u32,
+    /// The worker holds an assignment until `Assign.start_after` has passed
+    /// (`Hello.start_after_supported`), so it may be sent ahead of the instance's time.
+    pub early: bool,
     /// The stream's outbound channel (bounded).
     pub tx: mpsc::Sender<Outbound>,
     /// Fired to ask the session to send Drain and close (axd is unhealthy).
@@ -63,6 +66,7 @@ impl Session {
         app: String,
         handlers: HashSet<String>,
         capacity: u32,
+        early: bool,
         tx: mpsc::Sender<Outbound>,
         now: Ts,
     ) -> Self {
@@ -72,6 +76,7 @@ impl Session {
             app,
             handlers,
             capacity,
+            early,
             tx,
             drain_requested: tokio::sync::Notify::new(),
             state: Mutex::new(SessionState {
@@ -210,9 +215,10 @@ impl Registry {
         self.map().values().cloned().collect()
     }
 
-    /// Per app: the handlers of streams with free credits, and the credits together.
-    pub fn demand(&self) -> Vec<AppDemand> {
-        let mut by_app: HashMap<String, (HashSet<String>, u32)> = HashMap::new();
+    /// Per app: the handlers of streams with free credits, the credits together, and how far
+    /// ahead of `now` to claim: `ahead` if one of those streams takes early assignments.
+    pub fn demand(&self, now: Ts, ahead: std::time::Duration) -> Vec<AppDemand> {
+        let mut by_app: HashMap<String, (HashSet<String>, u32, bool)> = HashMap::new();
         for s in self.all() {
             let credits = s.credits();
             if credits == 0 {
@@ -221,13 +227,15 @@ impl Registry {
             let e = by_app.entry(s.app.clone()).or_default();
             e.0.extend(s.handlers.iter().cloned());
             e.1 = e.1.saturating_add(credits);
+            e.2 |= s.early;
         }
         let mut out: Vec<AppDemand> = by_app
             .into_iter()
-            .map(|(app, (handlers, limit))| {
+            .map(|(app, (handlers, limit, early))| {
                 let mut handlers: Vec<String> = handlers.into_iter().collect();
                 handlers.sort();
-                AppDemand { app, handlers, limit }
+                let until = if early { crate::model::add(now, ahead) } else { now };
+                AppDemand { app, handlers, limit, until }
             })
             .collect();
         out.sort_by(|a, b| a.app.cmp(&b.app));
@@ -244,12 +252,13 @@ impl Registry {
 
     /// Chooses a stream for `ready` by its routing strategy among streams of its app that serve its
     /// handler and have a free credit, and reserves the credit for attempt `attempt`. A stream that
-    /// does not serve the handler never gets it.
+    /// does not serve the handler never gets it, nor does one that would start an early instance
+    /// before its time.
     pub fn route(&self, ready: &ReadyInstance, attempt: u32) -> Option<(Arc<Session>, SessionRef)> {
         let mut candidates: Vec<(Arc<Session>, u32)> = self
             .all()
             .into_iter()
-            .filter(|s| s.app == ready.app && s.handlers.contains(&ready.handler))
+            .filter(|s| s.app == ready.app && s.handlers.contains(&ready.handler) && (s.early || !ready.early))
             .map(|s| {
                 let c = s.credits();
                 (s, c)
@@ -293,6 +302,10 @@ mod tests {
     use super::*;
 
     fn session(id: &str, handlers: &[&str], capacity: u32) -> Arc<Session> {
+        session_early(id, handlers, capacity, false)
+    }
+
+    fn session_early(id: &str, handlers: &[&str], capacity: u32, early: bool) -> Arc<Session> {
         let (tx, _rx) = mpsc::channel(4);
         Arc::new(Session::new(
             id.into(),
@@ -300,13 +313,14 @@ mod tests {
             "app".into(),
             handlers.iter().map(|h| h.to_string()).collect(),
             capacity,
+            early,
             tx,
             chrono::Utc::now(),
         ))
     }
 
     fn ready(id: i64, handler: &str, routing: Routing) -> ReadyInstance {
-        ReadyInstance { id, app: "app".into(), handler: handler.into(), routing, attempt: 0 }
+        ReadyInstance { id, app: "app".into(), handler: handler.into(), routing, attempt: 0, early: false }
     }
 
     #[test]
@@ -336,8 +350,10 @@ mod tests {
         b.grant(2, false);
         reg.insert(a.clone());
         reg.insert(b.clone());
-        let d = reg.demand();
+        let now = chrono::Utc::now();
+        let d = reg.demand(now, std::time::Duration::from_millis(200));
         assert_eq!(d.len(), 1);
+        assert_eq!(d[0].until, now, "no stream takes early assignments: claim only what is due");
         assert_eq!(d[0].handlers, vec!["h1".to_owned(), "h2".to_owned()]);
         assert_eq!(d[0].limit, 7);
         // Only b serves h2.
@@ -349,5 +365,26 @@ mod tests {
         let y = reg.route(&ready(4, "h1", Routing::RoundRobin), 1).expect("y").1.session_id;
         assert_ne!(x, y);
         assert!(reg.route(&ready(5, "nope", Routing::Random), 1).is_none());
+    }
+
+    #[test]
+    fn early_instances_go_only_to_streams_that_hold_them() {
+        let reg = Registry::default();
+        let plain = session_early("a", &["h"], 10, false);
+        let holding = session_early("b", &["h"], 10, true);
+        plain.grant(10, false);
+        reg.insert(plain.clone());
+        let now = chrono::Utc::now();
+        let ahead = std::time::Duration::from_millis(200);
+        assert_eq!(reg.demand(now, ahead)[0].until, now);
+        let mut early = ready(1, "h", Routing::LeastLoaded);
+        early.early = true;
+        assert!(reg.route(&early, 1).is_none(), "a plain stream never gets an instance before its time");
+        holding.grant(1, false);
+        reg.insert(holding.clone());
+        assert_eq!(reg.demand(now, ahead)[0].until, crate::model::add(now, ahead));
+        assert_eq!(reg.route(&early, 1).expect("the holding stream").1.session_id, "b");
+        assert!(reg.route(&early, 2).is_none(), "its one credit is used");
+        assert_eq!(reg.route(&ready(2, "h", Routing::LeastLoaded), 1).expect("due work").1.session_id, "a");
     }
 }

@@ -82,7 +82,7 @@ async fn cron_task_with_seconds_runs_on_a_worker_and_ends_success_with_a_full_tr
     let t = |e: &pb::InstanceEvent| e.time.as_ref().map(|t| (t.seconds, t.nanos)).unwrap_or_default();
     assert!(events.windows(2).all(|w| t(&w[0]) <= t(&w[1])), "events are in time order");
     assert!(events.iter().skip(1).all(|e| e.worker_id == "w1" && !e.scheduler_id.is_empty()));
-    // Dispatch waited for the exact fire time: the instance was available when it was due.
+    // The instance was available when it was due.
     assert_eq!(done.available_time, done.trigger_time);
     let _ = stop.send(());
     w.await.expect("join").expect("worker");
@@ -422,6 +422,143 @@ async fn fixed_delay_fires_again_after_completion_and_workers_are_listed(db: &Te
     axd.stop().await;
 }
 
+/// A one-time task due `after` from now.
+fn once_after(after: Duration) -> pb::schedule::Kind {
+    pb::schedule::Kind::OneTime(pb::OneTimeSchedule {
+        when: Some(pb::one_time_schedule::When::After(client::dur(after))),
+    })
+}
+
+/// The only instance of `task`, once it exists.
+async fn instance_of(
+    admin: &pb::admin_service_client::AdminServiceClient<tonic::transport::Channel>,
+    task: &str,
+) -> pb::Instance {
+    eventually(LONG, &format!("an instance of {task}"), || {
+        let mut admin = admin.clone();
+        async move {
+            let r = admin.list_instances(pb::ListInstancesRequest { task_name: task.into(), ..Default::default() });
+            r.await.expect("list").into_inner().instances.into_iter().next()
+        }
+    })
+    .await
+}
+
+fn utc(t: &prost_types::Timestamp) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp(t.seconds, u32::try_from(t.nanos).unwrap_or(0)).expect("valid time")
+}
+
+fn event_time(events: &[pb::InstanceEvent], to: S) -> chrono::DateTime<chrono::Utc> {
+    let e = events.iter().find(|e| e.to_status == to as i32).unwrap_or_else(|| panic!("an event to {to:?}"));
+    utc(e.time.as_ref().expect("event time"))
+}
+
+async fn an_early_assignment_goes_only_to_a_holding_worker_and_starts_on_time(db: &TestDb) {
+    let ms = |n| Some(ax_scheduler::config::HumanDuration(Duration::from_millis(n)));
+    let axd = Axd::start(db, |o| {
+        o.trigger_lookahead = ms(3000);
+        o.dispatch_ahead = ms(1500);
+        // The raw workers stay silent while one holds an assignment.
+        o.heartbeat_interval = ms(2000);
+    })
+    .await;
+    let mut admin = axd.admin().await;
+    let mut holding_hello = hello("early", "holder", "h", 4, 4);
+    holding_hello.start_after_supported = true;
+    let (mut holder, _) = RawWorker::connect(channel(&axd.endpoint).await, holding_hello).await.expect("connect");
+    let (mut plain, _) =
+        RawWorker::connect(channel(&axd.endpoint).await, hello("plain", "plain", "h", 4, 4)).await.expect("connect");
+    create(&mut admin, spec("early-one", "early", "h", once_after(Duration::from_secs(2)))).await;
+    create(&mut admin, spec("plain-one", "plain", "h", once_after(Duration::from_secs(2)))).await;
+
+    // The holding worker gets its assignment ahead of time, told how long to hold it.
+    let a = holder.expect("early Assign", |m| if let In::Assign(a) = m { Some(a.clone()) } else { None }).await;
+    let received = chrono::Utc::now();
+    let due = utc(a.trigger_time.as_ref().expect("trigger time"));
+    let hold = a.start_after.expect("start_after on an early assignment");
+    let hold = Duration::new(hold.seconds as u64, hold.nanos as u32);
+    assert!(received < due, "assigned ahead of time: received {received}, due {due}");
+    assert!(
+        received + hold >= due,
+        "holding start_after from receipt never starts early: {received} + {hold:?} < {due}"
+    );
+    tokio::time::sleep(hold).await; // this worker's hold
+    holder.send(Out::Accepted(pb::Accepted { instance_id: a.instance_id, attempt: a.attempt })).await;
+    holder.send(result(a.instance_id, a.attempt, true)).await;
+    wait_status(&mut admin, a.instance_id, S::Success, LONG).await;
+    let (_, events) = get(&mut admin, a.instance_id).await;
+    assert!(event_time(&events, S::Dispatched) < due, "DISPATCHED before the fire time");
+    assert!(event_time(&events, S::Running) >= due, "RUNNING not before the fire time");
+    let dispatched = events.iter().find(|e| e.to_status == S::Dispatched as i32).expect("dispatched");
+    assert!(dispatched.reason.contains("ahead of time, to start at"), "{}", dispatched.reason);
+
+    // A worker that did not say it holds assignments gets its instance only once it is due.
+    let p = plain.expect("plain Assign", |m| if let In::Assign(a) = m { Some(a.clone()) } else { None }).await;
+    let received = chrono::Utc::now();
+    let due = utc(p.trigger_time.as_ref().expect("trigger time"));
+    assert!(received >= due, "a plain worker is never assigned early: received {received}, due {due}");
+    assert!(p.start_after.is_none(), "no hold for an instance that is due: {:?}", p.start_after);
+    axd.stop().await;
+}
+
+async fn the_sdk_holds_early_assignments_and_a_cancel_during_the_hold_stops_the_run(db: &TestDb) {
+    let ms = |n| Some(ax_scheduler::config::HumanDuration(Duration::from_millis(n)));
+    let axd = Axd::start(db, |o| {
+        o.trigger_lookahead = ms(4000);
+        o.dispatch_ahead = ms(2500);
+    })
+    .await;
+    let mut admin = axd.admin().await;
+    type Started = Vec<(i64, chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>)>;
+    let started: Arc<std::sync::Mutex<Started>> = Arc::default();
+    let log = started.clone();
+    let (w, stop) = sdk_worker(&axd.endpoint, "app", 4, move |b| {
+        b.handler("rec", move |ctx: Context| {
+            let log = log.clone();
+            async move {
+                log.lock().expect("lock").push((ctx.instance_id, chrono::Utc::now(), ctx.trigger_time));
+                Ok::<_, HandlerError>(())
+            }
+        })
+    });
+    create(&mut admin, spec("held", "app", "rec", once_after(Duration::from_secs(2)))).await;
+    create(&mut admin, spec("dropped", "app", "rec", once_after(Duration::from_millis(2300)))).await;
+    create(&mut admin, spec("last", "app", "rec", once_after(Duration::from_secs(3)))).await;
+
+    // `dropped` is assigned and held by the worker; cancel it before it is due.
+    let dropped = instance_of(&admin, "dropped").await;
+    wait_status(&mut admin, dropped.id, S::Dispatched, LONG).await;
+    let r = admin
+        .cancel_instance(pb::CancelInstanceRequest { id: dropped.id, reason: "not today".into() })
+        .await
+        .expect("cancel while held")
+        .into_inner()
+        .instance
+        .expect("instance");
+    assert_eq!(r.status, S::Canceled as i32);
+
+    let held = instance_of(&admin, "held").await;
+    let last = instance_of(&admin, "last").await;
+    wait_status(&mut admin, held.id, S::Success, LONG).await;
+    wait_status(&mut admin, last.id, S::Success, LONG).await;
+    let runs = started.lock().expect("lock").clone();
+    assert!(runs.iter().all(|(id, _, _)| *id != dropped.id), "the canceled hold never ran: {runs:?}");
+    assert_eq!(runs.len(), 2, "held and last ran once each: {runs:?}");
+    for (id, at, due) in &runs {
+        assert!(at >= due, "instance {id} started at {at}, before its fire time {due}");
+    }
+    for i in [&held, &last] {
+        let (_, events) = get(&mut admin, i.id).await;
+        let due = utc(i.trigger_time.as_ref().expect("trigger time"));
+        assert!(event_time(&events, S::Dispatched) < due, "{}: assigned ahead of time", i.task_name);
+        assert!(event_time(&events, S::Running) >= due, "{}: accepted when it started", i.task_name);
+    }
+    assert_eq!(get(&mut admin, dropped.id).await.0.status, S::Canceled as i32, "the hold's result changed nothing");
+    let _ = stop.send(());
+    w.await.expect("join").expect("worker");
+    axd.stop().await;
+}
+
 on_every_backend!(
     cron_task_with_seconds_runs_on_a_worker_and_ends_success_with_a_full_trail,
     a_worker_with_capacity_two_never_runs_more_than_two_at_once,
@@ -432,4 +569,6 @@ on_every_backend!(
     a_rejected_or_unaccepted_assignment_returns_to_the_queue,
     a_panicking_handler_fails_the_attempt_and_the_worker_keeps_serving,
     fixed_delay_fires_again_after_completion_and_workers_are_listed,
+    an_early_assignment_goes_only_to_a_holding_worker_and_starts_on_time,
+    the_sdk_holds_early_assignments_and_a_cancel_during_the_hold_stops_the_run,
 );

@@ -80,9 +80,25 @@ type Key = (i64, u32);
 
 /// From handler tasks to the driver.
 pub(crate) enum Event {
-    Done { key: Key, result: pb::Result },
-    Progress { key: Key, percent: u32, message: String },
-    Log { key: Key, level: Level, message: String, at: DateTime<Utc> },
+    /// A held (early) assignment reached its start time and its handler started: send Accepted.
+    Started {
+        key: Key,
+    },
+    Done {
+        key: Key,
+        result: pb::Result,
+    },
+    Progress {
+        key: Key,
+        percent: u32,
+        message: String,
+    },
+    Log {
+        key: Key,
+        level: Level,
+        message: String,
+        at: DateTime<Utc>,
+    },
 }
 
 struct Run {
@@ -135,7 +151,7 @@ impl State {
                 self.unacked.insert(key, result.clone());
                 Some((key, result))
             }
-            Event::Progress { .. } | Event::Log { .. } => None,
+            Event::Started { .. } | Event::Progress { .. } | Event::Log { .. } => None,
         }
     }
 }
@@ -153,6 +169,10 @@ enum SessionEnd {
 
 fn out(m: Out) -> pb::WorkerMessage {
     pb::WorkerMessage { msg: Some(m) }
+}
+
+fn accepted(key: Key) -> pb::WorkerMessage {
+    out(Out::Accepted(pb::Accepted { instance_id: key.0, attempt: key.1 }))
 }
 
 fn credit(n: u32) -> pb::WorkerMessage {
@@ -356,6 +376,7 @@ async fn session<F: Future<Output = ()>>(
         in_flight,
         client: format!("ax-worker-rust/{}", env!("CARGO_PKG_VERSION")),
         initial_credits,
+        start_after_supported: true,
     };
     let _ = tx.send(out(Out::Hello(hello))).await;
     let mut inbound = match client.connect(ReceiverStream::new(rx)).await {
@@ -416,6 +437,11 @@ async fn session<F: Future<Output = ()>>(
                 Err(status) => return refused_or_lost(status, true),
             },
             Some(ev) = ev_rx.recv() => match ev {
+                Event::Started { key } => {
+                    if tx.send(accepted(key)).await.is_err() {
+                        return SessionEnd::Lost { established: true };
+                    }
+                }
                 ev @ (Event::Progress { .. } | Event::Log { .. }) => forward(&tx, ev),
                 done @ Event::Done { .. } => {
                     // Results that finished together go out together, followed by one Credit for
@@ -424,6 +450,11 @@ async fn session<F: Future<Output = ()>>(
                     let mut next = Some(done);
                     while let Some(ev) = next.take() {
                         match ev {
+                            Event::Started { key } => {
+                                if tx.send(accepted(key)).await.is_err() {
+                                    return SessionEnd::Lost { established: true };
+                                }
+                            }
                             Event::Done { .. } => {
                                 if let Some((_, result)) = state.absorb(ev) {
                                     if tx.send(out(Out::Result(result))).await.is_err() {
@@ -477,7 +508,7 @@ fn forward(tx: &mpsc::Sender<pb::WorkerMessage>, ev: Event) {
             });
             Out::Log(pb::Log { instance_id: key.0, attempt: key.1, level: level.into(), message, at })
         }
-        Event::Done { .. } => return,
+        Event::Started { .. } | Event::Done { .. } => return,
     };
     let _ = tx.try_send(out(m));
 }
@@ -536,7 +567,14 @@ async fn on_message(
                 let _ = tx.send(credit(1)).await;
                 return None;
             };
-            let _ = tx.send(out(Out::Accepted(pb::Accepted { instance_id: key.0, attempt: key.1 }))).await;
+            // Sent ahead of its time: hold it, then start (Accepted goes out when it starts).
+            let hold = a
+                .start_after
+                .map(|d| Duration::new(u64::try_from(d.seconds).unwrap_or(0), u32::try_from(d.nanos).unwrap_or(0)))
+                .filter(|d| !d.is_zero());
+            if hold.is_none() {
+                let _ = tx.send(accepted(key)).await;
+            }
             stats.0.assigned.fetch_add(1, Ordering::Relaxed);
             let cancel = CancellationToken::new();
             let trigger_time = a
@@ -558,7 +596,22 @@ async fn on_message(
                 cancel.clone(),
                 ev_tx.clone(),
             );
-            let inner = tokio::spawn(handler(ctx));
+            let inner = match hold {
+                None => tokio::spawn(handler(ctx)),
+                Some(hold) => {
+                    let (events, cancel) = (ev_tx.clone(), cancel.clone());
+                    tokio::spawn(async move {
+                        tokio::select! {
+                            () = tokio::time::sleep(hold) => {}
+                            () = cancel.cancelled() => {
+                                return Err(HandlerError::retryable("canceled before its start time"));
+                            }
+                        }
+                        let _ = events.send(Event::Started { key }).await;
+                        handler(ctx).await
+                    })
+                }
+            };
             let abort = inner.abort_handle();
             let events = ev_tx.clone();
             tokio::spawn(async move {

@@ -27,8 +27,10 @@ pub struct Signals {
 pub struct SessionSettings {
     /// Workers send a message at least this often.
     pub heartbeat_interval: Duration,
-    /// A DISPATCHED attempt waits this long for Accepted.
+    /// A DISPATCHED attempt waits this long for Accepted (after its hold, if assigned early).
     pub ack_timeout: Duration,
+    /// How early an instance may be assigned to a stream that holds it until its time.
+    pub dispatch_ahead: Duration,
     /// A lost worker's attempts wait this long for it to come back.
     pub lost_worker_grace: Duration,
     /// Longest sleep of the loops.
@@ -55,6 +57,7 @@ impl Default for SessionSettings {
         SessionSettings {
             heartbeat_interval: Duration::from_secs(2),
             ack_timeout: Duration::from_secs(10),
+            dispatch_ahead: Duration::from_millis(200),
             lost_worker_grace: Duration::from_secs(10),
             poll_interval: Duration::from_secs(1),
             drain_timeout: Duration::from_secs(5),

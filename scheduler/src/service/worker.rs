@@ -165,6 +165,7 @@ impl WorkerService for WorkerApi {
             hello.app.clone(),
             hello.handlers.iter().cloned().collect(),
             hello.capacity,
+            hello.start_after_supported,
             tx.clone(),
             now,
         ));

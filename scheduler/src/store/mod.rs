@@ -218,6 +218,9 @@ pub struct ReadyInstance {
     pub routing: crate::model::Routing,
     /// Attempts so far (the dispatch makes it `attempt + 1`).
     pub attempt: u32,
+    /// Not due yet (`available_at` is after the claim's `now`): only a stream that holds an
+    /// assignment until its start time may take it.
+    pub early: bool,
 }
 
 /// The stream chosen for a ready instance.
@@ -238,6 +241,9 @@ pub struct AppDemand {
     pub handlers: Vec<String>,
     /// Free credits of those streams together.
     pub limit: u32,
+    /// Claim instances available up to this time: the claim's `now`, or later when streams of the
+    /// app hold early assignments until their start time (`Hello.start_after_supported`).
+    pub until: Ts,
 }
 
 /// An instance marked DISPATCHED to a session: what goes into `Assign`.
@@ -576,8 +582,9 @@ pub trait Store: Send + Sync + 'static {
 
     // ----- dispatch
 
-    /// Claims PENDING instances available by `now` for the demanded (app, handler) pairs, at most
-    /// each app's limit, oldest first (SKIP LOCKED where supported). `route` picks a session for each
+    /// Claims PENDING instances available by each app's `until` for the demanded (app, handler)
+    /// pairs, at most each app's limit, oldest first (SKIP LOCKED where supported); those not
+    /// available by `now` are offered as `early`. `route` picks a session for each
     /// (and reserves its credit) or declines; chosen ones become DISPATCHED with attempt + 1 and
     /// lease `lease_until`, in one transaction.
     async fn claim_ready(

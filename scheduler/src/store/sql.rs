@@ -1397,13 +1397,14 @@ macro_rules! impl_store {
                     if d.limit == 0 || d.handlers.is_empty() {
                         continue;
                     }
-                    for inst in select_ready(&mut tx, &d.app, &d.handlers, now, d.limit).await? {
+                    for inst in select_ready(&mut tx, &d.app, &d.handlers, d.until.max(now), d.limit).await? {
                         let ready = ReadyInstance {
                             id: inst.id,
                             app: inst.app.clone(),
                             handler: inst.handler.clone(),
                             routing: inst.routing,
                             attempt: inst.attempt,
+                            early: inst.available_at > now,
                         };
                         if let Some(s) = route(&ready) {
                             chosen.push((inst, s));
@@ -1440,7 +1441,16 @@ macro_rules! impl_store {
                         attempt: inst.attempt,
                         scheduler_id: scheduler_id.to_owned(),
                         worker_id: s.worker_id.clone(),
-                        reason: format!("assigned to worker {} (session {})", s.worker_id, s.session_id),
+                        reason: if inst.available_at > now {
+                            format!(
+                                "assigned to worker {} (session {}) ahead of time, to start at {}",
+                                s.worker_id,
+                                s.session_id,
+                                inst.available_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+                            )
+                        } else {
+                            format!("assigned to worker {} (session {})", s.worker_id, s.session_id)
+                        },
                     });
                     out.push(Assignment { instance: inst, session_id: s.session_id });
                 }

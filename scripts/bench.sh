@@ -38,7 +38,9 @@ run ceiling ceiling
 run burn-down burn-down -n 100000 --workers 2 --capacity 256
 run full-lifecycle full-lifecycle -n 100000 --manual-rate 500
 run fire-lag-5k fire-lag --tasks 5000 --secs "$lag_secs"
-run fire-lag-100k fire-lag --tasks 100000 --secs "$lag_secs"
+# 100,000 tasks put 1,667 fires on every whole second: 2 x 1024 worker slots start them in one wave
+# (2 x 256 needs four, each waiting for the previous wave's results).
+run fire-lag-100k fire-lag --tasks 100000 --secs "$lag_secs" --capacity 1024
 run scale scale --tasks 1000000 --active 1000 --secs "$scale_secs"
 run streams streams --streams 10000 --window 20
 run failover failover --kills 20

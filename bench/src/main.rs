@@ -154,9 +154,14 @@ pub fn start_workers(
 
 /// Removes a run's temporary directory, first copying its `axd.log` to `AX_BENCH_KEEP_LOG` if set
 /// (with `AX_BENCH_AXD_LOG=ax_scheduler=debug` it shows every dispatch, trigger and commit round).
+/// With `AX_BENCH_KEEP_DIR` set, the directory stays (workers' execution logs included).
 pub fn remove_run_dir(dir: &std::path::Path) {
     if let Ok(keep) = std::env::var("AX_BENCH_KEEP_LOG") {
         let _ = std::fs::copy(dir.join("axd.log"), keep);
+    }
+    if std::env::var_os("AX_BENCH_KEEP_DIR").is_some() {
+        eprintln!("  kept {}", dir.display());
+        return;
     }
     let _ = std::fs::remove_dir_all(dir);
 }

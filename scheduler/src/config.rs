@@ -12,11 +12,15 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HumanDuration(pub Duration);
 
-/// Parses `250ms`, `10s`, `1h30m`, `2d` (a sequence of number + unit; units us, ms, s, m, h, d).
+/// Parses `250ms`, `10s`, `1h30m`, `2d` (a sequence of number + unit; units us, ms, s, m, h, d),
+/// and a bare `0`, which means the same in every unit.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     if s.is_empty() {
         return Err("empty duration".to_owned());
+    }
+    if s == "0" {
+        return Ok(Duration::ZERO);
     }
     let mut total: u128 = 0;
     let mut rest = s;
@@ -396,6 +400,7 @@ mod tests {
         assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
         assert_eq!(parse_duration("2d"), Ok(Duration::from_secs(172_800)));
         assert!(parse_duration("10").unwrap_err().contains("missing unit"));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO), "zero needs no unit");
         assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("").is_err());
     }

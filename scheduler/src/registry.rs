@@ -59,24 +59,15 @@ pub struct Session {
 }
 
 impl Session {
-    /// A session with nothing outstanding.
-    pub fn new(
-        id: String,
-        worker_id: String,
-        app: String,
-        handlers: HashSet<String>,
-        capacity: u32,
-        early: bool,
-        tx: mpsc::Sender<Outbound>,
-        now: Ts,
-    ) -> Self {
+    /// A session for a (validated) Hello, with nothing outstanding.
+    pub fn new(id: String, hello: &pb::Hello, tx: mpsc::Sender<Outbound>, now: Ts) -> Self {
         Session {
             id,
-            worker_id,
-            app,
-            handlers,
-            capacity,
-            early,
+            worker_id: hello.worker_id.clone(),
+            app: hello.app.clone(),
+            handlers: hello.handlers.iter().cloned().collect(),
+            capacity: hello.capacity,
+            early: hello.start_after_supported,
             tx,
             drain_requested: tokio::sync::Notify::new(),
             state: Mutex::new(SessionState {
@@ -307,16 +298,15 @@ mod tests {
 
     fn session_early(id: &str, handlers: &[&str], capacity: u32, early: bool) -> Arc<Session> {
         let (tx, _rx) = mpsc::channel(4);
-        Arc::new(Session::new(
-            id.into(),
-            format!("w-{id}"),
-            "app".into(),
-            handlers.iter().map(|h| h.to_string()).collect(),
+        let hello = pb::Hello {
+            app: "app".into(),
+            worker_id: format!("w-{id}"),
+            handlers: handlers.iter().map(|h| h.to_string()).collect(),
             capacity,
-            early,
-            tx,
-            chrono::Utc::now(),
-        ))
+            start_after_supported: early,
+            ..Default::default()
+        };
+        Arc::new(Session::new(id.into(), &hello, tx, chrono::Utc::now()))
     }
 
     fn ready(id: i64, handler: &str, routing: Routing) -> ReadyInstance {

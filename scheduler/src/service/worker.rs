@@ -159,16 +159,7 @@ impl WorkerService for WorkerApi {
 
         // Room for an Assign and an ack per slot, plus control messages: credits bound the rest.
         let (tx, rx) = mpsc::channel(usize::try_from(hello.capacity).unwrap_or(1) * 2 + 64);
-        let session = Arc::new(Session::new(
-            id.clone(),
-            hello.worker_id.clone(),
-            hello.app.clone(),
-            hello.handlers.iter().cloned().collect(),
-            hello.capacity,
-            hello.start_after_supported,
-            tx.clone(),
-            now,
-        ));
+        let session = Arc::new(Session::new(id.clone(), &hello, tx.clone(), now));
         session.adopt(&adopted);
         session.grant(hello.initial_credits, false);
         core.registry.insert(session.clone());

@@ -152,7 +152,7 @@ mod imp {
         Ok(out)
     }
 
-    crate::store::sql::portable_hot_path!();
+    crate::store::sql::portable_hot_path!(sqlx::MySql);
 
     crate::store::sql::impl_store!(MySqlStore, sqlx::MySql, Backend::MySql, try_get_unchecked);
 }

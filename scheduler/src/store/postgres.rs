@@ -103,17 +103,73 @@ mod imp {
         Ok(row.try_get(0)?)
     }
 
-    async fn insert_instance_rows(
-        tx: &mut Tx,
-        rows: &[&InstanceRow<'_>],
-        now: Ts,
-    ) -> StoreResult<Vec<(i64, i64, String)>> {
-        insert_instance_rows_returning(tx, rows, now).await
-    }
-
     // PostgreSQL gets whole batches as arrays: one constant statement per operation, prepared
     // once per connection, whatever the batch size (IN lists and UNION ALL would be a new
     // statement to parse and plan for every size).
+
+    /// Instances and their key rows in one statement. The multi-row VALUES form (17 parameters a
+    /// row, a new statement for every batch size) took 11-80 ms for 500 fires under load.
+    async fn insert_instances_with_keys(
+        tx: &mut Tx,
+        fresh: &[&InstanceRow<'_>],
+        now: Ts,
+    ) -> StoreResult<Vec<(i64, i64, String)>> {
+        let col = |f: &dyn Fn(&InstanceRow<'_>) -> String| fresh.iter().map(|r| f(r)).collect::<Vec<_>>();
+        let finished = |r: &InstanceRow<'_>| r.new.status.is_terminal().then(|| to_micros(now));
+        let rows = sqlx::query(
+            "WITH i AS (\
+               INSERT INTO ax_instance (task_id, task_name, app, handler, params, idempotency_key, source, fire_at, \
+                 available_at, status, max_retries, timeout_us, backoff, routing, finished_at, message, created_at, \
+                 updated_at, attempt, failures, output, progress_percent, progress_message) \
+               SELECT v.*, $17, $17, 0, 0, '', 0, '' FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], \
+                 $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::text[], $11::int[], \
+                 $12::bigint[], $13::text[], $14::text[], $15::bigint[], $16::text[]) AS v \
+               RETURNING id, task_id, task_name, idempotency_key) \
+             INSERT INTO ax_instance_key (task_id, idempotency_key, task_name, instance_id) \
+             SELECT task_id, idempotency_key, task_name, id FROM i RETURNING instance_id, task_id, idempotency_key",
+        )
+        .bind(fresh.iter().map(|r| r.task.id).collect::<Vec<_>>())
+        .bind(col(&|r| r.task.name.clone()))
+        .bind(col(&|r| r.task.config.app.clone()))
+        .bind(col(&|r| r.task.config.handler.clone()))
+        .bind(col(&|r| r.new.params.clone()))
+        .bind(col(&|r| r.new.key.clone()))
+        .bind(fresh.iter().map(|r| r.new.source.as_str()).collect::<Vec<_>>())
+        .bind(fresh.iter().map(|r| to_micros(r.new.fire_at)).collect::<Vec<_>>())
+        .bind(fresh.iter().map(|r| to_micros(r.new.available_at)).collect::<Vec<_>>())
+        .bind(fresh.iter().map(|r| r.new.status.as_str()).collect::<Vec<_>>())
+        .bind(
+            fresh
+                .iter()
+                .map(|r| i32::try_from(r.task.config.retry.max_retries).unwrap_or(i32::MAX))
+                .collect::<Vec<_>>(),
+        )
+        .bind(fresh.iter().map(|r| r.task.config.timeout.map(crate::model::duration_micros)).collect::<Vec<_>>())
+        .bind(col(&|r| crate::store::rows::encode_backoff(&r.task.config.retry.backoff)))
+        .bind(fresh.iter().map(|r| r.task.config.routing.as_str()).collect::<Vec<_>>())
+        .bind(fresh.iter().map(|r| finished(r)).collect::<Vec<_>>())
+        .bind(col(&|r| if r.new.status.is_terminal() { r.new.reason.clone() } else { String::new() }))
+        .bind(to_micros(now))
+        .fetch_all(&mut **tx)
+        .await?;
+        rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))).collect()
+    }
+
+    /// Next fire times of a whole trigger batch as arrays (NULL: the task has no more fires).
+    async fn set_next_fires(tx: &mut Tx, next: &[(i64, Option<i64>)]) -> StoreResult<()> {
+        if next.is_empty() {
+            return Ok(());
+        }
+        sqlx::query(
+            "UPDATE ax_task AS t SET next_fire_at = v.at FROM UNNEST($1::bigint[], $2::bigint[]) AS v(id, at) \
+             WHERE t.id = v.id",
+        )
+        .bind(next.iter().map(|(id, _)| *id).collect::<Vec<_>>())
+        .bind(next.iter().map(|(_, at)| *at).collect::<Vec<_>>())
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
     /// A row-value `IN` list of hundreds of pairs was planned as a scan (~60 ms for 500 keys);
     /// joining the arrays probes the primary key once per pair.

@@ -6,15 +6,15 @@
 //! - `fn rewrite(&str) -> String`: fills the tokens below and, for PostgreSQL, numbers placeholders;
 //! - `async fn begin(&Pool) -> Tx`: a write transaction (SQLite: `BEGIN IMMEDIATE`);
 //! - `async fn insert_id(&mut Tx, Query) -> i64`: runs an INSERT and returns the new id;
-//! - `async fn insert_instance_rows(&mut Tx, &[&Row]) -> Vec<(id, task_id, key)>`: inserts instances
-//!   (at most [`BATCH`], keys already checked to be new) and returns their ids;
 //! - `async fn run_migrations(&Pool)`: applies the embedded migrations under a database-wide lock;
 //! - `async fn notify(&mut Tx, Notice)` and `async fn listen_impl(&Pool, on)`: NOTIFY/LISTEN on
 //!   PostgreSQL, nothing elsewhere;
 //! - `UPSERT_SCHEDULER`: the dialect's insert-or-update of `ax_scheduler`;
-//! - the hot-path hooks `existing_keys`, `insert_events`, `lock_instances`, `write_instances`,
-//!   `select_ready` and `mark_dispatched`: SQLite and MySQL take the portable multi-row statements
-//!   with `portable_hot_path!()`, PostgreSQL binds arrays;
+//! - the hot-path hooks `insert_instances_with_keys`, `set_next_fires`, `existing_keys`,
+//!   `insert_events`, `lock_instances`, `write_instances`, `select_ready` and `mark_dispatched`:
+//!   SQLite and MySQL take the portable multi-row statements with `portable_hot_path!(Db)`, which
+//!   also needs `async fn insert_instance_rows(&mut Tx, &[&Row], now) -> Vec<(id, task_id, key)>`
+//!   (the dialect's way to get the new ids); PostgreSQL binds arrays;
 //! - the name of the row getter: `try_get`, or `try_get_unchecked` on MySQL, whose case-sensitive
 //!   (`utf8mb4_bin`) text columns sqlx 0.8 reports as binary and would refuse to read as `String`.
 //!
@@ -342,24 +342,14 @@ macro_rules! impl_store {
                 if fresh.is_empty() {
                     continue;
                 }
-                let created = insert_instance_rows(tx, &fresh, now).await?;
-                let names: HashMap<i64, &str> = fresh.iter().map(|r| (r.task.id, r.task.name.as_str())).collect();
-                let mut qb: QueryBuilder<'_, $db> =
-                    QueryBuilder::new("INSERT INTO ax_instance_key (task_id, idempotency_key, task_name, instance_id) ");
-                qb.push_values(&created, |mut b, (id, task_id, key)| {
-                    b.push_bind(*task_id)
-                        .push_bind(key.clone())
-                        .push_bind(names.get(task_id).copied().unwrap_or_default().to_owned())
-                        .push_bind(*id);
-                });
-                qb.build().execute(&mut **tx).await?;
-                out.extend(created);
+                out.extend(insert_instances_with_keys(tx, &fresh, now).await?);
             }
             Ok(out)
         }
 
         /// Sets tasks' next fire times, one statement per [`BATCH`] tasks (a `CASE` on the id).
-        async fn set_next_fires(tx: &mut Tx, next: &[(i64, Option<i64>)]) -> StoreResult<()> {
+        #[allow(dead_code)]
+        async fn set_next_fires_generic(tx: &mut Tx, next: &[(i64, Option<i64>)]) -> StoreResult<()> {
             for chunk in next.chunks(BATCH) {
                 let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new("UPDATE ax_task SET next_fire_at = CASE id");
                 for (id, at) in chunk {
@@ -870,6 +860,7 @@ macro_rules! impl_store {
                 planner: &dyn Planner,
                 scheduler_id: &str,
             ) -> StoreResult<TriggerRound> {
+                let t0 = std::time::Instant::now();
                 let mut tx = begin(&self.pool).await?;
                 let rows = sqlx::query(sql!(
                     "SELECT {TASK_COLUMNS} FROM ax_task WHERE next_fire_at IS NOT NULL AND next_fire_at <= ? \
@@ -896,6 +887,7 @@ macro_rules! impl_store {
                         }
                     }
                 }
+                let t_select = t0.elapsed();
                 let mut planned: Vec<(usize, NewInstance)> = Vec::new();
                 let mut next_fires: Vec<(i64, Option<i64>)> = Vec::with_capacity(tasks.len());
                 for (ti, task) in tasks.iter().enumerate() {
@@ -979,10 +971,13 @@ macro_rules! impl_store {
                         }
                     }
                 }
+                let t_plan = t0.elapsed();
                 set_next_fires(&mut tx, &next_fires).await?;
+                let t_next = t0.elapsed();
                 let rows: Vec<InstanceRow<'_>> =
                     planned.iter().map(|(ti, n)| InstanceRow { task: &tasks[*ti], new: n }).collect();
                 let inserted = create_instances(&mut tx, &rows, now).await?;
+                let t_create = t0.elapsed();
                 let by_key: HashMap<(i64, &str), (usize, &NewInstance)> =
                     planned.iter().map(|(ti, n)| ((tasks[*ti].id, n.key.as_str()), (*ti, n))).collect();
                 let mut events = Vec::with_capacity(inserted.len());
@@ -1008,7 +1003,19 @@ macro_rules! impl_store {
                 if !round.created.is_empty() {
                     notify(&mut tx, Notice::Work).await?;
                 }
+                let t_events = t0.elapsed();
                 tx.commit().await?;
+                tracing::debug!(
+                    tasks = round.tasks,
+                    instances = events.len(),
+                    select_us = t_select.as_micros() as u64,
+                    plan_us = (t_plan - t_select).as_micros() as u64,
+                    next_fires_us = (t_next - t_plan).as_micros() as u64,
+                    instances_us = (t_create - t_next).as_micros() as u64,
+                    events_us = (t_events - t_create).as_micros() as u64,
+                    commit_us = (t0.elapsed() - t_events).as_micros() as u64,
+                    "trigger_due"
+                );
                 Ok(round)
             }
 
@@ -1730,7 +1737,32 @@ pub(crate) use impl_store;
 /// MySQL): each one calls the multi-row `*_generic` statement that `impl_store!` defines.
 /// PostgreSQL writes its own with `UNNEST` arrays instead.
 macro_rules! portable_hot_path {
-    () => {
+    ($db:ty) => {
+        /// Inserts instances (a [`BATCH`] at most, keys checked to be new) with the backend's
+        /// `insert_instance_rows`, then their key rows; returns (id, task_id, key).
+        async fn insert_instances_with_keys(
+            tx: &mut Tx,
+            fresh: &[&InstanceRow<'_>],
+            now: Ts,
+        ) -> StoreResult<Vec<(i64, i64, String)>> {
+            let created = insert_instance_rows(tx, fresh, now).await?;
+            let names: HashMap<i64, &str> = fresh.iter().map(|r| (r.task.id, r.task.name.as_str())).collect();
+            let mut qb: QueryBuilder<'_, $db> =
+                QueryBuilder::new("INSERT INTO ax_instance_key (task_id, idempotency_key, task_name, instance_id) ");
+            qb.push_values(&created, |mut b, (id, task_id, key)| {
+                b.push_bind(*task_id)
+                    .push_bind(key.clone())
+                    .push_bind(names.get(task_id).copied().unwrap_or_default().to_owned())
+                    .push_bind(*id);
+            });
+            qb.build().execute(&mut **tx).await?;
+            Ok(created)
+        }
+
+        async fn set_next_fires(tx: &mut Tx, next: &[(i64, Option<i64>)]) -> StoreResult<()> {
+            set_next_fires_generic(tx, next).await
+        }
+
         async fn existing_keys(
             tx: &mut Tx,
             rows: &[InstanceRow<'_>],

@@ -131,7 +131,7 @@ mod imp {
         insert_instance_rows_returning(tx, rows, now).await
     }
 
-    crate::store::sql::portable_hot_path!();
+    crate::store::sql::portable_hot_path!(sqlx::Sqlite);
 
     crate::store::sql::impl_store!(SqliteStore, sqlx::Sqlite, Backend::Sqlite, try_get);
 }

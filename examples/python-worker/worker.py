@@ -12,6 +12,7 @@ stream. Everything else talks to it through one inbox queue:
 
     reader thread (one per stream)  --("msg", n, SchedulerMessage) / ("end", n, error)-->  inbox
     handler threads (thread pool)   --("done", key, Result) / ("log"...) / ("progress"...)->  inbox
+                                    --("started", key) when an early assignment's hold ends-->  inbox
     signal handler (SIGTERM/SIGINT) --("signal", signum)-------------------------------->  inbox
 
     main thread: takes one event at a time from the inbox, updates the state, and puts
@@ -34,6 +35,12 @@ rejecting an Assign for an unknown handler we grant a new one. After a reconnect
 adopts keep their slot; a Result re-sent for an adopted attempt frees its slot (Credit 1), and so does
 forgetting an unacknowledged Result that axd released. A released attempt that is still running
 keeps its slot until its handler returns (Python cannot kill a thread; see Cancel).
+
+Early assignments: the Hello sets start_after_supported, so axd may send an Assign up to its
+--dispatch-ahead before the instance is due, with start_after set. The handler thread waits that
+long (or until a Cancel), then the main thread sends Accepted and the handler runs: the run starts
+on time instead of one claim-and-delivery late. A client that does not implement this leaves the
+flag unset and gets each instance when it is due.
 
 Usage: python3 worker.py --endpoint 127.0.0.1:7070 --app py --stubs ./gen   (see README.md)
 """
@@ -209,9 +216,20 @@ def flaky(ctx: Context) -> dict:
     return {"attempt": ctx.attempt}
 
 
-def run_handler(fn: Callable[[Context], Any], ctx: Context):
-    """Runs a handler on a pool thread and turns its outcome into a Result."""
+def run_handler(fn: Callable[[Context], Any], ctx: Context, hold: float = 0.0):
+    """Runs a handler on a pool thread and turns its outcome into a Result.
+
+    An early assignment (Assign.start_after) is held first; the main thread sends Accepted when the
+    hold ends and the handler starts. A Cancel during the hold ends it without running."""
     r = pb.Result(instance_id=ctx.instance_id, attempt=ctx.attempt)
+    if hold > 0:
+        if ctx.cancelled.wait(hold):
+            r.outcome = types_pb.OUTCOME_FAILED
+            r.message = "canceled before its start time"
+            r.retryable = True
+            ctx._inbox.put(("done", (ctx.instance_id, ctx.attempt), r))
+            return
+        ctx._inbox.put(("started", (ctx.instance_id, ctx.attempt)))
     try:
         out = fn(ctx)
         r.outcome = types_pb.OUTCOME_SUCCESS
@@ -386,6 +404,7 @@ class Worker:
             labels=self.labels,
             in_flight=[types_pb.InstanceAttempt(instance_id=i, attempt=a) for i, a in held],
             client=CLIENT,
+            start_after_supported=True,  # we hold early assignments until Assign.start_after
             initial_credits=credits,
         )
 
@@ -537,8 +556,11 @@ class Worker:
             s.send(reject=pb.Reject(instance_id=a.instance_id, attempt=a.attempt,
                                     reason="worker at capacity"))
             return
-        # Accepted moves the instance DISPATCHED -> RUNNING (and starts its run timeout on axd).
-        s.send(accepted=pb.Accepted(instance_id=a.instance_id, attempt=a.attempt))
+        # Sent ahead of its time (we set Hello.start_after_supported): hold it that long from now.
+        hold = seconds(a.start_after) if a.HasField("start_after") else 0.0
+        if hold <= 0:
+            # Accepted moves the instance DISPATCHED -> RUNNING (and starts its run timeout on axd).
+            s.send(accepted=pb.Accepted(instance_id=a.instance_id, attempt=a.attempt))
         ctx = Context(
             instance_id=a.instance_id,
             attempt=a.attempt,
@@ -553,7 +575,7 @@ class Worker:
         )
         self.running[key] = ctx
         log.info("run %s %d/%d (task %s)", a.handler, a.instance_id, a.attempt, a.task_name)
-        self.pool.submit(run_handler, fn, ctx)
+        self.pool.submit(run_handler, fn, ctx, hold)
 
     # --- events from this process -------------------------------------------------------------------
 
@@ -565,6 +587,11 @@ class Worker:
         kind = ev[0]
         if kind == "done":
             self._on_done(ev[1], ev[2])
+        elif kind == "started":
+            # A held assignment's handler starts now: DISPATCHED -> RUNNING.
+            s = self._connected()
+            if s is not None and ev[1] in self.running:
+                s.send(accepted=pb.Accepted(instance_id=ev[1][0], attempt=ev[1][1]))
         elif kind == "signal":
             self._on_signal(ev[1])
         elif kind == "log":

@@ -172,7 +172,12 @@ async fn a_python_worker_generated_from_the_proto_runs_tasks_and_shuts_down_clea
     let Some(db) = TestDb::create(Db::Sqlite).await else {
         return;
     };
-    let axd = Axd::start(&db, |_| {}).await;
+    let axd = Axd::start(&db, |o| {
+        let ms = |n| Some(ax_scheduler::config::HumanDuration(Duration::from_millis(n)));
+        o.trigger_lookahead = ms(2000);
+        o.dispatch_ahead = ms(1500);
+    })
+    .await;
     let mut admin = axd.admin().await;
     let endpoint = axd.endpoint.strip_prefix("http://").expect("http endpoint").to_owned();
 
@@ -262,6 +267,35 @@ async fn a_python_worker_generated_from_the_proto_runs_tasks_and_shuts_down_clea
     }
     let failure = events.iter().find(|e| e.to_status == S::Failed as i32).expect("failed event");
     assert!(failure.reason.contains("py-flaky: failing attempt 1 on purpose"), "{}", failure.reason);
+
+    // A one-time task: the worker (it sets Hello.start_after_supported) gets it ahead of time,
+    // holds it, and starts it at its fire time, not before.
+    let once = pb::schedule::Kind::OneTime(pb::OneTimeSchedule {
+        when: Some(pb::one_time_schedule::When::After(ax_tests::client::dur(Duration::from_secs(2)))),
+    });
+    create(&mut admin, spec("py-once", "py", "py-echo", once)).await;
+    let instance = eventually(LONG, "the one-time instance", || {
+        let mut admin = admin.clone();
+        async move {
+            let r =
+                admin.list_instances(pb::ListInstancesRequest { task_name: "py-once".into(), ..Default::default() });
+            r.await.expect("list").into_inner().instances.into_iter().next()
+        }
+    })
+    .await;
+    wait_status(&mut admin, instance.id, S::Success, LONG).await;
+    let (_, events) = get(&mut admin, instance.id).await;
+    let due = instance.trigger_time.expect("trigger time");
+    let due = (due.seconds, due.nanos);
+    let at = |to: S| {
+        let e = events.iter().find(|e| e.to_status == to as i32).unwrap_or_else(|| panic!("{to:?} event"));
+        let t = e.time.expect("time");
+        ((t.seconds, t.nanos), e.reason.clone())
+    };
+    let (dispatched, reason) = at(S::Dispatched);
+    assert!(dispatched < due, "assigned ahead of its fire time: {reason}");
+    assert!(reason.contains("ahead of time"), "{reason}");
+    assert!(at(S::Running).0 >= due, "accepted (started) at or after its fire time");
 
     // SIGTERM: the worker resets its credits, closes the stream and exits 0.
     worker.terminate();

@@ -120,7 +120,10 @@ mod imp {
     /// Inserts instances and returns (id, task_id, key) of each. MySQL has no `INSERT … RETURNING`:
     /// the rows are read back from the first id the statement generated (`LAST_INSERT_ID()`) on,
     /// a short primary-key range, matched by their (task, key) (ids of one statement need not be
-    /// consecutive under `innodb_autoinc_lock_mode = 2`).
+    /// consecutive under `innodb_autoinc_lock_mode = 2`). A racing transaction that inserted an
+    /// instance with one of the same (task, key) pairs and committed first shows up in that range
+    /// too; its key row is committed, so this transaction's key insert would fail: that is reported
+    /// as the unique violation it is.
     async fn insert_instance_rows(
         tx: &mut Tx,
         rows: &[&InstanceRow<'_>],
@@ -143,6 +146,13 @@ mod imp {
             .iter()
             .map(|r| Ok((r.try_get_unchecked(0)?, r.try_get_unchecked(1)?, r.try_get_unchecked(2)?)))
             .collect::<StoreResult<_>>()?;
+        if out.len() > rows.len() {
+            return Err(StoreError::UniqueViolation(format!(
+                "ax_instance_key: {} of {} (task, idempotency key) pairs were created by a concurrent trigger",
+                out.len() - rows.len(),
+                rows.len()
+            )));
+        }
         if out.len() != rows.len() {
             return Err(StoreError::Corrupt {
                 table: "ax_instance",

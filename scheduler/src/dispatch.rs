@@ -122,24 +122,38 @@ impl Dispatcher {
     }
 
     /// How long to sleep before the next round: until the next known `available_at` of apps with
-    /// free credits (less the dispatch-ahead time if their streams take early assignments), at most
-    /// the poll interval.
+    /// free credits (less the dispatch-ahead time for apps whose streams take early assignments),
+    /// at most the poll interval.
     async fn idle_time(&self) -> Duration {
         let poll = self.core.sessions.poll_interval;
         let now = self.core.clock.now();
         let demand = self.core.registry.demand(now, self.core.sessions.dispatch_ahead);
-        let ahead = demand.iter().map(|d| d.until - now).max().unwrap_or_default();
-        let apps: Vec<String> = demand.into_iter().map(|d| d.app).collect();
-        if apps.is_empty() {
+        if demand.is_empty() {
             return poll;
         }
-        match self.core.pools.dispatch.next_available(&apps).await {
-            Ok(Some(t)) => (t - ahead - self.core.clock.now()).to_std().unwrap_or(Duration::ZERO).min(poll),
-            Ok(None) => poll,
-            Err(e) => {
-                tracing::warn!(error = %e, "dispatch: reading the next available time failed");
-                poll
+        // Apps grouped by how far ahead they are claimed: one query per group (at most two).
+        let mut groups: Vec<(chrono::Duration, Vec<String>)> = Vec::new();
+        for d in demand {
+            let ahead = d.until - now;
+            match groups.iter_mut().find(|(a, _)| *a == ahead) {
+                Some((_, apps)) => apps.push(d.app),
+                None => groups.push((ahead, vec![d.app])),
             }
+        }
+        let mut wake: Option<Ts> = None;
+        for (ahead, apps) in groups {
+            match self.core.pools.dispatch.next_available(&apps).await {
+                Ok(Some(t)) => wake = Some(wake.map_or(t - ahead, |w| w.min(t - ahead))),
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "dispatch: reading the next available time failed");
+                    return poll;
+                }
+            }
+        }
+        match wake {
+            Some(t) => (t - self.core.clock.now()).to_std().unwrap_or(Duration::ZERO).min(poll),
+            None => poll,
         }
     }
 

@@ -1008,6 +1008,7 @@ macro_rules! impl_store {
                 tracing::debug!(
                     tasks = round.tasks,
                     instances = events.len(),
+                    took_us = t0.elapsed().as_micros() as u64,
                     select_us = t_select.as_micros() as u64,
                     plan_us = (t_plan - t_select).as_micros() as u64,
                     next_fires_us = (t_next - t_plan).as_micros() as u64,

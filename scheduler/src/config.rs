@@ -128,8 +128,8 @@ pub struct Options {
     /// How long a dispatched instance waits for the worker's Accepted before it is re-queued [default: 10s]
     #[arg(long, env = "AX_ACK_TIMEOUT")]
     pub ack_timeout: Option<HumanDuration>,
-    /// How far ahead of their fire time instances are created (dispatch still waits for the exact
-    /// time) [default: 2500ms]
+    /// How far ahead of their fire time instances are created (dispatch still waits for the fire
+    /// time, less --dispatch-ahead for workers that hold assignments) [default: 2500ms]
     #[arg(long, env = "AX_TRIGGER_LOOKAHEAD")]
     pub trigger_lookahead: Option<HumanDuration>,
     /// How long before an instance's time it may be assigned to a worker that holds assignments
@@ -412,7 +412,17 @@ mod tests {
         assert_eq!(c.listen, "127.0.0.1:7070".parse().expect("addr"));
         assert_eq!(c.heartbeat_interval, Duration::from_secs(2));
         assert_eq!(c.lost_worker_grace, Duration::from_secs(10));
+        assert_eq!(c.dispatch_ahead, Duration::from_millis(200));
         assert!(c.tls.is_none());
+    }
+
+    #[test]
+    fn a_dispatch_ahead_out_of_range_is_refused_by_name() {
+        let o = Options { dispatch_ahead: Some(HumanDuration(Duration::from_secs(11))), ..Options::default() };
+        let err = Config::from_options(o).expect_err("11 s is too far ahead").to_string();
+        assert!(err.contains("dispatch_ahead") && err.contains("out of range"), "{err}");
+        let o = Options { dispatch_ahead: Some(HumanDuration(Duration::ZERO)), ..Options::default() };
+        assert_eq!(Config::from_options(o).expect("0 turns it off").dispatch_ahead, Duration::ZERO);
     }
 
     #[test]

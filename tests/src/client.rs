@@ -33,6 +33,11 @@ pub fn cron(expr: &str) -> pb::schedule::Kind {
     pb::schedule::Kind::Cron(pb::CronSchedule { expression: expr.into(), ..Default::default() })
 }
 
+/// A one-time schedule due `after` from the task's creation.
+pub fn once_after(after: Duration) -> pb::schedule::Kind {
+    pb::schedule::Kind::OneTime(pb::OneTimeSchedule { when: Some(pb::one_time_schedule::When::After(dur(after))) })
+}
+
 /// A proto duration.
 pub fn dur(d: Duration) -> prost_types::Duration {
     prost_types::Duration { seconds: d.as_secs() as i64, nanos: d.subsec_nanos() as i32 }
@@ -91,6 +96,40 @@ pub async fn trigger_with(admin: &mut AdminServiceClient<Channel>, name: &str, k
 pub async fn get(admin: &mut AdminServiceClient<Channel>, id: i64) -> (pb::Instance, Vec<pb::InstanceEvent>) {
     let r = admin.get_instance(pb::GetInstanceRequest { id }).await.expect("get instance").into_inner();
     (r.instance.expect("instance"), r.events)
+}
+
+/// The first instance of `task` listed, once there is one (within 20 s).
+pub async fn instance_of(admin: &AdminServiceClient<Channel>, task: &str) -> pb::Instance {
+    eventually(Duration::from_secs(20), &format!("an instance of {task}"), || {
+        let mut admin = admin.clone();
+        async move {
+            let r = admin.list_instances(pb::ListInstancesRequest { task_name: task.into(), ..Default::default() });
+            r.await.expect("list").into_inner().instances.into_iter().next()
+        }
+    })
+    .await
+}
+
+/// Cancels an instance; returns it as the answer shows it.
+pub async fn cancel(admin: &mut AdminServiceClient<Channel>, id: i64, reason: &str) -> pb::Instance {
+    admin
+        .cancel_instance(pb::CancelInstanceRequest { id, reason: reason.into() })
+        .await
+        .expect("cancel")
+        .into_inner()
+        .instance
+        .expect("instance")
+}
+
+/// A proto timestamp as a chrono time.
+pub fn utc(t: &prost_types::Timestamp) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp(t.seconds, u32::try_from(t.nanos).unwrap_or(0)).expect("valid time")
+}
+
+/// The time of the first event of a trail that moved to `to`.
+pub fn event_time(events: &[pb::InstanceEvent], to: pb::InstanceStatus) -> chrono::DateTime<chrono::Utc> {
+    let e = events.iter().find(|e| e.to_status == to as i32).unwrap_or_else(|| panic!("an event to {to:?}"));
+    utc(e.time.as_ref().expect("event time"))
 }
 
 /// Waits until the instance is in `status`.

@@ -16,7 +16,9 @@ use ax_proto::v1::{self as pb, InstanceStatus as S};
 use ax_tests::{
     Db, TestDb,
     axd::Axd,
-    client::{create, get, manual, retries, spec, steps, trigger_with, wait_status},
+    client::{
+        create, event_time, get, instance_of, manual, once_after, retries, spec, steps, trigger_with, utc, wait_status,
+    },
     eventually,
 };
 
@@ -270,32 +272,15 @@ async fn a_python_worker_generated_from_the_proto_runs_tasks_and_shuts_down_clea
 
     // A one-time task: the worker (it sets Hello.start_after_supported) gets it ahead of time,
     // holds it, and starts it at its fire time, not before.
-    let once = pb::schedule::Kind::OneTime(pb::OneTimeSchedule {
-        when: Some(pb::one_time_schedule::When::After(ax_tests::client::dur(Duration::from_secs(2)))),
-    });
-    create(&mut admin, spec("py-once", "py", "py-echo", once)).await;
-    let instance = eventually(LONG, "the one-time instance", || {
-        let mut admin = admin.clone();
-        async move {
-            let r =
-                admin.list_instances(pb::ListInstancesRequest { task_name: "py-once".into(), ..Default::default() });
-            r.await.expect("list").into_inner().instances.into_iter().next()
-        }
-    })
-    .await;
+    create(&mut admin, spec("py-once", "py", "py-echo", once_after(Duration::from_secs(2)))).await;
+    let instance = instance_of(&admin, "py-once").await;
     wait_status(&mut admin, instance.id, S::Success, LONG).await;
     let (_, events) = get(&mut admin, instance.id).await;
-    let due = instance.trigger_time.expect("trigger time");
-    let due = (due.seconds, due.nanos);
-    let at = |to: S| {
-        let e = events.iter().find(|e| e.to_status == to as i32).unwrap_or_else(|| panic!("{to:?} event"));
-        let t = e.time.expect("time");
-        ((t.seconds, t.nanos), e.reason.clone())
-    };
-    let (dispatched, reason) = at(S::Dispatched);
-    assert!(dispatched < due, "assigned ahead of its fire time: {reason}");
-    assert!(reason.contains("ahead of time"), "{reason}");
-    assert!(at(S::Running).0 >= due, "accepted (started) at or after its fire time");
+    let due = utc(instance.trigger_time.as_ref().expect("trigger time"));
+    let dispatched = events.iter().find(|e| e.to_status == S::Dispatched as i32).expect("DISPATCHED event");
+    assert!(event_time(&events, S::Dispatched) < due, "assigned ahead of its fire time: {}", dispatched.reason);
+    assert!(dispatched.reason.contains("ahead of time"), "{}", dispatched.reason);
+    assert!(event_time(&events, S::Running) >= due, "accepted (started) at or after its fire time");
 
     // SIGTERM: the worker resets its credits, closes the stream and exits 0.
     worker.terminate();

@@ -12,7 +12,10 @@ use ax_proto::v1::{self as pb, InstanceStatus as S, scheduler_message::Msg as In
 use ax_tests::{
     TestDb,
     axd::{Axd, channel},
-    client::{self, RawWorker, create, cron, get, hello, manual, result, retries, spec, steps, trigger, wait_status},
+    client::{
+        self, RawWorker, cancel, create, cron, event_time, get, hello, instance_of, manual, once_after, result,
+        retries, spec, steps, trigger, utc, wait_status,
+    },
     eventually, on_every_backend,
 };
 use ax_worker::{Context, HandlerError, Worker, WorkerBuilder};
@@ -191,13 +194,7 @@ async fn cancel_of_a_running_instance_reaches_the_handler(db: &TestDb) {
     let mut started_rx = started_rx;
     tokio::time::timeout(LONG, started_rx.recv()).await.expect("handler started");
     wait_status(&mut admin, id, S::Running, LONG).await;
-    let r = admin
-        .cancel_instance(pb::CancelInstanceRequest { id, reason: "operator says stop".into() })
-        .await
-        .expect("cancel")
-        .into_inner()
-        .instance
-        .expect("instance");
+    let r = cancel(&mut admin, id, "operator says stop").await;
     assert_eq!(r.status, S::Canceled as i32);
     tokio::time::timeout(LONG, canceled_rx.recv()).await.expect("the handler's token fired");
     let (_, events) = get(&mut admin, id).await;
@@ -422,37 +419,6 @@ async fn fixed_delay_fires_again_after_completion_and_workers_are_listed(db: &Te
     axd.stop().await;
 }
 
-/// A one-time task due `after` from now.
-fn once_after(after: Duration) -> pb::schedule::Kind {
-    pb::schedule::Kind::OneTime(pb::OneTimeSchedule {
-        when: Some(pb::one_time_schedule::When::After(client::dur(after))),
-    })
-}
-
-/// The only instance of `task`, once it exists.
-async fn instance_of(
-    admin: &pb::admin_service_client::AdminServiceClient<tonic::transport::Channel>,
-    task: &str,
-) -> pb::Instance {
-    eventually(LONG, &format!("an instance of {task}"), || {
-        let mut admin = admin.clone();
-        async move {
-            let r = admin.list_instances(pb::ListInstancesRequest { task_name: task.into(), ..Default::default() });
-            r.await.expect("list").into_inner().instances.into_iter().next()
-        }
-    })
-    .await
-}
-
-fn utc(t: &prost_types::Timestamp) -> chrono::DateTime<chrono::Utc> {
-    chrono::DateTime::from_timestamp(t.seconds, u32::try_from(t.nanos).unwrap_or(0)).expect("valid time")
-}
-
-fn event_time(events: &[pb::InstanceEvent], to: S) -> chrono::DateTime<chrono::Utc> {
-    let e = events.iter().find(|e| e.to_status == to as i32).unwrap_or_else(|| panic!("an event to {to:?}"));
-    utc(e.time.as_ref().expect("event time"))
-}
-
 async fn an_early_assignment_goes_only_to_a_holding_worker_and_starts_on_time(db: &TestDb) {
     let ms = |n| Some(ax_scheduler::config::HumanDuration(Duration::from_millis(n)));
     let axd = Axd::start(db, |o| {
@@ -528,13 +494,7 @@ async fn the_sdk_holds_early_assignments_and_a_cancel_during_the_hold_stops_the_
     // `dropped` is assigned and held by the worker; cancel it before it is due.
     let dropped = instance_of(&admin, "dropped").await;
     wait_status(&mut admin, dropped.id, S::Dispatched, LONG).await;
-    let r = admin
-        .cancel_instance(pb::CancelInstanceRequest { id: dropped.id, reason: "not today".into() })
-        .await
-        .expect("cancel while held")
-        .into_inner()
-        .instance
-        .expect("instance");
+    let r = cancel(&mut admin, dropped.id, "not today").await;
     assert_eq!(r.status, S::Canceled as i32);
 
     let held = instance_of(&admin, "held").await;

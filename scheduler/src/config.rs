@@ -14,43 +14,23 @@ pub struct HumanDuration(pub Duration);
 
 /// Parses `250ms`, `10s`, `1h30m`, `2d` (a sequence of number + unit; units us, ms, s, m, h, d),
 /// and a bare `0`, which means the same in every unit.
+///
+/// humantime does the parsing; only the units above are let through, so that its `M` (months of
+/// 30.44 days) or `y` can never be mistaken for minutes in a timeout or an interval.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    const UNITS: [&str; 6] = ["us", "ms", "s", "m", "h", "d"];
     let s = s.trim();
-    if s.is_empty() {
-        return Err("empty duration".to_owned());
+    if let Some(other) = s.split(|c: char| !c.is_alphabetic()).find(|unit| !unit.is_empty() && !UNITS.contains(unit)) {
+        return Err(format!("{s:?}: unknown unit {other:?} (use ms, s, m, h or d)"));
     }
-    if s == "0" {
-        return Ok(Duration::ZERO);
-    }
-    let mut total: u128 = 0;
-    let mut rest = s;
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
-        if digits == 0 {
-            return Err(format!("{s:?}: expected a number at {rest:?}"));
+    humantime::parse_duration(s).map_err(|err| match err {
+        humantime::DurationError::Empty => "empty duration".to_owned(),
+        humantime::DurationError::UnknownUnit { value, .. } => {
+            format!("{s:?}: missing unit after {value} (use ms, s, m, h or d)")
         }
-        let n: u128 = rest[..digits].parse().map_err(|_| format!("{s:?}: number too large"))?;
-        rest = &rest[digits..];
-        let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
-        let unit = &rest[..unit_len];
-        rest = &rest[unit_len..];
-        let micros: u128 = match unit {
-            "us" => 1,
-            "ms" => 1_000,
-            "s" => 1_000_000,
-            "m" => 60_000_000,
-            "h" => 3_600_000_000,
-            "d" => 86_400_000_000,
-            "" => {
-                return Err(format!("{s:?}: missing unit after {n} (use ms, s, m, h or d)"));
-            }
-            other => {
-                return Err(format!("{s:?}: unknown unit {other:?} (use ms, s, m, h or d)"));
-            }
-        };
-        total = total.checked_add(n.checked_mul(micros).ok_or("duration too large")?).ok_or("duration too large")?;
-    }
-    Ok(Duration::from_micros(u64::try_from(total).map_err(|_| "duration too large".to_owned())?))
+        humantime::DurationError::NumberOverflow => format!("{s:?}: duration too large"),
+        other => format!("{s:?}: {other}"),
+    })
 }
 
 impl FromStr for HumanDuration {
@@ -403,6 +383,8 @@ mod tests {
         assert_eq!(parse_duration("0"), Ok(Duration::ZERO), "zero needs no unit");
         assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("").is_err());
+        assert!(parse_duration("1M").unwrap_err().contains("unknown unit"), "not months, not minutes");
+        assert!(parse_duration("99999999999999999999s").unwrap_err().contains("too large"));
     }
 
     #[test]

@@ -10,56 +10,42 @@ use ax_proto::v1::{
 };
 use chrono::DateTime;
 use clap::ValueEnum;
+use humantime::DurationError;
 
-/// Units of the duration syntax, largest first, with their length in milliseconds. `ms` comes
-/// before `m` only in matching order (see [`parse_duration`]), not in size.
-const UNITS: [(&str, i64); 5] = [("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1)];
+/// Units of the duration syntax, largest first.
+const UNITS: [&str; 5] = ["d", "h", "m", "s", "ms"];
 
-/// Parses a duration such as `250ms`, `90s`, `1h30m` or `2d`: one or more integer+unit pairs with
-/// units `d`, `h`, `m`, `s`, `ms`, each unit at most once and largest first (so `1m30m`, a likely
-/// typo, is refused rather than silently summed).
+/// Parses a duration such as `250ms`, `90s`, `1h30m`, `1.5h` or `2d`: one or more number+unit pairs
+/// with units `d`, `h`, `m`, `s`, `ms`, each unit at most once and largest first (so `1m30m`, a
+/// likely typo, is refused rather than silently summed), or a bare `0`.
+///
+/// humantime reads the numbers and adds them up; the units are checked here first, so that its
+/// other units (`M` for months of 30.44 days, `y`, `min`, ...) are refused rather than read as
+/// something the operator did not mean.
 pub fn parse_duration(text: &str) -> Result<prost_types::Duration, String> {
     const HINT: &str = "use numbers with units ms, s, m, h, d, e.g. 250ms, 90s, 1h30m, 2d";
-    if text.is_empty() {
-        return Err(format!("empty duration; {HINT}"));
-    }
-    let mut rest = text;
-    let mut total_ms: i64 = 0;
     // Index into UNITS of the last unit seen; the next unit must be strictly smaller.
     let mut last_unit: Option<usize> = None;
-    while !rest.is_empty() {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return Err(format!("expected a number at `{rest}`; {HINT}"));
-        }
-        let (number, after) = rest.split_at(digits);
-        let letters = after.bytes().take_while(u8::is_ascii_alphabetic).count();
-        let (unit, after) = after.split_at(letters);
-        if unit.is_empty() {
-            return Err(format!("`{number}` has no unit; {HINT}"));
-        }
-        let Some(index) = UNITS.iter().position(|(name, _)| *name == unit) else {
+    for unit in text.split(|c: char| !c.is_alphabetic()).filter(|unit| !unit.is_empty()) {
+        let Some(index) = UNITS.iter().position(|name| *name == unit) else {
             return Err(format!("unknown unit `{unit}`; {HINT}"));
         };
         if last_unit.is_some_and(|last| index <= last) {
             return Err(format!("unit `{unit}` is repeated or out of order; write larger units first, e.g. 1h30m"));
         }
         last_unit = Some(index);
-        // Only ASCII digits, so the parse fails only on overflow.
-        let value: i64 = number.parse().map_err(|_| format!("`{number}` is too large"))?;
-        total_ms = value
-            .checked_mul(UNITS[index].1)
-            .and_then(|ms| total_ms.checked_add(ms))
-            .ok_or_else(|| "duration is too large".to_owned())?;
-        rest = after;
     }
-    Ok(duration_from_millis(total_ms))
-}
-
-/// A protobuf duration of a non-negative number of milliseconds.
-fn duration_from_millis(ms: i64) -> prost_types::Duration {
-    // The remainder is below 1000, so the nanos (below 1e9) always fit an i32.
-    prost_types::Duration { seconds: ms / 1000, nanos: ((ms % 1000) * 1_000_000) as i32 }
+    let duration = humantime::parse_duration(text).map_err(|err| match err {
+        DurationError::Empty => format!("empty duration; {HINT}"),
+        // Every unit is known by now, so an unknown one is a missing one.
+        DurationError::UnknownUnit { value, .. } => format!("`{value}` has no unit; {HINT}"),
+        DurationError::NumberExpected(at) => format!("expected a number at `{}`; {HINT}", &text[at..]),
+        DurationError::InvalidCharacter(at) => format!("unexpected character at `{}`; {HINT}", &text[at..]),
+        DurationError::NumberOverflow => "duration is too large".to_owned(),
+    })?;
+    let seconds = i64::try_from(duration.as_secs()).map_err(|_| "duration is too large".to_owned())?;
+    // Below 1e9, so the nanos always fit an i32.
+    Ok(prost_types::Duration { seconds, nanos: duration.subsec_nanos() as i32 })
 }
 
 /// Parses an RFC 3339 timestamp with an offset, e.g. `2026-03-08T02:30:00-05:00` or
@@ -229,15 +215,22 @@ mod tests {
         assert_eq!(parse_duration("1d2h3m4s5ms"), Ok(dur(93_784, 5_000_000)));
         assert_eq!(parse_duration("1500ms"), Ok(dur(1, 500_000_000)));
         assert_eq!(parse_duration("0s"), Ok(dur(0, 0)));
+        // What humantime adds: a bare 0 (as axd has it), decimals, and spaces between the pairs.
+        assert_eq!(parse_duration("0"), Ok(dur(0, 0)));
+        assert_eq!(parse_duration("1.5s"), Ok(dur(1, 500_000_000)));
+        assert_eq!(parse_duration("1h 30m"), Ok(dur(5400, 0)));
     }
 
     #[test]
     fn durations_without_units_or_with_unknown_units_are_refused() {
-        for bad in ["", "30", "1x", "1.5s", "-1s", "s", "1h 30m", "1H", "30sec"] {
+        for bad in ["", "30", "1x", "-1s", "s", "1H", "30sec", "1M", "1y", "1w", "5 min", "1.s", "1,5s"] {
             assert!(parse_duration(bad).is_err(), "{bad:?} should be refused");
         }
         assert!(parse_duration("30").unwrap_err().contains("no unit"));
         assert!(parse_duration("1x").unwrap_err().contains("unknown unit `x`"));
+        assert!(parse_duration("1M").unwrap_err().contains("unknown unit `M`"), "months are not minutes");
+        assert!(parse_duration("-1s").unwrap_err().contains("expected a number at `-1s`"));
+        assert!(parse_duration("").unwrap_err().contains("empty"));
     }
 
     #[test]

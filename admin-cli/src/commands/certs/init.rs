@@ -2,18 +2,16 @@
 //! carrying exactly one ax identity as a URI SAN (`spiffe://ax/<role>/<name>`), which is what axd
 //! authorizes on.
 //!
-//! Nothing is written unless every file can be: existing files are refused up front (or replaced
-//! with `--force`), and private keys are created with mode 0600 on unix, never widened afterwards.
+//! Nothing is written unless every file can be (see `write`): an existing file or symbolic link is
+//! refused, or replaced with `--force`, and a failure leaves the directory as it was.
 
 use std::{
-    fs,
-    io::{ErrorKind, Write as _},
     net::{IpAddr, Ipv4Addr},
-    path::{Path, PathBuf},
+    path::PathBuf,
     time::{Duration, SystemTime},
 };
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result};
 use clap::Args;
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
@@ -21,6 +19,7 @@ use rcgen::{
 };
 use serde::Serialize;
 
+use super::write::{PemFile, write_all};
 use crate::{
     commands::Context,
     output::{self, OutputFormat},
@@ -71,15 +70,6 @@ fn check_name(text: &str, allowed: impl Fn(char) -> bool) -> Result<String, Stri
         return Err(format!("`{text}` is not allowed"));
     }
     Ok(text.to_owned())
-}
-
-/// One file to write.
-#[derive(Debug)]
-struct PemFile {
-    name: String,
-    contents: String,
-    /// A private key: mode 0600.
-    secret: bool,
 }
 
 /// JSON output of `certs init`.
@@ -171,43 +161,6 @@ fn leaf(
         PemFile { name: format!("{stem}.pem"), contents: cert.pem(), secret: false },
         PemFile { name: format!("{stem}.key"), contents: key.serialize_pem(), secret: true },
     ])
-}
-
-/// Writes the files into `dir`, refusing to replace any unless `force`; returns their paths.
-fn write_all(dir: &Path, files: &[PemFile], force: bool) -> Result<Vec<PathBuf>> {
-    let paths: Vec<PathBuf> = files.iter().map(|f| dir.join(&f.name)).collect();
-    if !force {
-        let existing: Vec<String> = paths.iter().filter(|p| p.exists()).map(|p| p.display().to_string()).collect();
-        if !existing.is_empty() {
-            bail!("refusing to overwrite {} (use --force to replace them)", existing.join(", "));
-        }
-    }
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for (file, path) in files.iter().zip(&paths) {
-        write_new(path, file, force).with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(paths)
-}
-
-/// Creates the file, private keys with mode 0600 from the start. A replaced file is removed first,
-/// so a key never inherits the permissions of whatever was there.
-fn write_new(path: &Path, file: &PemFile, replace: bool) -> std::io::Result<()> {
-    if replace {
-        match fs::remove_file(path) {
-            Err(err) if err.kind() != ErrorKind::NotFound => return Err(err),
-            _ => {}
-        }
-    }
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    if file.secret {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600);
-    }
-    let mut out = options.open(path)?;
-    out.write_all(file.contents.as_bytes())?;
-    out.sync_all()
 }
 
 /// What was written and how to use it.

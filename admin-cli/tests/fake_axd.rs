@@ -241,14 +241,29 @@ impl Harness {
     }
 }
 
-/// Runs the binary with only the given AX_* variables set.
-async fn axctl_raw(env: &[(String, String)], args: &[&str]) -> std::process::Output {
+/// The command that runs the binary with only the given AX_* variables set.
+fn axctl_command(env: &[(String, String)], args: &[&str]) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_axctl"));
     for name in ["AX_ENDPOINT", "AX_CA", "AX_CERT", "AX_KEY"] {
         command.env_remove(name);
     }
     command.envs(env.iter().map(|(k, v)| (k, v))).args(args);
-    command.output().await.expect("run axctl")
+    command
+}
+
+/// Runs the binary with only the given AX_* variables set.
+async fn axctl_raw(env: &[(String, String)], args: &[&str]) -> std::process::Output {
+    axctl_command(env, args).output().await.expect("run axctl")
+}
+
+/// Runs the binary with stdout and stderr into one file, as `axctl ... >log 2>&1` does; returns
+/// what the file holds.
+async fn axctl_one_stream(env: &[(String, String)], args: &[&str], file: &Path) -> String {
+    let out = std::fs::File::create(file).expect("create the output file");
+    let err = out.try_clone().expect("clone the output file");
+    let status = axctl_command(env, args).stdout(out).stderr(err).status().await.expect("run axctl");
+    assert!(status.success(), "{args:?}: {status:?}");
+    std::fs::read_to_string(file).expect("read the output file")
 }
 
 /// A finished axctl run.
@@ -438,4 +453,17 @@ async fn usage_errors_name_the_flag_and_value_and_exit_1() {
     let out = Output::from(axctl_raw(&[], &["task", "update", "x"]).await);
     assert_eq!(out.code, Some(1));
     assert!(out.stderr.starts_with("error: nothing to update"), "{}", out.stderr);
+}
+
+/// `axctl ... >log 2>&1`: the report's last line ends before the warnings repeated on stderr.
+#[tokio::test]
+async fn warnings_on_stderr_start_a_line_of_their_own() {
+    let fake = Harness::start("newline").await;
+    let file = fake.dir.join("one-stream.log");
+    let args = ["task", "create", "t2", "--app", "demo", "--handler", "h", "--every", "2s"];
+    let text = axctl_one_stream(&fake.env(), &args, &file).await;
+    assert!(text.ends_with("\nwarning: this is a test warning\nwarning: this is a test warning\n"), "{text}");
+    for line in text.lines() {
+        assert!(line.find("warning:").is_none_or(|at| at == 0), "a warning joined a line: {line:?}");
+    }
 }

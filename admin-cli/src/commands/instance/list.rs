@@ -9,7 +9,7 @@ use crate::{
     args::parse_status,
     client::RpcResultExt as _,
     commands::Context,
-    output::{self, InstanceView, OutputFormat, Table},
+    output::{self, InstanceView, OutputFormat},
 };
 
 /// Arguments of `instance list`.
@@ -54,21 +54,7 @@ pub async fn run(args: ListArgs, ctx: &Context) -> Result<()> {
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => {
-            let mut table =
-                Table::new(["ID", "TASK", "STATUS", "ATTEMPT", "SOURCE", "TRIGGER TIME", "WORKER", "MESSAGE"]);
-            for i in &view.instances {
-                table.row([
-                    i.id.to_string(),
-                    i.task_name.clone(),
-                    i.status.clone(),
-                    i.attempt.to_string(),
-                    i.source.clone(),
-                    output::or_dash(i.trigger_time.clone()),
-                    output::or_dash(Some(i.worker_id.as_str())),
-                    i.message.clone(),
-                ]);
-            }
-            output::print_page(&table, "instances", &view.next_page_token)
+            output::print_page(&output::instance_table(&view.instances), "instances", &view.next_page_token)
         }
     }
 }

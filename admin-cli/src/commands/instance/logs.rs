@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::{
     client::RpcResultExt as _,
     commands::Context,
-    output::{self, LogLineView, OutputFormat, Table},
+    output::{self, LogLineView, OutputFormat},
 };
 
 /// Arguments of `instance logs`.
@@ -35,15 +35,7 @@ pub async fn run(args: LogsArgs, ctx: &Context) -> Result<()> {
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => {
-            let mut table = Table::new(["TIME", "ATTEMPT", "LEVEL", "MESSAGE"]);
-            for line in &view.lines {
-                table.row([
-                    output::or_dash(line.time.clone()),
-                    line.attempt.to_string(),
-                    line.level.clone(),
-                    line.message.clone(),
-                ]);
-            }
+            let table = output::log_table(&view.lines);
             let mut text = if table.is_empty() { "no log lines\n".to_owned() } else { table.render() };
             if view.dropped > 0 {
                 text.push_str(&format!("({} lines dropped: the instance exceeded the server's limit)\n", view.dropped));

@@ -72,10 +72,7 @@ pub async fn run(args: PreviewArgs, ctx: &Context) -> Result<()> {
     let view = Preview { preview: PreviewView::from(&required(response.preview, "the preview")?) };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
-        OutputFormat::Table => {
-            output::echo_warnings_if_piped(&view.preview.warnings);
-            output::print_text(&output::preview_details(&view.preview))
-        }
+        OutputFormat::Table => output::print_report(&output::preview_details(&view.preview), &view.preview.warnings),
     }
 }
 

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::{
     client::RpcResultExt as _,
     commands::Context,
-    output::{self, OutputFormat, SchedulerView, Table},
+    output::{self, OutputFormat, SchedulerView},
 };
 
 /// JSON output of `scheduler list`.
@@ -23,26 +23,6 @@ pub async fn run(ctx: &Context) -> Result<()> {
     let view = SchedulerList { schedulers: response.schedulers.iter().map(SchedulerView::from).collect() };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
-        OutputFormat::Table => {
-            let mut table =
-                Table::new(["ID", "HOST", "ADDRESS", "VERSION", "ALIVE", "WORKERS", "STARTED", "HEARTBEAT"]);
-            for s in &view.schedulers {
-                table.row([
-                    s.scheduler_id.clone(),
-                    s.host.clone(),
-                    s.address.clone(),
-                    s.version.clone(),
-                    if s.alive { "yes" } else { "NO" }.to_owned(),
-                    if s.worker_ids.is_empty() {
-                        "0".to_owned()
-                    } else {
-                        format!("{} ({})", s.workers, s.worker_ids.join(","))
-                    },
-                    output::or_dash(s.start_time.clone()),
-                    output::or_dash(s.heartbeat_time.clone()),
-                ]);
-            }
-            output::print_page(&table, "schedulers", "")
-        }
+        OutputFormat::Table => output::print_page(&output::scheduler_table(&view.schedulers), "schedulers", ""),
     }
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::{
     client::{AdminClient, RpcResultExt as _},
     commands::{Context, required},
-    output::{self, OutputFormat, PreviewView, Table, TaskEventView, TaskView},
+    output::{self, OutputFormat, PreviewView, TaskEventView, TaskView},
 };
 
 /// Fire times shown under a task, as many as create and update show.
@@ -41,6 +41,7 @@ pub async fn run(args: GetArgs, ctx: &Context) -> Result<()> {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => {
             let mut text = output::task_details(&view.task);
+            let mut warnings = Vec::new();
             let schedule = task.spec.and_then(|s| s.schedule);
             // GetTask carries no preview; people reading a task want to see when it fires, so ask.
             // A failure here must not hide the task itself, so it becomes a note.
@@ -49,7 +50,7 @@ pub async fn run(args: GetArgs, ctx: &Context) -> Result<()> {
                     let preview = PreviewView::from(&preview);
                     text.push('\n');
                     text.push_str(&output::preview_details(&preview));
-                    output::echo_warnings_if_piped(&preview.warnings);
+                    warnings = preview.warnings;
                 }
                 Ok(None) => {}
                 Err(err) => eprintln!("note: cannot preview the schedule: {err:#}"),
@@ -58,18 +59,9 @@ pub async fn run(args: GetArgs, ctx: &Context) -> Result<()> {
             if view.events.is_empty() {
                 text.push_str("  none\n");
             } else {
-                let mut table = Table::new(["TIME", "KIND", "ACTOR", "MESSAGE"]);
-                for event in &view.events {
-                    table.row([
-                        output::or_dash(event.time.clone()),
-                        event.kind.clone(),
-                        output::or_dash(Some(event.actor.as_str())),
-                        event.message.clone(),
-                    ]);
-                }
-                text.push_str(&output::indent(&table.render()));
+                text.push_str(&output::indent(&output::task_event_table(&view.events).render()));
             }
-            output::print_text(&text)
+            output::print_report(&text, &warnings)
         }
     }
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::{
     client::RpcResultExt as _,
     commands::Context,
-    output::{self, OutputFormat, ScheduleView, Table, TaskView},
+    output::{self, OutputFormat, TaskView},
 };
 
 /// Arguments of `task list`.
@@ -47,19 +47,6 @@ pub async fn run(args: ListArgs, ctx: &Context) -> Result<()> {
     };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
-        OutputFormat::Table => {
-            let mut table = Table::new(["NAME", "APP", "HANDLER", "ENABLED", "SCHEDULE", "NEXT FIRE"]);
-            for task in &view.tasks {
-                table.row([
-                    task.name.clone(),
-                    task.app.clone(),
-                    task.handler.clone(),
-                    task.enabled.map_or_else(|| "-".to_owned(), |e| e.to_string()),
-                    task.schedule.as_ref().map_or_else(|| "-".to_owned(), ScheduleView::summary),
-                    output::or_dash(task.next_fire_time.clone()),
-                ]);
-            }
-            output::print_page(&table, "tasks", &view.next_page_token)
-        }
+        OutputFormat::Table => output::print_page(&output::task_table(&view.tasks), "tasks", &view.next_page_token),
     }
 }

@@ -80,12 +80,13 @@ fn print_task_and_preview(ctx: &Context, task: &Task, preview: Option<&ScheduleP
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => {
             let mut text = output::task_details(&view.task);
+            let mut warnings: &[String] = &[];
             if let Some(preview) = &view.preview {
                 text.push('\n');
                 text.push_str(&output::preview_details(preview));
-                output::echo_warnings_if_piped(&preview.warnings);
+                warnings = &preview.warnings;
             }
-            output::print_text(&text)
+            output::print_report(&text, warnings)
         }
     }
 }

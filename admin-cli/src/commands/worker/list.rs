@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::{
     client::RpcResultExt as _,
     commands::Context,
-    output::{self, OutputFormat, Table, WorkerView},
+    output::{self, OutputFormat, WorkerView},
 };
 
 /// Arguments of `worker list`.
@@ -32,32 +32,6 @@ pub async fn run(args: ListArgs, ctx: &Context) -> Result<()> {
     let view = WorkerList { workers: response.workers.iter().map(WorkerView::from).collect() };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
-        OutputFormat::Table => {
-            let mut table = Table::new([
-                "APP",
-                "WORKER",
-                "SESSION",
-                "SCHEDULER",
-                "CAPACITY",
-                "CREDITS",
-                "IN FLIGHT",
-                "HANDLERS",
-                "LAST SEEN",
-            ]);
-            for w in &view.workers {
-                table.row([
-                    w.app.clone(),
-                    w.worker_id.clone(),
-                    w.session_id.clone(),
-                    w.scheduler_id.clone(),
-                    w.capacity.to_string(),
-                    w.credits.to_string(),
-                    w.in_flight.to_string(),
-                    w.handlers.join(","),
-                    output::or_dash(w.last_seen_time.clone()),
-                ]);
-            }
-            output::print_page(&table, "workers connected", "")
-        }
+        OutputFormat::Table => output::print_page(&output::worker_table(&view.workers), "workers connected", ""),
     }
 }

@@ -1,0 +1,246 @@
+//! The cluster as axctl shows it: connected worker sessions, the axd processes sharing the
+//! database, and cluster-wide counts (every instance status listed, 0 when the server omitted it).
+
+use std::collections::BTreeMap;
+
+use ax_proto::v1::{GetClusterStatsResponse, InstanceStatus, SchedulerNode, WorkerSession};
+use serde::{Serialize, Serializer};
+
+use super::{
+    layout::{Fields, Table, indent},
+    scalars::{enum_name, or_dash, sorted},
+    time::time_text,
+};
+
+/// JSON view of a WorkerSession.
+#[derive(Debug, Serialize)]
+pub struct WorkerView {
+    pub session_id: String,
+    pub worker_id: String,
+    pub app: String,
+    pub handlers: Vec<String>,
+    pub capacity: u32,
+    pub credits: u32,
+    pub in_flight: u32,
+    pub labels: BTreeMap<String, String>,
+    pub scheduler_id: String,
+    pub client: String,
+    pub connect_time: Option<String>,
+    pub last_seen_time: Option<String>,
+}
+
+impl From<&WorkerSession> for WorkerView {
+    fn from(w: &WorkerSession) -> Self {
+        WorkerView {
+            session_id: w.session_id.clone(),
+            worker_id: w.worker_id.clone(),
+            app: w.app.clone(),
+            handlers: w.handlers.clone(),
+            capacity: w.capacity,
+            credits: w.credits,
+            in_flight: w.in_flight,
+            labels: sorted(&w.labels),
+            scheduler_id: w.scheduler_id.clone(),
+            client: w.client.clone(),
+            connect_time: time_text(w.connect_time.as_ref()),
+            last_seen_time: time_text(w.last_seen_time.as_ref()),
+        }
+    }
+}
+
+/// The table of `worker list`.
+pub fn worker_table(workers: &[WorkerView]) -> Table<9> {
+    let mut table = Table::new([
+        "APP",
+        "WORKER",
+        "SESSION",
+        "SCHEDULER",
+        "CAPACITY",
+        "CREDITS",
+        "IN FLIGHT",
+        "HANDLERS",
+        "LAST SEEN",
+    ]);
+    for w in workers {
+        table.row([
+            w.app.clone(),
+            w.worker_id.clone(),
+            w.session_id.clone(),
+            w.scheduler_id.clone(),
+            w.capacity.to_string(),
+            w.credits.to_string(),
+            w.in_flight.to_string(),
+            w.handlers.join(","),
+            or_dash(w.last_seen_time.clone()),
+        ]);
+    }
+    table
+}
+
+/// JSON view of a SchedulerNode.
+#[derive(Debug, Serialize)]
+pub struct SchedulerView {
+    pub scheduler_id: String,
+    pub host: String,
+    pub address: String,
+    pub version: String,
+    pub start_time: Option<String>,
+    pub heartbeat_time: Option<String>,
+    pub workers: u32,
+    pub worker_ids: Vec<String>,
+    pub alive: bool,
+}
+
+impl From<&SchedulerNode> for SchedulerView {
+    fn from(s: &SchedulerNode) -> Self {
+        SchedulerView {
+            scheduler_id: s.scheduler_id.clone(),
+            host: s.host.clone(),
+            address: s.address.clone(),
+            version: s.version.clone(),
+            start_time: time_text(s.start_time.as_ref()),
+            heartbeat_time: time_text(s.heartbeat_time.as_ref()),
+            workers: s.workers,
+            worker_ids: s.worker_ids.clone(),
+            alive: s.alive,
+        }
+    }
+}
+
+/// The table of `scheduler list`: a dead axd says NO in capitals, and each axd lists the workers
+/// whose streams it holds.
+pub fn scheduler_table(schedulers: &[SchedulerView]) -> Table<8> {
+    let mut table = Table::new(["ID", "HOST", "ADDRESS", "VERSION", "ALIVE", "WORKERS", "STARTED", "HEARTBEAT"]);
+    for s in schedulers {
+        table.row([
+            s.scheduler_id.clone(),
+            s.host.clone(),
+            s.address.clone(),
+            s.version.clone(),
+            if s.alive { "yes" } else { "NO" }.to_owned(),
+            if s.worker_ids.is_empty() {
+                "0".to_owned()
+            } else {
+                format!("{} ({})", s.workers, s.worker_ids.join(","))
+            },
+            or_dash(s.start_time.clone()),
+            or_dash(s.heartbeat_time.clone()),
+        ]);
+    }
+    table
+}
+
+/// Instance counts by status name, in status order, serialized as a JSON object. Every known status
+/// is present (0 when the server omitted it), so scripts can read any key without a default.
+#[derive(Debug, PartialEq)]
+pub struct StatusCounts(pub Vec<(String, u64)>);
+
+impl StatusCounts {
+    /// From the server's (status, count) pairs.
+    pub fn new(counts: impl IntoIterator<Item = (i32, u64)>) -> Self {
+        // Status values are numbered 1, 2, 3, ... after UNSPECIFIED, so this lists every known one.
+        let mut all: Vec<(i32, u64)> =
+            (1..).map_while(|n| InstanceStatus::try_from(n).ok()).map(|status| (status as i32, 0)).collect();
+        for (status, count) in counts {
+            match all.iter_mut().find(|(s, _)| *s == status) {
+                Some(slot) => slot.1 += count,
+                None => all.push((status, count)),
+            }
+        }
+        StatusCounts(all.into_iter().map(|(s, n)| (enum_name::<InstanceStatus>(s), n)).collect())
+    }
+}
+
+impl Serialize for StatusCounts {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(name, count)| (name, count)))
+    }
+}
+
+/// JSON view of the cluster stats.
+#[derive(Debug, Serialize)]
+pub struct StatsView {
+    pub tasks: u64,
+    pub enabled_tasks: u64,
+    pub instances: StatusCounts,
+    pub workers: u64,
+    pub schedulers: u64,
+}
+
+impl From<&GetClusterStatsResponse> for StatsView {
+    fn from(response: &GetClusterStatsResponse) -> Self {
+        StatsView {
+            tasks: response.tasks,
+            enabled_tasks: response.enabled_tasks,
+            instances: StatusCounts::new(response.instances.iter().map(|c| (c.status, c.count))),
+            workers: response.workers,
+            schedulers: response.schedulers,
+        }
+    }
+}
+
+/// The counts, with one indented line per instance status.
+pub fn stats_details(stats: &StatsView) -> String {
+    let mut fields = Fields::new();
+    fields
+        .add("tasks", format!("{} ({} enabled)", stats.tasks, stats.enabled_tasks))
+        .add("workers", stats.workers.to_string())
+        .add("schedulers", stats.schedulers.to_string());
+    let mut text = fields.render();
+    text.push_str("instances:\n");
+    let mut counts = Fields::new();
+    for (status, count) in &stats.instances.0 {
+        counts.add(status, count.to_string());
+    }
+    text.push_str(&indent(&counts.render()));
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use ax_proto::v1::StatusCount;
+
+    use super::*;
+
+    #[test]
+    fn status_counts_list_every_status_in_order() {
+        let counts = StatusCounts::new([(InstanceStatus::Running as i32, 2), (InstanceStatus::Pending as i32, 5)]);
+        assert_eq!(
+            serde_json::to_string(&counts).expect("json"),
+            r#"{"PENDING":5,"DISPATCHED":0,"RUNNING":2,"SUCCESS":0,"FAILED":0,"TIMEOUT":0,"CANCELED":0,"SKIPPED":0}"#
+        );
+        let unknown = StatusCounts::new([(42, 1)]);
+        assert_eq!(unknown.0.last(), Some(&("42".to_owned(), 1)));
+    }
+
+    #[test]
+    fn stats_read_as_aligned_counts() {
+        let response = GetClusterStatsResponse {
+            tasks: 3,
+            enabled_tasks: 2,
+            instances: vec![StatusCount { status: InstanceStatus::Pending as i32, count: 5 }],
+            workers: 1,
+            schedulers: 1,
+        };
+        let text = stats_details(&StatsView::from(&response));
+        assert!(text.starts_with("tasks:       3 (2 enabled)\nworkers:     1\nschedulers:  1\ninstances:\n"), "{text}");
+        assert!(text.contains("\n  PENDING:     5\n  DISPATCHED:  0\n"), "{text}");
+    }
+
+    #[test]
+    fn schedulers_show_liveness_and_their_workers() {
+        let node = SchedulerNode {
+            scheduler_id: "axd-1".into(),
+            alive: false,
+            workers: 2,
+            worker_ids: vec!["w1".into(), "w2".into()],
+            ..SchedulerNode::default()
+        };
+        let text = scheduler_table(&[SchedulerView::from(&node)]).render();
+        assert_eq!(
+            text,
+            "ID     HOST  ADDRESS  VERSION  ALIVE  WORKERS    STARTED  HEARTBEAT\n\
+             axd-1                          NO     2 (w1,w2)  -        -\n"
+        );
+    }
+}

@@ -1,0 +1,129 @@
+//! Schedule previews as axctl shows them: the next fires in UTC and on the schedule's wall clock,
+//! the server's estimate of fires per day, and its warnings (the typos that make a task fire far
+//! too often). Both numbers and warnings are the server's: axctl computes none of them.
+
+use ax_proto::v1::{Fire, SchedulePreview};
+use serde::Serialize;
+
+use super::{
+    layout::{Table, indent},
+    scalars::or_dash,
+    time::time_text,
+};
+
+/// JSON view of a SchedulePreview.
+#[derive(Debug, Serialize)]
+pub struct PreviewView {
+    pub fires: Vec<FireView>,
+    pub fires_per_day: f64,
+    pub warnings: Vec<String>,
+    pub description: String,
+}
+
+/// JSON view of a Fire. `local_time` is null for interval schedules, which have no wall clock.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct FireView {
+    pub time: Option<String>,
+    pub local_time: Option<String>,
+}
+
+impl From<&SchedulePreview> for PreviewView {
+    fn from(preview: &SchedulePreview) -> Self {
+        PreviewView {
+            fires: preview.fires.iter().map(FireView::from).collect(),
+            fires_per_day: preview.fires_per_day,
+            warnings: preview.warnings.clone(),
+            description: preview.description.clone(),
+        }
+    }
+}
+
+impl From<&Fire> for FireView {
+    fn from(fire: &Fire) -> Self {
+        FireView {
+            time: time_text(fire.time.as_ref()),
+            local_time: Some(fire.local_time.clone()).filter(|t| !t.is_empty()),
+        }
+    }
+}
+
+/// The fires (UTC and on the schedule's wall clock), fires per day and warnings.
+pub fn preview_details(preview: &PreviewView) -> String {
+    let mut text = String::new();
+    if preview.description.is_empty() {
+        text.push_str("next fires:\n");
+    } else {
+        text.push_str(&format!("next fires ({}):\n", preview.description));
+    }
+    if preview.fires.is_empty() {
+        text.push_str("  none\n");
+    } else {
+        let mut table = Table::new(["UTC", "LOCAL"]);
+        for fire in &preview.fires {
+            table.row([or_dash(fire.time.clone()), or_dash(fire.local_time.clone())]);
+        }
+        text.push_str(&indent(&table.render()));
+    }
+    text.push_str(&format!("fires per day: {}\n", round_rate(preview.fires_per_day)));
+    for warning in &preview.warnings {
+        text.push_str(&format!("warning: {warning}\n"));
+    }
+    text
+}
+
+/// A rate with at most two decimals and no trailing zeros (`1440`, `0.14`).
+fn round_rate(rate: f64) -> String {
+    let text = format!("{rate:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn ts(seconds: i64) -> Option<prost_types::Timestamp> {
+        Some(prost_types::Timestamp { seconds, nanos: 0 })
+    }
+
+    fn preview() -> SchedulePreview {
+        SchedulePreview {
+            fires: vec![
+                Fire { time: ts(1_772_953_200), local_time: "2026-03-08T03:00:00-04:00".into() },
+                Fire { time: ts(1_773_039_600), local_time: String::new() },
+            ],
+            fires_per_day: 1.0,
+            warnings: vec!["careful".into()],
+            description: "cron (unix dialect) in America/New_York".into(),
+        }
+    }
+
+    #[test]
+    fn previews_have_null_local_times_for_interval_schedules() {
+        assert_eq!(
+            serde_json::to_value(PreviewView::from(&preview())).expect("json"),
+            json!({
+                "fires": [
+                    {"time": "2026-03-08T07:00:00Z", "local_time": "2026-03-08T03:00:00-04:00"},
+                    {"time": "2026-03-09T07:00:00Z", "local_time": null}
+                ],
+                "fires_per_day": 1.0,
+                "warnings": ["careful"],
+                "description": "cron (unix dialect) in America/New_York"
+            })
+        );
+        let text = preview_details(&PreviewView::from(&preview()));
+        assert!(text.contains("2026-03-08T07:00:00Z  2026-03-08T03:00:00-04:00\n"), "{text}");
+        assert!(text.contains("2026-03-09T07:00:00Z  -\n"), "{text}");
+        assert!(text.contains("fires per day: 1\n"), "{text}");
+        assert!(text.ends_with("warning: careful\n"), "{text}");
+    }
+
+    #[test]
+    fn rates_are_short() {
+        assert_eq!(round_rate(1440.0), "1440");
+        assert_eq!(round_rate(1.0 / 7.0), "0.14");
+        assert_eq!(round_rate(0.5), "0.5");
+    }
+}

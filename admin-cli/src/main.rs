@@ -43,7 +43,8 @@ async fn main() -> ExitCode {
     match cli.command.run(&ctx).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {}", error_text(&ctx.connection.explain(err)));
+            // Server messages are part of the error: escaped like any server text for people.
+            eprintln!("error: {}", output::escape_controls(&error_text(&ctx.connection.explain(err))));
             ExitCode::FAILURE
         }
     }

@@ -79,6 +79,26 @@ fn preview() -> SchedulePreview {
     }
 }
 
+/// Server text that tries to take over a terminal: set the window title (OSC 0), move up and erase
+/// a line (CSI), start a C1 control sequence, return the carriage and add a line of its own.
+const HOSTILE: &str = "\x1b]0;pwned\x07\x1b[1A\x1b[2K\u{9b}31m\rfake\nwarning: injected";
+
+/// How HOSTILE reads in text output.
+const HOSTILE_ESCAPED: &str = r"\x1b]0;pwned\x07\x1b[1A\x1b[2K\u{9b}31m\rfake\nwarning: injected";
+
+fn hostile_instance(id: i64) -> Instance {
+    Instance {
+        id,
+        task_name: HOSTILE.into(),
+        idempotency_key: HOSTILE.into(),
+        worker_id: HOSTILE.into(),
+        message: HOSTILE.into(),
+        output: HOSTILE.into(),
+        status: InstanceStatus::Failed as i32,
+        ..Instance::default()
+    }
+}
+
 type Reply<T> = std::result::Result<Response<T>, Status>;
 
 #[tonic::async_trait]
@@ -112,7 +132,7 @@ impl AdminService for Fake {
         Err(Status::unimplemented("fake"))
     }
     async fn trigger_task(&self, _: Request<TriggerTaskRequest>) -> Reply<TriggerTaskResponse> {
-        Err(Status::unimplemented("fake"))
+        Ok(Response::new(TriggerTaskResponse { instance: Some(hostile_instance(9)), created: false }))
     }
     async fn preview_schedule(&self, request: Request<PreviewScheduleRequest>) -> Reply<PreviewScheduleResponse> {
         match request.into_inner().schedule.and_then(|s| s.kind) {
@@ -123,7 +143,10 @@ impl AdminService for Fake {
         }
     }
     async fn list_instances(&self, _: Request<ListInstancesRequest>) -> Reply<ListInstancesResponse> {
-        Err(Status::unimplemented("fake"))
+        Ok(Response::new(ListInstancesResponse {
+            instances: vec![hostile_instance(9)],
+            next_page_token: String::new(),
+        }))
     }
     async fn get_instance(&self, request: Request<GetInstanceRequest>) -> Reply<GetInstanceResponse> {
         let event = |seconds, nanos, from: InstanceStatus, to: InstanceStatus| InstanceEvent {
@@ -155,10 +178,17 @@ impl AdminService for Fake {
         Err(Status::failed_precondition("instance 9 is already SUCCESS"))
     }
     async fn retry_instance(&self, _: Request<RetryInstanceRequest>) -> Reply<RetryInstanceResponse> {
-        Err(Status::unimplemented("fake"))
+        Err(Status::failed_precondition(HOSTILE))
     }
     async fn get_instance_logs(&self, _: Request<GetInstanceLogsRequest>) -> Reply<GetInstanceLogsResponse> {
-        Err(Status::unimplemented("fake"))
+        let line = LogLine {
+            seq: 1,
+            attempt: 1,
+            level: LogLevel::Error as i32,
+            time: ts(1_767_261_600, 0),
+            message: HOSTILE.into(),
+        };
+        Ok(Response::new(GetInstanceLogsResponse { lines: vec![line], dropped: 0 }))
     }
     async fn list_workers(&self, _: Request<ListWorkersRequest>) -> Reply<ListWorkersResponse> {
         Err(Status::unimplemented("fake"))
@@ -453,6 +483,33 @@ async fn usage_errors_name_the_flag_and_value_and_exit_1() {
     let out = Output::from(axctl_raw(&[], &["task", "update", "x"]).await);
     assert_eq!(out.code, Some(1));
     assert!(out.stderr.starts_with("error: nothing to update"), "{}", out.stderr);
+}
+
+/// The control characters (other than the line breaks axctl lays out) in a text.
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars().filter(|c| c.is_control() && *c != '\n').collect()
+}
+
+#[tokio::test]
+async fn server_text_cannot_drive_the_terminal_but_json_keeps_it_exact() {
+    let fake = Harness::start("hostile").await;
+    for args in [&["instance", "logs", "9"][..], &["instance", "list"], &["task", "trigger", "nightly"]] {
+        let out = fake.axctl(args).await;
+        assert_eq!(out.code, Some(0), "{args:?}: {}", out.stderr);
+        assert_eq!(raw_controls(&out.stdout), [], "{args:?}: raw control characters on stdout:\n{}", out.stdout);
+        assert!(out.stdout.contains(HOSTILE_ESCAPED), "{args:?}: the text is shown escaped:\n{}", out.stdout);
+        assert!(!out.stdout.lines().any(|l| l.starts_with("warning: injected")), "{args:?}:\n{}", out.stdout);
+    }
+    // Errors carry the server's message to stderr.
+    let out = fake.axctl(&["instance", "retry", "9"]).await;
+    assert_eq!(out.code, Some(1));
+    assert_eq!(raw_controls(&out.stderr), [], "raw control characters on stderr:\n{}", out.stderr);
+    assert_eq!(out.stderr, format!("error: FailedPrecondition: {HOSTILE_ESCAPED}\n"));
+
+    let logs = fake.axctl(&["instance", "logs", "9", "-o", "json"]).await.json();
+    assert_eq!(logs["lines"][0]["message"], HOSTILE, "JSON is exact");
+    let listed = fake.axctl(&["instance", "list", "-o", "json"]).await.json();
+    assert_eq!(listed["instances"][0]["message"], HOSTILE);
 }
 
 /// `axctl ... >log 2>&1`: the report's last line ends before the warnings repeated on stderr.

@@ -128,14 +128,15 @@ pub fn instance_table(instances: &[InstanceView]) -> Table<8> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn ts(seconds: i64, nanos: i32) -> Option<prost_types::Timestamp> {
         Some(prost_types::Timestamp { seconds, nanos })
     }
 
-    fn finished_instance() -> Instance {
+    /// An instance with every field set; shared with the terminal safety tests.
+    pub(in crate::output) fn finished_instance() -> Instance {
         Instance {
             id: 42,
             task_id: 7,

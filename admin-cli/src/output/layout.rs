@@ -1,8 +1,11 @@
 //! Text layout for people: tables and aligned `name: value` fields, both laid out by comfy-table
 //! without borders (left-aligned columns two spaces apart, no trailing spaces, every line ending
-//! in a newline).
+//! in a newline). Every cell is escaped on the way in (see `terminal`), so server text can neither
+//! break a column nor reach the terminal as a control sequence.
 
 use comfy_table::{ContentArrangement, presets};
+
+use super::terminal::escape_controls;
 
 /// Rows under a header of `N` columns. Widths are display widths (a CJK character counts two).
 #[derive(Debug)]
@@ -16,9 +19,9 @@ impl<const N: usize> Table<N> {
         Table { header: header.map(str::to_owned), rows: Vec::new() }
     }
 
-    /// Appends a row. Newlines in a cell (messages) become spaces: they would break the columns.
+    /// Appends a row; its cells are escaped.
     pub fn row(&mut self, cells: [String; N]) -> &mut Self {
-        self.rows.push(cells.map(|cell| cell.replace(['\n', '\r'], " ")));
+        self.rows.push(cells.map(|cell| escape_controls(&cell).into_owned()));
         self
     }
 
@@ -49,9 +52,9 @@ impl Fields {
         Self::default()
     }
 
-    /// Appends a field.
+    /// Appends a field; the value is escaped.
     pub fn add(&mut self, name: &str, value: impl Into<String>) -> &mut Self {
-        self.rows.push([format!("{name}:"), value.into()]);
+        self.rows.push([format!("{name}:"), escape_controls(&value.into()).into_owned()]);
         self
     }
 
@@ -172,6 +175,6 @@ mod tests {
     fn newlines_in_a_cell_cannot_break_the_row() {
         let mut table = Table::new(["A", "B"]);
         table.row(["x\ny".into(), "z".into()]);
-        assert_eq!(table.render(), "A    B\nx y  z\n");
+        assert_eq!(table.render(), "A     B\nx\\ny  z\n");
     }
 }

@@ -4,10 +4,10 @@
 //! JSON rules: snake_case keys in proto field order; enums are their proto value names without the
 //! type prefix (`PENDING`, `FIRE_ONCE`); timestamps are RFC 3339 UTC strings and durations use the
 //! `--every` syntax (`1h30m`), both null when unset; params and output are embedded as JSON when
-//! they parse and as strings otherwise.
+//! they parse and as strings otherwise. JSON is exact: text from the server is only JSON-escaped.
 //!
-//! Text rules: columns laid out by comfy-table without borders, values `-` when unset, every report
-//! ending in a newline.
+//! Text rules: columns laid out by comfy-table without borders, values `-` when unset, every
+//! control character in server text escaped visibly (`\x1b`), every report ending in a newline.
 //! A command builds its view (`TaskView`, ...), then prints it with `print_json` or with one of the
 //! renderers here and `print_text`:
 //!
@@ -27,6 +27,9 @@ mod print;
 mod scalars;
 mod task_spec;
 mod tasks;
+mod terminal;
+#[cfg(test)]
+mod terminal_safety_tests;
 mod time;
 mod trail;
 
@@ -38,6 +41,7 @@ pub use layout::indent;
 pub use preview::{PreviewView, preview_details};
 pub use print::{print_json, print_page, print_report, print_text};
 pub use tasks::{TaskEventView, TaskView, task_details, task_event_table, task_table};
+pub use terminal::escape_controls;
 pub use trail::{InstanceEventView, LogLineView, event_trail, instance_event_views, log_table};
 
 /// What `-o/--output` selects.

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::{
     layout::{Table, indent},
     scalars::or_dash,
+    terminal::escape_controls,
     time::time_text,
 };
 
@@ -53,7 +54,7 @@ pub fn preview_details(preview: &PreviewView) -> String {
     if preview.description.is_empty() {
         text.push_str("next fires:\n");
     } else {
-        text.push_str(&format!("next fires ({}):\n", preview.description));
+        text.push_str(&format!("next fires ({}):\n", escape_controls(&preview.description)));
     }
     if preview.fires.is_empty() {
         text.push_str("  none\n");
@@ -66,7 +67,7 @@ pub fn preview_details(preview: &PreviewView) -> String {
     }
     text.push_str(&format!("fires per day: {}\n", round_rate(preview.fires_per_day)));
     for warning in &preview.warnings {
-        text.push_str(&format!("warning: {warning}\n"));
+        text.push_str(&format!("warning: {}\n", escape_controls(warning)));
     }
     text
 }

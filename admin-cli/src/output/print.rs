@@ -1,5 +1,5 @@
-//! Writing to stdout: a report for people (always ending in a newline) or exactly one JSON
-//! document. Warnings that belong to a
+//! Writing to stdout: a report for people (control characters escaped, always ending in a
+//! newline) or exactly one JSON document (exact, serde's escaping only). Warnings that belong to a
 //! report are repeated on stderr, after it, when stdout is not a terminal. A closed pipe is an error
 //! like any other rather than a panic (which `println!` would be).
 
@@ -8,12 +8,14 @@ use std::io::{IsTerminal as _, Write};
 use anyhow::{Context as _, Result};
 use serde::Serialize;
 
-use super::layout::Table;
+use super::{layout::Table, terminal::escape_controls_but_newlines};
 
 /// Writes a report for people; a final newline is added if missing, so nothing written after it
 /// (a warning on stderr into the same pipe, the shell's prompt) joins its last line.
 pub fn print_text(text: &str) -> Result<()> {
-    write_stdout(text)
+    // The renderers escape server text field by field; this catches anything that reached a report
+    // another way. Only the report's own line breaks stay.
+    write_stdout(&escape_controls_but_newlines(text))
 }
 
 /// [`print_text`], then the warnings on stderr if stdout is not a terminal (piped into a file or
@@ -25,13 +27,13 @@ pub fn print_report(text: &str, warnings: &[String]) -> Result<()> {
         let mut err = std::io::stderr().lock();
         for warning in warnings {
             // stderr is for people too; a failure to write it has nowhere to be reported.
-            let _ = writeln!(err, "warning: {warning}");
+            let _ = writeln!(err, "warning: {}", super::terminal::escape_controls(warning));
         }
     }
     Ok(())
 }
 
-/// Writes one pretty-printed JSON document to stdout.
+/// Writes one pretty-printed JSON document to stdout, exactly as serde_json encodes it.
 pub fn print_json(value: &impl Serialize) -> Result<()> {
     let text = serde_json::to_string_pretty(value).context("cannot encode the JSON output")?;
     write_stdout(&text)
@@ -65,7 +67,7 @@ mod tests {
 
     fn written(text: &str) -> String {
         let mut out = Vec::new();
-        write_ending_in_newline(&mut out, text).expect("write");
+        write_ending_in_newline(&mut out, &escape_controls_but_newlines(text)).expect("write");
         String::from_utf8(out).expect("utf-8")
     }
 
@@ -76,5 +78,10 @@ mod tests {
             "deleted task nightly (0 pending instances canceled)\n"
         );
         assert_eq!(written("a\nb\n"), "a\nb\n");
+    }
+
+    #[test]
+    fn a_report_keeps_its_lines_but_no_other_control_character() {
+        assert_eq!(written("title\x1b]0;x\x07\nnext\r\n"), "title\\x1b]0;x\\x07\nnext\\r\n");
     }
 }

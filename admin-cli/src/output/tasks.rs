@@ -153,7 +153,7 @@ pub fn task_event_table(events: &[TaskEventView]) -> Table<4> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::collections::HashMap;
 
     use ax_proto::v1::{
@@ -171,7 +171,8 @@ mod tests {
         Some(prost_types::Duration { seconds, nanos: 0 })
     }
 
-    fn cron_task() -> Task {
+    /// A task with every field set; shared with the terminal safety tests.
+    pub(in crate::output) fn cron_task() -> Task {
         Task {
             id: 7,
             spec: Some(TaskSpec {

@@ -53,7 +53,9 @@ pub async fn run(args: GetArgs, ctx: &Context) -> Result<()> {
                     warnings = preview.warnings;
                 }
                 Ok(None) => {}
-                Err(err) => eprintln!("note: cannot preview the schedule: {err:#}"),
+                Err(err) => {
+                    eprintln!("note: cannot preview the schedule: {}", output::escape_controls(&format!("{err:#}")))
+                }
             }
             text.push_str("\nrecent events:\n");
             if view.events.is_empty() {

@@ -51,7 +51,8 @@ pub async fn run(args: TriggerArgs, ctx: &Context) -> Result<()> {
             } else {
                 format!(
                     "the idempotency key {} was used before: existing instance {}, nothing new was created",
-                    view.instance.idempotency_key, view.instance.id
+                    output::escape_controls(&view.instance.idempotency_key),
+                    view.instance.id
                 )
             };
             output::print_text(&format!("{headline}\n\n{}", output::instance_details(&view.instance)))

@@ -1,0 +1,125 @@
+//! Every renderer that shows server text, fed values that try to take over the terminal: set its
+//! title (OSC 0), move the cursor up and erase a line (CSI), start a C1 control sequence, return
+//! the carriage or add a line of their own. None of it may reach the output raw. A new renderer of
+//! server text belongs in `render_all`.
+
+use std::collections::HashMap;
+
+use ax_proto::v1::{
+    Fire, GetClusterStatsResponse, InstanceEvent, InstanceStatus, LogLine, SchedulePreview, SchedulerNode, TaskEvent,
+    WorkerSession, schedule,
+};
+
+use super::{
+    cluster::{SchedulerView, StatsView, WorkerView, scheduler_table, stats_details, worker_table},
+    instances::{InstanceView, instance_details, instance_table, tests::finished_instance},
+    preview::{PreviewView, preview_details},
+    tasks::{TaskEventView, TaskView, task_details, task_event_table, task_table, tests::cron_task},
+    trail::{LogLineView, event_trail, log_table},
+};
+
+/// OSC 0 (window title), CSI cursor up and erase line, a C1 CSI, CR, LF, TAB, DEL and NUL.
+const HOSTILE: &str = "\x1b]0;pwned\x07\x1b[1A\x1b[2K\u{9b}31m\rfake\nwarning: injected\t\x7f\0";
+
+/// What each renderer prints when every text the server sends is `text`.
+fn render_all(text: &str) -> Vec<(&'static str, String)> {
+    let s = || text.to_owned();
+    let mut task = cron_task();
+    let spec = task.spec.as_mut().expect("spec");
+    (spec.name, spec.app, spec.handler, spec.description, spec.params) = (s(), s(), s(), s(), s());
+    spec.labels = HashMap::from([(s(), s())]);
+    if let Some(schedule::Kind::Cron(cron)) = spec.schedule.as_mut().and_then(|x| x.kind.as_mut()) {
+        (cron.expression, cron.time_zone) = (s(), s());
+    }
+    let task = TaskView::from(&task);
+    let event = TaskEventView::from(&TaskEvent { time: None, kind: s(), actor: s(), message: s() });
+
+    let preview = PreviewView::from(&SchedulePreview {
+        fires: vec![Fire { time: None, local_time: s() }],
+        fires_per_day: 1.0,
+        warnings: vec![s()],
+        description: s(),
+    });
+
+    let mut instance = finished_instance();
+    (instance.task_name, instance.app, instance.handler, instance.params, instance.idempotency_key) =
+        (s(), s(), s(), s(), s());
+    (instance.worker_id, instance.session_id, instance.scheduler_id) = (s(), s(), s());
+    (instance.message, instance.output, instance.progress_message) = (s(), s(), s());
+    let instance = InstanceView::from(&instance);
+    let trail = [InstanceEvent {
+        time: None,
+        from_status: InstanceStatus::Pending as i32,
+        to_status: InstanceStatus::Failed as i32,
+        attempt: 1,
+        scheduler_id: s(),
+        worker_id: s(),
+        reason: s(),
+    }];
+    let log = LogLineView::from(&LogLine { seq: 1, attempt: 1, level: 3, time: None, message: s() });
+
+    let worker = WorkerView::from(&WorkerSession {
+        session_id: s(),
+        worker_id: s(),
+        app: s(),
+        handlers: vec![s(), s()],
+        labels: HashMap::from([(s(), s())]),
+        scheduler_id: s(),
+        client: s(),
+        ..WorkerSession::default()
+    });
+    let scheduler = SchedulerView::from(&SchedulerNode {
+        scheduler_id: s(),
+        host: s(),
+        address: s(),
+        version: s(),
+        workers: 1,
+        worker_ids: vec![s()],
+        ..SchedulerNode::default()
+    });
+    // Statuses are numbers; a number this axctl does not know is shown as it is.
+    let stats = StatsView::from(&GetClusterStatsResponse::default());
+
+    vec![
+        ("task_details", task_details(&task)),
+        ("task_table", task_table(std::slice::from_ref(&task)).render()),
+        ("task_event_table", task_event_table(&[event]).render()),
+        ("preview_details", preview_details(&preview)),
+        ("instance_details", instance_details(&instance)),
+        ("instance_table", instance_table(std::slice::from_ref(&instance)).render()),
+        ("event_trail", event_trail(&trail).render()),
+        ("log_table", log_table(&[log]).render()),
+        ("worker_table", worker_table(&[worker]).render()),
+        ("scheduler_table", scheduler_table(&[scheduler]).render()),
+        ("stats_details", stats_details(&stats)),
+    ]
+}
+
+#[test]
+fn no_renderer_lets_a_control_character_reach_the_terminal() {
+    for ((name, hostile), (_, benign)) in render_all(HOSTILE).into_iter().zip(render_all("benign")) {
+        let raw: Vec<char> = hostile.chars().filter(|c| c.is_control() && *c != '\n').collect();
+        assert!(raw.is_empty(), "{name}: raw control characters {raw:?} reached the output:\n{hostile}");
+        assert_eq!(hostile.lines().count(), benign.lines().count(), "{name}: a value added a line:\n{hostile}");
+        assert!(!hostile.lines().any(|line| line.starts_with("warning: injected")), "{name}: {hostile}");
+    }
+}
+
+#[test]
+fn server_text_is_shown_escaped_not_dropped() {
+    let escaped = r"\x1b]0;pwned\x07\x1b[1A\x1b[2K\u{9b}31m\rfake\nwarning: injected\t\x7f\x00";
+    for (name, text) in render_all(HOSTILE) {
+        if name != "stats_details" {
+            assert!(text.contains(escaped), "{name}: the value is shown with visible escapes:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn json_views_keep_server_text_exact() {
+    let mut task = cron_task();
+    task.spec.as_mut().expect("spec").description = HOSTILE.to_owned();
+    let json = serde_json::to_string(&TaskView::from(&task)).expect("json");
+    let back: serde_json::Value = serde_json::from_str(&json).expect("parse");
+    assert_eq!(back["description"], HOSTILE);
+}

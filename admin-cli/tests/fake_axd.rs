@@ -524,3 +524,13 @@ async fn warnings_on_stderr_start_a_line_of_their_own() {
         assert!(line.find("warning:").is_none_or(|at| at == 0), "a warning joined a line: {line:?}");
     }
 }
+
+#[tokio::test]
+async fn previews_show_the_wall_clock_with_the_zone_abbreviation_and_offset() {
+    let fake = Harness::start("preview").await;
+    let out = fake.axctl(&["schedule", "preview", "--cron", "0 2 * * *", "--tz", "Europe/London"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("  2026-01-01T02:00:00Z  2026-01-01 02:00:00 GMT (+00:00)\n"), "{}", out.stdout);
+    let json = fake.axctl(&["schedule", "preview", "--cron", "0 2 * * *", "--tz", "Europe/London", "-o", "json"]).await;
+    assert_eq!(json.json()["preview"]["fires"][0]["local_time"], "2026-01-01T02:00:00+00:00", "JSON is as sent");
+}

@@ -9,7 +9,7 @@ use super::{
     layout::{Table, indent},
     scalars::or_dash,
     terminal::escape_controls,
-    time::time_text,
+    time::{time_text, wall_clock_text},
 };
 
 /// JSON view of a SchedulePreview.
@@ -48,8 +48,9 @@ impl From<&Fire> for FireView {
     }
 }
 
-/// The fires (UTC and on the schedule's wall clock), fires per day and warnings.
-pub fn preview_details(preview: &PreviewView) -> String {
+/// The fires (UTC, and on the wall clock of `zone`, the schedule's IANA zone, empty for UTC),
+/// fires per day and warnings.
+pub fn preview_details(preview: &PreviewView, zone: &str) -> String {
     let mut text = String::new();
     if preview.description.is_empty() {
         text.push_str("next fires:\n");
@@ -61,7 +62,8 @@ pub fn preview_details(preview: &PreviewView) -> String {
     } else {
         let mut table = Table::new(["UTC", "LOCAL"]);
         for fire in &preview.fires {
-            table.row([or_dash(fire.time.clone()), or_dash(fire.local_time.clone())]);
+            let local = fire.local_time.as_deref().map(|local| wall_clock_text(local, zone));
+            table.row([or_dash(fire.time.clone()), or_dash(local)]);
         }
         text.push_str(&indent(&table.render()));
     }
@@ -114,11 +116,25 @@ mod tests {
                 "description": "cron (unix dialect) in America/New_York"
             })
         );
-        let text = preview_details(&PreviewView::from(&preview()));
-        assert!(text.contains("2026-03-08T07:00:00Z  2026-03-08T03:00:00-04:00\n"), "{text}");
+        let text = preview_details(&PreviewView::from(&preview()), "America/New_York");
+        assert!(text.contains("2026-03-08T07:00:00Z  2026-03-08 03:00:00 EDT (-04:00)\n"), "{text}");
         assert!(text.contains("2026-03-09T07:00:00Z  -\n"), "{text}");
         assert!(text.contains("fires per day: 1\n"), "{text}");
         assert!(text.ends_with("warning: careful\n"), "{text}");
+    }
+
+    #[test]
+    fn the_local_column_names_the_zone_instead_of_z() {
+        let london = SchedulePreview {
+            fires: vec![Fire { time: ts(1_796_115_600), local_time: "2026-12-01T09:00:00Z".into() }],
+            ..SchedulePreview::default()
+        };
+        let text = preview_details(&PreviewView::from(&london), "Europe/London");
+        assert_eq!(
+            text,
+            "next fires:\n  UTC                   LOCAL\n  2026-12-01T09:00:00Z  2026-12-01 09:00:00 GMT (+00:00)\n\
+             fires per day: 0\n"
+        );
     }
 
     #[test]

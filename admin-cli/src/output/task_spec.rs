@@ -49,6 +49,15 @@ impl ScheduleView {
         })
     }
 
+    /// The IANA zone whose wall clock a cron schedule follows (empty: UTC); empty for the other
+    /// kinds, which have no wall clock.
+    pub fn time_zone(&self) -> &str {
+        match self {
+            ScheduleView::Cron { time_zone, .. } => time_zone,
+            _ => "",
+        }
+    }
+
     /// One line for people, e.g. "cron `0 2 * * *` in Europe/London (UNIX)".
     pub fn summary(&self) -> String {
         match self {

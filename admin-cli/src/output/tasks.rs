@@ -68,6 +68,13 @@ impl From<&Task> for TaskView {
     }
 }
 
+impl TaskView {
+    /// The IANA zone of the task's cron schedule (empty: UTC, or no wall clock).
+    pub fn time_zone(&self) -> &str {
+        self.schedule.as_ref().map_or("", ScheduleView::time_zone)
+    }
+}
+
 /// The fields of a task, one per line.
 pub fn task_details(task: &TaskView) -> String {
     let labels: Vec<String> = task.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -263,6 +270,7 @@ pub(super) mod tests {
         assert_eq!(empty.schedule, None);
         assert_eq!(empty.retry_policy, None);
         assert_eq!(empty.misfire_policy, "UNSPECIFIED");
+        assert_eq!(empty.time_zone(), "");
     }
 
     #[test]

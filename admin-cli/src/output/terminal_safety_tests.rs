@@ -84,7 +84,7 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
         ("task_details", task_details(&task)),
         ("task_table", task_table(std::slice::from_ref(&task)).render()),
         ("task_event_table", task_event_table(&[event]).render()),
-        ("preview_details", preview_details(&preview)),
+        ("preview_details", preview_details(&preview, text)),
         ("instance_details", instance_details(&instance)),
         ("instance_table", instance_table(std::slice::from_ref(&instance)).render()),
         ("event_trail", event_trail(&trail).render()),

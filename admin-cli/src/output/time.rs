@@ -1,8 +1,9 @@
 //! Times and durations as axctl shows them: instants as RFC 3339 UTC (`2026-01-01T10:00:00Z`),
-//! durations in the syntax of the flags (`1h30m`, millisecond precision), and gaps between events
-//! as signed seconds (`+1.204s`).
+//! wall-clock times with their zone's abbreviation and offset, durations in the syntax of the
+//! flags (`1h30m`, millisecond precision), and gaps between events as signed seconds (`+1.204s`).
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Offset as _, SecondsFormat, Utc};
+use chrono_tz::{OffsetName as _, Tz};
 
 /// A protobuf timestamp as a UTC time; None when unset or out of chrono's range.
 pub fn utc(timestamp: Option<&prost_types::Timestamp>) -> Option<DateTime<Utc>> {
@@ -13,6 +14,30 @@ pub fn utc(timestamp: Option<&prost_types::Timestamp>) -> Option<DateTime<Utc>> 
 /// RFC 3339 in UTC with as many fractional digits as needed (`2026-01-01T10:00:00Z`).
 pub fn time_text(timestamp: Option<&prost_types::Timestamp>) -> Option<String> {
     utc(timestamp).map(|t| t.to_rfc3339_opts(SecondsFormat::AutoSi, true))
+}
+
+/// A wall-clock time the server sent (RFC 3339 with the zone's offset at that instant) for people:
+/// `2026-12-01 09:00:00 GMT (+00:00)`. The abbreviation comes from `zone` (IANA name, empty for
+/// UTC) when this axctl knows the zone and agrees on its offset; otherwise only the offset is
+/// shown, and text that is not RFC 3339 is shown as it came.
+pub fn wall_clock_text(local_time: &str, zone: &str) -> String {
+    let Ok(local) = DateTime::parse_from_rfc3339(local_time) else {
+        return local_time.to_owned();
+    };
+    let zone = if zone.is_empty() { "UTC" } else { zone };
+    let abbreviation = zone
+        .parse::<Tz>()
+        .ok()
+        .map(|tz| local.with_timezone(&tz))
+        // An older or newer time zone database than the server's: trust the server's offset.
+        .filter(|zoned| zoned.offset().fix() == *local.offset())
+        .and_then(|zoned| zoned.offset().abbreviation().map(str::to_owned));
+    let clock = local.format("%Y-%m-%d %H:%M:%S%.f");
+    let offset = local.format("%:z");
+    match abbreviation {
+        Some(abbreviation) => format!("{clock} {abbreviation} ({offset})"),
+        None => format!("{clock} ({offset})"),
+    }
 }
 
 /// Milliseconds of a protobuf duration, truncated toward zero (the duration syntax stops at ms).
@@ -100,5 +125,26 @@ mod tests {
         assert_eq!(time_text(ts(1_767_261_600, 0).as_ref()).as_deref(), Some("2026-01-01T10:00:00Z"));
         assert_eq!(time_text(ts(1_767_261_600, 250_000_000).as_ref()).as_deref(), Some("2026-01-01T10:00:00.250Z"));
         assert_eq!(time_text(None), None);
+    }
+
+    #[test]
+    fn wall_clock_times_show_the_zone_abbreviation_and_offset() {
+        // The server writes a zero offset as `Z`; people should see which zone's clock it is.
+        assert_eq!(wall_clock_text("2026-12-01T09:00:00Z", "Europe/London"), "2026-12-01 09:00:00 GMT (+00:00)");
+        assert_eq!(wall_clock_text("2026-07-01T10:00:00+01:00", "Europe/London"), "2026-07-01 10:00:00 BST (+01:00)");
+        assert_eq!(
+            wall_clock_text("2026-03-08T03:00:00-04:00", "America/New_York"),
+            "2026-03-08 03:00:00 EDT (-04:00)"
+        );
+        assert_eq!(wall_clock_text("2026-01-01T02:00:00Z", ""), "2026-01-01 02:00:00 UTC (+00:00)");
+        assert_eq!(wall_clock_text("2026-01-01T02:00:00.250Z", "UTC"), "2026-01-01 02:00:00.250 UTC (+00:00)");
+    }
+
+    #[test]
+    fn wall_clock_times_without_a_known_zone_keep_the_servers_offset() {
+        assert_eq!(wall_clock_text("2026-12-01T09:00:00+05:30", "Mars/Olympus"), "2026-12-01 09:00:00 (+05:30)");
+        // The offset disagrees with this axctl's zone data: the server's offset wins, unnamed.
+        assert_eq!(wall_clock_text("2026-12-01T09:00:00+01:00", "Europe/London"), "2026-12-01 09:00:00 (+01:00)");
+        assert_eq!(wall_clock_text("not a time", "UTC"), "not a time");
     }
 }

@@ -72,7 +72,10 @@ pub async fn run(args: PreviewArgs, ctx: &Context) -> Result<()> {
     let view = Preview { preview: PreviewView::from(&required(response.preview, "the preview")?) };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
-        OutputFormat::Table => output::print_report(&output::preview_details(&view.preview), &view.preview.warnings),
+        OutputFormat::Table => {
+            let zone = args.tz.as_deref().unwrap_or_default();
+            output::print_report(&output::preview_details(&view.preview, zone), &view.preview.warnings)
+        }
     }
 }
 

@@ -49,7 +49,7 @@ pub async fn run(args: GetArgs, ctx: &Context) -> Result<()> {
                 Ok(Some(preview)) => {
                     let preview = PreviewView::from(&preview);
                     text.push('\n');
-                    text.push_str(&output::preview_details(&preview));
+                    text.push_str(&output::preview_details(&preview, view.task.time_zone()));
                     warnings = preview.warnings;
                 }
                 Ok(None) => {}

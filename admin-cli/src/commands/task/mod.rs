@@ -83,7 +83,7 @@ fn print_task_and_preview(ctx: &Context, task: &Task, preview: Option<&ScheduleP
             let mut warnings: &[String] = &[];
             if let Some(preview) = &view.preview {
                 text.push('\n');
-                text.push_str(&output::preview_details(preview));
+                text.push_str(&output::preview_details(preview, view.task.time_zone()));
                 warnings = &preview.warnings;
             }
             output::print_report(&text, warnings)

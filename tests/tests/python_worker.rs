@@ -1,6 +1,11 @@
 //! The polyglot proof: the plain-Python worker of examples/python-worker, speaking the protocol
 //! through stubs that grpcio-tools generates from proto/ax/v1, runs tasks on a real axd (SQLite).
 //!
+//! Besides the happy path, the worker's side of liveness and leases: it leaves an axd that went
+//! silent for another endpoint and keeps its attempt, stops its handlers before their lease runs out
+//! when it is cut off from every axd (and reports them late once it is back), and rejects an
+//! assignment it reads after the fence margin before its accept-by time.
+//!
 //! Needs python3 with the packages of examples/python-worker/requirements.txt. Without them the test
 //! fails and says how to install them; outside CI, `AX_SKIP_PYTHON_TESTS=1` turns that into a skip.
 //! `PYTHON` names another interpreter than `python3`.
@@ -13,6 +18,7 @@ use std::{
 };
 
 use ax_proto::v1::{self as pb, InstanceStatus as S};
+use ax_scheduler::config::HumanDuration;
 use ax_tests::{
     Db, TestDb,
     axd::Axd,
@@ -20,6 +26,8 @@ use ax_tests::{
         create, event_time, get, instance_of, manual, once_after, retries, spec, steps, trigger_with, utc, wait_status,
     },
     eventually,
+    procs::{Execution, executions},
+    proxy::Proxy,
 };
 
 const LONG: Duration = Duration::from_secs(30);
@@ -88,40 +96,78 @@ impl Drop for TempDir {
 struct PythonWorker {
     child: Child,
     log: PathBuf,
+    /// Its `--exec-log`: one JSON line when a handler starts and one when it returns, written by
+    /// the worker itself (read with `ax_tests::procs::executions`).
+    exec_log: PathBuf,
 }
 
 impl PythonWorker {
-    fn start(endpoint: &str, worker_id: &str, stubs: &Path, log: PathBuf) -> PythonWorker {
+    /// Starts worker.py for the app `py` with `--endpoint` for each of `endpoints` (host:port), its
+    /// log and execution log in `dir`.
+    fn start(endpoints: &[String], worker_id: &str, stubs: &Path, dir: &Path) -> PythonWorker {
+        let log = dir.join(format!("{worker_id}.log"));
+        let exec_log = dir.join(format!("{worker_id}.exec.jsonl"));
         let out = File::create(&log).expect("worker log file");
         let err = out.try_clone().expect("worker log file");
-        let child = Command::new(python())
-            .arg(repo_root().join("examples/python-worker/worker.py"))
-            .args(["--endpoint", endpoint, "--app", "py", "--worker-id", worker_id])
+        let mut cmd = Command::new(python());
+        cmd.arg(repo_root().join("examples/python-worker/worker.py"));
+        for e in endpoints {
+            cmd.args(["--endpoint", e]);
+        }
+        let child = cmd
+            .args(["--app", "py", "--worker-id", worker_id])
             .arg("--stubs")
             .arg(stubs)
+            .arg("--exec-log")
+            .arg(&exec_log)
             .env("PYTHONUNBUFFERED", "1")
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
             .spawn()
             .expect("start the Python worker");
-        PythonWorker { child, log }
+        PythonWorker { child, log, exec_log }
+    }
+
+    /// Sends `kill -SIG` to the process this test started, by its PID.
+    fn signal(&self, sig: &str) {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill").args([&format!("-{sig}"), &pid]).status().expect("run kill");
+        assert!(status.success(), "kill -{sig} {pid} failed");
     }
 
     /// Sends SIGTERM to the process.
     fn terminate(&self) {
-        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().expect("run kill");
-        assert!(status.success(), "kill -TERM {} failed", self.child.id());
+        self.signal("TERM");
+    }
+
+    /// SIGSTOP: the whole process freezes; its connections stay open and nothing is read.
+    fn freeze(&self) {
+        self.signal("STOP");
+    }
+
+    /// SIGCONT after [`PythonWorker::freeze`].
+    fn thaw(&self) {
+        self.signal("CONT");
     }
 
     fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
+
+    /// What its handlers ran, by its own record.
+    fn executions(&self) -> Vec<Execution> {
+        executions(&self.exec_log)
+    }
 }
 
 impl Drop for PythonWorker {
     fn drop(&mut self) {
-        // SIGKILL by PID; harmless if it already exited (then this only reaps it).
+        // Still running (not yet reaped, so the PID is its own): SIGCONT in case the test stopped
+        // it, then SIGKILL. If it already exited this only reaps it.
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status();
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
         if std::thread::panicking() {
@@ -191,7 +237,7 @@ async fn a_python_worker_generated_from_the_proto_runs_tasks_and_shuts_down_clea
     flaky.retry_policy = Some(retries(1, Duration::ZERO));
     create(&mut admin, flaky).await;
 
-    let worker = PythonWorker::start(&endpoint, "py-1", &stubs, tmp.0.join("worker.log"));
+    let worker = PythonWorker::start(&[endpoint], "py-1", &stubs, &tmp.0);
 
     // The worker announces itself with its handlers.
     let listed = eventually(LONG, "the Python worker to be listed", || {
@@ -203,7 +249,7 @@ async fn a_python_worker_generated_from_the_proto_runs_tasks_and_shuts_down_clea
     assert_eq!(listed.capacity, 4);
     let mut handlers = listed.handlers.clone();
     handlers.sort();
-    assert_eq!(handlers, vec!["py-echo", "py-flaky", "py-sum"]);
+    assert_eq!(handlers, vec!["py-echo", "py-flaky", "py-sleep", "py-sum"]);
     assert!(listed.client.starts_with("ax-worker-python/"), "{}", listed.client);
     assert_eq!(listed.scheduler_id, axd.running.scheduler_id());
 
@@ -298,6 +344,157 @@ async fn a_python_worker_generated_from_the_proto_runs_tasks_and_shuts_down_clea
     .await;
     let log = worker.log_text();
     assert!(log.contains("SIGTERM: shutting down"), "{log}");
+
+    drop(worker);
+    axd.stop().await;
+    db.cleanup().await;
+}
+
+/// Stubs in a fresh temporary directory, or `None` if the Python test is skipped.
+fn prepare(prefix: &str) -> Option<(TempDir, PathBuf)> {
+    if !python_ready() {
+        return None;
+    }
+    let tmp = TempDir::new(prefix);
+    let stubs = tmp.0.join("stubs");
+    generate_stubs(&stubs);
+    Some((tmp, stubs))
+}
+
+/// A manual task of the app `py` running the handler `py-sleep`, with one retry right away.
+fn sleep_task(name: &str) -> pb::TaskSpec {
+    let mut s = spec(name, "py", "py-sleep", manual());
+    s.retry_policy = Some(retries(1, Duration::ZERO));
+    s
+}
+
+/// `host:port` of an axd started in this process.
+fn direct(axd: &Axd) -> String {
+    axd.endpoint.strip_prefix("http://").expect("http endpoint").to_owned()
+}
+
+/// Waits until `worker_id` has a session, and returns it.
+async fn listed(
+    admin: &pb::admin_service_client::AdminServiceClient<tonic::transport::Channel>,
+    worker_id: &str,
+) -> pb::WorkerSession {
+    eventually(LONG, &format!("{worker_id} to be listed"), || {
+        let mut admin = admin.clone();
+        async move { workers(&mut admin).await.into_iter().find(|w| w.worker_id == worker_id) }
+    })
+    .await
+}
+
+/// The execution of `(instance, attempt)` on `worker`, by the worker's own record.
+fn execution<'a>(runs: &'a [Execution], instance: i64, attempt: u32, worker: &str) -> &'a Execution {
+    runs.iter()
+        .find(|r| r.instance == instance && r.attempt == attempt && r.worker == worker)
+        .unwrap_or_else(|| panic!("no execution of {instance}/{attempt} on {worker}: {runs:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_worker_leaves_a_silent_axd_for_its_next_endpoint_and_keeps_its_attempt() {
+    let Some((tmp, stubs)) = prepare("ax-python-silent") else {
+        return;
+    };
+    let Some(db) = TestDb::create(Db::Sqlite).await else {
+        return;
+    };
+    // fast_options: heartbeat 200 ms, so axd's silence shows after 600 ms.
+    let axd = Axd::start(&db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    create(&mut admin, sleep_task("py-silent")).await;
+    // The first endpoint goes through a proxy that can hold every byte; the second is direct.
+    let proxy = Proxy::start(axd.running.addr).await;
+    let worker = PythonWorker::start(&[proxy.addr.to_string(), direct(&axd)], "py-a", &stubs, &tmp.0);
+    let first = listed(&admin, "py-a").await;
+
+    let id = trigger_with(&mut admin, "py-silent", "one", r#"{"ms": 4000}"#).await;
+    let running = wait_status(&mut admin, id, S::Running, LONG).await;
+    assert_eq!(running.worker_id, "py-a");
+    // axd goes silent without the connection breaking (a stalled axd, a partition): only the
+    // worker's own liveness rule can notice, within 3 heartbeat intervals, long before keepalive.
+    proxy.hold();
+    let moved = eventually(Duration::from_secs(3), "py-a to open a session on its second endpoint", || {
+        let mut admin = admin.clone();
+        let old = first.session_id.clone();
+        async move { workers(&mut admin).await.into_iter().find(|w| w.worker_id == "py-a" && w.session_id != old) }
+    })
+    .await;
+    assert_ne!(moved.session_id, first.session_id);
+
+    // The attempt went with it: re-announced in Hello.in_flight, adopted, finished once.
+    let done = wait_status(&mut admin, id, S::Success, LONG).await;
+    assert_eq!((done.attempt, done.worker_id.as_str()), (1, "py-a"), "kept, not re-run");
+    let (_, events) = get(&mut admin, id).await;
+    assert!(events.iter().any(|e| e.reason.contains("re-announced by worker py-a")), "{:?}", steps(&events));
+    assert!(!events.iter().any(|e| e.to_status == S::Failed as i32), "{:?}", steps(&events));
+    let runs = worker.executions();
+    assert_eq!(runs.len(), 1, "exactly one execution: {runs:?}");
+    assert_eq!((runs[0].attempt, runs[0].outcome.as_deref(), runs[0].fenced), (1, Some("SUCCESS"), false));
+    let log = worker.log_text();
+    assert!(log.contains("has said nothing"), "{log}");
+
+    proxy.release();
+    drop(worker);
+    axd.stop().await;
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_worker_rejects_an_assignment_it_reads_too_close_to_its_accept_by_time() {
+    let Some((tmp, stubs)) = prepare("ax-python-stale") else {
+        return;
+    };
+    let Some(db) = TestDb::create(Db::Sqlite).await else {
+        return;
+    };
+    // Heartbeat 3 s: the fence margin is 3 s and silence counts after 9 s. Ack timeout 6 s: an
+    // Assign is stale from 3 s after it was sent. No dispatch-ahead, so accept_by is exactly the
+    // dispatch time + 6 s.
+    let axd = Axd::start(&db, |o| {
+        o.heartbeat_interval = Some(HumanDuration(Duration::from_secs(3)));
+        o.ack_timeout = Some(HumanDuration(Duration::from_secs(6)));
+        o.dispatch_ahead = Some(HumanDuration(Duration::ZERO));
+    })
+    .await;
+    let mut admin = axd.admin().await;
+    create(&mut admin, spec("py-late", "py", "py-echo", manual())).await;
+    let worker = PythonWorker::start(&[direct(&axd)], "py-late-1", &stubs, &tmp.0);
+    listed(&admin, "py-late-1").await;
+
+    // Frozen before the instance exists, so the Assign waits unread in its socket.
+    worker.freeze();
+    let id = trigger_with(&mut admin, "py-late", "one", "{}").await;
+    let dispatched = eventually(LONG, "the instance to be dispatched to the frozen worker", || {
+        let mut admin = admin.clone();
+        async move {
+            let (i, events) = get(&mut admin, id).await;
+            (i.status == S::Dispatched as i32 && i.worker_id == "py-late-1").then_some(events)
+        }
+    })
+    .await;
+    // Thaw it 4.25 s after the dispatch: past accept_by - margin (3 s), well before accept_by
+    // (6 s, so axd still holds the attempt for it and records the Reject), and before either side
+    // has heard nothing for 9 s. The freeze has to last that long; nothing to poll for.
+    let thaw_at = event_time(&dispatched, S::Dispatched) + chrono::TimeDelta::milliseconds(4250);
+    let wait = (thaw_at - chrono::Utc::now()).to_std().unwrap_or(Duration::ZERO);
+    tokio::time::sleep(wait).await;
+    worker.thaw();
+
+    // Rejected, not started: back in the queue without using a retry, and run as attempt 2.
+    let done = wait_status(&mut admin, id, S::Success, LONG).await;
+    assert_eq!((done.attempt, done.worker_id.as_str()), (2, "py-late-1"));
+    let (_, events) = get(&mut admin, id).await;
+    let rejected = events
+        .iter()
+        .find(|e| e.attempt == 1 && e.to_status == S::Pending as i32)
+        .unwrap_or_else(|| panic!("attempt 1 back to PENDING: {:?}", steps(&events)));
+    assert!(rejected.reason.contains("rejected by worker py-late-1: stale assignment"), "{}", rejected.reason);
+    assert!(!steps(&events).contains(&step("DISPATCHED", "RUNNING", 1)), "{:?}", steps(&events));
+    let runs = worker.executions();
+    assert!(runs.iter().all(|r| r.attempt != 1), "attempt 1 never started: {runs:?}");
+    assert_eq!(execution(&runs, id, 2, "py-late-1").outcome.as_deref(), Some("SUCCESS"));
 
     drop(worker);
     axd.stop().await;

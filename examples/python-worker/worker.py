@@ -555,8 +555,9 @@ class Attempt:
     accepted_after: Optional[int] = None
     # The handler was told to stop because its lease is about to run out.
     fenced: bool = False
-    # Welcome released it: no longer ours; it is being stopped.
-    released: bool = False
+    # axd said it is not ours to run any more (Cancel, or Welcome released it): it is being
+    # stopped, and renewals no longer extend its lease (axd renews only attempts it still gives us).
+    revoked: bool = False
 
     @property
     def held(self) -> bool:
@@ -862,7 +863,7 @@ class Worker:
                 continue
             # No longer ours. A held one never starts; a running one is asked to stop: its Result
             # (a late one) is sent when it returns, and its slot granted back then, as usual.
-            a.released = True
+            a.revoked = True
             if a.held:
                 self._finish_unstarted(key, "released by axd before its start time")
             else:
@@ -882,7 +883,7 @@ class Worker:
         # A renewal covering every attempt whose Accepted went out before heartbeat k committed:
         # no axd gives them to anyone else before lease_ttl has passed since we sent heartbeat k.
         for a in self.running.values():
-            if a.accepted_after is not None and a.accepted_after < k:
+            if a.accepted_after is not None and a.accepted_after < k and not a.revoked:
                 a.lease.extend_to(sent + self.lease_ttl)
 
     def _stale(self, accept_by: Optional[int]) -> Optional[str]:
@@ -969,7 +970,10 @@ class Worker:
         if a.held:
             self._finish_unstarted(key, f"canceled before its start time: {c.reason}")
         else:
-            a.ctx.cancelled.set()  # cooperative: the handler checks it
+            # Cooperative: the handler checks it. Its lease is not extended any more, so one that
+            # ignores the Cancel is fenced and abandoned when the lease runs out.
+            a.revoked = True
+            a.ctx.cancelled.set()
 
     # --- ending attempts ----------------------------------------------------------------------------
 
@@ -1020,9 +1024,9 @@ class Worker:
 
     def _ours(self, key: Key) -> bool:
         """Whether Log and Progress about `key` may go out: only for attempts still ours (not
-        released by Welcome, not abandoned)."""
+        canceled, released by Welcome, or abandoned)."""
         a = self.running.get(key)
-        return a is not None and not a.released
+        return a is not None and not a.revoked
 
     def _handle_local(self, ev: Any) -> None:
         kind = ev[0]

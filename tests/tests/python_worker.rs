@@ -449,11 +449,12 @@ async fn a_python_worker_rejects_an_assignment_it_reads_too_close_to_its_accept_
     let Some(db) = TestDb::create(Db::Sqlite).await else {
         return;
     };
-    // Heartbeat 3 s: the fence margin is 3 s and silence counts after 9 s. Ack timeout 6 s: an
-    // Assign is stale from 3 s after it was sent. No dispatch-ahead, so accept_by is exactly the
-    // dispatch time + 6 s.
+    // Heartbeat 3 s: the fence margin is 3 s and silence counts after 9 s (the grace may not be
+    // shorter than an interval). Ack timeout 6 s: an Assign is stale from 3 s after it was sent. No
+    // dispatch-ahead, so accept_by is exactly the dispatch time + 6 s.
     let axd = Axd::start(&db, |o| {
         o.heartbeat_interval = Some(HumanDuration(Duration::from_secs(3)));
+        o.lost_worker_grace = Some(HumanDuration(Duration::from_secs(3)));
         o.ack_timeout = Some(HumanDuration(Duration::from_secs(6)));
         o.dispatch_ahead = Some(HumanDuration(Duration::ZERO));
     })

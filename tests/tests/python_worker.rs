@@ -26,7 +26,7 @@ use ax_tests::{
         create, event_time, get, instance_of, manual, once_after, retries, spec, steps, trigger_with, utc, wait_status,
     },
     eventually,
-    procs::{Execution, executions},
+    procs::{Execution, executions, executions_in},
     proxy::Proxy,
 };
 
@@ -437,6 +437,109 @@ async fn a_python_worker_leaves_a_silent_axd_for_its_next_endpoint_and_keeps_its
 
     proxy.release();
     drop(worker);
+    axd.stop().await;
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_worker_cut_off_from_every_axd_stops_its_handlers_before_their_lease_ends() {
+    let Some((tmp, stubs)) = prepare("ax-python-fence") else {
+        return;
+    };
+    let Some(db) = TestDb::create(Db::Sqlite).await else {
+        return;
+    };
+    // Heartbeat 200 ms (the fence margin), grace 1.5 s: Welcome.lease_ttl is 3 x 200 ms + 1.5 s =
+    // 2.1 s. Ack timeout 2 s and no dispatch-ahead keep each Assign.accept_by within lease_ttl of
+    // its dispatch, so the renewals decide when a lease ends, not accept_by.
+    let axd = Axd::start(&db, |o| {
+        o.lost_worker_grace = Some(HumanDuration(Duration::from_millis(1500)));
+        o.dispatch_ahead = Some(HumanDuration(Duration::ZERO));
+    })
+    .await;
+    let mut admin = axd.admin().await;
+    create(&mut admin, sleep_task("py-cut")).await;
+    create(&mut admin, sleep_task("py-stuck")).await;
+    create(&mut admin, spec("py-after", "py", "py-echo", manual())).await;
+    let proxies = [Proxy::start(axd.running.addr).await, Proxy::start(axd.running.addr).await];
+    let endpoints: Vec<String> = proxies.iter().map(|p| p.addr.to_string()).collect();
+    let w1 = PythonWorker::start(&endpoints, "py-cut-1", &stubs, &tmp.0);
+    listed(&admin, "py-cut-1").await;
+
+    // Attempt 1 of each sleeps (a minute, or 5 s without ever looking at ctx.cancelled); the
+    // retries return at once.
+    let id = trigger_with(&mut admin, "py-cut", "one", r#"{"ms": 60000, "attempts": [1]}"#).await;
+    let stuck =
+        trigger_with(&mut admin, "py-stuck", "one", r#"{"ms": 5000, "attempts": [1], "ignore_cancel": true}"#).await;
+    for i in [id, stuck] {
+        let running = wait_status(&mut admin, i, S::Running, LONG).await;
+        assert_eq!(running.worker_id, "py-cut-1");
+    }
+
+    // Every path to axd goes silent: no renewal reaches the worker any more. Another worker, on a
+    // direct endpoint, is there for the retries once axd has taken the attempts back.
+    for p in &proxies {
+        p.hold();
+    }
+    let w2 = PythonWorker::start(&[direct(&axd)], "py-cut-2", &stubs, &tmp.0);
+    for i in [id, stuck] {
+        let done = wait_status(&mut admin, i, S::Success, LONG).await;
+        assert_eq!((done.attempt, done.worker_id.as_str()), (2, "py-cut-2"));
+    }
+
+    // By py-cut-1's own record, its handler had returned before attempt 2 started elsewhere: the
+    // two attempts never overlapped.
+    let runs = executions_in(&[&w1.exec_log, &w2.exec_log]);
+    let first = execution(&runs, id, 1, "py-cut-1");
+    let second = execution(&runs, id, 2, "py-cut-2");
+    let ended = first.end.unwrap_or_else(|| panic!("attempt 1 still running on py-cut-1: {runs:?}"));
+    assert!(first.fenced, "stopped because its lease ran out: {first:?}");
+    assert_eq!(first.outcome.as_deref(), Some("FAILED"), "{first:?}");
+    assert!(ended < second.start, "attempt 1 ended at {ended}, attempt 2 started at {}", second.start);
+    // The handler that ignores cancellation is still sleeping, but no longer counted as ours.
+    let log = w1.log_text();
+    assert!(log.contains(&format!("done {stuck}/1: OUTCOME_FAILED stopped: lease ran out")), "{log}");
+
+    // Back in touch: the FAILED results go out after Welcome and axd records them as late ones.
+    for p in &proxies {
+        p.release();
+    }
+    for i in [id, stuck] {
+        eventually(LONG, &format!("the late FAILED result of {i}/1 on its trail"), || {
+            let mut admin = admin.clone();
+            async move {
+                let (_, events) = get(&mut admin, i).await;
+                events
+                    .iter()
+                    .any(|e| e.attempt == 1 && e.reason.starts_with("ignored FAILED result (late)"))
+                    .then_some(())
+            }
+        })
+        .await;
+    }
+
+    // The stuck handler returns SUCCESS in the end (its own record says so), and the worker
+    // discards it: the instance was not ours any more.
+    eventually(LONG, "the stuck handler to return on py-cut-1", || {
+        let runs = w1.executions();
+        async move { runs.iter().any(|r| r.instance == stuck && r.attempt == 1 && r.end.is_some()).then_some(()) }
+    })
+    .await;
+    assert_eq!(execution(&w1.executions(), stuck, 1, "py-cut-1").outcome.as_deref(), Some("SUCCESS"));
+    // Whatever py-cut-1 sent about it went out before the result of one more instance run there.
+    drop(w2);
+    let after = trigger_with(&mut admin, "py-after", "one", "{}").await;
+    let done = wait_status(&mut admin, after, S::Success, LONG).await;
+    assert_eq!(done.worker_id, "py-cut-1");
+    let (_, events) = get(&mut admin, stuck).await;
+    assert!(!events.iter().any(|e| e.reason.contains("SUCCESS result")), "{:?}", steps(&events));
+    let log = w1.log_text();
+    assert!(
+        log.contains(&format!("abandoned handler {stuck}/1 returned (OUTCOME_SUCCESS); its result is discarded")),
+        "{log}"
+    );
+
+    drop(w1);
     axd.stop().await;
     db.cleanup().await;
 }

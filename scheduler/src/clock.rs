@@ -9,7 +9,11 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::model::{Ts, add};
+use crate::model::{Ts, add, sub};
+
+/// The largest rate difference assumed between this host's monotonic clock and the database's
+/// clock, in parts per million (real clocks stay within tens).
+pub const DRIFT_PPM: u32 = 200;
 
 /// A source of "now" for scheduling decisions.
 pub trait Clock: Send + Sync + 'static {
@@ -33,10 +37,29 @@ impl DbClock {
         DbClock { sample: Arc::new(Mutex::new((db_now, Instant::now()))) }
     }
 
-    /// Records a fresh database time sample, read by the database at or before `observed_at`.
+    /// Records a fresh database time sample, read by the database at or before `observed_at`
+    /// (and, as far as is known, at `observed_at` itself).
     pub fn observe(&self, db_now: Ts, observed_at: Instant) {
+        self.observe_within(db_now, observed_at, Duration::ZERO);
+    }
+
+    /// Records a sample that the database read at most `round_trip` before `observed_at`: the true
+    /// database time at `observed_at` lies in `[db_now, db_now + round_trip]`.
+    ///
+    /// The estimate keeps the later of this sample and the previous estimate carried forward (less
+    /// [`DRIFT_PPM`] of the time since), because both are lower bounds: a sample delayed by a
+    /// stalled database or a busy pool would otherwise drag the estimate behind by the delay, and
+    /// leases written in that window would end early by as much. A sample that contradicts the
+    /// estimate even at the far end of its round trip means the database clock was set back; it is
+    /// taken as it is, so the estimate never runs ahead of the database.
+    pub fn observe_within(&self, db_now: Ts, observed_at: Instant, round_trip: Duration) {
         let mut s = self.sample.lock().unwrap_or_else(|p| p.into_inner());
-        *s = (db_now, observed_at);
+        let (old_db, old_at) = *s;
+        let at = observed_at.max(old_at);
+        let fresh = add(db_now, at.duration_since(observed_at));
+        let carried_for = at.duration_since(old_at);
+        let carried = sub(add(old_db, carried_for), carried_for * DRIFT_PPM / 1_000_000);
+        *s = if fresh >= carried || add(fresh, round_trip) < carried { (fresh, at) } else { (carried, at) };
     }
 
     /// Reads the database time with `read` and records it as of the moment the answer arrived.
@@ -47,8 +70,10 @@ impl DbClock {
     /// so nothing is ever judged due early. (Dating it mid-way ran ahead by half of a slow round
     /// trip, and a run started 8 ms before its fire time under load.)
     pub async fn refresh<E>(&self, read: impl Future<Output = Result<Ts, E>>) -> Result<Ts, E> {
+        let sent = Instant::now();
         let now = read.await?;
-        self.observe(now, Instant::now());
+        let arrived = Instant::now();
+        self.observe_within(now, arrived, arrived - sent);
         Ok(now)
     }
 }
@@ -118,6 +143,35 @@ mod tests {
         clock.refresh(slow_read).await.expect("read");
         let (estimate, truth) = (clock.now(), chrono::Utc::now());
         assert!(estimate <= truth, "estimate {estimate} is ahead of the real time {truth}");
+    }
+
+    #[test]
+    fn a_delayed_sample_does_not_drag_the_estimate_back() {
+        let t = chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().expect("valid");
+        let start = Instant::now();
+        let clock = DbClock::new(t);
+        clock.observe_within(t, start, Duration::ZERO);
+        // Ten seconds later an answer arrives that the database gave six seconds earlier, after a
+        // round trip of seven: it says less than the estimate, but not impossibly less.
+        let later = start + Duration::from_secs(10);
+        clock.observe_within(add(t, Duration::from_secs(4)), later, Duration::from_secs(7));
+        let (db, at) = *clock.sample.lock().expect("lock");
+        assert_eq!(at, later);
+        let ten = add(t, Duration::from_secs(10));
+        assert!(db <= ten && db >= sub(ten, Duration::from_millis(3)), "kept the carried estimate: {db}");
+    }
+
+    #[test]
+    fn a_clock_set_back_is_followed_so_the_estimate_never_runs_ahead() {
+        let t = chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().expect("valid");
+        let start = Instant::now();
+        let clock = DbClock::new(t);
+        clock.observe_within(t, start, Duration::ZERO);
+        // A quick answer one second later says the database is 30 s behind: its clock was set back.
+        let later = start + Duration::from_secs(1);
+        let back = sub(t, Duration::from_secs(29));
+        clock.observe_within(back, later, Duration::from_millis(2));
+        assert_eq!(*clock.sample.lock().expect("lock"), (back, later));
     }
 
     #[test]

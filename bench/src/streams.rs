@@ -356,19 +356,22 @@ async fn session(
     welcomed.send(every).map_err(|_| anyhow::anyhow!("the request stream is gone"))?;
     c.established.fetch_add(1, Ordering::Relaxed);
     drop(permit);
-    // After Welcome nothing is expected (no task exists): the next event is the end of the stream.
-    match inbound.message().await {
-        Ok(Some(m)) => match m.msg {
-            Some(scheduler_message::Msg::Drain(d)) => anyhow::bail!("axd sent Drain: {}", d.reason),
-            other => anyhow::bail!("unexpected message {other:?}"),
-        },
-        Ok(None) if stop.load(Ordering::Relaxed) => {
-            // Closed by the run: the request stream already ended cleanly.
-            cancel.0 = None;
-            Ok(())
+    // After Welcome only axd's heartbeats are expected (no task exists), then the end of the stream.
+    loop {
+        match inbound.message().await {
+            Ok(Some(m)) => match m.msg {
+                Some(scheduler_message::Msg::Heartbeat(_)) => {}
+                Some(scheduler_message::Msg::Drain(d)) => anyhow::bail!("axd sent Drain: {}", d.reason),
+                other => anyhow::bail!("unexpected message {other:?}"),
+            },
+            Ok(None) if stop.load(Ordering::Relaxed) => {
+                // Closed by the run: the request stream already ended cleanly.
+                cancel.0 = None;
+                return Ok(());
+            }
+            Ok(None) => anyhow::bail!("axd closed the stream"),
+            Err(status) => return Err(status.into()),
         }
-        Ok(None) => anyhow::bail!("axd closed the stream"),
-        Err(status) => Err(status.into()),
     }
 }
 
@@ -413,7 +416,9 @@ impl Stream for Outbound {
             return Poll::Ready(None);
         }
         this.counters.heartbeats.fetch_add(1, Ordering::Relaxed);
-        Poll::Ready(Some(pb::WorkerMessage { msg: Some(worker_message::Msg::Heartbeat(pb::Heartbeat { running: 0 })) }))
+        Poll::Ready(Some(pb::WorkerMessage {
+            msg: Some(worker_message::Msg::Heartbeat(pb::Heartbeat { running: 0, seq: 0 })),
+        }))
     }
 }
 

@@ -39,7 +39,7 @@ pub async fn deliver(core: &Core) {
                 Some(s) => {
                     let cancel = pb::Cancel { instance_id: c.instance_id, attempt: c.attempt, reason: c.reason };
                     let m = pb::SchedulerMessage { msg: Some(pb::scheduler_message::Msg::Cancel(cancel)) };
-                    if s.tx.try_send(Ok(m)).is_err() {
+                    if !s.send(Ok(m)) {
                         tracing::warn!(session = %c.session_id, instance = c.instance_id, "stream full or closed; cancel not sent");
                     }
                 }

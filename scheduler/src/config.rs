@@ -344,6 +344,29 @@ impl Config {
         between("heartbeat_interval", c.heartbeat_interval, Duration::from_millis(100), Duration::from_secs(60))?;
         between("lost_worker_grace", c.lost_worker_grace, Duration::ZERO, Duration::from_secs(3600))?;
         between("ack_timeout", c.ack_timeout, Duration::from_millis(100), Duration::from_secs(3600))?;
+        if c.lost_worker_grace < c.heartbeat_interval {
+            // Workers stop an attempt one heartbeat interval before its lease ends, and the lease
+            // after a silent session is 3 intervals plus the grace: with less grace than one
+            // interval, a worker would stop attempts at the first hiccup.
+            return Err(ConfigError::Invalid {
+                option: "lost_worker_grace",
+                reason: format!(
+                    "{:?} is less than heartbeat_interval ({:?})",
+                    c.lost_worker_grace, c.heartbeat_interval
+                ),
+            });
+        }
+        if c.ack_timeout < c.heartbeat_interval * 2 {
+            // Workers do not start an assignment within one heartbeat interval of its ack deadline
+            // (Welcome.fence_margin): a shorter ack timeout would leave them no time to accept.
+            return Err(ConfigError::Invalid {
+                option: "ack_timeout",
+                reason: format!(
+                    "{:?} is less than twice heartbeat_interval ({:?}); workers need that long to accept",
+                    c.ack_timeout, c.heartbeat_interval
+                ),
+            });
+        }
         between("trigger_lookahead", c.trigger_lookahead, Duration::ZERO, Duration::from_secs(60))?;
         between("dispatch_ahead", c.dispatch_ahead, Duration::ZERO, Duration::from_secs(10))?;
         between("poll_interval", c.poll_interval, Duration::from_millis(10), Duration::from_secs(60))?;
@@ -408,15 +431,33 @@ mod tests {
     }
 
     #[test]
+    fn an_ack_timeout_or_grace_too_short_for_the_heartbeat_is_refused_by_name() {
+        let d = |ms| Some(HumanDuration(Duration::from_millis(ms)));
+        let o = Options { heartbeat_interval: d(2000), ack_timeout: d(3000), ..Options::default() };
+        let err = Config::from_options(o).expect_err("3 s < 2 × 2 s").to_string();
+        assert!(err.contains("ack_timeout") && err.contains("twice heartbeat_interval"), "{err}");
+        let o = Options { heartbeat_interval: d(2000), lost_worker_grace: d(1000), ..Options::default() };
+        let err = Config::from_options(o).expect_err("1 s < 2 s").to_string();
+        assert!(err.contains("lost_worker_grace") && err.contains("heartbeat_interval"), "{err}");
+        let o = Options {
+            heartbeat_interval: d(2000),
+            ack_timeout: d(4000),
+            lost_worker_grace: d(2000),
+            ..Options::default()
+        };
+        assert!(Config::from_options(o).is_ok());
+    }
+
+    #[test]
     fn flags_beat_the_file_and_unknown_file_keys_are_rejected() {
         let dir = std::env::temp_dir().join(format!("ax-config-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
         let file = dir.join("axd.toml");
-        std::fs::write(&file, "listen = \"127.0.0.1:9000\"\nack_timeout = \"3s\"\n").expect("write");
+        std::fs::write(&file, "listen = \"127.0.0.1:9000\"\nack_timeout = \"5s\"\n").expect("write");
         let args = Args::parse_from(["axd", "--config", file.to_str().expect("utf8"), "--listen", "127.0.0.1:9100"]);
         let c = Config::resolve(args).expect("resolve");
         assert_eq!(c.listen.port(), 9100);
-        assert_eq!(c.ack_timeout, Duration::from_secs(3));
+        assert_eq!(c.ack_timeout, Duration::from_secs(5));
         std::fs::write(&file, "lisen = \"127.0.0.1:9000\"\n").expect("write");
         let err =
             Config::resolve(Args::parse_from(["axd", "--config", file.to_str().expect("utf8")])).expect_err("typo");

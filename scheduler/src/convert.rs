@@ -559,6 +559,7 @@ pub fn instance_to_pb(i: &Instance) -> pb::Instance {
         progress_message: i.progress_message.clone(),
         create_time: Some(ts_to_pb(i.created_at)),
         update_time: Some(ts_to_pb(i.updated_at)),
+        lease_expire_time: opt_ts(i.lease_expires_at),
     }
 }
 
@@ -647,6 +648,26 @@ mod tests {
             c.schedule,
             Schedule::Cron { expression: "0 * * * *".into(), time_zone: "UTC".into(), dialect: CronDialect::Unix }
         );
+    }
+
+    #[test]
+    fn a_fixed_rate_fires_first_at_its_start_which_defaults_to_one_interval_from_now() {
+        let rate = |start_at| pb::Schedule {
+            kind: Some(pb::schedule::Kind::FixedRate(pb::IntervalSchedule {
+                interval: Some(duration_to_pb(Duration::from_secs(60))),
+                start_at,
+            })),
+        };
+        let s = schedule_from_pb("schedule", &rate(None), now()).expect("valid");
+        let start = add(now(), Duration::from_secs(60));
+        assert_eq!(s, Schedule::FixedRate { interval: Duration::from_secs(60), start_at: start });
+        // Fire n is at start + n * interval with n = 0, 1, ... (as proto/ax/v1/admin.proto says).
+        let c = crate::schedule::Compiled::compile(&s).expect("compile");
+        assert_eq!(c.first_fire(now()), Some(start));
+        let explicit = add(now(), Duration::from_secs(7));
+        let s = schedule_from_pb("schedule", &rate(Some(ts_to_pb(explicit))), now()).expect("valid");
+        let c = crate::schedule::Compiled::compile(&s).expect("compile");
+        assert_eq!(c.first_fire(now()), Some(explicit), "an explicit start is the first fire (n = 0)");
     }
 
     #[test]

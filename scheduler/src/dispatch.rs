@@ -46,6 +46,7 @@ pub fn assign_message(a: &Assignment, now: Ts) -> pb::SchedulerMessage {
             timeout: i.timeout.map(duration_to_pb),
             idempotency_key: i.idempotency_key.clone(),
             start_after,
+            accept_by: i.lease_expires_at.map(ts_to_pb),
         })),
     }
 }
@@ -100,13 +101,15 @@ impl Dispatcher {
         for a in assignments {
             let key = (a.instance.id, a.instance.attempt);
             let delivered = match core.registry.get(&a.session_id) {
-                Some(s) => match s.tx.try_send(Ok(assign_message(&a, sent_at))) {
-                    Ok(()) => true,
-                    Err(_) => {
+                Some(s) => {
+                    if s.send(Ok(assign_message(&a, sent_at))) {
+                        s.assigned(key, lease_until);
+                        true
+                    } else {
                         s.unreserve(key);
                         false
                     }
-                },
+                }
                 None => false,
             };
             if !delivered {

@@ -1,14 +1,20 @@
-//! The lease loop: while a worker heartbeats, the leases of its RUNNING attempts are renewed, in one
-//! batch per round for every live stream on this axd, and `ax_worker` shows its live numbers.
+//! The lease loop: while a worker heartbeats, the leases of the attempts it accepted are renewed, in
+//! one batch per round for every live stream on this axd, and `ax_worker` shows its live numbers.
+//! After each committed round every stream is told which of its worker's heartbeats the renewal
+//! answered (`SchedulerHeartbeat.renewed_seq`), so a worker knows how long its attempts are its own
+//! and stops them in time if renewals stop (self-fencing, see proto/ax/v1/worker.proto).
 //!
-//! If the worker or this axd dies, renewals stop and the leases expire; the sweeper (on any axd)
-//! then fails the attempts as "worker lost", unless the worker re-announced them elsewhere first.
+//! If the worker or this axd dies or stalls, renewals stop and the leases expire; the sweeper (on
+//! any axd) then fails the attempts as "worker lost", unless the worker re-announced them elsewhere
+//! first.
 
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::{model::add, service::Core};
+use ax_proto::v1 as pb;
+
+use crate::{convert::ts_to_pb, model::add, service::Core};
 
 /// Renews leases every heartbeat interval until `cancel` fires.
 pub async fn run(core: Arc<Core>, cancel: CancellationToken) {
@@ -24,12 +30,24 @@ pub async fn run(core: Arc<Core>, cancel: CancellationToken) {
 
 /// One renewal round.
 pub async fn renew(core: &Core) {
-    let now = core.clock.now();
-    let sessions: Vec<_> = core.registry.all().iter().map(|s| s.sync()).collect();
-    if sessions.is_empty() {
+    let live = core.registry.all();
+    if live.is_empty() {
         return;
     }
-    if let Err(e) = core.pools.workers.sync_sessions(&sessions, add(now, core.sessions.lease_ttl())).await {
-        tracing::warn!(error = %e, sessions = sessions.len(), "renewing worker leases failed");
+    // What each session covers is read before `now`: the renewal is decided after every heartbeat
+    // it answers had arrived, so the lease it writes runs from later than the worker sent them.
+    let renewals: Vec<_> = live.iter().map(|s| s.renewal()).collect();
+    let sessions: Vec<_> = live.iter().map(|s| s.sync()).collect();
+    let now = core.clock.now();
+    match core.pools.workers.sync_sessions(&sessions, &renewals, add(now, core.sessions.lease_ttl())).await {
+        Ok(()) => {
+            let server_time = Some(ts_to_pb(core.clock.now()));
+            for (s, r) in live.iter().zip(&renewals) {
+                let renewed_seq = s.renewed(r.seq);
+                let hb = pb::SchedulerHeartbeat { renewed_seq, server_time };
+                s.send(Ok(pb::SchedulerMessage { msg: Some(pb::scheduler_message::Msg::Heartbeat(hb)) }));
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, sessions = sessions.len(), "renewing worker leases failed"),
     }
 }

@@ -127,7 +127,8 @@ pub fn accept(
     i.status = InstanceStatus::Running;
     i.started_at = Some(ctx.now);
     i.deadline_at = i.timeout.map(|t| add(ctx.now, t));
-    i.lease_expires_at = Some(lease_until);
+    // Never shorter than the lease the worker already holds (the ack deadline of its Assign).
+    i.lease_expires_at = Some(i.lease_expires_at.map_or(lease_until, |l| l.max(lease_until)));
     i.updated_at = ctx.now;
     fx.changed = true;
     fx.event(i, InstanceStatus::Dispatched, InstanceStatus::Running, "accepted by the worker".to_owned());
@@ -151,15 +152,43 @@ pub fn reject(i: &mut Instance, attempt: u32, session_id: &str, reason: &str, ct
     (true, fx)
 }
 
-/// A worker's `Result`: applied only from the session holding the current attempt.
+/// A worker's `Result`: applied only to the current attempt, from the session holding it or from
+/// the same worker on a newer session (it re-announced the attempt elsewhere while this result was
+/// on its way). A result the worker reports for an attempt axd has taken back is recorded on the
+/// trail as a late result and changes nothing; an exact repeat of a result already applied is not
+/// recorded again.
 pub fn complete(i: &mut Instance, c: &Completion, ctx: Ctx<'_>, unit_random: f64) -> (CompleteOutcome, Effects) {
     let ctx = ctx.after(i);
-    if let Err(why) = holds(i, c.attempt, &c.session_id) {
-        let outcome = match &c.end {
-            AttemptEnd::Success { .. } => "SUCCESS",
-            AttemptEnd::Failed { .. } => "FAILED",
-        };
+    let held = holds(i, c.attempt, &c.session_id).or_else(|why| {
+        if i.status.is_held() && i.attempt == c.attempt && i.worker_id.as_deref() == Some(c.worker_id.as_str()) {
+            Ok(())
+        } else {
+            Err(why)
+        }
+    });
+    if let Err(why) = held {
         let mut fx = Effects::new(ctx.now);
+        let same = i.attempt == c.attempt && i.worker_id.as_deref() == Some(c.worker_id.as_str());
+        let repeat = same
+            && match (&c.end, i.status) {
+                (AttemptEnd::Success { .. }, InstanceStatus::Success) => true,
+                (AttemptEnd::Failed { .. }, InstanceStatus::Failed | InstanceStatus::Pending) => {
+                    i.message.starts_with("handler failed")
+                }
+                _ => false,
+            };
+        if repeat {
+            // The result that ended this attempt, again (its ack was lost): nothing new.
+            return (CompleteOutcome::Ignored(format!("already recorded: the instance is {}", i.status)), fx);
+        }
+        let (outcome, verb) = match &c.end {
+            AttemptEnd::Success { .. } => ("SUCCESS", "succeeded"),
+            AttemptEnd::Failed { .. } => ("FAILED", "failed"),
+        };
+        let when = c
+            .finished_at
+            .map(|t| format!(" at {}", t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)))
+            .unwrap_or_default();
         fx.events.push(EventDraft {
             instance_id: i.id,
             at: ctx.now,
@@ -167,7 +196,11 @@ pub fn complete(i: &mut Instance, c: &Completion, ctx: Ctx<'_>, unit_random: f64
             to: i.status,
             attempt: c.attempt,
             worker_id: c.worker_id.clone(),
-            reason: format!("ignored {outcome} result from worker {} (session {}): {why}", c.worker_id, c.session_id),
+            reason: format!(
+                "ignored {outcome} result (late): the handler {verb}{when} on worker {} (attempt {}, session {}), \
+                 after axd had taken the attempt back ({why})",
+                c.worker_id, c.attempt, c.session_id
+            ),
         });
         return (CompleteOutcome::Ignored(why), fx);
     }
@@ -362,7 +395,7 @@ pub fn readopt(
     i.status = InstanceStatus::Running;
     i.session_id = Some(session_id.to_owned());
     i.scheduler_id = Some(ctx.scheduler_id.to_owned());
-    i.lease_expires_at = Some(lease_until);
+    i.lease_expires_at = Some(i.lease_expires_at.map_or(lease_until, |l| l.max(lease_until)));
     if i.started_at.is_none() {
         i.started_at = Some(ctx.now);
     }
@@ -413,13 +446,16 @@ impl Batch {
 }
 
 /// The session holding this attempt ended: the attempt keeps its state until `grace_until`, for the
-/// worker to come back and re-announce it.
+/// worker to come back and re-announce it, or until its lease ends if that is later: the worker
+/// was promised the lease, and may still be running the attempt (a broken stream is not a dead
+/// worker).
 pub fn session_ended(i: &mut Instance, session_id: &str, reason: &str, grace_until: Ts, ctx: Ctx<'_>) -> Effects {
     let ctx = ctx.after(i);
     let mut fx = Effects::new(ctx.now);
     if !i.status.is_held() || i.session_id.as_deref() != Some(session_id) {
         return fx;
     }
+    let grace_until = i.lease_expires_at.map_or(grace_until, |l| l.max(grace_until));
     i.lease_expires_at = Some(grace_until);
     i.updated_at = ctx.now;
     fx.changed = true;
@@ -509,6 +545,7 @@ mod tests {
             session_id: "s".into(),
             worker_id: "w".into(),
             end: AttemptEnd::Failed { message: "boom".into(), retryable: true },
+            finished_at: None,
         };
         let (o, fx) = complete(&mut i, &c, CTX(), 0.5);
         assert_eq!(o, CompleteOutcome::Applied(InstanceStatus::Pending));
@@ -526,10 +563,34 @@ mod tests {
         assert_eq!(o, CompleteOutcome::Applied(InstanceStatus::Failed));
         assert!(fx.finalized);
         assert!(i.message.contains("all 1 retries used"));
-        // The old attempt's result is ignored and recorded.
+        // The old attempt's result is ignored and recorded as a late result.
         let (o, fx) = complete(&mut i, &c, CTX(), 0.5);
         assert!(matches!(o, CompleteOutcome::Ignored(_)));
         assert!(!fx.changed && fx.events.len() == 1);
+        assert!(fx.events[0].reason.starts_with("ignored FAILED result (late)"), "{}", fx.events[0].reason);
+        // A repeat of the result that ended attempt 2 writes nothing.
+        let (o, fx) = complete(&mut i, &c2, CTX(), 0.5);
+        assert!(matches!(o, CompleteOutcome::Ignored(_)));
+        assert!(!fx.changed && fx.events.is_empty());
+    }
+
+    #[test]
+    fn a_result_from_the_same_worker_on_its_older_session_is_applied() {
+        let mut i = held(InstanceStatus::Running);
+        i.session_id = Some("s2".into());
+        let c = Completion {
+            instance_id: 7,
+            attempt: 1,
+            session_id: "s".into(),
+            worker_id: "w".into(),
+            end: AttemptEnd::Success { message: String::new(), output: String::new() },
+            finished_at: None,
+        };
+        assert_eq!(complete(&mut i, &c, CTX(), 0.5).0, CompleteOutcome::Applied(InstanceStatus::Success));
+        let mut j = held(InstanceStatus::Running);
+        j.session_id = Some("s2".into());
+        let other = Completion { worker_id: "x".into(), ..c };
+        assert!(matches!(complete(&mut j, &other, CTX(), 0.5).0, CompleteOutcome::Ignored(_)));
     }
 
     #[test]

@@ -22,6 +22,9 @@ use crate::{
     store::{AppDemand, ReadyInstance, SessionRef, SessionSync},
 };
 
+/// How many reported attempts a session remembers (see `SessionState::recent`).
+const RECENT: usize = 1024;
+
 /// What goes to a worker stream.
 pub type Outbound = Result<pb::SchedulerMessage, tonic::Status>;
 
@@ -30,9 +33,40 @@ pub type Outbound = Result<pb::SchedulerMessage, tonic::Status>;
 struct SessionState {
     draining: bool,
     credits: u32,
+    /// Attempts assigned to (or adopted by) this session and not finished.
     outstanding: HashSet<(i64, u32)>,
+    /// Outstanding attempts the worker said it started (or re-announced): the lease loop renews
+    /// exactly these.
+    accepted: HashSet<(i64, u32)>,
+    /// Attempts Welcome released to this worker: a late Result for them is recorded on the trail.
+    late: HashSet<(i64, u32)>,
+    /// Assigned attempts not yet accepted, with their ack deadline (database time).
+    unaccepted: HashMap<(i64, u32), Ts>,
+    /// Attempts this session reported a Result for, most recent last (at most [`RECENT`]): a
+    /// repeat is still checked against the instance, not dropped as foreign.
+    recent: std::collections::VecDeque<(i64, u32)>,
+    /// The highest Heartbeat.seq received.
+    heartbeat_seq: u64,
+    /// The highest Heartbeat.seq covered by a committed lease renewal.
+    renewed_seq: u64,
     last_seen: Option<Instant>,
     last_seen_at: Option<Ts>,
+    /// When axd last sent something on this stream (its own liveness towards the worker).
+    last_sent: Option<Instant>,
+    /// Messages about attempts this session does not hold, dropped without writing anything.
+    dropped: u64,
+}
+
+/// What the lease loop renews for one session: the attempts it had accepted when the worker's
+/// heartbeat `seq` had arrived.
+#[derive(Debug, Clone)]
+pub struct Renewal {
+    /// Session id.
+    pub session_id: String,
+    /// Instance ids of the accepted attempts.
+    pub instance_ids: Vec<i64>,
+    /// The heartbeat the renewal answers.
+    pub seq: u64,
 }
 
 /// One worker stream on this axd.
@@ -107,12 +141,122 @@ impl Session {
         s.credits = 0;
     }
 
-    /// Records attempts this session already runs (re-adopted after a reconnect).
-    pub fn adopt(&self, attempts: &[(i64, u32)]) {
+    /// Records attempts this session already runs (re-adopted after a reconnect), and those released
+    /// to this worker, whose late results are still recorded.
+    pub fn adopt(&self, attempts: &[(i64, u32)], released_to_us: &[(i64, u32)]) {
         let mut s = self.state();
         s.outstanding.extend(attempts.iter().copied());
+        s.accepted.extend(attempts.iter().copied());
+        s.late.extend(released_to_us.iter().copied());
         let room = self.capacity.saturating_sub(u32::try_from(s.outstanding.len()).unwrap_or(u32::MAX));
         s.credits = s.credits.min(room);
+    }
+
+    /// The worker said it started this attempt: false if the session does not hold it.
+    pub fn accepted(&self, key: (i64, u32)) -> bool {
+        let mut s = self.state();
+        if !s.outstanding.contains(&key) {
+            return false;
+        }
+        s.unaccepted.remove(&key);
+        s.accepted.insert(key);
+        true
+    }
+
+    /// An Assign for `key` went out: unless accepted by `accept_by` (database time), the slot is
+    /// taken back (see [`Session::take_back_expired`]).
+    pub fn assigned(&self, key: (i64, u32), accept_by: Ts) {
+        let mut s = self.state();
+        if s.outstanding.contains(&key) {
+            s.unaccepted.insert(key, accept_by);
+        }
+    }
+
+    /// Assignments whose ack deadline passed without Accepted: their slots are free again (the
+    /// sweeper puts the instances back in the queue); the caller tells the worker with Cancel.
+    pub fn take_back_expired(&self, now: Ts) -> Vec<(i64, u32)> {
+        let mut s = self.state();
+        let expired: Vec<(i64, u32)> = s.unaccepted.iter().filter(|(_, at)| **at < now).map(|(k, _)| *k).collect();
+        for k in &expired {
+            s.unaccepted.remove(k);
+            s.outstanding.remove(k);
+        }
+        expired
+    }
+
+    /// Whether a Result for `key` may be recorded: the session holds the attempt, or it was
+    /// released to this worker by Welcome (a late result).
+    pub fn may_report(&self, key: (i64, u32)) -> bool {
+        let s = self.state();
+        s.outstanding.contains(&key) || s.late.contains(&key) || s.recent.contains(&key)
+    }
+
+    /// A Result for `key` is on its way to the database: its slot is free, and a repeat of it is
+    /// still recorded (or recognised as a repeat) rather than dropped.
+    pub fn reported(&self, key: (i64, u32)) {
+        let mut s = self.state();
+        s.accepted.remove(&key);
+        s.unaccepted.remove(&key);
+        if s.outstanding.remove(&key) {
+            if s.recent.len() >= RECENT {
+                s.recent.pop_front();
+            }
+            s.recent.push_back(key);
+        }
+    }
+
+    /// Counts a message about an attempt this session does not hold; true for the first one, which
+    /// the caller logs (later ones are only counted, and the count is logged when the session ends).
+    pub fn drop_foreign(&self) -> bool {
+        let mut s = self.state();
+        s.dropped += 1;
+        s.dropped == 1
+    }
+
+    /// Messages dropped by [`Session::drop_foreign`].
+    pub fn dropped(&self) -> u64 {
+        self.state().dropped
+    }
+
+    /// Records a Heartbeat.seq from the worker.
+    pub fn heartbeat(&self, seq: u64) {
+        let mut s = self.state();
+        s.heartbeat_seq = s.heartbeat_seq.max(seq);
+    }
+
+    /// What a lease renewal of this session covers now.
+    pub fn renewal(&self) -> Renewal {
+        let s = self.state();
+        let mut instance_ids: Vec<i64> = s.accepted.iter().map(|(id, _)| *id).collect();
+        instance_ids.sort_unstable();
+        Renewal { session_id: self.id.clone(), instance_ids, seq: s.heartbeat_seq }
+    }
+
+    /// A renewal for heartbeat `seq` committed; returns the highest renewed seq.
+    pub fn renewed(&self, seq: u64) -> u64 {
+        let mut s = self.state();
+        s.renewed_seq = s.renewed_seq.max(seq);
+        s.renewed_seq
+    }
+
+    /// The highest heartbeat covered by a committed renewal.
+    pub fn renewed_seq(&self) -> u64 {
+        self.state().renewed_seq
+    }
+
+    /// Sends a message to the worker without waiting; false if the stream is full or closed (the
+    /// caller decides what that means for the message).
+    pub fn send(&self, m: Outbound) -> bool {
+        let ok = self.tx.try_send(m).is_ok();
+        if ok {
+            self.state().last_sent = Some(Instant::now());
+        }
+        ok
+    }
+
+    /// How long since axd last sent anything on this stream.
+    pub fn since_sent(&self) -> std::time::Duration {
+        self.state().last_sent.map_or(std::time::Duration::MAX, |t| t.elapsed())
     }
 
     /// Takes a credit for an assignment of `(instance, attempt)`; false if none is left.
@@ -134,10 +278,13 @@ impl Session {
         }
     }
 
-    /// The attempt is finished (result, reject, cancel): its slot is free. Credits are not returned;
-    /// the worker grants new ones.
+    /// The attempt is finished (result, reject, ack timeout): its slot is free. Credits are not
+    /// returned; the worker grants new ones.
     pub fn finish(&self, key: (i64, u32)) -> bool {
-        self.state().outstanding.remove(&key)
+        let mut s = self.state();
+        s.accepted.remove(&key);
+        s.unaccepted.remove(&key);
+        s.outstanding.remove(&key)
     }
 
     /// Whether the attempt is outstanding on this session.

@@ -169,6 +169,18 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         scheduler_heartbeat: config.scheduler_heartbeat,
     });
 
+    if config.lost_worker_grace < config.heartbeat_interval * 5 {
+        // A worker notices a stalled axd after 3 silent intervals; the heartbeat its last renewal
+        // answered may be 3 intervals older than that, and it stops attempts one interval before
+        // their lease (3 intervals + grace) ends. Less grace than 5 intervals lets a stalled axd's
+        // workers stop attempts they could have kept by moving to another axd.
+        tracing::warn!(
+            grace = ?config.lost_worker_grace,
+            heartbeat = ?config.heartbeat_interval,
+            "lost_worker_grace is less than 5 heartbeat intervals: workers of a stalled axd may stop their \
+             attempts before they can move to another axd"
+        );
+    }
     let listener =
         TcpListener::bind(config.listen).await.map_err(|source| ServerError::Bind { addr: config.listen, source })?;
     let addr = listener.local_addr().map_err(|source| ServerError::Bind { addr: config.listen, source })?;

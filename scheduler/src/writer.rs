@@ -118,7 +118,7 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
                 if let Some(s) = &p.session
                     && ended.insert(s.id.clone())
                 {
-                    let _ = s.tx.try_send(Err(tonic::Status::unavailable(format!(
+                    s.send(Err(tonic::Status::unavailable(format!(
                         "axd could not record messages ({e}); reconnect and resend"
                     ))));
                 }
@@ -140,7 +140,7 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
                 WorkerOp::Accepted { instance_id, attempt, .. },
             ) => {
                 let cancel = pb::Cancel { instance_id, attempt, reason: format!("not yours to run: {why}") };
-                let _ = session.tx.try_send(msg(pb::scheduler_message::Msg::Cancel(cancel)));
+                session.send(msg(pb::scheduler_message::Msg::Cancel(cancel)));
             }
             (WorkerOpOutcome::Result(r), WorkerOp::Result(c)) => {
                 let (applied, note) = match r {
@@ -151,7 +151,7 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
                     CompleteOutcome::Ignored(why) => (false, why),
                 };
                 let ack = pb::ResultAck { instance_id: c.instance_id, attempt: c.attempt, applied, note };
-                if session.tx.try_send(msg(pb::scheduler_message::Msg::ResultAck(ack))).is_err() {
+                if !session.send(msg(pb::scheduler_message::Msg::ResultAck(ack))) {
                     // The worker keeps the result and re-sends it after reconnecting.
                     tracing::debug!(session = %session.id, "stream full or closed; ack not sent");
                 }

@@ -34,6 +34,7 @@ pub struct InstanceView {
     pub start_time: Option<String>,
     pub finish_time: Option<String>,
     pub deadline: Option<String>,
+    pub lease_expire_time: Option<String>,
     pub message: String,
     pub output: Value,
     pub progress_percent: u32,
@@ -65,6 +66,7 @@ impl From<&Instance> for InstanceView {
             start_time: time_text(i.start_time.as_ref()),
             finish_time: time_text(i.finish_time.as_ref()),
             deadline: time_text(i.deadline.as_ref()),
+            lease_expire_time: time_text(i.lease_expire_time.as_ref()),
             message: i.message.clone(),
             output: embedded_json(&i.output),
             progress_percent: i.progress_percent,
@@ -98,6 +100,7 @@ pub fn instance_details(i: &InstanceView) -> String {
         .add("started", or_dash(i.start_time.clone()))
         .add("finished", or_dash(i.finish_time.clone()))
         .add("deadline", or_dash(i.deadline.clone()))
+        .add("lease until", or_dash(i.lease_expire_time.clone()))
         .add("worker", or_dash(Some(i.worker_id.as_str())))
         .add("session", or_dash(Some(i.session_id.as_str())))
         .add("scheduler", or_dash(Some(i.scheduler_id.as_str())))
@@ -158,6 +161,7 @@ pub(super) mod tests {
             start_time: ts(1_767_232_801, 0),
             finish_time: ts(1_767_232_802, 500_000_000),
             deadline: None,
+            lease_expire_time: None,
             message: "done".into(),
             output: "plain text".into(),
             progress_percent: 100,
@@ -177,7 +181,7 @@ pub(super) mod tests {
         assert_eq!(value["deadline"], Value::Null);
         assert_eq!(value["finish_time"], "2026-01-01T02:00:02.500Z");
         let keys: Vec<&str> = value.as_object().expect("object").keys().map(String::as_str).collect();
-        assert_eq!(keys.len(), 26, "one key per Instance field: {keys:?}");
+        assert_eq!(keys.len(), 27, "one key per Instance field: {keys:?}");
     }
 
     #[test]

@@ -45,10 +45,23 @@ impl SessionSettings {
         self.heartbeat_interval * 3
     }
 
-    /// A lease renewed now lasts through the renewal period, the detection of a dead session and
-    /// the grace period, so only a worker (or axd) that is really gone lets it expire.
+    /// How long a lease lasts after a renewal (or acceptance, or re-adoption), and what Welcome
+    /// promises the worker (`Welcome.lease_ttl`): counted from the heartbeat a renewal answers, no
+    /// axd gives those attempts to another worker for at least this long. A renewal is decided after
+    /// that heartbeat arrived, so a lease written as `now + lease_ttl` keeps the promise; a session
+    /// that goes silent ends after [`Self::dead_after`] and its attempts keep their lease (at least
+    /// the grace period from then), which also keeps it.
     pub fn lease_ttl(&self) -> Duration {
-        self.heartbeat_interval * 4 + self.lost_worker_grace
+        self.dead_after() + self.lost_worker_grace
+    }
+
+    /// `Welcome.fence_margin`: a worker stops an attempt when less than this is left of its lease,
+    /// and does not start an assignment whose ack deadline is closer. It covers the time a handler
+    /// takes to stop, timers firing late on a busy host, and the lag of the database-clock
+    /// estimates that leases are written with: one heartbeat interval (configuration keeps it
+    /// below the ack timeout).
+    pub fn fence_margin(&self) -> Duration {
+        self.heartbeat_interval
     }
 }
 

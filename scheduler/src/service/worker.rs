@@ -16,7 +16,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use crate::{
     auth,
-    convert::{duration_to_pb, ts_from_pb},
+    convert::{duration_to_pb, ts_from_pb, ts_to_pb},
     error::{Error, Result},
     model::{WorkerRecord, add},
     registry::{Outbound, Session},
@@ -144,12 +144,13 @@ impl WorkerService for WorkerApi {
             last_seen_at: now,
         };
         let in_flight: Vec<(i64, u32)> = hello.in_flight.iter().map(|a| (a.instance_id, a.attempt)).collect();
-        let adopted = core
+        let reopened = core
             .pools
             .workers
             .open_session(&record, &in_flight, now, add(now, core.sessions.lease_ttl()))
             .await
             .map_err(Error::from)?;
+        let adopted = reopened.adopted;
         let adopted_set: HashSet<(i64, u32)> = adopted.iter().copied().collect();
         let released: Vec<pb::InstanceAttempt> = in_flight
             .iter()
@@ -160,7 +161,7 @@ impl WorkerService for WorkerApi {
         // Room for an Assign and an ack per slot, plus control messages: credits bound the rest.
         let (tx, rx) = mpsc::channel(usize::try_from(hello.capacity).unwrap_or(1) * 2 + 64);
         let session = Arc::new(Session::new(id.clone(), &hello, tx.clone(), now));
-        session.adopt(&adopted);
+        session.adopt(&adopted, &reopened.released_to_worker);
         session.grant(hello.initial_credits, false);
         core.registry.insert(session.clone());
         let welcome = pb::Welcome {
@@ -173,9 +174,13 @@ impl WorkerService for WorkerApi {
                 .collect(),
             released,
             lost_worker_grace: Some(duration_to_pb(core.sessions.lost_worker_grace)),
+            lease_ttl: Some(duration_to_pb(core.sessions.lease_ttl())),
+            fence_margin: Some(duration_to_pb(core.sessions.fence_margin())),
+            ack_timeout: Some(duration_to_pb(core.sessions.ack_timeout)),
+            server_time: Some(ts_to_pb(core.clock.now())),
         };
-        // The channel is new and empty: this cannot wait.
-        let _ = tx.send(msg(pb::scheduler_message::Msg::Welcome(welcome))).await;
+        // The channel is new and empty: this cannot fail for lack of room.
+        session.send(msg(pb::scheduler_message::Msg::Welcome(welcome)));
         tracing::info!(session = %id, worker = %hello.worker_id, app = %hello.app, capacity = hello.capacity,
             adopted = adopted.len(), "worker connected");
         core.signals.dispatch.notify_one();
@@ -213,7 +218,11 @@ async fn run_session(
     shutdown: CancellationToken,
 ) {
     let dead_after = core.sessions.dead_after();
+    let every = core.sessions.heartbeat_interval;
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut drain_deadline: Option<tokio::time::Instant> = None;
+    let mut last_message = tokio::time::Instant::now();
     let end = loop {
         let drain_sleep = async {
             match drain_deadline {
@@ -226,21 +235,46 @@ async fn run_session(
                 if drain_deadline.is_none() => {
                 session.drain();
                 let deadline = core.sessions.drain_timeout;
-                let _ = session.tx.try_send(msg(pb::scheduler_message::Msg::Drain(pb::Drain {
+                session.send(msg(pb::scheduler_message::Msg::Drain(pb::Drain {
                     reason: if shutdown.is_cancelled() { "scheduler shutting down" } else { "scheduler unhealthy" }.to_owned(),
                     deadline: Some(duration_to_pb(deadline)),
                 })));
                 drain_deadline = Some(tokio::time::Instant::now() + deadline);
             }
             () = drain_sleep => break End::Closed("drained".to_owned()),
-            r = tokio::time::timeout(dead_after, inbound.message()) => match r {
-                Err(_) => break End::Error(Status::deadline_exceeded(format!(
-                    "no message from the worker for {}",
-                    crate::schedule::fmt_duration(dead_after)
-                ))),
-                Ok(Ok(None)) => break End::Closed("the worker closed the stream".to_owned()),
-                Ok(Err(status)) => break End::Closed(format!("stream broken: {}", status.message())),
-                Ok(Ok(Some(m))) => {
+            _ = tick.tick() => {
+                // axd's own liveness towards the worker: a heartbeat when nothing else went out for
+                // an interval (the lease loop sends one after each renewal), so a worker notices a
+                // stalled axd within three intervals and moves on.
+                if session.since_sent() >= every {
+                    let hb = pb::SchedulerHeartbeat {
+                        renewed_seq: session.renewed_seq(),
+                        server_time: Some(ts_to_pb(core.clock.now())),
+                    };
+                    session.send(msg(pb::scheduler_message::Msg::Heartbeat(hb)));
+                }
+                // Assignments not accepted by their ack deadline: the sweeper puts the instances
+                // back in the queue; the worker is told, and the slot is free again.
+                for (instance_id, attempt) in session.take_back_expired(core.clock.now()) {
+                    let cancel = pb::Cancel {
+                        instance_id,
+                        attempt,
+                        reason: "ack timeout: not accepted in time; the instance went back to the queue".to_owned(),
+                    };
+                    session.send(msg(pb::scheduler_message::Msg::Cancel(cancel)));
+                }
+            }
+            // Silence is measured from the last message, not from each turn of this loop (the
+            // ticks above come round every interval).
+            () = tokio::time::sleep_until(last_message + dead_after) => break End::Error(Status::deadline_exceeded(format!(
+                "no message from the worker for {}",
+                crate::schedule::fmt_duration(dead_after)
+            ))),
+            r = inbound.message() => match r {
+                Ok(None) => break End::Closed("the worker closed the stream".to_owned()),
+                Err(status) => break End::Closed(format!("stream broken: {}", status.message())),
+                Ok(Some(m)) => {
+                    last_message = tokio::time::Instant::now();
                     session.seen(core.clock.now());
                     if let Err(end) = handle(&core, &session, m).await {
                         break end;
@@ -253,11 +287,15 @@ async fn run_session(
         End::Closed(reason) => reason,
         End::Error(status) => {
             let reason = status.message().to_owned();
-            let _ = session.tx.try_send(Err(status));
+            session.send(Err(status));
             reason
         }
     };
     core.registry.remove(&session.id);
+    if session.dropped() > 0 {
+        tracing::warn!(session = %session.id, worker = %session.worker_id, dropped = session.dropped(),
+            "messages about attempts this session did not hold were dropped");
+    }
     let now = core.clock.now();
     let grace_until = add(now, core.sessions.lost_worker_grace);
     if let Err(e) = core.pools.workers.close_session(&session.id, &reason, now, grace_until, &core.scheduler_id).await {
@@ -266,6 +304,15 @@ async fn run_session(
     }
     core.signals.sweep.offer(grace_until);
     tracing::info!(session = %session.id, worker = %session.worker_id, %reason, "worker session ended");
+}
+
+/// A message about an attempt this session does not hold: nothing is written. The first one is
+/// logged; the count is logged when the session ends.
+fn foreign(session: &Session, what: &str, instance_id: i64, attempt: u32) {
+    if session.drop_foreign() {
+        tracing::warn!(session = %session.id, worker = %session.worker_id, instance = instance_id, attempt,
+            "{what} for an attempt this session does not hold; dropped (further ones are only counted)");
+    }
 }
 
 async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Result<(), End> {
@@ -280,13 +327,27 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
     match m.msg {
         None => Err(End::Error(invalid("message", "empty WorkerMessage"))),
         Some(Msg::Hello(_)) => Err(End::Error(invalid("hello", "sent twice; Hello is only the first message"))),
-        Some(Msg::Heartbeat(_)) => Ok(()),
+        Some(Msg::Heartbeat(h)) => {
+            session.heartbeat(h.seq);
+            Ok(())
+        }
         Some(Msg::Credit(c)) => {
             session.grant(c.grant, c.reset);
             core.signals.dispatch.notify_one();
             Ok(())
         }
         Some(Msg::Accepted(a)) => {
+            if !session.accepted((a.instance_id, a.attempt)) {
+                foreign(session, "Accepted", a.instance_id, a.attempt);
+                // Whatever the worker started is not its to run.
+                let cancel = pb::Cancel {
+                    instance_id: a.instance_id,
+                    attempt: a.attempt,
+                    reason: "not yours to run: this session does not hold that attempt".to_owned(),
+                };
+                session.send(msg(pb::scheduler_message::Msg::Cancel(cancel)));
+                return Ok(());
+            }
             submit(WorkerOp::Accepted {
                 instance_id: a.instance_id,
                 attempt: a.attempt,
@@ -296,7 +357,10 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
         }
         Some(Msg::Reject(r)) => {
             validate::text("reject.reason", &r.reason, 1024).map_err(|e| End::Error(e.into()))?;
-            session.finish((r.instance_id, r.attempt));
+            if !session.finish((r.instance_id, r.attempt)) {
+                foreign(session, "Reject", r.instance_id, r.attempt);
+                return Ok(());
+            }
             let reason = format!("rejected by worker {}: {}", session.worker_id, r.reason);
             submit(WorkerOp::Reject {
                 instance_id: r.instance_id,
@@ -307,6 +371,10 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
             .await
         }
         Some(Msg::Progress(p)) => {
+            if !session.holds((p.instance_id, p.attempt)) {
+                foreign(session, "Progress", p.instance_id, p.attempt);
+                return Ok(());
+            }
             let message = validate::truncate(p.message, 1024);
             if let Err(e) = core
                 .pools
@@ -319,6 +387,10 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
             Ok(())
         }
         Some(Msg::Log(l)) => {
+            if !session.holds((l.instance_id, l.attempt)) {
+                foreign(session, "Log", l.instance_id, l.attempt);
+                return Ok(());
+            }
             let level = match pb::LogLevel::try_from(l.level).unwrap_or(pb::LogLevel::Info) {
                 pb::LogLevel::Debug => "DEBUG",
                 pb::LogLevel::Warn => "WARN",
@@ -347,14 +419,29 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
                     return Err(End::Error(invalid("result.outcome", "must be SUCCESS or FAILED")));
                 }
             };
+            let key = (r.instance_id, r.attempt);
+            if !session.may_report(key) {
+                foreign(session, "Result", r.instance_id, r.attempt);
+                // Acknowledged so the worker forgets it; the note says nothing about the instance.
+                let ack = pb::ResultAck {
+                    instance_id: r.instance_id,
+                    attempt: r.attempt,
+                    applied: false,
+                    note: "not recorded: this session does not hold that attempt".to_owned(),
+                };
+                session.send(msg(pb::scheduler_message::Msg::ResultAck(ack)));
+                return Ok(());
+            }
             // The slot is free as soon as the worker says so; the ack follows the commit.
-            session.finish((r.instance_id, r.attempt));
+            session.reported(key);
+            let finished_at = r.finished_at.as_ref().and_then(|t| ts_from_pb("result.finished_at", t).ok());
             submit(WorkerOp::Result(Completion {
                 instance_id: r.instance_id,
                 attempt: r.attempt,
                 session_id: session.id.clone(),
                 worker_id: session.worker_id.clone(),
                 end,
+                finished_at,
             }))
             .await
         }

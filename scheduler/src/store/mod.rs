@@ -287,6 +287,8 @@ pub struct Completion {
     pub worker_id: String,
     /// Outcome.
     pub end: AttemptEnd,
+    /// When the handler ended, on the worker's clock (for the trail of a late result).
+    pub finished_at: Option<Ts>,
 }
 
 /// What happened to a reported result.
@@ -358,6 +360,16 @@ pub enum WorkerOpOutcome {
     Result(CompleteOutcome),
     /// For Reject: whether it went back to PENDING.
     Rejected(bool),
+}
+
+/// What [`Store::open_session`] decided about the attempts a worker re-announced.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reopened {
+    /// Still this worker's: they move to the new session as RUNNING with a fresh lease.
+    pub adopted: Vec<(i64, u32)>,
+    /// No longer this worker's, but they were assigned to it: a late Result for them is recorded
+    /// on the instance's trail.
+    pub released_to_worker: Vec<(i64, u32)>,
 }
 
 /// A session's live numbers, written by the lease loop.
@@ -556,15 +568,16 @@ pub trait Store: Send + Sync + 'static {
     // ----- worker sessions
 
     /// Records a new session and re-adopts the attempts it lists (same worker id, still DISPATCHED
-    /// or RUNNING on that attempt): they move to this session as RUNNING with a fresh lease.
-    /// Returns the adopted attempts; the others are no longer this worker's.
+    /// or RUNNING on that attempt): they move to this session as RUNNING with a fresh lease. The
+    /// others are no longer this worker's; those that were assigned to it are reported so that
+    /// their late results can be recorded.
     async fn open_session(
         &self,
         worker: &WorkerRecord,
         in_flight: &[(i64, u32)],
         now: Ts,
         lease_until: Ts,
-    ) -> StoreResult<Vec<(i64, u32)>>;
+    ) -> StoreResult<Reopened>;
 
     /// Ends a session: its held attempts keep their state until `grace_until` (for the worker to come
     /// back and re-announce them), with an event saying why; the session row is removed.
@@ -577,8 +590,15 @@ pub trait Store: Send + Sync + 'static {
         scheduler_id: &str,
     ) -> StoreResult<()>;
 
-    /// Renews the leases of RUNNING attempts of these live sessions and refreshes their rows.
-    async fn sync_sessions(&self, sessions: &[SessionSync], lease_until: Ts) -> StoreResult<()>;
+    /// Renews, until `lease_until`, the leases of these attempts (instance ids) of these live
+    /// sessions (each still DISPATCHED or RUNNING on one of the sessions), and refreshes the
+    /// sessions' rows.
+    async fn sync_sessions(
+        &self,
+        sessions: &[SessionSync],
+        renew: &[crate::registry::Renewal],
+        lease_until: Ts,
+    ) -> StoreResult<()>;
 
     // ----- dispatch
 

@@ -87,7 +87,7 @@ macro_rules! impl_store {
             store::{
                 AcceptOutcome, Actor, AppDemand, Assignment, Backend, CancelOutcome, ClusterStats, Command,
                 CompleteOutcome, InstanceFilter, ManualTrigger, NewInstance, NewTask, PlanDecision, Planner,
-                Notice, ReadyInstance, RetryOutcome, SessionRef, SessionSync, Store, SweepReport, TaskUpdate, TriggerRound,
+                Notice, ReadyInstance, Reopened, RetryOutcome, SessionRef, SessionSync, Store, SweepReport, TaskUpdate, TriggerRound,
                 WorkerOp, WorkerOpOutcome,
                 rows::{EventRaw, InstanceRaw, TaskRaw, decode_labels, decode_list, encode_labels, encode_list},
                 sql::{BATCH, sql},
@@ -1298,7 +1298,7 @@ macro_rules! impl_store {
                 in_flight: &[(i64, u32)],
                 now: Ts,
                 lease_until: Ts,
-            ) -> StoreResult<Vec<(i64, u32)>> {
+            ) -> StoreResult<Reopened> {
                 let mut tx = begin(&self.pool).await?;
                 sqlx::query(sql!(
                     "INSERT INTO ax_worker (session_id, worker_id, app, handlers, capacity, credits, in_flight, labels, \
@@ -1324,18 +1324,37 @@ macro_rules! impl_store {
                 let mut rows = lock_instances(&mut tx, &ids).await?;
                 let ctx = Ctx { now, scheduler_id: &w.scheduler_id };
                 let mut batch = Batch::default();
-                let mut adopted = Vec::new();
+                let mut out = Reopened::default();
+                let mut others = Vec::new();
                 for &(id, attempt) in in_flight {
                     let Some(inst) = rows.get_mut(&id) else { continue };
                     let (ours, fx) = crate::lifecycle::readopt(inst, attempt, &w.worker_id, &w.app, &w.session_id, lease_until, ctx);
                     batch.add(id, fx);
                     if ours {
-                        adopted.push((id, attempt));
+                        out.adopted.push((id, attempt));
+                    } else if inst.app == w.app {
+                        others.push((id, attempt));
+                    }
+                }
+                // Released attempts that were assigned to this worker (their DISPATCHED event names
+                // it): a result it still holds for them is recorded as a late result.
+                for chunk in others.chunks(BATCH) {
+                    let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(
+                        "SELECT instance_id, attempt FROM ax_instance_event WHERE to_status = 'DISPATCHED' AND worker_id = ",
+                    );
+                    qb.push_bind(w.worker_id.clone()).push(" AND instance_id IN ");
+                    push_ids(&mut qb, &chunk.iter().map(|(id, _)| *id).collect::<Vec<_>>());
+                    let wanted: std::collections::HashSet<(i64, u32)> = chunk.iter().copied().collect();
+                    for r in qb.build().fetch_all(&mut *tx).await? {
+                        let key = (r.$get::<i64, _>(0)?, u32::try_from(r.$get::<i32, _>(1)?).unwrap_or(0));
+                        if wanted.contains(&key) && !out.released_to_worker.contains(&key) {
+                            out.released_to_worker.push(key);
+                        }
                     }
                 }
                 persist(&mut tx, &rows, batch, ctx).await?;
                 tx.commit().await?;
-                Ok(adopted)
+                Ok(out)
             }
 
             async fn close_session(&self, session_id: &str, reason: &str, now: Ts, grace_until: Ts, scheduler_id: &str) -> StoreResult<()> {
@@ -1358,15 +1377,34 @@ macro_rules! impl_store {
                 Ok(())
             }
 
-            async fn sync_sessions(&self, sessions: &[SessionSync], lease_until: Ts) -> StoreResult<()> {
+            async fn sync_sessions(
+                &self,
+                sessions: &[SessionSync],
+                renew: &[crate::registry::Renewal],
+                lease_until: Ts,
+            ) -> StoreResult<()> {
                 if sessions.is_empty() {
                     return Ok(());
                 }
-                let ids: Vec<String> = sessions.iter().map(|s| s.session_id.clone()).collect();
-                for chunk in ids.chunks(BATCH) {
+                // The accepted attempts of live sessions: still DISPATCHED (Accepted not yet
+                // written) or RUNNING, on one of these sessions. A row that moved to another live
+                // session of this axd (the worker reconnected here) may be renewed through the old
+                // session's list: it is held by a live stream either way.
+                let mut pairs: Vec<(&str, i64)> =
+                    renew.iter().flat_map(|r| r.instance_ids.iter().map(move |id| (r.session_id.as_str(), *id))).collect();
+                pairs.sort_unstable_by_key(|(_, id)| *id);
+                for chunk in pairs.chunks(BATCH) {
                     let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new("UPDATE ax_instance SET lease_expires_at = ");
-                    qb.push_bind(to_micros(lease_until)).push(" WHERE status = 'RUNNING' AND session_id IN ");
-                    push_strs(&mut qb, chunk);
+                    qb.push_bind(to_micros(lease_until))
+                        .push(" WHERE status IN ('DISPATCHED', 'RUNNING') AND lease_expires_at < ")
+                        .push_bind(to_micros(lease_until))
+                        .push(" AND id IN ");
+                    push_ids(&mut qb, &chunk.iter().map(|(_, id)| *id).collect::<Vec<_>>());
+                    let mut sids: Vec<String> = chunk.iter().map(|(s, _)| (*s).to_owned()).collect();
+                    sids.sort_unstable();
+                    sids.dedup();
+                    qb.push(" AND session_id IN ");
+                    push_strs(&mut qb, &sids);
                     qb.build().execute(&self.pool).await?;
                 }
                 // One commit per BATCH sessions, not one per session: at 10,000 streams the commits

@@ -10,8 +10,9 @@
 //! - `panic`: panics.
 //!
 //! With `--exec-log FILE` the start and the end of every execution are appended as JSON lines
-//! (instance, attempt, worker, handler, trigger time, time, outcome), so tests can check what really
-//! ran where and when; a killed worker leaves a start without an end.
+//! (instance, attempt, worker, handler, trigger time, time, outcome, and `fenced` when the attempt's
+//! lease had run out by its end), so tests can check what really ran where and when; a killed
+//! worker leaves a start without an end.
 
 use std::{io::Write as _, path::PathBuf, sync::Arc, time::Duration};
 
@@ -84,7 +85,7 @@ impl ExecLog {
     }
 
     fn line(&self, ctx: &Context, event: &str, outcome: Option<&str>) -> serde_json::Value {
-        serde_json::json!({
+        let mut line = serde_json::json!({
             "event": event,
             "instance": ctx.instance_id,
             "attempt": ctx.attempt,
@@ -94,7 +95,13 @@ impl ExecLog {
             "trigger_time": ctx.trigger_time.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
             "at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
             "outcome": outcome,
-        })
+        });
+        if event == "end" && ctx.lease_expired() {
+            // The attempt's lease ran out before the handler ended: the SDK fenced it, and the
+            // handler did no work past that point.
+            line["fenced"] = serde_json::Value::Bool(true);
+        }
+        line
     }
 }
 
@@ -157,11 +164,17 @@ async fn main() -> anyhow::Result<()> {
             if applies && p.ms > 0 {
                 ctx.log(Level::Info, format!("sleeping {} ms", p.ms));
                 tokio::select! {
-                    () = tokio::time::sleep(Duration::from_millis(p.ms)) => {}
+                    biased;
                     () = ctx.cancellation().cancelled() => {
                         ctx.log(Level::Warn, "canceled while sleeping");
                         return Err(HandlerError::retryable("canceled while sleeping"));
                     }
+                    () = tokio::time::sleep(Duration::from_millis(p.ms)) => {}
+                }
+                // Waking from a long pause, the sleep and the lease may both have run out: the
+                // work counts only if the attempt is still ours.
+                if ctx.is_cancelled() {
+                    return Err(HandlerError::retryable("canceled while sleeping"));
                 }
             }
             Ok(format!("{{\"slept_ms\":{}}}", if applies { p.ms } else { 0 }))

@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::driver::Event;
+use crate::{driver::Event, lease::LeaseCell};
 
 /// Severity of a log line sent with [`Context::log`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +42,7 @@ pub struct Context {
     /// When axd will time this attempt out (local estimate), if the task has a timeout.
     pub deadline: Option<DateTime<Utc>>,
     cancel: CancellationToken,
+    lease: std::sync::Arc<LeaseCell>,
     events: mpsc::Sender<Event>,
 }
 
@@ -57,6 +58,7 @@ impl Context {
         trigger_time: DateTime<Utc>,
         timeout: Option<Duration>,
         cancel: CancellationToken,
+        lease: std::sync::Arc<LeaseCell>,
         events: mpsc::Sender<Event>,
     ) -> Self {
         let deadline = timeout.and_then(|t| chrono::TimeDelta::from_std(t).ok()).map(|t| Utc::now() + t);
@@ -70,6 +72,7 @@ impl Context {
             trigger_time,
             deadline,
             cancel,
+            lease,
             events,
         }
     }
@@ -79,15 +82,24 @@ impl Context {
         serde_json::from_str(&self.params_raw).map_err(|e| HandlerError::fatal(format!("params do not match: {e}")))
     }
 
-    /// Fires when axd cancels this attempt (timeout, operator cancel) or the worker shuts down past
-    /// its deadline. Cooperative handlers select on it.
+    /// Fires when axd cancels this attempt (timeout, operator cancel), the worker shuts down past
+    /// its deadline, or the attempt's lease is about to run out (no axd confirmed a renewal: the
+    /// attempt may soon be given to another worker). Cooperative handlers select on it.
     pub fn cancellation(&self) -> &CancellationToken {
         &self.cancel
     }
 
-    /// True once the attempt is canceled.
+    /// True once the attempt is canceled, or its lease has run out. Reads the clock itself, so it
+    /// is right even before the worker's driver has acted (e.g. in a process resumed after a long
+    /// pause): check it before a side effect that must not happen twice.
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        self.cancel.is_cancelled() || self.lease.expired()
+    }
+
+    /// True once this attempt's lease has run out (the worker stops it; another worker may be
+    /// given the instance after the lease). A handler that finds this must not do more work.
+    pub fn lease_expired(&self) -> bool {
+        self.lease.expired()
     }
 
     /// Reports progress (0-100). Best effort: dropped if the connection is backed up.

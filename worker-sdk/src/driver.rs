@@ -3,8 +3,15 @@
 //! State that must survive a lost connection lives here, not in the session: running attempts (their
 //! handler tasks keep going), results not yet acknowledged, and recently finished attempts. Each
 //! session re-announces running and unacknowledged attempts in Hello, re-sends the results axd
-//! still wants, and keeps the credit invariant: credits granted = capacity - attempts axd counts
-//! as outstanding.
+//! still wants (and, as late results for its trail, those it no longer wants), and keeps the
+//! credit invariant: credits granted = capacity - attempts axd counts as outstanding.
+//!
+//! Liveness runs both ways: heartbeats go out every interval, numbered, and a stream on which axd
+//! has said nothing for three intervals is dropped for the next endpoint. Every running attempt
+//! carries a lease ([`crate::lease`]) that axd's renewals extend; when it is about to run out the
+//! handler is canceled, then aborted, so it never runs on past the point where another axd may
+//! give the instance to another worker. An assignment read after its accept-by time is rejected,
+//! not started.
 
 use std::{
     collections::{HashMap, HashSet, VecDeque},
@@ -25,7 +32,10 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 use tonic::{Code, transport::ClientTlsConfig};
 
-use crate::{Context, Handler, HandlerError, Level, WorkerError};
+use crate::{
+    Context, Handler, HandlerError, Level, WorkerError,
+    lease::{LeaseCell, ServerClock},
+};
 
 pub(crate) struct Config {
     pub endpoints: Vec<String>,
@@ -38,6 +48,8 @@ pub(crate) struct Config {
     pub shutdown_deadline: Duration,
     pub remember: usize,
     pub reconnect_max: Duration,
+    /// How long to wait for Welcome after opening a stream.
+    pub welcome_timeout: Duration,
 }
 
 /// Counters of a running worker.
@@ -51,6 +63,9 @@ struct StatsInner {
     replayed: AtomicU64,
     acked: AtomicU64,
     rejected: AtomicU64,
+    fenced: AtomicU64,
+    stale: AtomicU64,
+    silent_axd: AtomicU64,
 }
 
 impl Stats {
@@ -70,9 +85,21 @@ impl Stats {
     pub fn acked(&self) -> u64 {
         self.0.acked.load(Ordering::Relaxed)
     }
-    /// Assignments rejected (shutting down, unknown handler).
+    /// Assignments rejected (shutting down, unknown handler, stale).
     pub fn rejected(&self) -> u64 {
         self.0.rejected.load(Ordering::Relaxed)
+    }
+    /// Attempts stopped because their lease was about to run out.
+    pub fn fenced(&self) -> u64 {
+        self.0.fenced.load(Ordering::Relaxed)
+    }
+    /// Assignments rejected because they were read after their accept-by time.
+    pub fn stale(&self) -> u64 {
+        self.0.stale.load(Ordering::Relaxed)
+    }
+    /// Streams dropped because axd said nothing for three heartbeat intervals.
+    pub fn silent_axd(&self) -> u64 {
+        self.0.silent_axd.load(Ordering::Relaxed)
     }
 }
 
@@ -104,6 +131,45 @@ pub(crate) enum Event {
 struct Run {
     cancel: CancellationToken,
     abort: AbortHandle,
+    lease: Arc<LeaseCell>,
+    /// Heartbeats sent on the current stream before its Accepted went out (a renewal answering a
+    /// later heartbeat covers it); `None`: not accepted on this stream (held, or from an earlier
+    /// stream until Welcome adopts it).
+    accepted_after: Option<u64>,
+    /// axd sent Cancel for it: renewals no longer cover it (axd stopped renewing it), so a handler
+    /// that ignores the Cancel is stopped when the lease it has runs out.
+    canceled: bool,
+}
+
+/// The least time a fenced handler gets to return by itself before it is aborted, even when the
+/// whole margin has already passed (the process was paused): a cooperative handler notices at once
+/// and reports what it did.
+const STOP_GRACE: Duration = Duration::from_millis(200);
+
+/// Timings from the latest Welcome.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    heartbeat: Duration,
+    /// `None` from an axd that does not send leases: no fencing.
+    lease_ttl: Option<Duration>,
+    margin: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing { heartbeat: Duration::from_secs(2), lease_ttl: None, margin: Duration::ZERO }
+    }
+}
+
+fn duration_of(d: Option<prost_types::Duration>) -> Option<Duration> {
+    let d = d?;
+    let d = Duration::new(u64::try_from(d.seconds).ok()?, u32::try_from(d.nanos).ok()?);
+    (!d.is_zero()).then_some(d)
+}
+
+fn time_of(t: Option<prost_types::Timestamp>) -> Option<DateTime<Utc>> {
+    let t = t?;
+    DateTime::from_timestamp(t.seconds, u32::try_from(t.nanos).ok()?)
 }
 
 /// Recently finished attempts, oldest evicted first.
@@ -136,6 +202,8 @@ struct State {
     shutdown: Option<Instant>,
     canceled_all: bool,
     aborted_all: bool,
+    clock: ServerClock,
+    timing: Timing,
 }
 
 impl State {
@@ -190,6 +258,11 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 }
 
 fn result_of(key: Key, r: Result<String, HandlerError>) -> pb::Result {
+    let now = Utc::now();
+    let finished_at = Some(prost_types::Timestamp {
+        seconds: now.timestamp(),
+        nanos: i32::try_from(now.timestamp_subsec_nanos()).unwrap_or(0),
+    });
     match r {
         Ok(output) => pb::Result {
             instance_id: key.0,
@@ -198,6 +271,7 @@ fn result_of(key: Key, r: Result<String, HandlerError>) -> pb::Result {
             message: String::new(),
             output,
             retryable: false,
+            finished_at,
         },
         Err(e) => pb::Result {
             instance_id: key.0,
@@ -206,6 +280,7 @@ fn result_of(key: Key, r: Result<String, HandlerError>) -> pb::Result {
             message: e.message,
             output: String::new(),
             retryable: e.retryable,
+            finished_at,
         },
     }
 }
@@ -223,6 +298,8 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
         shutdown: None,
         canceled_all: false,
         aborted_all: false,
+        clock: ServerClock::default(),
+        timing: Timing::default(),
     };
     tokio::pin!(shutdown);
     let mut next = 0usize;
@@ -263,8 +340,19 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
                 () = tokio::time::sleep_until(until) => break,
                 Some(ev) = ev_rx.recv() => { state.absorb(ev); }
                 () = &mut shutdown, if state.shutdown.is_none() => begin_shutdown(&mut state),
-                () = shutdown_tick(&config, &state) => enforce_shutdown(&config, &mut state, &ev_tx).await,
+                () = shutdown_tick(&config, &state) => enforce_shutdown(&config, &mut state).await,
             }
+        }
+    }
+}
+
+/// Returns once the lease's fence time has passed (renewals move it later while this waits).
+async fn fence_time(lease: &LeaseCell) {
+    loop {
+        let Some(at) = lease.fence_at() else { return std::future::pending().await };
+        tokio::time::sleep_until(at).await;
+        if lease.fence_at().is_some_and(|t| Instant::now() >= t) {
+            return;
         }
     }
 }
@@ -294,7 +382,7 @@ async fn shutdown_tick(config: &Config, state: &State) {
     tokio::time::sleep_until(at).await
 }
 
-async fn enforce_shutdown(config: &Config, state: &mut State, ev_tx: &mpsc::Sender<Event>) {
+async fn enforce_shutdown(config: &Config, state: &mut State) {
     let Some(t) = state.shutdown else { return };
     if !state.canceled_all && t.elapsed() >= config.shutdown_deadline {
         state.canceled_all = true;
@@ -307,11 +395,38 @@ async fn enforce_shutdown(config: &Config, state: &mut State, ev_tx: &mpsc::Send
         && t.elapsed() >= config.shutdown_deadline + Duration::from_secs(2)
     {
         state.aborted_all = true;
-        for (key, r) in state.running.drain() {
+        // The task that awaits each handler reports it FAILED ("worker shut down before the handler
+        // finished") once the abort lands.
+        for r in state.running.values() {
             r.abort.abort();
-            let result = result_of(key, Err(HandlerError::retryable("worker shut down before the handler finished")));
-            let _ = ev_tx.try_send(Event::Done { key, result });
         }
+    }
+}
+
+/// The heartbeats sent on one stream: their numbers and when they went out.
+#[derive(Default)]
+struct Sent {
+    seq: u64,
+    times: VecDeque<(u64, Instant)>,
+}
+
+impl Sent {
+    fn next(&mut self) -> u64 {
+        self.seq += 1;
+        self.times.push_back((self.seq, Instant::now()));
+        // Renewals answer recent heartbeats; far older ones will not be asked about.
+        while self.times.len() > 1024 {
+            self.times.pop_front();
+        }
+        self.seq
+    }
+
+    /// When heartbeat `k` was sent (forgetting older ones).
+    fn sent_at(&mut self, k: u64) -> Option<Instant> {
+        while self.times.front().is_some_and(|(s, _)| *s < k) {
+            self.times.pop_front();
+        }
+        self.times.front().filter(|(s, _)| *s == k).map(|(_, t)| *t)
     }
 }
 
@@ -378,44 +493,71 @@ async fn session<F: Future<Output = ()>>(
         initial_credits,
         start_after_supported: true,
     };
+    // Leases of adopted attempts run from here: axd decides after Hello has gone out.
+    let hello_at = Instant::now();
     let _ = tx.send(out(Out::Hello(hello))).await;
-    let mut inbound = match client.connect(ReceiverStream::new(rx)).await {
-        Ok(r) => r.into_inner(),
-        Err(status) => return refused_or_lost(status, false),
+    let opened = tokio::time::timeout(config.welcome_timeout, async {
+        let mut inbound = client.connect(ReceiverStream::new(rx)).await?.into_inner();
+        let first = inbound.message().await?;
+        Ok::<_, tonic::Status>((inbound, first))
+    })
+    .await;
+    let (mut inbound, welcome) = match opened {
+        Err(_) => {
+            tracing::warn!(url, "no Welcome within {:?}; trying another endpoint", config.welcome_timeout);
+            return SessionEnd::Lost { established: false };
+        }
+        Ok(Err(status)) => return refused_or_lost(status, false),
+        Ok(Ok((inbound, Some(pb::SchedulerMessage { msg: Some(In::Welcome(w)) })))) => (inbound, w),
+        Ok(Ok(_)) => return SessionEnd::Lost { established: false },
     };
-    let welcome = match inbound.message().await {
-        Ok(Some(pb::SchedulerMessage { msg: Some(In::Welcome(w)) })) => w,
-        Ok(_) => return SessionEnd::Lost { established: false },
-        Err(status) => return refused_or_lost(status, false),
-    };
+    let mut last_heard = Instant::now();
     stats.0.connections.fetch_add(1, Ordering::Relaxed);
     tracing::info!(url, session = %welcome.session_id, scheduler = %welcome.scheduler_id,
         adopted = welcome.adopted.len(), released = welcome.released.len(), "connected");
+    state.timing = Timing {
+        heartbeat: duration_of(welcome.heartbeat_interval).unwrap_or(Duration::from_secs(2)),
+        lease_ttl: duration_of(welcome.lease_ttl),
+        margin: duration_of(welcome.fence_margin).unwrap_or(Duration::ZERO),
+    };
+    if let Some(t) = time_of(welcome.server_time) {
+        state.clock.observe(t, last_heard);
+    }
+    // Heartbeat numbers start again on this stream: nothing is covered by a renewal here yet.
+    for r in state.running.values_mut() {
+        r.accepted_after = None;
+        r.lease.set_margin(state.timing.margin);
+    }
     let adopted: HashSet<Key> = welcome.adopted.iter().map(|a| (a.instance_id, a.attempt)).collect();
+    for key in &adopted {
+        if let Some(r) = state.running.get_mut(key).filter(|r| !r.canceled) {
+            r.accepted_after = Some(0);
+            if let Some(ttl) = state.timing.lease_ttl {
+                r.lease.extend_to(hello_at + ttl);
+            }
+        }
+    }
     for a in &welcome.released {
         let key = (a.instance_id, a.attempt);
         if let Some(r) = state.running.get(&key) {
-            // No longer ours; it finishes (result ignored by axd) and then frees its slot.
+            // No longer ours; it finishes (its result is recorded as a late one) and then frees
+            // its slot.
             r.cancel.cancel();
-        } else if state.unacked.remove(&key).is_some() && state.shutdown.is_none() {
-            let _ = tx.send(credit(1)).await;
         }
     }
-    let resend: Vec<(Key, pb::Result)> =
-        state.unacked.iter().filter(|(k, _)| adopted.contains(k)).map(|(k, r)| (*k, r.clone())).collect();
-    for (_, r) in resend {
+    // Results not yet acknowledged go out again: applied if still wanted, otherwise recorded on the
+    // instance's trail as late results (the handler did finish, and the trail says so).
+    let resend: Vec<pb::Result> = state.unacked.values().cloned().collect();
+    for r in resend {
         let _ = tx.send(out(Out::Result(r))).await;
         if state.shutdown.is_none() {
             let _ = tx.send(credit(1)).await;
         }
     }
-    let hb = welcome
-        .heartbeat_interval
-        .map(|d| Duration::new(u64::try_from(d.seconds).unwrap_or(2), u32::try_from(d.nanos).unwrap_or(0)))
-        .filter(|d| !d.is_zero())
-        .unwrap_or(Duration::from_secs(2));
+    let hb = state.timing.heartbeat;
     let mut heartbeat = tokio::time::interval_at(Instant::now() + hb, hb);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut sent = Sent::default();
 
     loop {
         if state.done() {
@@ -428,17 +570,18 @@ async fn session<F: Future<Output = ()>>(
         tokio::select! {
             m = inbound.message() => match m {
                 Ok(Some(pb::SchedulerMessage { msg: Some(m) })) => {
-                    if let Some(end) = on_message(config, stats, state, ev_tx, &tx, m).await {
+                    last_heard = Instant::now();
+                    if let Some(end) = on_message(config, stats, state, ev_tx, &tx, &mut sent, m).await {
                         return end;
                     }
                 }
-                Ok(Some(_)) => {}
+                Ok(Some(_)) => last_heard = Instant::now(),
                 Ok(None) => return SessionEnd::Lost { established: true },
                 Err(status) => return refused_or_lost(status, true),
             },
             Some(ev) = ev_rx.recv() => match ev {
                 Event::Started { key } => {
-                    if tx.send(accepted(key)).await.is_err() {
+                    if !started(state, &tx, &sent, key).await {
                         return SessionEnd::Lost { established: true };
                     }
                 }
@@ -451,7 +594,7 @@ async fn session<F: Future<Output = ()>>(
                     while let Some(ev) = next.take() {
                         match ev {
                             Event::Started { key } => {
-                                if tx.send(accepted(key)).await.is_err() {
+                                if !started(state, &tx, &sent, key).await {
                                     return SessionEnd::Lost { established: true };
                                 }
                             }
@@ -474,9 +617,17 @@ async fn session<F: Future<Output = ()>>(
                     }
                 }
             },
+            () = tokio::time::sleep_until(last_heard + hb * 3) => {
+                // A stalled or unreachable axd says nothing, and TCP may not notice for minutes:
+                // move on while the leases still have time to be renewed elsewhere.
+                stats.0.silent_axd.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(url, silent = ?last_heard.elapsed(), "axd has said nothing for three heartbeat intervals; moving to another endpoint");
+                return SessionEnd::Lost { established: true };
+            }
             _ = heartbeat.tick() => {
                 let running = u32::try_from(state.running.len()).unwrap_or(u32::MAX);
-                if tx.send(out(Out::Heartbeat(pb::Heartbeat { running }))).await.is_err() {
+                let seq = sent.next();
+                if tx.send(out(Out::Heartbeat(pb::Heartbeat { running, seq }))).await.is_err() {
                     return SessionEnd::Lost { established: true };
                 }
             }
@@ -484,9 +635,18 @@ async fn session<F: Future<Output = ()>>(
                 begin_shutdown(state);
                 let _ = tx.send(out(Out::Credit(pb::Credit { grant: 0, reset: true }))).await;
             }
-            () = shutdown_tick(config, state) => enforce_shutdown(config, state, ev_tx).await,
+            () = shutdown_tick(config, state) => enforce_shutdown(config, state).await,
         }
     }
+}
+
+/// A held assignment's handler started: Accepted goes out, and renewals from the next heartbeat on
+/// cover it. False if the stream is gone.
+async fn started(state: &mut State, tx: &mpsc::Sender<pb::WorkerMessage>, sent: &Sent, key: Key) -> bool {
+    if let Some(r) = state.running.get_mut(&key) {
+        r.accepted_after = Some(sent.seq);
+    }
+    tx.send(accepted(key)).await.is_ok()
 }
 
 /// Sends a progress or log line, best effort (dropped if the stream is backed up).
@@ -526,27 +686,41 @@ fn refused_or_lost(status: tonic::Status, established: bool) -> SessionEnd {
     }
 }
 
+async fn reject(tx: &mpsc::Sender<pb::WorkerMessage>, key: Key, reason: String) {
+    let _ = tx.send(out(Out::Reject(pb::Reject { instance_id: key.0, attempt: key.1, reason }))).await;
+}
+
 async fn on_message(
     config: &Config,
     stats: &Stats,
     state: &mut State,
     ev_tx: &mpsc::Sender<Event>,
     tx: &mpsc::Sender<pb::WorkerMessage>,
+    sent: &mut Sent,
     m: In,
 ) -> Option<SessionEnd> {
     match m {
         In::Welcome(_) => None,
+        In::Heartbeat(h) => {
+            if let Some(t) = time_of(h.server_time) {
+                state.clock.observe(t, Instant::now());
+            }
+            if let (Some(ttl), Some(at)) = (state.timing.lease_ttl, sent.sent_at(h.renewed_seq)) {
+                let k = h.renewed_seq;
+                for (key, r) in &state.running {
+                    if !r.canceled && r.accepted_after.is_some_and(|a| a < k) {
+                        r.lease.extend_to(at + ttl);
+                        tracing::trace!(instance = key.0, attempt = key.1, renewed_seq = k, sent_ago = ?at.elapsed(), "lease renewed");
+                    }
+                }
+            }
+            None
+        }
         In::Assign(a) => {
             let key = (a.instance_id, a.attempt);
             if state.shutdown.is_some() {
                 stats.0.rejected.fetch_add(1, Ordering::Relaxed);
-                let _ = tx
-                    .send(out(Out::Reject(pb::Reject {
-                        instance_id: key.0,
-                        attempt: key.1,
-                        reason: "worker shutting down".into(),
-                    })))
-                    .await;
+                reject(tx, key, "worker shutting down".into()).await;
                 return None;
             }
             if let Some(r) = state.finished.results.get(&key).cloned() {
@@ -560,27 +734,48 @@ async fn on_message(
             if state.running.contains_key(&key) {
                 return None;
             }
+            // Read too late (the process was paused, or the message waited in a buffer): axd has
+            // taken it back by now, or is about to, and may have given it to another worker.
+            let accept_by = time_of(a.accept_by);
+            let margin = chrono::TimeDelta::from_std(state.timing.margin).unwrap_or_default();
+            if let (Some(accept_by), Some(now)) = (accept_by, state.clock.at(Instant::now()))
+                && now + margin >= accept_by
+            {
+                stats.0.rejected.fetch_add(1, Ordering::Relaxed);
+                stats.0.stale.fetch_add(1, Ordering::Relaxed);
+                let reason = format!(
+                    "stale assignment: read at {} (database time, estimated), too close to or after its accept-by time {}",
+                    now.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                    accept_by.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+                );
+                tracing::warn!(instance = key.0, attempt = key.1, %reason, "assignment not started");
+                reject(tx, key, reason).await;
+                let _ = tx.send(credit(1)).await;
+                return None;
+            }
             let Some(handler) = config.handlers.get(&a.handler).cloned() else {
                 stats.0.rejected.fetch_add(1, Ordering::Relaxed);
                 let reason = format!("handler {:?} is not registered on this worker", a.handler);
-                let _ = tx.send(out(Out::Reject(pb::Reject { instance_id: key.0, attempt: key.1, reason }))).await;
+                reject(tx, key, reason).await;
                 let _ = tx.send(credit(1)).await;
                 return None;
             };
+            // Until a renewal covers it, the attempt is ours until its accept-by time.
+            let lease = match (state.timing.lease_ttl, accept_by.and_then(|t| state.clock.instant_of(t))) {
+                (Some(_), Some(end)) => LeaseCell::new(end, state.timing.margin),
+                _ => LeaseCell::unbounded(),
+            };
             // Sent ahead of its time: hold it, then start (Accepted goes out when it starts).
-            let hold = a
-                .start_after
-                .map(|d| Duration::new(u64::try_from(d.seconds).unwrap_or(0), u32::try_from(d.nanos).unwrap_or(0)))
-                .filter(|d| !d.is_zero());
-            if hold.is_none() {
+            let hold = duration_of(a.start_after);
+            let accepted_after = if hold.is_none() {
                 let _ = tx.send(accepted(key)).await;
-            }
+                Some(sent.seq)
+            } else {
+                None
+            };
             stats.0.assigned.fetch_add(1, Ordering::Relaxed);
             let cancel = CancellationToken::new();
-            let trigger_time = a
-                .trigger_time
-                .and_then(|t| DateTime::from_timestamp(t.seconds, u32::try_from(t.nanos).unwrap_or(0)))
-                .unwrap_or_else(Utc::now);
+            let trigger_time = time_of(a.trigger_time).unwrap_or_else(Utc::now);
             let timeout = a
                 .timeout
                 .map(|d| Duration::new(u64::try_from(d.seconds).unwrap_or(0), u32::try_from(d.nanos).unwrap_or(0)));
@@ -594,18 +789,25 @@ async fn on_message(
                 trigger_time,
                 timeout,
                 cancel.clone(),
+                lease.clone(),
                 ev_tx.clone(),
             );
             let inner = match hold {
                 None => tokio::spawn(handler(ctx)),
                 Some(hold) => {
-                    let (events, cancel) = (ev_tx.clone(), cancel.clone());
+                    let (events, cancel, lease) = (ev_tx.clone(), cancel.clone(), lease.clone());
                     tokio::spawn(async move {
                         tokio::select! {
                             () = tokio::time::sleep(hold) => {}
                             () = cancel.cancelled() => {
                                 return Err(HandlerError::retryable("canceled before its start time"));
                             }
+                        }
+                        if lease.expired() {
+                            // The hold ended past the accept-by time (the process was paused).
+                            return Err(HandlerError::retryable(
+                                "not started: its accept-by time passed during the hold",
+                            ));
                         }
                         let _ = events.send(Event::Started { key }).await;
                         handler(ctx).await
@@ -614,23 +816,51 @@ async fn on_message(
             };
             let abort = inner.abort_handle();
             let events = ev_tx.clone();
+            let (fence, stop, stats) = (lease.clone(), cancel.clone(), stats.clone());
+            // Each attempt watches its own lease, whatever the connection is doing (reconnecting,
+            // waiting for Welcome): when it is about to run out the handler is told to stop, and
+            // aborted if it has not returned by half the margin before the end.
             tokio::spawn(async move {
-                let r = match inner.await {
+                let mut inner = inner;
+                let joined = tokio::select! {
+                    r = &mut inner => r,
+                    () = fence_time(&fence) => {
+                        fence.mark_fenced();
+                        stop.cancel();
+                        stats.0.fenced.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(instance = key.0, attempt = key.1,
+                            "lease about to run out with no renewal from axd: stopping the handler");
+                        let now = Instant::now();
+                        let abort_at = fence.abort_at().map_or(now + STOP_GRACE, |t| t.max(now + STOP_GRACE));
+                        tokio::select! {
+                            r = &mut inner => r,
+                            () = tokio::time::sleep_until(abort_at) => {
+                                inner.abort();
+                                inner.await
+                            }
+                        }
+                    }
+                };
+                let r = match joined {
                     Ok(r) => r,
                     Err(e) if e.is_panic() => {
                         Err(HandlerError::retryable(format!("handler panicked: {}", panic_message(e.into_panic()))))
                     }
+                    Err(_) if fence.was_fenced() => Err(HandlerError::retryable(
+                        "stopped: its lease was about to run out with no renewal from axd (another worker may run it)",
+                    )),
                     Err(_) => Err(HandlerError::retryable("worker shut down before the handler finished")),
                 };
                 let _ = events.send(Event::Done { key, result: result_of(key, r) }).await;
             });
-            state.running.insert(key, Run { cancel, abort });
+            state.running.insert(key, Run { cancel, abort, lease, accepted_after, canceled: false });
             None
         }
         In::Cancel(c) => {
-            if let Some(r) = state.running.get(&(c.instance_id, c.attempt)) {
+            if let Some(r) = state.running.get_mut(&(c.instance_id, c.attempt)) {
                 tracing::info!(instance = c.instance_id, attempt = c.attempt, reason = %c.reason, "cancel");
                 r.cancel.cancel();
+                r.canceled = true;
             }
             None
         }

@@ -32,6 +32,7 @@
 
 mod context;
 mod driver;
+mod lease;
 
 use std::{collections::HashMap, future::Future, path::Path, pin::Pin, sync::Arc, time::Duration};
 
@@ -191,6 +192,7 @@ impl WorkerBuilder {
                 shutdown_deadline: self.shutdown_deadline,
                 remember: self.remember,
                 reconnect_max: self.reconnect_max,
+                welcome_timeout: Duration::from_secs(10),
             }),
             stats: Stats::default(),
         })

@@ -139,15 +139,27 @@ pub async fn wait_status(
     status: pb::InstanceStatus,
     deadline: Duration,
 ) -> pb::Instance {
-    let what = format!("instance {id} to be {status:?}");
-    eventually(deadline, &what, || {
-        let mut admin = admin.clone();
-        async move {
-            let (i, _) = get(&mut admin, id).await;
-            (i.status == status as i32).then_some(i)
+    let end = tokio::time::Instant::now() + deadline;
+    loop {
+        let (i, events) = get(admin, id).await;
+        if i.status == status as i32 {
+            return i;
         }
-    })
-    .await
+        if tokio::time::Instant::now() >= end {
+            let trail: Vec<String> = events
+                .iter()
+                .map(|e| format!("{:?} -> {:?} (attempt {}): {}", e.from_status, e.to_status, e.attempt, e.reason))
+                .collect();
+            panic!(
+                "timed out after {deadline:?} waiting for instance {id} to be {status:?}; it is {:?} on attempt {}, \
+                 trail:\n  {}",
+                pb::InstanceStatus::try_from(i.status),
+                i.attempt,
+                trail.join("\n  ")
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// The (from, to, attempt) steps of a trail, by enum names without prefix.
@@ -203,11 +215,15 @@ impl RawWorker {
         self.tx.send(pb::WorkerMessage { msg: Some(m) }).await.expect("send");
     }
 
-    /// The next message (skipping nothing), within 10 s.
+    /// The next message other than axd's heartbeats, within 10 s.
     pub async fn recv(&mut self) -> In {
-        match tokio::time::timeout(Duration::from_secs(10), self.rx.message()).await {
-            Ok(Ok(Some(pb::SchedulerMessage { msg: Some(m) }))) => m,
-            other => panic!("expected a message from axd, got {other:?}"),
+        let end = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            match tokio::time::timeout_at(end, self.rx.message()).await {
+                Ok(Ok(Some(pb::SchedulerMessage { msg: Some(In::Heartbeat(_)) }))) => {}
+                Ok(Ok(Some(pb::SchedulerMessage { msg: Some(m) }))) => return m,
+                other => panic!("expected a message from axd, got {other:?}"),
+            }
         }
     }
 
@@ -227,7 +243,8 @@ impl RawWorker {
                     other => panic!("stream ended while waiting for {what}: {other:?}"),
                 },
                 () = tick => {
-                    let _ = self.tx.send(pb::WorkerMessage { msg: Some(Out::Heartbeat(pb::Heartbeat { running: 0 })) }).await;
+                    let hb = pb::Heartbeat { running: 0, seq: 0 };
+                    let _ = self.tx.send(pb::WorkerMessage { msg: Some(Out::Heartbeat(hb)) }).await;
                 }
             }
             assert!(tokio::time::Instant::now() < end, "timed out waiting for {what}");
@@ -244,5 +261,6 @@ pub fn result(instance_id: i64, attempt: u32, success: bool) -> Out {
         message: String::new(),
         output: String::new(),
         retryable: true,
+        finished_at: None,
     })
 }

@@ -8,6 +8,7 @@
 
 pub mod axd;
 pub mod client;
+pub mod netns;
 pub mod procs;
 pub mod proxy;
 

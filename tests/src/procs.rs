@@ -73,7 +73,30 @@ impl DemoWorker {
         capacity: u32,
         exec_log: Option<&std::path::Path>,
     ) -> DemoWorker {
-        let mut cmd = tokio::process::Command::new(bin("demo-worker"));
+        Self::spawn(tokio::process::Command::new(bin("demo-worker")), endpoints, app, worker_id, capacity, exec_log)
+    }
+
+    /// Like [`DemoWorker::start`], inside a network namespace (its endpoints must be reachable from
+    /// there, e.g. proxies on the namespace's host addresses).
+    pub fn start_in(
+        ns: &crate::netns::Netns,
+        endpoints: &[String],
+        app: &str,
+        worker_id: &str,
+        capacity: u32,
+        exec_log: &std::path::Path,
+    ) -> DemoWorker {
+        Self::spawn(ns.command(&bin("demo-worker")), endpoints, app, worker_id, capacity, Some(exec_log))
+    }
+
+    fn spawn(
+        mut cmd: tokio::process::Command,
+        endpoints: &[String],
+        app: &str,
+        worker_id: &str,
+        capacity: u32,
+        exec_log: Option<&std::path::Path>,
+    ) -> DemoWorker {
         for e in endpoints {
             cmd.arg("--endpoint").arg(e);
         }
@@ -90,7 +113,9 @@ impl DemoWorker {
         if let Some(log) = exec_log {
             cmd.arg("--exec-log").arg(log);
         }
-        cmd.env("AX_LOG", "warn").kill_on_drop(true);
+        // AX_TEST_WORKER_LOG (e.g. `ax_worker=debug`) makes the workers of a test say more.
+        let log = std::env::var("AX_TEST_WORKER_LOG").unwrap_or_else(|_| "warn".to_owned());
+        cmd.env("AX_LOG", log).env("NO_COLOR", "1").kill_on_drop(true);
         DemoWorker { child: cmd.spawn().expect("start demo-worker") }
     }
 
@@ -98,6 +123,24 @@ impl DemoWorker {
     pub async fn kill_hard(&mut self) {
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;
+    }
+
+    /// SIGSTOP: the process freezes (its connections stay open, it answers nothing).
+    pub fn freeze(&self) {
+        signal(&self.child, "STOP");
+    }
+
+    /// SIGCONT after [`DemoWorker::freeze`].
+    pub fn thaw(&self) {
+        signal(&self.child, "CONT");
+    }
+}
+
+/// Sends `kill -<sig>` to a child this test started (by its PID; nothing if it has exited).
+pub fn signal(child: &tokio::process::Child, sig: &str) {
+    if let Some(pid) = child.id() {
+        let status = std::process::Command::new("kill").args([&format!("-{sig}"), &pid.to_string()]).status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -{sig} {pid} failed");
     }
 }
 
@@ -122,6 +165,9 @@ pub struct Execution {
     pub end: Option<chrono::DateTime<chrono::Utc>>,
     /// SUCCESS or FAILED, if it finished.
     pub outcome: Option<String>,
+    /// The handler ended after its lease had run out (the SDK fenced it): it did no work after
+    /// that point.
+    pub fenced: bool,
 }
 
 #[derive(serde::Deserialize)]
@@ -135,6 +181,8 @@ struct ExecLine {
     trigger_time: chrono::DateTime<chrono::Utc>,
     at: chrono::DateTime<chrono::Utc>,
     outcome: Option<String>,
+    #[serde(default)]
+    fenced: bool,
 }
 
 /// Reads execution logs (missing files = nothing ran), pairing starts with ends.
@@ -156,6 +204,7 @@ pub fn executions_in(paths: &[&std::path::Path]) -> Vec<Execution> {
                     start: e.at,
                     end: None,
                     outcome: None,
+                    fenced: false,
                 });
             } else if let Some(x) = out
                 .iter_mut()
@@ -164,6 +213,7 @@ pub fn executions_in(paths: &[&std::path::Path]) -> Vec<Execution> {
             {
                 x.end = Some(e.at);
                 x.outcome = e.outcome;
+                x.fenced = e.fenced;
             }
         }
     }
@@ -238,6 +288,16 @@ impl AxdProcess {
     pub async fn kill_hard(&mut self) {
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;
+    }
+
+    /// SIGSTOP: axd freezes with every connection open (a long pause, a VM freeze).
+    pub fn freeze(&self) {
+        signal(&self.child, "STOP");
+    }
+
+    /// SIGCONT after [`AxdProcess::freeze`].
+    pub fn thaw(&self) {
+        signal(&self.child, "CONT");
     }
 }
 

@@ -240,7 +240,9 @@ async fn late_duplicate_and_foreign_results_change_nothing(db: &TestDb) {
     let (inst, _) = get(&mut admin, id).await;
     assert_eq!((inst.status, inst.attempt), (S::Running as i32, 2));
 
-    // A worker that does not hold the attempt reports on it: acknowledged, nothing changes.
+    // A worker that does not hold the attempt reports on it: acknowledged, nothing is written and
+    // the answer says nothing about the instance.
+    let before = get(&mut admin, id).await.1.len();
     let (mut other, _) =
         RawWorker::connect(channel(&axd.endpoint).await, hello("raw", "raw-2", "h", 1, 0)).await.expect("connect");
     other.send(result(id, 2, false)).await;
@@ -248,8 +250,10 @@ async fn late_duplicate_and_foreign_results_change_nothing(db: &TestDb) {
         .expect("ack of the foreign result", |m| if let In::ResultAck(a) = m { Some(a.clone()) } else { None })
         .await;
     assert!(!ack.applied);
-    assert!(ack.note.contains("is held by session"), "{}", ack.note);
-    assert_eq!(get(&mut admin, id).await.0.status, S::Running as i32);
+    assert_eq!(ack.note, "not recorded: this session does not hold that attempt");
+    let (inst, events) = get(&mut admin, id).await;
+    assert_eq!(inst.status, S::Running as i32);
+    assert_eq!(events.len(), before, "a foreign result writes nothing: {:?}", steps(&events));
 
     // The holder's result is applied; the same result again is a duplicate and changes nothing.
     w.send(result(id, 2, true)).await;
@@ -261,8 +265,10 @@ async fn late_duplicate_and_foreign_results_change_nothing(db: &TestDb) {
     assert!(dup.note.contains("already SUCCESS"), "{}", dup.note);
     let (inst, events) = get(&mut admin, id).await;
     assert_eq!(inst.status, S::Success as i32);
+    // The late result of attempt 1 and the conflicting repeat of attempt 2 are in the trail; the
+    // foreign one is not.
     let ignored: Vec<_> = events.iter().filter(|e| e.reason.starts_with("ignored")).collect();
-    assert_eq!(ignored.len(), 3, "every ignored result is in the trail: {:?}", steps(&events));
+    assert_eq!(ignored.len(), 2, "every ignored result of this worker is in the trail: {:?}", steps(&events));
     axd.stop().await;
 }
 
@@ -278,7 +284,7 @@ async fn bad_hellos_are_refused_naming_the_field(db: &TestDb) {
             status
         }
     };
-    let s = refused(Out::Heartbeat(pb::Heartbeat { running: 0 })).await;
+    let s = refused(Out::Heartbeat(pb::Heartbeat { running: 0, seq: 0 })).await;
     assert_eq!(s.code(), tonic::Code::InvalidArgument);
     assert!(s.message().starts_with("hello: the first message must be Hello, got Heartbeat"), "{}", s.message());
     let base = hello("app", "w", "h", 4, 4);
@@ -426,6 +432,8 @@ async fn an_early_assignment_goes_only_to_a_holding_worker_and_starts_on_time(db
         o.dispatch_ahead = ms(1500);
         // The raw workers stay silent while one holds an assignment.
         o.heartbeat_interval = ms(2000);
+        o.ack_timeout = ms(5000);
+        o.lost_worker_grace = ms(10_000);
     })
     .await;
     let mut admin = axd.admin().await;
@@ -519,6 +527,64 @@ async fn the_sdk_holds_early_assignments_and_a_cancel_during_the_hold_stops_the_
     axd.stop().await;
 }
 
+async fn axd_confirms_lease_renewals_against_the_worker_s_heartbeats(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    create(&mut admin, spec("renewed", "raw", "h", manual())).await;
+    let (mut w, welcome) =
+        RawWorker::connect(channel(&axd.endpoint).await, hello("raw", "raw-1", "h", 1, 1)).await.expect("connect");
+    let lease_ttl = welcome.lease_ttl.expect("Welcome.lease_ttl");
+    assert!(welcome.fence_margin.is_some() && welcome.server_time.is_some() && welcome.ack_timeout.is_some());
+    assert_eq!((lease_ttl.seconds, lease_ttl.nanos), (1, 600_000_000), "3 heartbeats of 200 ms and 1 s of grace");
+    let id = trigger(&mut admin, "renewed", "one").await;
+    let a = w.expect("Assign", |m| if let In::Assign(a) = m { Some(a.clone()) } else { None }).await;
+    assert!(a.accept_by.is_some(), "Assign carries its accept-by time");
+    w.send(Out::Accepted(pb::Accepted { instance_id: id, attempt: a.attempt })).await;
+    // Heartbeat 1, then wait for a renewal that answers it.
+    w.send(Out::Heartbeat(pb::Heartbeat { running: 1, seq: 1 })).await;
+    let renewed = w
+        .expect("a renewal of heartbeat 1", |m| match m {
+            In::Heartbeat(h) if h.renewed_seq >= 1 => Some(h.renewed_seq),
+            _ => None,
+        })
+        .await;
+    assert_eq!(renewed, 1);
+    let (inst, _) = get(&mut admin, id).await;
+    assert_eq!(inst.status, S::Running as i32);
+    axd.stop().await;
+}
+
+async fn a_long_handler_on_a_healthy_axd_outlives_many_leases_unfenced(db: &TestDb) {
+    // Leases of 1.6 s (heartbeat 200 ms, grace 1 s): a 5 s handler lives through three of them only
+    // if every renewal reaches the worker.
+    let axd = Axd::start(db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    create(&mut admin, spec("long", "app", "wait5", manual())).await;
+    let fenced = Arc::new(AtomicBool::new(false));
+    let flag = fenced.clone();
+    let (w, stop) = sdk_worker(&axd.endpoint, "app", 1, move |b| {
+        b.handler("wait5", move |ctx: Context| {
+            let flag = flag.clone();
+            async move {
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_secs(5)) => Ok::<_, HandlerError>(()),
+                    () = ctx.cancellation().cancelled() => {
+                        flag.store(true, Ordering::SeqCst);
+                        Err(HandlerError::retryable("stopped"))
+                    }
+                }
+            }
+        })
+    });
+    let id = trigger(&mut admin, "long", "one").await;
+    let done = wait_status(&mut admin, id, S::Success, LONG).await;
+    assert_eq!(done.attempt, 1);
+    assert!(!fenced.load(Ordering::SeqCst), "renewed leases never stop a handler");
+    let _ = stop.send(());
+    let _ = w.await;
+    axd.stop().await;
+}
+
 on_every_backend!(
     cron_task_with_seconds_runs_on_a_worker_and_ends_success_with_a_full_trail,
     a_worker_with_capacity_two_never_runs_more_than_two_at_once,
@@ -531,4 +597,6 @@ on_every_backend!(
     fixed_delay_fires_again_after_completion_and_workers_are_listed,
     an_early_assignment_goes_only_to_a_holding_worker_and_starts_on_time,
     the_sdk_holds_early_assignments_and_a_cancel_during_the_hold_stops_the_run,
+    axd_confirms_lease_renewals_against_the_worker_s_heartbeats,
+    a_long_handler_on_a_healthy_axd_outlives_many_leases_unfenced,
 );

@@ -115,6 +115,12 @@ pub(crate) enum Event {
         key: Key,
         result: pb::Result,
     },
+    /// A held assignment was not started (its hold ended past its accept-by time): send Reject and
+    /// give the slot back, so the instance returns to the queue without using a retry.
+    Unstarted {
+        key: Key,
+        reason: String,
+    },
     Progress {
         key: Key,
         percent: u32,
@@ -218,6 +224,10 @@ impl State {
                 self.finished.insert(key, result.clone());
                 self.unacked.insert(key, result.clone());
                 Some((key, result))
+            }
+            Event::Unstarted { key, .. } => {
+                self.running.remove(&key);
+                None
             }
             Event::Started { .. } | Event::Progress { .. } | Event::Log { .. } => None,
         }
@@ -586,6 +596,7 @@ async fn session<F: Future<Output = ()>>(
                     }
                 }
                 ev @ (Event::Progress { .. } | Event::Log { .. }) => forward(&tx, ev),
+                Event::Unstarted { key, reason } => unstarted(state, stats, &tx, key, reason).await,
                 done @ Event::Done { .. } => {
                     // Results that finished together go out together, followed by one Credit for
                     // all their slots: fewer messages, and axd claims work in bigger batches.
@@ -606,6 +617,7 @@ async fn session<F: Future<Output = ()>>(
                                     freed += 1;
                                 }
                             }
+                            Event::Unstarted { key, reason } => unstarted(state, stats, &tx, key, reason).await,
                             other => forward(&tx, other),
                         }
                         if freed < 256 {
@@ -649,6 +661,19 @@ async fn started(state: &mut State, tx: &mpsc::Sender<pb::WorkerMessage>, sent: 
     tx.send(accepted(key)).await.is_ok()
 }
 
+/// A held assignment that was not started: Reject (back to the queue without using a retry), and
+/// the slot is free again.
+async fn unstarted(state: &mut State, stats: &Stats, tx: &mpsc::Sender<pb::WorkerMessage>, key: Key, reason: String) {
+    state.running.remove(&key);
+    stats.0.stale.fetch_add(1, Ordering::Relaxed);
+    stats.0.rejected.fetch_add(1, Ordering::Relaxed);
+    tracing::warn!(instance = key.0, attempt = key.1, %reason, "held assignment not started");
+    reject(tx, key, reason).await;
+    if state.shutdown.is_none() {
+        let _ = tx.send(credit(1)).await;
+    }
+}
+
 /// Sends a progress or log line, best effort (dropped if the stream is backed up).
 fn forward(tx: &mpsc::Sender<pb::WorkerMessage>, ev: Event) {
     let m = match ev {
@@ -668,7 +693,7 @@ fn forward(tx: &mpsc::Sender<pb::WorkerMessage>, ev: Event) {
             });
             Out::Log(pb::Log { instance_id: key.0, attempt: key.1, level: level.into(), message, at })
         }
-        Event::Started { .. } | Event::Done { .. } => return,
+        Event::Started { .. } | Event::Done { .. } | Event::Unstarted { .. } => return,
     };
     let _ = tx.try_send(out(m));
 }
@@ -792,22 +817,29 @@ async fn on_message(
                 lease.clone(),
                 ev_tx.clone(),
             );
+            let unstarted = Arc::new(std::sync::atomic::AtomicBool::new(false));
             let inner = match hold {
                 None => tokio::spawn(handler(ctx)),
                 Some(hold) => {
                     let (events, cancel, lease) = (ev_tx.clone(), cancel.clone(), lease.clone());
+                    let unstarted = unstarted.clone();
                     tokio::spawn(async move {
                         tokio::select! {
                             () = tokio::time::sleep(hold) => {}
                             () = cancel.cancelled() => {
+                                if lease.expired() {
+                                    // Fenced during the hold: its accept-by time is too close.
+                                    unstarted.store(true, Ordering::Release);
+                                    return Err(HandlerError::retryable("the accept-by time came too close during the hold"));
+                                }
                                 return Err(HandlerError::retryable("canceled before its start time"));
                             }
                         }
                         if lease.expired() {
-                            // The hold ended past the accept-by time (the process was paused).
-                            return Err(HandlerError::retryable(
-                                "not started: its accept-by time passed during the hold",
-                            ));
+                            // The hold ended too close to (or past) the accept-by time: the process
+                            // was paused. Rejected, not run.
+                            unstarted.store(true, Ordering::Release);
+                            return Err(HandlerError::retryable("its hold ended too close to its accept-by time"));
                         }
                         let _ = events.send(Event::Started { key }).await;
                         handler(ctx).await
@@ -817,6 +849,7 @@ async fn on_message(
             let abort = inner.abort_handle();
             let events = ev_tx.clone();
             let (fence, stop, stats) = (lease.clone(), cancel.clone(), stats.clone());
+            let unstarted = unstarted.clone();
             // Each attempt watches its own lease, whatever the connection is doing (reconnecting,
             // waiting for Welcome): when it is about to run out the handler is told to stop, and
             // aborted if it has not returned by half the margin before the end.
@@ -851,6 +884,11 @@ async fn on_message(
                     )),
                     Err(_) => Err(HandlerError::retryable("worker shut down before the handler finished")),
                 };
+                if unstarted.load(Ordering::Acquire) {
+                    let reason = format!("stale assignment: {}", r.err().map(|e| e.message).unwrap_or_default());
+                    let _ = events.send(Event::Unstarted { key, reason }).await;
+                    return;
+                }
                 let _ = events.send(Event::Done { key, result: result_of(key, r) }).await;
             });
             state.running.insert(key, Run { cancel, abort, lease, accepted_after, canceled: false });

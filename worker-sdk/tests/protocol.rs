@@ -399,3 +399,23 @@ async fn a_lease_that_runs_out_while_reconnecting_still_stops_the_handler() {
     let _ = stop.send(());
     task.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hold_that_ends_too_close_to_the_accept_by_time_is_rejected_not_started() {
+    let axd = FakeAxd::start().await;
+    let seen = Arc::new(Seen::default());
+    let (stop, task) = worker(&[&axd.url], seen.clone(), Arc::default());
+    let mut c = axd.next(T).await;
+    c.send(Out::Welcome(welcome(Duration::from_secs(1), Duration::from_secs(10), Duration::from_millis(500)))).await;
+    // Held for a second, but it must be accepted within 1.2 s, and the margin is 0.5 s.
+    let Out::Assign(mut a) = assign(1, 1, "wait", after(Duration::from_millis(1200))) else { unreachable!() };
+    a.start_after = dur(Duration::from_secs(1));
+    c.send(Out::Assign(a)).await;
+    let reason = c.expect("Reject", T, |m| if let In::Reject(r) = m { Some(r.reason.clone()) } else { None }).await;
+    assert!(reason.starts_with("stale assignment"), "{reason}");
+    let credit = c.expect("Credit", T, |m| if let In::Credit(k) = m { Some(k.grant) } else { None }).await;
+    assert_eq!(credit, 1);
+    assert_eq!(seen.started.load(Ordering::SeqCst), 0, "the handler never ran");
+    let _ = stop.send(());
+    task.abort();
+}

@@ -1,0 +1,3 @@
+//! ax-conformance: the worker conformance kit (work in progress).
+
+fn main() {}

@@ -229,8 +229,18 @@ impl RawWorker {
 
     /// Waits for the next message matching `pick`, answering nothing else; heartbeats are sent
     /// meanwhile so the session stays alive.
-    pub async fn expect<T>(&mut self, what: &str, mut pick: impl FnMut(&In) -> Option<T>) -> T {
-        let end = tokio::time::Instant::now() + Duration::from_secs(15);
+    pub async fn expect<T>(&mut self, what: &str, pick: impl FnMut(&In) -> Option<T>) -> T {
+        self.expect_within(what, Duration::from_secs(15), pick).await
+    }
+
+    /// Like [`RawWorker::expect`], waiting at most `deadline`.
+    pub async fn expect_within<T>(
+        &mut self,
+        what: &str,
+        deadline: Duration,
+        mut pick: impl FnMut(&In) -> Option<T>,
+    ) -> T {
+        let end = tokio::time::Instant::now() + deadline;
         loop {
             let tick = tokio::time::sleep(Duration::from_millis(100));
             tokio::select! {
@@ -247,7 +257,7 @@ impl RawWorker {
                     let _ = self.tx.send(pb::WorkerMessage { msg: Some(Out::Heartbeat(hb)) }).await;
                 }
             }
-            assert!(tokio::time::Instant::now() < end, "timed out waiting for {what}");
+            assert!(tokio::time::Instant::now() < end, "timed out after {deadline:?} waiting for {what}");
         }
     }
 }

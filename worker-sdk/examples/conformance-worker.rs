@@ -1,0 +1,66 @@
+//! The Rust SDK's worker for the conformance kit (`ax-conformance -- <this binary>`).
+//!
+//! It serves the kit's handlers and takes its settings from the environment the kit sets:
+//! `AX_ENDPOINT` (comma-separated), `AX_APP`, `AX_WORKER_ID`, `AX_CAPACITY`.
+//!
+//! - `echo`: returns its params.
+//! - `sleep`: `{"ms": N}` sleeps N ms; canceled, it stops at once and fails.
+//! - `fail`: `{"message": "..."}` fails with that message.
+//! - `panic`: panics.
+//! - `big-output`: `{"bytes": N}` returns N bytes of `x`.
+
+use std::time::Duration;
+
+use ax_worker::{Context, HandlerError, Worker};
+
+fn env(name: &str) -> anyhow::Result<String> {
+    std::env::var(name).map_err(|_| anyhow::anyhow!("{name} is not set (the conformance kit sets it)"))
+}
+
+fn number(ctx: &Context, field: &str) -> Result<u64, HandlerError> {
+    let params: serde_json::Value = ctx.params()?;
+    params[field].as_u64().ok_or_else(|| HandlerError::fatal(format!("params.{field} must be a number")))
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("AX_LOG").unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let worker = Worker::builder()
+        .endpoints(env("AX_ENDPOINT")?.split(','))
+        .app(env("AX_APP")?)
+        .worker_id(env("AX_WORKER_ID")?)
+        .capacity(env("AX_CAPACITY")?.parse()?)
+        .reconnect_max(Duration::from_secs(1))
+        .handler("echo", |ctx: Context| async move { Ok::<_, HandlerError>(ctx.params_raw.clone()) })
+        .handler("sleep", |ctx: Context| async move {
+            let ms = number(&ctx, "ms")?;
+            tokio::select! {
+                () = ctx.cancellation().cancelled() => Err(HandlerError::retryable("canceled")),
+                () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(String::new()),
+            }
+        })
+        .handler("fail", |ctx: Context| async move {
+            let params: serde_json::Value = ctx.params()?;
+            Err::<String, _>(HandlerError::fatal(params["message"].as_str().unwrap_or("failed on purpose")))
+        })
+        .handler("panic", |_ctx: Context| async move {
+            if std::hint::black_box(true) {
+                panic!("conformance: panicking on purpose");
+            }
+            Ok::<_, HandlerError>(String::new())
+        })
+        .handler("big-output", |ctx: Context| async move {
+            let n = number(&ctx, "bytes")?;
+            Ok::<_, HandlerError>("x".repeat(usize::try_from(n).unwrap_or(usize::MAX)))
+        })
+        .build()?;
+    worker
+        .run_until(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}

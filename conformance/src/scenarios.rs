@@ -118,12 +118,17 @@ async fn hello_welcome(s: &mut S<'_>) -> anyhow::Result<Verdict> {
 async fn heartbeats(s: &mut S<'_>) -> anyhow::Result<Verdict> {
     let hb = s.timing.heartbeat;
     // Idle for a few intervals, then busy with a handler for a few more.
-    s.relay
-        .wait("4 heartbeats while idle", hb * 6, |log| {
-            let n = log.iter().filter(|r| matches!(&r.ev, Ev::FromWorker { msg: Up::Heartbeat(_) })).count();
-            (n >= 4).then_some(())
-        })
-        .await?;
+    let count = |log: &[crate::relay::Rec]| {
+        log.iter().filter(|r| matches!(&r.ev, Ev::FromWorker { msg: Up::Heartbeat(_) })).count()
+    };
+    s.relay.wait("4 heartbeats while idle", hb * 6, |log| (count(log) >= 4).then_some(())).await.map_err(|_| {
+        anyhow::anyhow!(
+            "{} heartbeats in {} while idle; the interval is {} (axd ends a session after 3 silent intervals)",
+            count(&s.log()),
+            ms(hb * 6),
+            ms(hb)
+        )
+    })?;
     let id = s.run("sleep", &sleep_params(hb * 3)).await?;
     s.kit.admin.expect_final(id, pb::InstanceStatus::Success, hb * 3 + SOON).await?;
     let end = Instant::now();

@@ -14,3 +14,5 @@ if ! ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1; then
     || { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null; }
 fi
 cargo test --workspace --locked "$@"
+# The worker protocol as a product: buf lint, breaking check, docs/proto, and the conformance kit.
+./scripts/conformance.sh

@@ -156,7 +156,9 @@ async fn run(args: Args) -> anyhow::Result<bool> {
     if let Some(axd) = own {
         axd.stop().await;
     }
-    if args.logs.is_none() && failed == 0 {
+    // The temporary directory holds axd's database and, without --logs, the worker logs: kept
+    // when a scenario failed and the logs are in it.
+    if args.logs.is_some() || failed == 0 {
         let _ = std::fs::remove_dir_all(&temp);
     }
     Ok(failed == 0)

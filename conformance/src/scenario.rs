@@ -142,10 +142,17 @@ impl<'k> S<'k> {
         self.kit.admin.run(&name, &self.app, handler, params).await
     }
 
-    /// Creates a task (named by the scenario) from `def`, whose `name` and `app` are ignored.
-    pub async fn create(&mut self, def: TaskDef<'_>) -> anyhow::Result<String> {
+    /// Creates a task of this scenario's app: run timeout `timeout`; fired once `once_after` its
+    /// creation, or manual (`None`). Returns its name.
+    pub async fn create(
+        &mut self,
+        handler: &str,
+        params: &str,
+        timeout: Option<Duration>,
+        once_after: Option<Duration>,
+    ) -> anyhow::Result<String> {
         let name = self.task_name();
-        self.kit.admin.create(TaskDef { name: &name, app: &self.app.clone(), ..def }).await?;
+        self.kit.admin.create(TaskDef { name: &name, app: &self.app, handler, params, timeout, once_after }).await?;
         Ok(name)
     }
 

@@ -13,7 +13,6 @@ use ax_proto::v1::{self as pb, scheduler_message::Msg as Down, worker_message::M
 use tokio::time::Instant;
 
 use crate::{
-    axd::TaskDef,
     checks,
     relay::Ev,
     scenario::{HANDLERS, S, ensure, failed, lists, ms, need, outcome, pb_dur},
@@ -169,9 +168,7 @@ async fn heartbeats(s: &mut S<'_>) -> anyhow::Result<Verdict> {
 async fn credits(s: &mut S<'_>) -> anyhow::Result<Verdict> {
     let cap = s.hello.capacity;
     let n = 3 * cap as usize;
-    let name = s
-        .create(TaskDef { name: "", app: "", handler: "sleep", params: "{}", timeout: None, once_after: None })
-        .await?;
+    let name = s.create("sleep", "{}", None, None).await?;
     let mut ids = Vec::new();
     for _ in 0..n {
         ids.push(s.kit.admin.trigger(&name, &sleep_params(Duration::from_millis(400))).await?);
@@ -230,16 +227,7 @@ async fn early_assignment(
     handler: &str,
     params: &str,
 ) -> anyhow::Result<Option<(Instant, pb::Assign, Duration)>> {
-    let task = s
-        .create(TaskDef {
-            name: "",
-            app: "",
-            handler,
-            params,
-            timeout: None,
-            once_after: Some(Duration::from_millis(2500)),
-        })
-        .await?;
+    let task = s.create(handler, params, None, Some(Duration::from_millis(2500))).await?;
     let (at, _, a) = assign_of(s, &task, SOON).await?;
     match start_after_of(&a) {
         Some(d) => Ok(Some((at, a, d))),
@@ -331,16 +319,7 @@ async fn cancel_during_hold(s: &mut S<'_>) -> anyhow::Result<Verdict> {
 
 async fn timeout_cancel(s: &mut S<'_>) -> anyhow::Result<Verdict> {
     let params = sleep_params(Duration::from_secs(60));
-    let name = s
-        .create(TaskDef {
-            name: "",
-            app: "",
-            handler: "sleep",
-            params: &params,
-            timeout: Some(Duration::from_secs(1)),
-            once_after: None,
-        })
-        .await?;
+    let name = s.create("sleep", &params, Some(Duration::from_secs(1)), None).await?;
     let id = s.kit.admin.trigger(&name, &params).await?;
     s.accepted(id, 1, SOON).await?;
     let (c, _, reason) = s

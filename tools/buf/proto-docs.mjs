@@ -30,7 +30,8 @@ const image = JSON.parse(
 
 // Descriptor field numbers used in source code info paths.
 const FILE_MESSAGE = 4, FILE_ENUM = 5, FILE_SERVICE = 6, FILE_SYNTAX = 12;
-const MESSAGE_FIELD = 2, MESSAGE_NESTED = 3, MESSAGE_ENUM = 4, ENUM_VALUE = 2, SERVICE_METHOD = 2;
+const MESSAGE_FIELD = 2, MESSAGE_NESTED = 3, MESSAGE_ENUM = 4, MESSAGE_ONEOF = 8;
+const ENUM_VALUE = 2, SERVICE_METHOD = 2;
 
 const SCALARS = {
   TYPE_DOUBLE: "double", TYPE_FLOAT: "float", TYPE_INT64: "int64", TYPE_UINT64: "uint64",
@@ -173,6 +174,12 @@ function render(file) {
         mapEntries.set(`.${file.package}.${name}.${n.name}`, { key: n.field[0], value: n.field[1] });
       }
     }
+    // Real oneofs (not the synthetic ones of proto3 `optional` fields) and what their comments say.
+    (m.oneofDecl ?? []).forEach((o, oi) => {
+      const synthetic = (m.field ?? []).some((f) => f.oneofIndex === oi && f.proto3Optional);
+      const text = prose(clean(c(...path, MESSAGE_ONEOF, oi))).replace(/\n/g, " ");
+      if (!synthetic) out.push(`oneof \`${o.name}\`${text ? `: ${text}` : ""}`, "");
+    });
     const fields = m.field ?? [];
     if (!fields.length) {
       out.push("No fields.", "");

@@ -27,6 +27,7 @@ async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("AX_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
+        .with_ansi(false) // read from the kit's log files, not a terminal
         .init();
     let worker = Worker::builder()
         .endpoints(env("AX_ENDPOINT")?.split(','))

@@ -112,10 +112,18 @@ impl Running {
         if tokio::time::timeout_at(deadline, stop).await.is_err() {
             tracing::warn!("shutdown did not finish within {timeout:?}; exiting anyway");
         }
-        if let Err(e) = self.core.pools.admin.remove_scheduler(&self.core.scheduler_id).await {
-            tracing::warn!(error = %e, "could not remove this scheduler from ax_scheduler");
+        // Leaving is bounded by the same deadline: a call stuck on the database keeps its
+        // connection, and closing the pools waits for every connection to come back. A row left in
+        // ax_scheduler is forgotten by the other axd after ten missed heartbeats.
+        let leave = async {
+            if let Err(e) = self.core.pools.admin.remove_scheduler(&self.core.scheduler_id).await {
+                tracing::warn!(error = %e, "could not remove this scheduler from ax_scheduler");
+            }
+            self.core.pools.close().await;
+        };
+        if tokio::time::timeout_at(deadline, leave).await.is_err() {
+            tracing::warn!("could not leave ax_scheduler and close the database connections within {timeout:?}");
         }
-        self.core.pools.close().await;
     }
 }
 

@@ -276,6 +276,47 @@ macro_rules! on_server_backends {
 }
 
 impl TestDb {
+    /// Runs one SQL statement on a connection of its own (for tests that arrange rows axd would
+    /// take too long to produce, e.g. an instance finished two days ago); returns the rows affected.
+    pub async fn execute(&self, sql: &str) -> u64 {
+        use sqlx::{Connection as _, Executor as _};
+        let rows = match self.db {
+            Db::Sqlite => {
+                let mut c = sqlx::SqliteConnection::connect(&self.url).await.expect("connect");
+                c.execute(sql).await.map(|r| r.rows_affected())
+            }
+            Db::Postgres => {
+                let mut c = sqlx::PgConnection::connect(&self.url).await.expect("connect");
+                c.execute(sql).await.map(|r| r.rows_affected())
+            }
+            Db::MySql => {
+                let mut c = sqlx::MySqlConnection::connect(&self.url).await.expect("connect");
+                c.execute(sql).await.map(|r| r.rows_affected())
+            }
+        };
+        rows.unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    /// The one number a SQL query answers (e.g. a `COUNT(*)`), on a connection of its own.
+    pub async fn scalar(&self, sql: &str) -> i64 {
+        use sqlx::Connection as _;
+        let v = match self.db {
+            Db::Sqlite => {
+                let mut c = sqlx::SqliteConnection::connect(&self.url).await.expect("connect");
+                sqlx::query_scalar(sql).fetch_one(&mut c).await
+            }
+            Db::Postgres => {
+                let mut c = sqlx::PgConnection::connect(&self.url).await.expect("connect");
+                sqlx::query_scalar(sql).fetch_one(&mut c).await
+            }
+            Db::MySql => {
+                let mut c = sqlx::MySqlConnection::connect(&self.url).await.expect("connect");
+                sqlx::query_scalar(sql).fetch_one(&mut c).await
+            }
+        };
+        v.unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
     /// The URL with its host and port replaced by `addr` (to go through a proxy).
     pub fn url_via(&self, addr: std::net::SocketAddr) -> String {
         let (scheme, rest) = self.url.split_once("://").expect("url scheme");

@@ -233,6 +233,22 @@ pub struct AxdProcess {
     pub addr: std::net::SocketAddr,
     /// Its stderr log file.
     pub log: std::path::PathBuf,
+    /// Its `--shutdown-timeout` (from the arguments or `AX_SHUTDOWN_TIMEOUT`; default 10 s).
+    pub shutdown_timeout: std::time::Duration,
+}
+
+/// How long after its `--shutdown-timeout` an axd process may take to be gone: after the bounded
+/// shutdown it leaves `ax_scheduler` and closes its pools, which takes milliseconds; a second more
+/// covers a loaded machine.
+pub const EXIT_MARGIN: std::time::Duration = std::time::Duration::from_secs(1);
+
+fn shutdown_timeout_of(args: &[&str], env: &[(&str, &str)]) -> std::time::Duration {
+    let flag = args.iter().position(|a| *a == "--shutdown-timeout").and_then(|i| args.get(i + 1)).copied();
+    let flag = flag.or_else(|| args.iter().find_map(|a| a.strip_prefix("--shutdown-timeout=")));
+    let var = env.iter().find(|(k, _)| *k == "AX_SHUTDOWN_TIMEOUT").map(|(_, v)| *v);
+    flag.or(var).map_or(std::time::Duration::from_secs(10), |v| {
+        ax_scheduler::config::parse_duration(v).unwrap_or_else(|e| panic!("--shutdown-timeout {v}: {e}"))
+    })
 }
 
 impl AxdProcess {
@@ -270,17 +286,25 @@ impl AxdProcess {
             .unwrap_or_else(|| panic!("unexpected readiness line {line:?}"));
         // Keep draining stdout so axd never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        AxdProcess { child, addr, log: log.to_path_buf() }
+        AxdProcess { child, addr, log: log.to_path_buf(), shutdown_timeout: shutdown_timeout_of(args, env) }
     }
 
-    /// Sends SIGTERM and waits for the exit status.
+    /// Sends SIGTERM and waits for the exit status, which must come within its shutdown timeout
+    /// (plus [`EXIT_MARGIN`]), as the README promises.
     pub async fn terminate(&mut self) -> std::process::ExitStatus {
+        let bound = self.shutdown_timeout + EXIT_MARGIN;
         if let Some(pid) = self.child.id() {
             let _ = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status();
         }
-        tokio::time::timeout(std::time::Duration::from_secs(20), self.child.wait())
+        tokio::time::timeout(bound, self.child.wait())
             .await
-            .expect("axd stops within 20 s of SIGTERM")
+            .unwrap_or_else(|_| {
+                panic!(
+                    "axd did not exit within its shutdown timeout of {:?} (+{EXIT_MARGIN:?}) after SIGTERM; log: {}",
+                    self.shutdown_timeout,
+                    self.log.display()
+                )
+            })
             .expect("wait")
     }
 

@@ -29,12 +29,15 @@ fn ms(n: u64) -> Option<HumanDuration> {
     Some(HumanDuration(Duration::from_millis(n)))
 }
 
-async fn serving(endpoint: &str) -> bool {
+/// What `grpc.health.v1` answers, or `None` if the call failed.
+async fn health(endpoint: &str) -> Option<ServingStatus> {
     let mut h = HealthClient::new(channel(endpoint).await);
-    h.check(HealthCheckRequest { service: String::new() })
-        .await
-        .map(|r| r.into_inner().status == ServingStatus::Serving as i32)
-        .unwrap_or(false)
+    let r = h.check(HealthCheckRequest { service: String::new() }).await.ok()?;
+    ServingStatus::try_from(r.into_inner().status).ok()
+}
+
+async fn serving(endpoint: &str) -> bool {
+    health(endpoint).await == Some(ServingStatus::Serving)
 }
 
 fn noop_worker(endpoint: &str, app: &str, capacity: u32) -> tokio::sync::oneshot::Sender<()> {
@@ -105,67 +108,88 @@ async fn health_turns_not_serving_while_the_database_is_blocked_and_serving_agai
     let drain =
         w.expect("Drain", |m| if let pb::scheduler_message::Msg::Drain(d) = m { Some(d.clone()) } else { None }).await;
     assert_eq!(drain.reason, "scheduler unhealthy");
-    assert!(!serving(&axd.endpoint).await, "NOT_SERVING while the database is blocked");
+    assert_eq!(health(&axd.endpoint).await, Some(ServingStatus::NotServing), "while the database is blocked");
     lock.release().await;
     eventually(LONG, "SERVING again after the block", || async { serving(&axd.endpoint).await.then_some(()) }).await;
     axd.stop().await;
 }
 
 async fn triggers_keep_firing_on_time_while_the_admin_api_is_flooded(db: &TestDb) {
-    let axd = Axd::start(db, |o| o.db_pool_admin = Some(2)).await;
-    let mut admin = axd.admin().await;
-    let stop_worker = noop_worker(&axd.endpoint, "app", 4);
+    // axd runs as a process of its own, as in production: the flood's clients share this test's
+    // runtime, not axd's. Its admin pool has one connection, so 64 clients keep it exhausted.
+    let dir = tempdir("flood");
+    let args = ["--listen", "127.0.0.1:0", "--database-url", &db.url, "--db-pool-admin", "1"];
+    let axd = AxdProcess::start(&args, &dir.join("axd.log")).await;
+    let endpoint = format!("http://{}", axd.addr);
+    let mut admin = AdminServiceClient::new(channel(&endpoint).await);
+    let log = dir.join("exec.jsonl");
+    let _w = DemoWorker::start(std::slice::from_ref(&endpoint), "demo", "w", 4, &log);
     // Some history for the flood to read.
-    create(&mut admin, spec("history", "app", "noop", manual())).await;
+    create(&mut admin, spec("history", "demo", "noop", manual())).await;
     for i in 0..200 {
         client::trigger(&mut admin, "history", &format!("h{i}")).await;
     }
-    create(&mut admin, spec("tick", "app", "noop", cron("* * * * * *"))).await;
-    let calls = Arc::new(AtomicU64::new(0));
+    create(&mut admin, spec("tick", "demo", "noop", cron("* * * * * *"))).await;
+    let ticks = || executions(&log).into_iter().filter(|e| e.task == "tick").collect::<Vec<_>>();
+    eventually(LONG, "five fires before the flood", || async { (ticks().len() >= 5).then_some(()) }).await;
+    let flood_from = chrono::Utc::now();
+    let (answered, failed) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let flood_for = Duration::from_secs(5);
     let started = tokio::time::Instant::now();
     let mut flood = Vec::new();
-    for _ in 0..32 {
-        let (mut a, calls) = (admin.clone(), calls.clone());
+    for _ in 0..64 {
+        let (mut a, answered, failed) = (admin.clone(), answered.clone(), failed.clone());
         flood.push(tokio::spawn(async move {
             while started.elapsed() < flood_for {
-                let _ = a.list_instances(pb::ListInstancesRequest { page_size: 1000, ..Default::default() }).await;
-                let _ = a.get_cluster_stats(pb::GetClusterStatsRequest {}).await;
-                calls.fetch_add(2, Ordering::Relaxed);
+                let l = a.list_instances(pb::ListInstancesRequest { page_size: 1000, ..Default::default() }).await;
+                let s = a.get_cluster_stats(pb::GetClusterStatsRequest {}).await;
+                for ok in [l.is_ok(), s.is_ok()] {
+                    if ok { &answered } else { &failed }.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }));
     }
     for f in flood {
         f.await.expect("flood task");
     }
+    let flood_until = chrono::Utc::now();
+    let (answered, failed) = (answered.load(Ordering::Relaxed), failed.load(Ordering::Relaxed));
+    assert!(answered >= 64, "the flood kept the admin API busy: {answered} calls answered, {failed} failed");
+    eventually(LONG, "the fires after the flood", || async {
+        ticks().iter().any(|e| e.trigger_time > flood_until).then_some(())
+    })
+    .await;
     admin.disable_task(pb::DisableTaskRequest { name: "tick".into() }).await.expect("disable");
-    let ticks = admin
-        .list_instances(pb::ListInstancesRequest { task_name: "tick".into(), page_size: 100, ..Default::default() })
-        .await
-        .expect("list")
-        .into_inner()
-        .instances;
-    assert!(ticks.len() >= 4, "a fire every second during the flood: {}", ticks.len());
-    let us = |t: &Option<prost_types::Timestamp>| {
-        t.as_ref().map_or(0, |t| t.seconds * 1_000_000 + i64::from(t.nanos / 1000))
-    };
-    for t in &ticks {
-        let fire = us(&t.trigger_time);
-        let (_, events) = get(&mut admin, t.id).await;
-        let created = us(&events[0].time);
+    let mut runs = ticks();
+    runs.sort_by_key(|e| e.trigger_time);
+    // A fire every second, before, during and after the flood: one run per fire time, none lost.
+    let secs: Vec<i64> = runs.iter().map(|e| e.trigger_time.timestamp()).collect();
+    let expected: Vec<i64> = (secs[0]..=secs[secs.len() - 1]).collect();
+    assert_eq!(secs, expected, "one run per fire time");
+    // How late each run started after its fire time, without the flood (the baseline of this
+    // machine, now) and during it. A correct build measured 2-71 ms during the flood on 2 cores; with
+    // the trigger and dispatch loops on the admin pool, fires started 0.4-2.7 s late. 500 ms above
+    // the worst of the baseline tells the two apart.
+    let lag = |e: &ax_tests::procs::Execution| (e.start - e.trigger_time).num_milliseconds();
+    let baseline = runs.iter().filter(|e| e.trigger_time < flood_from).map(lag).max().expect("baseline fires");
+    let during: Vec<(chrono::DateTime<chrono::Utc>, i64)> = runs
+        .iter()
+        .filter(|e| e.trigger_time >= flood_from && e.trigger_time <= flood_until)
+        .map(|e| (e.trigger_time, lag(e)))
+        .collect();
+    assert!(during.len() >= 4, "fires during the 5 s flood: {during:?}");
+    for (fire, ms) in &during {
+        assert!(ms >= &0, "the fire of {fire} started {} ms early", -ms);
         assert!(
-            created <= fire + 200_000,
-            "instance for {fire} created {} ms after its fire time",
-            (created - fire) / 1000
+            *ms <= baseline + 500,
+            "the fire of {fire} started {ms} ms late during the flood (at most {baseline} ms without it)"
         );
-        if let Some(dispatched) = events.iter().find(|e| e.to_status == S::Dispatched as i32) {
-            let lag = us(&dispatched.time) - fire;
-            assert!(lag < 500_000, "dispatched {} ms after its fire time during the flood", lag / 1000);
-        }
     }
-    eprintln!("admin flood: {} calls in {flood_for:?}; {} fires on time", calls.load(Ordering::Relaxed), ticks.len());
-    let _ = stop_worker.send(());
-    axd.stop().await;
+    eprintln!(
+        "admin flood: {answered} calls answered ({failed} failed); fire lag at most {baseline} ms before it, {during:?} during it"
+    );
+    drop(axd);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 on_every_backend!(
@@ -199,9 +223,16 @@ async fn axd_survives_a_database_outage_applies_misfire_and_creates_no_duplicate
         (success(admin.clone()).await.len() >= 2).then_some(())
     })
     .await;
-    // The database goes away for 4 s: connections drop, new ones are refused.
+    // The database goes away for 4 s: connections drop, new ones are refused. Fires due early in
+    // the outage are more than the 1 s misfire threshold late when it ends.
     proxy.down().await;
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    let outage_until = tokio::time::Instant::now() + Duration::from_secs(4);
+    eventually(LONG, "NOT_SERVING while the database is unreachable", || async {
+        (health(&axd.endpoint).await == Some(ServingStatus::NotServing)).then_some(())
+    })
+    .await;
+    tokio::time::sleep_until(outage_until).await;
+    assert_eq!(health(&axd.endpoint).await, Some(ServingStatus::NotServing), "for as long as the outage lasts");
     proxy.up();
     let before = success(admin.clone()).await.len();
     eventually(LONG, "runs again after the outage", || async {
@@ -211,21 +242,27 @@ async fn axd_survives_a_database_outage_applies_misfire_and_creates_no_duplicate
     eventually(LONG, "SERVING after the outage", || async { serving(&axd.endpoint).await.then_some(()) }).await;
     admin.disable_task(pb::DisableTaskRequest { name: "tick".into() }).await.expect("disable");
     let events = admin.get_task(pb::GetTaskRequest { name: "tick".into() }).await.expect("get").into_inner().events;
-    assert!(
-        events.iter().any(|e| e.kind == "MISFIRE_CATCH_UP"),
-        "the missed fires were handled by the misfire policy: {events:?}"
-    );
+    let catch_up_events = events.iter().filter(|e| e.kind == "MISFIRE_CATCH_UP").count();
+    assert!(catch_up_events >= 1, "the missed fires were handled by the misfire policy: {events:?}");
     let all = admin
         .list_instances(pb::ListInstancesRequest { task_name: "tick".into(), page_size: 1000, ..Default::default() })
         .await
         .expect("list")
         .into_inner()
         .instances;
-    let mut keys: Vec<&str> = all.iter().map(|i| i.idempotency_key.as_str()).collect();
-    let n = keys.len();
-    keys.sort_unstable();
-    keys.dedup();
-    assert_eq!(keys.len(), n, "one instance per fire time");
+    let catch_ups = all.iter().filter(|i| i.source == pb::InstanceSource::CatchUp as i32).count();
+    assert_eq!(catch_ups, catch_up_events, "FIRE_ONCE: one catch-up instance per outage");
+    // One instance per fire time, by arithmetic: every second from the first fire to the last,
+    // except the missed fires the policy skipped (FIRE_ONCE keeps the latest of them).
+    let skipped: Vec<i64> = events
+        .iter()
+        .filter(|e| e.kind == "MISFIRE_SKIPPED")
+        .flat_map(|e| {
+            let (from, to) = missed_range(&e.message);
+            from..to
+        })
+        .collect();
+    assert_one_instance_per_fire(&all, &skipped);
     let _ = stop_worker.send(());
     axd.stop().await;
 }
@@ -354,14 +391,14 @@ async fn axd_processes_with_skewed_clocks_fire_neither_early_nor_late(db: &TestD
             ("FAKETIME_NO_CACHE", "1"),
         ];
         axds.push(AxdProcess::start_env(&strs(&args), &env, &dir.join(format!("axd{i}.log"))).await);
+        // axd logs "axd started" before its readiness line, each line starting with its wall time.
         let log = std::fs::read_to_string(dir.join(format!("axd{i}.log"))).unwrap_or_default();
         let first_time = log
             .split_whitespace()
-            .find_map(|w| chrono::DateTime::parse_from_rfc3339(w.trim_matches(|c: char| !c.is_ascii_graphic())).ok());
-        if let Some(t) = first_time {
-            let off = (t.with_timezone(&chrono::Utc) - chrono::Utc::now()).num_seconds();
-            assert!(off.abs() > 200, "axd {i} really runs with a skewed clock (its log is {off} s off)");
-        }
+            .find_map(|w| chrono::DateTime::parse_from_rfc3339(w.trim_matches(|c: char| !c.is_ascii_graphic())).ok())
+            .unwrap_or_else(|| panic!("axd {i}'s log has no time stamp to check its clock by:\n{log}"));
+        let off = (first_time.with_timezone(&chrono::Utc) - chrono::Utc::now()).num_seconds();
+        assert!(off.abs() > 200, "axd {i} really runs with a skewed clock (its log is {off} s off)");
     }
     let endpoints: Vec<String> = axds.iter().map(|a| format!("http://{}", a.addr)).collect();
     let mut admin = AdminServiceClient::new(channel(&endpoints[0]).await);
@@ -373,9 +410,11 @@ async fn axd_processes_with_skewed_clocks_fire_neither_early_nor_late(db: &TestD
     admin.disable_task(pb::DisableTaskRequest { name: "tick".into() }).await.expect("disable");
     let runs = executions(&log);
     for r in &runs {
+        // An axd that followed its own clock would run fires 300 s early or late; 10 s is the margin
+        // for a loaded machine (runs start a few ms after their fire time).
         let lag = (r.start - r.trigger_time).num_milliseconds();
         assert!(lag >= 0, "ran {} ms before its fire time", -lag);
-        assert!(lag < 1000, "ran {lag} ms after its fire time");
+        assert!(lag < 10_000, "ran {lag} ms after its fire time");
         let skew = (r.trigger_time - started).num_seconds();
         assert!(skew.abs() < 60, "fire times follow the database clock, not a skewed axd ({skew} s)");
     }
@@ -385,11 +424,8 @@ async fn axd_processes_with_skewed_clocks_fire_neither_early_nor_late(db: &TestD
         .expect("list")
         .into_inner()
         .instances;
-    let mut keys: Vec<&str> = list.iter().map(|i| i.idempotency_key.as_str()).collect();
-    let n = keys.len();
-    keys.sort_unstable();
-    keys.dedup();
-    assert_eq!(keys.len(), n, "one instance per fire time");
+    // Two clocks 10 minutes apart could each fire a second the other did not, or leave one out.
+    assert_one_instance_per_fire(&list, &[]);
     drop(axds);
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -402,6 +438,29 @@ mod servers {
         a_rolling_restart_of_every_axd_fails_no_instance,
         axd_processes_with_skewed_clocks_fire_neither_early_nor_late,
     );
+}
+
+/// The whole seconds a MISFIRE_SKIPPED message names as skipped: "skipped S of N fire(s) missed by
+/// more than T from A to B (FIRE_ONCE)" skips A up to, not including, B (the latest missed fire,
+/// which FIRE_ONCE catches up). Returns (A, B) in Unix seconds.
+fn missed_range(message: &str) -> (i64, i64) {
+    let secs = |w: &str| {
+        chrono::DateTime::parse_from_rfc3339(w).unwrap_or_else(|e| panic!("{w:?} in {message:?}: {e}")).timestamp()
+    };
+    let rest = message.split_once(" from ").unwrap_or_else(|| panic!("no range in {message:?}")).1;
+    let (from, rest) = rest.split_once(" to ").unwrap_or_else(|| panic!("no range in {message:?}"));
+    (secs(from), secs(rest.split_whitespace().next().unwrap_or_default()))
+}
+
+/// Checks, by arithmetic on fire times, that a task firing every second has exactly one instance
+/// for every second from its first fire to its last, except the `skipped` ones, which have none.
+fn assert_one_instance_per_fire(instances: &[pb::Instance], skipped: &[i64]) {
+    let mut fired: Vec<i64> =
+        instances.iter().map(|i| i.trigger_time.as_ref().expect("trigger time").seconds).collect();
+    fired.sort_unstable();
+    let (first, last) = (fired[0], fired[fired.len() - 1]);
+    let expected: Vec<i64> = (first..=last).filter(|s| !skipped.contains(s)).collect();
+    assert_eq!(fired, expected, "one instance per fire time from {first} to {last}, none for {skipped:?}");
 }
 
 fn strs(v: &[String]) -> Vec<&str> {

@@ -134,6 +134,76 @@ fn quartz_last_day_weekday_and_nth_weekday() {
 }
 
 #[test]
+fn unix_last_day_nearest_weekday_and_nth_weekday() {
+    let from = utc(2026, 1, 1, 0, 0, 0);
+    let last = cron("0 12 L * *", "UTC");
+    assert_eq!(last.dialect(), CronDialect::Unix);
+    assert_eq!(
+        fires(&last, from, 3),
+        vec![utc(2026, 1, 31, 12, 0, 0), utc(2026, 2, 28, 12, 0, 0), utc(2026, 3, 31, 12, 0, 0)]
+    );
+    // 15W: the weekday nearest the 15th (Feb 15 2026 is a Sunday -> Monday 16th).
+    assert_eq!(
+        fires(&cron("0 12 15W * *", "UTC"), from, 2),
+        vec![utc(2026, 1, 15, 12, 0, 0), utc(2026, 2, 16, 12, 0, 0)]
+    );
+    // 5#3: the third Friday (unix 5 = Friday; Quartz would read 5 as Thursday).
+    assert_eq!(
+        fires(&cron("0 12 * * 5#3", "UTC"), from, 2),
+        vec![utc(2026, 1, 16, 12, 0, 0), utc(2026, 2, 20, 12, 0, 0)]
+    );
+    // 5L: the last Friday.
+    assert_eq!(
+        fires(&cron("0 12 * * 5L", "UTC"), from, 2),
+        vec![utc(2026, 1, 30, 12, 0, 0), utc(2026, 2, 27, 12, 0, 0)]
+    );
+    // The same with a leading seconds field.
+    assert_eq!(fires(&cron("30 0 12 L * *", "UTC"), from, 1), vec![utc(2026, 1, 31, 12, 0, 30)]);
+}
+
+#[test]
+fn unix_day_of_week_0_and_7_are_sunday_and_1_is_monday() {
+    let from = utc(2026, 1, 1, 0, 0, 0);
+    let sundays = fires(&cron("0 2 * * 0", "UTC"), from, 5);
+    assert_eq!(sundays[0], utc(2026, 1, 4, 2, 0, 0), "the first Sunday of 2026");
+    assert!(sundays.iter().all(|t| t.weekday() == Weekday::Sun), "{sundays:?}");
+    assert_eq!(fires(&cron("0 2 * * 7", "UTC"), from, 5), sundays);
+    assert_eq!(fires(&cron("0 2 * * SUN", "UTC"), from, 5), sundays);
+    assert_eq!(fires(&cron("0 0 2 * * 0", "UTC"), from, 5), sundays, "six fields read the same");
+    let mondays = fires(&cron("0 2 * * 1", "UTC"), from, 5);
+    assert!(mondays.iter().all(|t| t.weekday() == Weekday::Mon), "{mondays:?}");
+    // A range through the week: Friday to Sunday.
+    assert!(
+        fires(&cron("0 2 * * 5-7", "UTC"), from, 9)
+            .iter()
+            .all(|t| matches!(t.weekday(), Weekday::Fri | Weekday::Sat | Weekday::Sun))
+    );
+}
+
+#[test]
+fn a_six_field_unix_expression_with_a_numeric_day_of_week_says_how_it_was_read() {
+    let from = utc(2026, 1, 1, 0, 0, 0);
+    let warned = |e: &str, dialect: Option<CronDialect>| {
+        let c = CronExpr::parse(e, "UTC", dialect).expect(e);
+        let p = preview(&Compiled::Cron(Box::new(c)), from, 3);
+        p.warnings.into_iter().find(|w| w.contains("read as a unix expression"))
+    };
+    // Pasted from Quartz without `?`: 1 meant Sunday there, and is read as Monday here.
+    let w = warned("0 0 12 * * 1", None).expect("a warning");
+    assert!(w.contains("1 = Monday") && w.contains("(day-of-week 1)") && w.contains("QUARTZ"), "{w}");
+    assert!(fires(&cron("0 0 12 * * 1", "UTC"), from, 3).iter().all(|t| t.weekday() == Weekday::Mon));
+    // No doubt: five fields, a day name, no day-of-week, or the Quartz dialect.
+    for e in ["0 12 * * 1", "0 0 12 * * MON", "0 0 12 * * *", "0 0 12 ? * 2"] {
+        assert_eq!(warned(e, None), None, "{e}");
+    }
+    // Told QUARTZ, the same expression is read the Quartz way (1 = Sunday), without a warning.
+    assert_eq!(warned("0 0 12 * * 1", Some(CronDialect::Quartz)), None);
+    let quartz = CronExpr::parse("0 0 12 * * 1", "UTC", Some(CronDialect::Quartz)).expect("quartz");
+    assert_eq!(quartz.dialect(), CronDialect::Quartz);
+    assert!(fires(&quartz, from, 3).iter().all(|t| t.weekday() == Weekday::Sun));
+}
+
+#[test]
 fn bad_expressions_name_the_field_and_value() {
     let err = |e: &str| CronExpr::parse(e, "UTC", None).expect_err(e);
     let e = err("0 25 * * *");

@@ -427,13 +427,16 @@ async fn fixed_delay_fires_again_after_completion_and_workers_are_listed(db: &Te
 
 async fn an_early_assignment_goes_only_to_a_holding_worker_and_starts_on_time(db: &TestDb) {
     let ms = |n| Some(ax_scheduler::config::HumanDuration(Duration::from_millis(n)));
+    // The instances exist from their task's creation (look-ahead 5 s) and may go out 3.5 s before
+    // they are due: assigned at once, they arrive ahead of time unless claiming and delivering one
+    // takes more than 3 s (milliseconds on a loaded 2-core machine).
     let axd = Axd::start(db, |o| {
-        o.trigger_lookahead = ms(3000);
-        o.dispatch_ahead = ms(1500);
-        // The raw workers stay silent while one holds an assignment.
-        o.heartbeat_interval = ms(2000);
-        o.ack_timeout = ms(5000);
-        o.lost_worker_grace = ms(10_000);
+        o.trigger_lookahead = ms(5000);
+        o.dispatch_ahead = ms(3500);
+        // The raw workers stay silent while one holds an assignment (a session ends after 9 s).
+        o.heartbeat_interval = ms(3000);
+        o.ack_timeout = ms(6000);
+        o.lost_worker_grace = ms(15_000);
     })
     .await;
     let mut admin = axd.admin().await;
@@ -442,8 +445,8 @@ async fn an_early_assignment_goes_only_to_a_holding_worker_and_starts_on_time(db
     let (mut holder, _) = RawWorker::connect(channel(&axd.endpoint).await, holding_hello).await.expect("connect");
     let (mut plain, _) =
         RawWorker::connect(channel(&axd.endpoint).await, hello("plain", "plain", "h", 4, 4)).await.expect("connect");
-    create(&mut admin, spec("early-one", "early", "h", once_after(Duration::from_secs(2)))).await;
-    create(&mut admin, spec("plain-one", "plain", "h", once_after(Duration::from_secs(2)))).await;
+    create(&mut admin, spec("early-one", "early", "h", once_after(Duration::from_secs(4)))).await;
+    create(&mut admin, spec("plain-one", "plain", "h", once_after(Duration::from_secs(4)))).await;
 
     // The holding worker gets its assignment ahead of time, told how long to hold it.
     let a = holder.expect("early Assign", |m| if let In::Assign(a) = m { Some(a.clone()) } else { None }).await;
@@ -477,9 +480,11 @@ async fn an_early_assignment_goes_only_to_a_holding_worker_and_starts_on_time(db
 
 async fn the_sdk_holds_early_assignments_and_a_cancel_during_the_hold_stops_the_run(db: &TestDb) {
     let ms = |n| Some(ax_scheduler::config::HumanDuration(Duration::from_millis(n)));
+    // Instances exist from their task's creation and may go out 6 s early: they are held for about
+    // 4 s, ample time to cancel one before it is due however loaded the machine.
     let axd = Axd::start(db, |o| {
-        o.trigger_lookahead = ms(4000);
-        o.dispatch_ahead = ms(2500);
+        o.trigger_lookahead = ms(8000);
+        o.dispatch_ahead = ms(6000);
     })
     .await;
     let mut admin = axd.admin().await;
@@ -495,9 +500,9 @@ async fn the_sdk_holds_early_assignments_and_a_cancel_during_the_hold_stops_the_
             }
         })
     });
-    create(&mut admin, spec("held", "app", "rec", once_after(Duration::from_secs(2)))).await;
-    create(&mut admin, spec("dropped", "app", "rec", once_after(Duration::from_millis(2300)))).await;
-    create(&mut admin, spec("last", "app", "rec", once_after(Duration::from_secs(3)))).await;
+    create(&mut admin, spec("held", "app", "rec", once_after(Duration::from_secs(4)))).await;
+    create(&mut admin, spec("dropped", "app", "rec", once_after(Duration::from_millis(4500)))).await;
+    create(&mut admin, spec("last", "app", "rec", once_after(Duration::from_secs(5)))).await;
 
     // `dropped` is assigned and held by the worker; cancel it before it is due.
     let dropped = instance_of(&admin, "dropped").await;

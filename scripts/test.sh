@@ -13,6 +13,20 @@ if ! ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1; then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null \
     || { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null; }
 fi
+# A test skipped outside CI (AX_SKIP_*_TESTS=1) says so on stderr and in target/<profile>/ax-tests-skipped.txt;
+# the list is printed at the end, so that a skip never passes for a success.
+target="${CARGO_TARGET_DIR:-target}"
+rm -f "$target"/*/ax-tests-skipped.txt
+skipped_summary() {
+  local f
+  for f in "$target"/*/ax-tests-skipped.txt; do
+    [ -s "$f" ] || continue
+    echo "" >&2
+    echo "$(wc -l <"$f") test(s) SKIPPED (listed in $f):" >&2
+    sed 's/^/  /' "$f" >&2
+  done
+}
+trap skipped_summary EXIT
 cargo test --workspace --locked "$@"
 # The worker protocol as a product: buf lint, breaking check, docs/proto, and the conformance kit.
 ./scripts/conformance.sh

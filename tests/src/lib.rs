@@ -5,6 +5,10 @@
 //! fresh database on the server named by `AX_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306/test`).
 //! A database that cannot be reached fails the test. Outside CI, `AX_SKIP_DB_TESTS=1` turns that
 //! into a loud skip; with `CI=true` it always fails.
+//!
+//! Skips are reported by [`skip`]: cargo test captures what a test prints with `eprintln!` and then
+//! shows a skipped test as `ok`, so each skip is written past the capture, and listed again in a
+//! summary at the end of `scripts/test.sh`.
 
 pub mod axd;
 pub mod client;
@@ -70,9 +74,27 @@ fn may_skip() -> bool {
         && std::env::var("AX_SKIP_DB_TESTS").is_ok_and(|v| v == "1")
 }
 
+/// Where [`skip`] lists skipped tests (in `target/<profile>/`); `scripts/test.sh` empties it before
+/// the run and prints it after.
+pub fn skipped_tests_file() -> PathBuf {
+    procs::target_dir().join("ax-tests-skipped.txt")
+}
+
+/// Reports that the running test is skipped, and why: one line straight to stderr (not captured
+/// by cargo test, so it shows next to the test's `ok`), also appended to [`skipped_tests_file`].
+pub fn skip(reason: &str) {
+    use std::io::Write as _;
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    let line = format!("SKIPPED {test}: {reason}");
+    let _ = writeln!(std::io::stderr(), "{line}");
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(skipped_tests_file()) {
+        let _ = writeln!(f, "{line}");
+    }
+}
+
 fn unreachable(db: Db, url: &str, e: impl std::fmt::Display) -> Option<TestDb> {
     if may_skip() {
-        eprintln!("SKIPPED: {db:?} at {url} is not reachable ({e}) and AX_SKIP_DB_TESTS=1");
+        skip(&format!("{db:?} at {url} is not reachable ({e}) and AX_SKIP_DB_TESTS=1"));
         return None;
     }
     panic!(

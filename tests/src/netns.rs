@@ -45,11 +45,7 @@ impl Netns {
             Err(e) => {
                 drop(n);
                 if may_skip() {
-                    use std::io::Write as _;
-                    let _ = writeln!(
-                        std::io::stderr(),
-                        "SKIPPED: cannot make a network namespace ({e}) and AX_SKIP_NETNS_TESTS=1"
-                    );
+                    crate::skip(&format!("cannot make a network namespace ({e}) and AX_SKIP_NETNS_TESTS=1"));
                     return None;
                 }
                 panic!(

@@ -486,10 +486,13 @@ fn faketime_lib() -> Option<String> {
     }
     let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
     if !ci && std::env::var("AX_SKIP_FAKETIME_TESTS").is_ok_and(|v| v == "1") {
-        eprintln!("SKIPPED: libfaketime is not installed and AX_SKIP_FAKETIME_TESTS=1");
+        ax_tests::skip("libfaketime is not installed and AX_SKIP_FAKETIME_TESTS=1");
         return None;
     }
-    panic!("libfaketime is missing: install the Debian package `faketime` (scripts/test.sh does)");
+    panic!(
+        "libfaketime is missing: install the Debian package `faketime` (scripts/test.sh does), or set \
+         AX_SKIP_FAKETIME_TESTS=1 outside CI to skip"
+    );
 }
 
 async fn cancel_and_retry_reach_the_worker_through_whichever_axd_holds_its_stream(db: &TestDb) {

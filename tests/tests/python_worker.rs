@@ -59,10 +59,9 @@ fn python_ready() -> bool {
     };
     let reqs = repo_root().join("examples/python-worker/requirements.txt");
     if may_skip() {
-        eprintln!(
-            "SKIPPED: the Python worker test needs python3 with grpcio and grpcio-tools ({why}) \
-             and AX_SKIP_PYTHON_TESTS=1"
-        );
+        ax_tests::skip(&format!(
+            "the Python worker test needs python3 with grpcio and grpcio-tools ({why}) and AX_SKIP_PYTHON_TESTS=1"
+        ));
         return false;
     }
     panic!(

@@ -141,6 +141,28 @@ async fn axd_binary_driven_by_axctl_json_from_create_to_delete() {
     let got = ctl.ok(&["instance", "get", &id]).await;
     assert_eq!(got["instance"]["status"], "CANCELED", "history outlives the task");
 
+    // --dialect reaches axd: pasted from Quartz without `?`, 2 is Monday there (Tuesday in UNIX).
+    let quartz = ctl
+        .ok(&[
+            "task",
+            "create",
+            "weekly",
+            "--app",
+            "demo",
+            "--handler",
+            "h",
+            "--cron",
+            "0 0 12 * * 2",
+            "--dialect",
+            "quartz",
+        ])
+        .await;
+    assert_eq!(quartz["task"]["schedule"]["dialect"], "QUARTZ");
+    for f in quartz["preview"]["fires"].as_array().expect("fires") {
+        let at = f["time"].as_str().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()).expect("time");
+        assert_eq!(chrono::Datelike::weekday(&at), chrono::Weekday::Mon, "{f}");
+    }
+
     // Health and reflection.
     let channel =
         tonic::transport::Endpoint::from_shared(ctl.endpoint.clone()).expect("url").connect().await.expect("connect");

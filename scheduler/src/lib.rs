@@ -1,26 +1,26 @@
-//! axd, the ax scheduler, as a library: the trigger engine, the store on SQLite/PostgreSQL/MySQL,
-//! the trigger, dispatch and sweeper loops, and the gRPC services.
+//! axd, the ax scheduler, as a library.
 //!
-//! The binary `axd` (src/main.rs) only parses configuration and calls [`server::run`].
+//! - [`store`]: a thin executor over SQLite, PostgreSQL and MySQL/MariaDB (no decisions);
+//! - [`model`], [`schedule`], [`cron`]: the domain, schedules and the trigger engine;
+//! - [`lifecycle`]: the instance state machine and the transactions that apply it;
+//! - [`loops`]: the trigger, dispatch and sweeper loops, one file each;
+//! - [`worker`]: worker sessions (stream, registry, leases, commands, the group-commit writer);
+//! - [`grpc`]: the AdminService and the conversions between the wire and the domain;
+//! - [`core`]: what the loops and services share (pools, signals, settings, clock, health);
+//! - [`server`]: assembles all of it; the binary `axd` (src/main.rs) parses configuration and calls
+//!   [`server::start`].
 
 pub mod auth;
-pub mod clock;
-pub mod commands;
 pub mod config;
-pub mod convert;
+pub mod core;
 pub mod cron;
-pub mod dispatch;
 pub mod error;
-pub mod health;
-pub mod lease;
+pub mod grpc;
 pub mod lifecycle;
+pub mod loops;
 pub mod model;
-pub mod registry;
 pub mod schedule;
 pub mod server;
-pub mod service;
 pub mod store;
-pub mod sweeper;
-pub mod trigger;
 pub mod validate;
-pub mod writer;
+pub mod worker;

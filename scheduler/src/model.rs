@@ -98,6 +98,58 @@ string_enum! {
     }
 }
 
+/// Who moves an instance from one state to another: each row of [`TRANSITIONS`] names one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// The dispatcher assigned it to a worker session.
+    Dispatch,
+    /// The worker's Accepted, or its re-announce after reconnecting.
+    Accept,
+    /// The worker's Reject, an assignment that could not be delivered, or the ack timeout.
+    Requeue,
+    /// The worker's Result.
+    Result,
+    /// The sweeper: the run deadline passed.
+    Timeout,
+    /// The sweeper: the lease ran out and the worker did not come back ("worker lost").
+    Lost,
+    /// The retry policy, after the backoff of a failed or timed-out attempt.
+    Retry,
+    /// An operator's cancel, or the deletion of the task.
+    Cancel,
+    /// An operator's retry of a final instance.
+    OperatorRetry,
+}
+
+/// Every legal change of an instance's state, with what makes it. An event whose state does not
+/// change (a session that ended, a late result, a re-announce) is always legal; creation is
+/// [`InstanceStatus::can_start_as`].
+pub const TRANSITIONS: &[(InstanceStatus, InstanceStatus, Cause)] = {
+    use Cause as C;
+    use InstanceStatus as S;
+    &[
+        (S::Pending, S::Dispatched, C::Dispatch),
+        (S::Pending, S::Canceled, C::Cancel),
+        (S::Dispatched, S::Running, C::Accept),
+        (S::Dispatched, S::Pending, C::Requeue),
+        (S::Dispatched, S::Success, C::Result),
+        (S::Dispatched, S::Failed, C::Result),
+        (S::Dispatched, S::Canceled, C::Cancel),
+        (S::Running, S::Success, C::Result),
+        (S::Running, S::Failed, C::Result),
+        (S::Running, S::Failed, C::Lost),
+        (S::Running, S::Timeout, C::Timeout),
+        (S::Running, S::Canceled, C::Cancel),
+        (S::Failed, S::Pending, C::Retry),
+        (S::Timeout, S::Pending, C::Retry),
+        (S::Success, S::Pending, C::OperatorRetry),
+        (S::Failed, S::Pending, C::OperatorRetry),
+        (S::Timeout, S::Pending, C::OperatorRetry),
+        (S::Canceled, S::Pending, C::OperatorRetry),
+        (S::Skipped, S::Pending, C::OperatorRetry),
+    ]
+};
+
 impl InstanceStatus {
     /// True for states no automatic process leaves.
     pub fn is_terminal(self) -> bool {
@@ -109,6 +161,23 @@ impl InstanceStatus {
             | InstanceStatus::Canceled
             | InstanceStatus::Skipped => true,
         }
+    }
+
+    /// Whether an instance may move from this state to `to` (see [`TRANSITIONS`]); staying in
+    /// the same state (an event that records something without changing it) is always allowed.
+    pub fn can_move_to(self, to: InstanceStatus) -> bool {
+        self == to || TRANSITIONS.iter().any(|(f, t, _)| *f == self && *t == to)
+    }
+
+    /// What may make this move (empty when it is not legal; a move to the same state has none).
+    pub fn causes(self, to: InstanceStatus) -> Vec<Cause> {
+        TRANSITIONS.iter().filter(|(f, t, _)| *f == self && *t == to).map(|(_, _, c)| *c).collect()
+    }
+
+    /// Whether an instance may be created in this state: PENDING, or SKIPPED by the concurrency
+    /// policy.
+    pub fn can_start_as(self) -> bool {
+        matches!(self, InstanceStatus::Pending | InstanceStatus::Skipped)
     }
 
     /// True for states held by a worker session (an attempt is out).

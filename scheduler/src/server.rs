@@ -6,7 +6,7 @@
 //! workers move to another axd), in-flight calls finish, the loops stop, the writer applies what the
 //! streams handed over, and axd leaves `ax_scheduler` — all within the configured bound.
 
-use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
+use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use ax_proto::v1::{admin_service_server::AdminServiceServer, worker_service_server::WorkerServiceServer};
 use tokio::{net::TcpListener, task::JoinHandle, time::Instant};
@@ -19,20 +19,28 @@ use tracing::Instrument;
 
 use crate::{
     auth::{self, AuthMode},
-    clock::{Clock, DbClock},
-    commands,
     config::Config,
-    dispatch::Dispatcher,
+    core::{
+        Core, Pools, SessionSettings, Signals,
+        clock::{Clock, DbClock},
+        health::{self, Loop, Progress},
+        spawn,
+    },
     error::StoreError,
-    health::{self, Loop, Progress},
-    lease,
+    grpc::admin::AdminApi,
+    loops::{
+        dispatch::Dispatcher,
+        sweeper::{Sweeper, SweeperConfig},
+        trigger::{TriggerConfig, TriggerLoop},
+    },
     model::SchedulerRecord,
-    registry::Registry,
-    service::{Core, Pools, SessionSettings, Signals, admin::AdminApi, worker::WorkerApi},
     store::{self, ConnectOptions, Notice, Store},
-    sweeper::{Sweeper, SweeperConfig},
-    trigger::{TriggerConfig, TriggerLoop},
-    writer::{self, Writer},
+    worker::{
+        commands, lease,
+        registry::Registry,
+        stream::WorkerApi,
+        writer::{self, Writer},
+    },
 };
 
 /// Why axd could not start.
@@ -54,14 +62,6 @@ pub enum ServerError {
     },
 }
 
-/// Spawns a background task whose traces carry `name`.
-pub fn spawn<F>(name: &'static str, fut: F) -> JoinHandle<()>
-where
-    F: Future<Output = ()> + Send + 'static,
-{
-    tokio::spawn(fut.instrument(tracing::info_span!("task", name)))
-}
-
 /// The host name, for scheduler ids and `axctl scheduler list`.
 pub fn host_name() -> String {
     std::env::var("HOSTNAME")
@@ -79,7 +79,7 @@ pub struct Running {
     /// The shared state (tests reach the pools, signals and progress through it).
     pub core: Arc<Core>,
     /// Reports of the trigger loop.
-    pub trigger_reports: tokio::sync::watch::Receiver<crate::trigger::RoundReport>,
+    pub trigger_reports: tokio::sync::watch::Receiver<crate::loops::trigger::RoundReport>,
     cancel: CancellationToken,
     writer_cancel: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
@@ -116,7 +116,7 @@ impl Running {
         // connection, and closing the pools waits for every connection to come back. A row left in
         // ax_scheduler is forgotten by the other axd after ten missed heartbeats.
         let leave = async {
-            if let Err(e) = self.core.pools.admin.remove_scheduler(&self.core.scheduler_id).await {
+            if let Err(e) = self.core.pools.admin.delete_scheduler(&self.core.scheduler_id).await {
                 tracing::warn!(error = %e, "could not remove this scheduler from ax_scheduler");
             }
             self.core.pools.close().await;
@@ -131,7 +131,7 @@ fn read(path: &std::path::Path) -> Result<Vec<u8>, ServerError> {
     std::fs::read(path).map_err(|e| ServerError::Tls(format!("{}: {e}", path.display())))
 }
 
-async fn pool(url: &str, size: u32) -> Result<Arc<dyn Store>, StoreError> {
+async fn pool(url: &str, size: u32) -> Result<Arc<Store>, StoreError> {
     let mut opts = ConnectOptions::new(url.to_owned());
     opts.max_connections = size;
     store::connect(&opts).await
@@ -202,7 +202,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         started_at,
         heartbeat_at: started_at,
     };
-    admin.heartbeat_scheduler(&record).await?;
+    admin.upsert_scheduler(&record).await?;
 
     let cancel = CancellationToken::new();
     let writer_cancel = CancellationToken::new();
@@ -316,7 +316,7 @@ async fn heartbeat_loop(
         match db_clock.refresh(core.pools.admin.db_now()).await {
             Ok(now) => {
                 record.heartbeat_at = now;
-                match core.pools.admin.heartbeat_scheduler(&record).await {
+                match core.pools.admin.upsert_scheduler(&record).await {
                     Ok(()) => core.progress.tick(Loop::Heartbeat),
                     Err(e) => tracing::warn!(error = %e, "scheduler heartbeat failed"),
                 }
@@ -333,7 +333,7 @@ async fn heartbeat_loop(
 /// Turns notifications from other axd into local wake-ups (PostgreSQL). If the listening
 /// connection fails, notifications may be missed until it is back; the loops' poll interval bounds
 /// how late work is then seen.
-async fn notifications(core: Arc<Core>, listen: Arc<dyn Store>, cancel: CancellationToken) {
+async fn notifications(core: Arc<Core>, listen: Arc<Store>, cancel: CancellationToken) {
     let me = core.scheduler_id.clone();
     let signals = (core.signals.dispatch.clone(), core.signals.trigger.clone(), core.signals.commands.clone());
     let on = move |n: Notice| match n {

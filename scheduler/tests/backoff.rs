@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use ax_proto::v1 as pb;
-use ax_scheduler::{convert::task_from_pb, model::Backoff};
+use ax_scheduler::{grpc::convert::task_from_pb, model::Backoff};
 use chrono::Utc;
 
 /// The random draw at which jitter adds nothing (`unit_random` is in [0, 1)).

@@ -159,12 +159,12 @@ impl TestDb {
     }
 
     /// A migrated store on this database.
-    pub async fn store(&self) -> Arc<dyn Store> {
+    pub async fn store(&self) -> Arc<Store> {
         self.store_with(10).await
     }
 
     /// A migrated store with a pool of `max_connections`.
-    pub async fn store_with(&self, max_connections: u32) -> Arc<dyn Store> {
+    pub async fn store_with(&self, max_connections: u32) -> Arc<Store> {
         let mut opts = ConnectOptions::new(self.url.clone());
         opts.max_connections = max_connections;
         let s = store::connect(&opts).await.expect("connect store");

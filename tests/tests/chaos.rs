@@ -33,7 +33,7 @@ use std::{
 };
 
 use ax_proto::v1::{self as pb, InstanceStatus as S, admin_service_client::AdminServiceClient};
-use ax_scheduler::convert::ts_from_pb;
+use ax_scheduler::grpc::convert::ts_from_pb;
 use ax_tests::{
     Db, TestDb,
     client::{self, cron, manual, spec},

@@ -4,13 +4,17 @@ use std::{collections::BTreeMap, num::NonZeroU32, sync::Arc, time::Duration};
 
 use ax_scheduler::{
     error::StoreError,
+    lifecycle::apply::{CancelOutcome, RetryOutcome, cancel_instance, delete_task, retry_instance},
+    loops::{
+        sweeper::{purge_dead_schedulers, purge_finished},
+        trigger::{EnginePlanner, TriggerRound, trigger_due, trigger_manual},
+    },
     model::{
         Backoff, ConcurrencyPolicy, CronDialect, InstanceSource, InstanceStatus, MisfirePolicy, RetryPolicy, Routing,
         Schedule, SchedulerRecord, TaskConfig, TaskEventKind, Ts, add,
     },
     schedule::Compiled,
-    store::{Actor, CancelOutcome, InstanceFilter, ManualTrigger, NewTask, RetryOutcome, Store, TaskUpdate},
-    trigger::EnginePlanner,
+    store::{Actor, InstanceFilter, ManualTrigger, NewTask, Store, TaskUpdate},
 };
 use ax_tests::{TestDb, on_every_backend};
 use chrono::{TimeZone, Utc};
@@ -48,14 +52,14 @@ fn every_second() -> Schedule {
     Schedule::Cron { expression: "* * * * * *".into(), time_zone: "UTC".into(), dialect: CronDialect::Unix }
 }
 
-async fn create(store: &Arc<dyn Store>, name: &str, c: TaskConfig, now: Ts) -> ax_scheduler::model::Task {
+async fn create(store: &Arc<Store>, name: &str, c: TaskConfig, now: Ts) -> ax_scheduler::model::Task {
     let next = if c.enabled { Compiled::compile(&c.schedule).expect("compile").first_fire(now) } else { None };
     store.create_task(&NewTask { name: name.into(), config: c, next_fire_at: next }, now, &ACTOR).await.expect("create")
 }
 
-async fn trigger(store: &Arc<dyn Store>, now: Ts, lookahead: Duration) -> ax_scheduler::store::TriggerRound {
+async fn trigger(store: &Arc<Store>, now: Ts, lookahead: Duration) -> TriggerRound {
     let planner = EnginePlanner { now, lookahead };
-    store.trigger_due(now, add(now, lookahead), 500, &planner, "axd-test").await.expect("trigger")
+    trigger_due(&store, now, add(now, lookahead), 500, &planner, "axd-test").await.expect("trigger")
 }
 
 async fn migrations_are_idempotent_and_safe_to_run_concurrently(db: &TestDb) {
@@ -210,15 +214,15 @@ async fn manual_trigger_with_the_same_key_creates_one_instance(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "m", config(Schedule::Manual), t0()).await;
     let trig = ManualTrigger { params: r#"{"x":1}"#.into(), key: "order-42".into(), actor: "alice".into() };
-    let (a, created_a) = store.trigger_manual(&t, &trig, t0(), "axd-test").await.expect("first");
-    let (b, created_b) = store.trigger_manual(&t, &trig, add(t0(), secs(1)), "axd-test").await.expect("second");
+    let (a, created_a) = trigger_manual(&store, &t, &trig, t0(), "axd-test").await.expect("first");
+    let (b, created_b) = trigger_manual(&store, &t, &trig, add(t0(), secs(1)), "axd-test").await.expect("second");
     assert!(created_a && !created_b);
     assert_eq!(a.id, b.id);
     assert_eq!(a.source, InstanceSource::Manual);
     assert_eq!(a.params, r#"{"x":1}"#);
     assert_eq!(a.fire_at, t0());
     let other = ManualTrigger { key: "order-43".into(), ..trig };
-    let (c, created_c) = store.trigger_manual(&t, &other, t0(), "axd-test").await.expect("third");
+    let (c, created_c) = trigger_manual(&store, &t, &other, t0(), "axd-test").await.expect("third");
     assert!(created_c && c.id != a.id);
     let ev = store.instance_events(a.id).await.unwrap();
     assert_eq!(ev.len(), 1);
@@ -245,7 +249,7 @@ async fn forbid_concurrency_records_a_skipped_instance(db: &TestDb) {
     assert!(skipped[0].finished_at.is_some());
     assert!(skipped[0].message.contains("still active"), "{}", skipped[0].message);
     // Once the first is finished (canceled here), the next fire runs.
-    store.cancel_instance(r1.created[0].0, "", add(t0(), secs(2)), &ACTOR).await.unwrap();
+    cancel_instance(&store, r1.created[0].0, "", add(t0(), secs(2)), &ACTOR).await.unwrap();
     let r3 = trigger(&store, add(t0(), secs(3)), secs(2)).await;
     assert_eq!((r3.created.len(), r3.skipped), (1, 0));
 }
@@ -254,22 +258,25 @@ async fn cancel_and_retry_follow_the_state_rules(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "cr", config(Schedule::Manual), t0()).await;
     let trig = ManualTrigger { params: "{}".into(), key: "k1".into(), actor: "alice".into() };
-    let (inst, _) = store.trigger_manual(&t, &trig, t0(), "axd-test").await.unwrap();
+    let (inst, _) = trigger_manual(&store, &t, &trig, t0(), "axd-test").await.unwrap();
     let CancelOutcome::Canceled(c) =
-        store.cancel_instance(inst.id, "not needed", add(t0(), secs(1)), &ACTOR).await.unwrap()
+        cancel_instance(&store, inst.id, "not needed", add(t0(), secs(1)), &ACTOR).await.unwrap()
     else {
         panic!("expected cancel")
     };
     assert_eq!(c.status, InstanceStatus::Canceled);
     assert_eq!(c.finished_at, Some(add(t0(), secs(1))));
     assert!(c.message.contains("not needed"));
-    assert!(matches!(store.cancel_instance(inst.id, "", t0(), &ACTOR).await.unwrap(), CancelOutcome::AlreadyFinal(_)));
-    assert!(matches!(store.cancel_instance(999_999, "", t0(), &ACTOR).await.unwrap(), CancelOutcome::NotFound));
-    let RetryOutcome::Retried(r) = store.retry_instance(inst.id, add(t0(), secs(2)), &ACTOR).await.unwrap() else {
+    assert!(matches!(
+        cancel_instance(&store, inst.id, "", t0(), &ACTOR).await.unwrap(),
+        CancelOutcome::AlreadyFinal(_)
+    ));
+    assert!(matches!(cancel_instance(&store, 999_999, "", t0(), &ACTOR).await.unwrap(), CancelOutcome::NotFound));
+    let RetryOutcome::Retried(r) = retry_instance(&store, inst.id, add(t0(), secs(2)), &ACTOR).await.unwrap() else {
         panic!("expected retry")
     };
     assert_eq!((r.status, r.available_at, r.finished_at), (InstanceStatus::Pending, add(t0(), secs(2)), None));
-    assert!(matches!(store.retry_instance(inst.id, t0(), &ACTOR).await.unwrap(), RetryOutcome::NotFinal(_)));
+    assert!(matches!(retry_instance(&store, inst.id, t0(), &ACTOR).await.unwrap(), RetryOutcome::NotFinal(_)));
     let trail: Vec<_> = store.instance_events(inst.id).await.unwrap().into_iter().map(|e| (e.from, e.to)).collect();
     assert_eq!(
         trail,
@@ -286,9 +293,9 @@ async fn delete_task_cancels_pending_instances_and_keeps_history(db: &TestDb) {
     create(&store, "del", config(every_second()), t0()).await;
     let round = trigger(&store, add(t0(), secs(1)), secs(1)).await;
     assert_eq!(round.created.len(), 2);
-    assert_eq!(store.delete_task("del", add(t0(), secs(1)), &ACTOR).await.unwrap(), Some(2));
+    assert_eq!(delete_task(&store, "del", add(t0(), secs(1)), &ACTOR).await.unwrap(), Some(2));
     assert!(store.get_task("del").await.unwrap().is_none());
-    assert_eq!(store.delete_task("del", t0(), &ACTOR).await.unwrap(), None);
+    assert_eq!(delete_task(&store, "del", t0(), &ACTOR).await.unwrap(), None);
     let list = store
         .list_instances(&InstanceFilter { task_name: Some("del".into()), limit: 10, ..Default::default() })
         .await
@@ -307,7 +314,7 @@ async fn fixed_delay_fires_again_only_after_completion(db: &TestDb) {
     assert_eq!(round.created.len(), 1);
     assert_eq!(store.get_task("fd").await.unwrap().unwrap().next_fire_at, None, "waits for completion");
     let finished_at = add(t0(), secs(12));
-    store.cancel_instance(round.created[0].0, "", finished_at, &ACTOR).await.unwrap();
+    cancel_instance(&store, round.created[0].0, "", finished_at, &ACTOR).await.unwrap();
     assert_eq!(store.get_task("fd").await.unwrap().unwrap().next_fire_at, Some(add(finished_at, secs(30))));
 }
 
@@ -317,9 +324,9 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     let mut ids = Vec::new();
     for i in 0..5 {
         let trig = ManualTrigger { params: "{}".into(), key: format!("k{i}"), actor: "a".into() };
-        ids.push(store.trigger_manual(&t, &trig, t0(), "axd-test").await.unwrap().0.id);
+        ids.push(trigger_manual(&store, &t, &trig, t0(), "axd-test").await.unwrap().0.id);
     }
-    store.cancel_instance(ids[1], "", t0(), &ACTOR).await.unwrap();
+    cancel_instance(&store, ids[1], "", t0(), &ACTOR).await.unwrap();
     let page1 = store.list_instances(&InstanceFilter { limit: 2, ..Default::default() }).await.unwrap();
     assert_eq!(page1.iter().map(|i| i.id).collect::<Vec<_>>(), vec![ids[4], ids[3]]);
     let page2 = store
@@ -335,7 +342,7 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     // By task: another task's instances are not listed; status and pages apply within the task.
     let other = create(&store, "other", config(Schedule::Manual), t0()).await;
     let trig = ManualTrigger { params: "{}".into(), key: "k0".into(), actor: "a".into() };
-    let foreign = store.trigger_manual(&other, &trig, t0(), "axd-test").await.unwrap().0.id;
+    let foreign = trigger_manual(&store, &other, &trig, t0(), "axd-test").await.unwrap().0.id;
     let by_task = |name: &str, status: Option<InstanceStatus>, before_id: Option<i64>, limit: u32| InstanceFilter {
         task_name: Some(name.into()),
         status,
@@ -371,7 +378,7 @@ async fn racing_manual_triggers_with_one_key_create_one_instance(db: &TestDb) {
         let (store, t) = (store.clone(), t.clone());
         joins.push(tokio::spawn(async move {
             let trig = ManualTrigger { params: format!("{{\"n\":{i}}}"), key: "once".into(), actor: "a".into() };
-            store.trigger_manual(&t, &trig, t0(), "axd-test").await
+            trigger_manual(&store, &t, &trig, t0(), "axd-test").await
         }));
     }
     let mut created = 0;
@@ -392,22 +399,22 @@ async fn retention_purges_finished_instances_with_their_trails_and_keys(db: &Tes
     let store = db.store().await;
     let t = create(&store, "old", config(Schedule::Manual), t0()).await;
     let trig = |key: &str| ManualTrigger { params: "{}".into(), key: key.into(), actor: "a".into() };
-    let (done, _) = store.trigger_manual(&t, &trig("a"), t0(), "axd-test").await.unwrap();
-    let (late, _) = store.trigger_manual(&t, &trig("b"), t0(), "axd-test").await.unwrap();
-    let (open, _) = store.trigger_manual(&t, &trig("c"), t0(), "axd-test").await.unwrap();
-    store.cancel_instance(done.id, "", add(t0(), secs(10)), &ACTOR).await.unwrap();
-    store.cancel_instance(late.id, "", add(t0(), secs(100)), &ACTOR).await.unwrap();
+    let (done, _) = trigger_manual(&store, &t, &trig("a"), t0(), "axd-test").await.unwrap();
+    let (late, _) = trigger_manual(&store, &t, &trig("b"), t0(), "axd-test").await.unwrap();
+    let (open, _) = trigger_manual(&store, &t, &trig("c"), t0(), "axd-test").await.unwrap();
+    cancel_instance(&store, done.id, "", add(t0(), secs(10)), &ACTOR).await.unwrap();
+    cancel_instance(&store, late.id, "", add(t0(), secs(100)), &ACTOR).await.unwrap();
     // Finished before the cutoff: gone, with its events; later or unfinished ones stay.
-    assert_eq!(store.purge_finished(add(t0(), secs(50)), 100).await.unwrap(), 1);
+    assert_eq!(purge_finished(&store, add(t0(), secs(50)), 100).await.unwrap(), 1);
     assert!(store.get_instance(done.id).await.unwrap().is_none());
     assert!(store.instance_events(done.id).await.unwrap().is_empty());
     assert!(store.get_instance(late.id).await.unwrap().is_some());
     assert!(store.get_instance(open.id).await.unwrap().is_some());
-    assert_eq!(store.purge_finished(add(t0(), secs(50)), 100).await.unwrap(), 0);
+    assert_eq!(purge_finished(&store, add(t0(), secs(50)), 100).await.unwrap(), 0);
     // The purged instance's key is free again; the kept ones still deduplicate.
-    let (again, created) = store.trigger_manual(&t, &trig("a"), add(t0(), secs(60)), "axd-test").await.unwrap();
+    let (again, created) = trigger_manual(&store, &t, &trig("a"), add(t0(), secs(60)), "axd-test").await.unwrap();
     assert!(created && again.id != done.id);
-    let (same, created) = store.trigger_manual(&t, &trig("b"), add(t0(), secs(60)), "axd-test").await.unwrap();
+    let (same, created) = trigger_manual(&store, &t, &trig("b"), add(t0(), secs(60)), "axd-test").await.unwrap();
     assert!(!created && same.id == late.id);
     let listed: Vec<i64> = store
         .list_instances(&InstanceFilter { task_name: Some("old".into()), limit: 10, ..Default::default() })
@@ -429,21 +436,21 @@ async fn schedulers_register_refresh_and_leave(db: &TestDb) {
         started_at: t0(),
         heartbeat_at: t0(),
     };
-    store.heartbeat_scheduler(&rec).await.unwrap();
+    store.upsert_scheduler(&rec).await.unwrap();
     rec.heartbeat_at = add(t0(), secs(5));
-    store.heartbeat_scheduler(&rec).await.unwrap();
+    store.upsert_scheduler(&rec).await.unwrap();
     let list = store.list_schedulers().await.unwrap();
     assert_eq!(list, vec![rec.clone()]);
     let stats = store.cluster_stats(add(t0(), secs(1))).await.unwrap();
     assert_eq!(stats.schedulers, 1);
-    store.remove_scheduler("axd-1").await.unwrap();
+    store.delete_scheduler("axd-1").await.unwrap();
     assert!(store.list_schedulers().await.unwrap().is_empty());
     // A scheduler that stopped heartbeating is forgotten by housekeeping.
     let stale = SchedulerRecord { scheduler_id: "axd-gone".into(), heartbeat_at: t0(), ..rec.clone() };
-    store.heartbeat_scheduler(&stale).await.unwrap();
+    store.upsert_scheduler(&stale).await.unwrap();
     let fresh = SchedulerRecord { scheduler_id: "axd-alive".into(), heartbeat_at: add(t0(), secs(60)), ..rec };
-    store.heartbeat_scheduler(&fresh).await.unwrap();
-    assert_eq!(store.purge_dead_schedulers(add(t0(), secs(30))).await.unwrap(), 1);
+    store.upsert_scheduler(&fresh).await.unwrap();
+    assert_eq!(purge_dead_schedulers(&store, add(t0(), secs(30))).await.unwrap(), 1);
     let left: Vec<String> = store.list_schedulers().await.unwrap().into_iter().map(|s| s.scheduler_id).collect();
     assert_eq!(left, vec!["axd-alive".to_owned()]);
 }
@@ -472,7 +479,7 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
             async {
                 let mut n = 0;
                 loop {
-                    let r = a.trigger_due(now, now, 100, &planner, "axd-a").await.expect("trigger a");
+                    let r = trigger_due(&a, now, now, 100, &planner, "axd-a").await.expect("trigger a");
                     n += r.created.len();
                     if r.tasks < 100 {
                         return n;
@@ -482,7 +489,7 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
             async {
                 let mut n = 0;
                 loop {
-                    let r = b.trigger_due(now, now, 100, &planner, "axd-b").await.expect("trigger b");
+                    let r = trigger_due(&b, now, now, 100, &planner, "axd-b").await.expect("trigger b");
                     n += r.created.len();
                     if r.tasks < 100 {
                         return n;

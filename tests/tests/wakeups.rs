@@ -12,7 +12,7 @@ use std::time::Duration;
 use ax_proto::v1::{self as pb, InstanceStatus as S, scheduler_message::Msg as In, worker_message::Msg as Out};
 use ax_scheduler::{
     config::{HumanDuration, Options},
-    health::Loop,
+    core::health::Loop,
 };
 use ax_tests::{
     Db, TestDb,

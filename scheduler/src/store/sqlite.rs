@@ -7,17 +7,29 @@
 
 use std::{str::FromStr, time::Duration};
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use async_trait::async_trait;
+use sqlx::{
+    Row as _, Sqlite,
+    query::Query,
+    sqlite::{SqliteArguments, SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous},
+};
 
-use super::{ConnectOptions, migrations::embed_migrations};
+use super::{
+    ConnectOptions, Notice, Pool,
+    dialect::{Dialect, SQLITE},
+    exec::{BoxFuture, Conn, Driver, Exec, unsupported},
+    migrations::embed_migrations,
+    value::{Kind, Value},
+};
+use crate::error::StoreResult;
 
-/// A store on an SQLite file.
+/// A pool on an SQLite file.
 #[derive(Debug, Clone)]
-pub struct SqliteStore {
-    pool: SqlitePool,
+pub struct SqlitePool {
+    pool: sqlx::SqlitePool,
 }
 
-impl SqliteStore {
+impl SqlitePool {
     /// Opens (creating if needed) the database file named by `opts.url`.
     pub async fn connect(opts: &ConnectOptions) -> crate::error::StoreResult<Self> {
         let o = SqliteConnectOptions::from_str(&opts.url)?
@@ -35,13 +47,13 @@ impl SqliteStore {
         // is locked" while one of them switches it to WAL; that settles within milliseconds.
         let mut attempt = 0;
         loop {
-            let pool = SqlitePoolOptions::new()
+            let pool = sqlx::sqlite::SqlitePoolOptions::new()
                 .max_connections(opts.max_connections.max(2))
                 .acquire_timeout(opts.acquire_timeout)
                 .connect_with(o.clone())
                 .await;
             match pool {
-                Ok(pool) => return Ok(SqliteStore { pool }),
+                Ok(pool) => return Ok(SqlitePool { pool }),
                 Err(sqlx::Error::Database(e)) if attempt < 10 && e.message().contains("locked") => {
                     attempt += 1;
                     tokio::time::sleep(Duration::from_millis(20 * attempt)).await;
@@ -52,26 +64,10 @@ impl SqliteStore {
     }
 }
 
-fn rewrite(sql: &str) -> String {
-    super::sql::substitute(
-        sql,
-        &[
-            ("{SKIP_LOCKED}", ""),
-            // With statistics (ANALYZE, PRAGMA optimize) showing every ready row alike, SQLite 3.46
-            // scanned the table for the ready claim (15-60 ms per claim of 50,000 ready rows).
-            ("{READY_INDEX}", " INDEXED BY ax_instance_ready"),
-            ("{FOR_UPDATE}", ""),
-            ("{RETURNING_ID}", " RETURNING id"),
-            ("{NOW_US}", "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"),
-        ],
-        false,
-    )
-}
-
 /// SQLite has no lock for the migrator to take. One process migrates at a time through this mutex;
 /// a second process (SQLite is for one axd, but a restart may overlap) that loses the race sees
 /// "already exists", re-reads the applied versions and succeeds on a retry.
-async fn run_migrations(pool: &SqlitePool) -> crate::error::StoreResult<()> {
+async fn run_migrations(pool: &sqlx::SqlitePool) -> crate::error::StoreResult<()> {
     static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
     let _guard = LOCK.lock().await;
     let migrator = super::migrations::migrator(&embed_migrations!("sqlite"), true);
@@ -89,49 +85,65 @@ async fn run_migrations(pool: &SqlitePool) -> crate::error::StoreResult<()> {
     }
 }
 
-const UPSERT_SCHEDULER: &str = "INSERT INTO ax_scheduler (scheduler_id, host, address, version, started_at, heartbeat_at) \
-    VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scheduler_id) DO UPDATE SET host = excluded.host, \
-    address = excluded.address, version = excluded.version, heartbeat_at = excluded.heartbeat_at";
-
-/// Bulk update of lifecycle columns: `UPDATE ... FROM (SELECT ... UNION ALL SELECT ...) AS v`.
-const BULK_UPDATE_PREFIX: &str = "UPDATE ax_instance SET status = v.status, attempt = v.attempt, failures = v.failures, available_at = v.available_at, worker_id = v.worker_id, session_id = v.session_id, scheduler_id = v.scheduler_id, lease_expires_at = v.lease_expires_at, deadline_at = v.deadline_at, started_at = v.started_at, finished_at = v.finished_at, message = v.message, output = v.output, updated_at = v.updated_at FROM (";
-const BULK_UPDATE_SUFFIX: &str = ") AS v WHERE ax_instance.id = v.id";
-
-mod imp {
-    use super::*;
-
-    type Pool = SqlitePool;
-
-    /// No notifications on this backend: loops poll (see `poll_interval`).
-    async fn notify(_tx: &mut Tx, _notice: Notice) -> StoreResult<()> {
-        Ok(())
+#[async_trait]
+impl Pool for SqlitePool {
+    async fn begin(&self) -> StoreResult<Box<dyn Exec>> {
+        Ok(Box::new(Conn::Tx(Sqlite::begin(&self.pool).await?)))
     }
 
-    async fn listen_impl(_pool: &Pool, _on: &(dyn Fn(Notice) + Send + Sync)) -> StoreResult<bool> {
+    async fn conn(&self) -> StoreResult<Box<dyn Exec>> {
+        Ok(Box::new(Conn::<Sqlite>::Pooled(self.pool.acquire().await?)))
+    }
+
+    async fn migrate(&self) -> StoreResult<()> {
+        run_migrations(&self.pool).await
+    }
+
+    /// No notifications on this backend: loops poll (see `poll_interval`).
+    async fn listen(&self, _on: &(dyn Fn(Notice) + Send + Sync)) -> StoreResult<bool> {
         Ok(false)
     }
 
-    async fn begin(pool: &SqlitePool) -> StoreResult<Tx> {
-        Ok(pool.begin_with("BEGIN IMMEDIATE").await?)
+    async fn close(&self) {
+        self.pool.close().await
+    }
+}
+
+impl Driver for Sqlite {
+    const DIALECT: &'static Dialect = &SQLITE;
+
+    fn bind<'q>(q: Query<'q, Self, SqliteArguments<'q>>, v: &'q Value) -> Query<'q, Self, SqliteArguments<'q>> {
+        match v {
+            Value::I64(x) => q.bind(*x),
+            Value::OptI64(x) => q.bind(*x),
+            Value::I32(x) => q.bind(*x),
+            Value::Bool(x) => q.bind(*x),
+            Value::Str(x) => q.bind(x.as_str()),
+            Value::OptStr(x) => q.bind(x.as_deref()),
+            other => unsupported("SQLite", other),
+        }
     }
 
-    async fn insert_id<'q>(
-        tx: &mut Tx,
-        q: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>,
-    ) -> StoreResult<i64> {
-        let row = q.fetch_one(&mut **tx).await?;
-        Ok(row.try_get(0)?)
+    fn decode(row: &sqlx::sqlite::SqliteRow, i: usize, kind: Kind) -> Result<Value, sqlx::Error> {
+        Ok(match kind {
+            Kind::I64 => Value::I64(row.try_get(i)?),
+            Kind::OptI64 => Value::OptI64(row.try_get(i)?),
+            Kind::I32 => Value::I32(row.try_get(i)?),
+            Kind::Bool => Value::Bool(row.try_get(i)?),
+            Kind::Str => Value::Str(row.try_get(i)?),
+            Kind::OptStr => Value::OptStr(row.try_get(i)?),
+        })
     }
 
-    async fn insert_instance_rows(
-        tx: &mut Tx,
-        rows: &[&InstanceRow<'_>],
-        now: Ts,
-    ) -> StoreResult<Vec<(i64, i64, String)>> {
-        insert_instance_rows_returning(tx, rows, now).await
+    fn rows_affected(r: &sqlx::sqlite::SqliteQueryResult) -> u64 {
+        r.rows_affected()
     }
 
-    crate::store::sql::portable_hot_path!(sqlx::Sqlite);
+    fn last_insert_id(r: &sqlx::sqlite::SqliteQueryResult) -> Option<i64> {
+        Some(r.last_insert_rowid())
+    }
 
-    crate::store::sql::impl_store!(SqliteStore, sqlx::Sqlite, Backend::Sqlite, try_get);
+    fn begin(pool: &sqlx::SqlitePool) -> BoxFuture<'_, Result<sqlx::Transaction<'static, Self>, sqlx::Error>> {
+        Box::pin(pool.begin_with("BEGIN IMMEDIATE"))
+    }
 }

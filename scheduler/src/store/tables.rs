@@ -1,30 +1,219 @@
-//! Column lists and the conversion between plain column values and domain types, shared by all
-//! backends (each backend only reads columns into these raw structs).
+//! One declaration per table: its columns, their types, the row reader and the columns that
+//! batch writes set, all from the [`table!`] list; and the conversion between stored columns and
+//! domain types.
+//!
+//! Adding a column to `ax_instance` means: its migration (one per backend), its line in
+//! [`InstanceRaw`] (with `= expr` if the lifecycle writes it), and the code that uses it.
 
-use std::{collections::BTreeMap, num::NonZeroU32, str::FromStr, time::Duration};
+use std::{collections::BTreeMap, num::NonZeroU32, str::FromStr, sync::LazyLock, time::Duration};
 
+use super::value::{Column, Kind, Row, Value};
 use crate::{
     error::{StoreError, StoreResult},
     model::{
         Backoff, CronDialect, Instance, InstanceEvent, RetryPolicy, Schedule, ScheduleKind, Task, TaskConfig,
-        duration_micros, from_micros, to_micros,
+        WorkerRecord, duration_micros, from_micros, to_micros,
     },
 };
 
-/// Columns of `ax_task`, in the order [`TaskRaw`] reads them.
-pub(crate) const TASK_COLUMNS: &str = "id, name, app, handler, description, schedule_kind, cron_expr, cron_dialect, \
-    time_zone, interval_us, start_at, params, enabled, next_fire_at, misfire_policy, misfire_threshold_us, \
-    max_catch_up, concurrency_policy, routing, timeout_us, max_retries, backoff, labels, version, created_at, updated_at";
+/// The first of its arguments (the rest only drive a macro repetition).
+macro_rules! first {
+    ($a:expr, $($rest:tt)*) => {
+        $a
+    };
+}
 
-/// Columns of `ax_instance`, in the order [`InstanceRaw`] reads them.
-pub(crate) const INSTANCE_COLUMNS: &str = "id, task_id, task_name, app, handler, params, idempotency_key, source, \
-    fire_at, available_at, status, attempt, max_retries, failures, timeout_us, backoff, routing, worker_id, session_id, \
-    scheduler_id, lease_expires_at, deadline_at, started_at, finished_at, message, output, progress_percent, \
-    progress_message, created_at, updated_at";
+/// Declares a table's row type. Each field is a column, in the table's read order; a field with
+/// `= expr` is also written by [`write_values`](InstanceRaw::write_values) from the source named
+/// after `writes`.
+macro_rules! table {
+    ($(#[$m:meta])* $name:ident = $table:literal, writes |$src:ident: $srcty:ty| {
+        $($field:ident: $ty:ty $(= $w:expr)?,)*
+    }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone)]
+        pub(crate) struct $name {
+            $(pub $field: $ty,)*
+        }
 
-/// Columns of `ax_instance_event`.
-pub(crate) const EVENT_COLUMNS: &str =
-    "id, instance_id, at, from_status, to_status, attempt, scheduler_id, worker_id, reason";
+        #[allow(dead_code)]
+        impl $name {
+            /// The table.
+            pub const TABLE: &'static str = $table;
+            /// Its columns, in read order.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
+            /// Their kinds, in read order.
+            pub const KINDS: &'static [Kind] = &[$(<$ty as Column>::KIND),*];
+            /// The columns that batch writes set.
+            pub const WRITE_NAMES: &'static [&'static str] = &[$($(first!(stringify!($field), $w),)?)*];
+            /// Their kinds.
+            pub const WRITE_KINDS: &'static [Kind] = &[$($(first!(<$ty as Column>::KIND, $w),)?)*];
+
+            /// `NAMES` as a select list.
+            pub fn columns() -> &'static str {
+                static S: LazyLock<String> = LazyLock::new(|| $name::NAMES.join(", "));
+                &S
+            }
+
+            /// Reads a row selected with [`Self::columns`].
+            pub fn read(mut r: Row) -> StoreResult<Self> {
+                Ok($name { $($field: r.take()?,)* })
+            }
+
+            /// Every column's value, in read order.
+            pub fn into_values(self) -> Vec<Value> {
+                vec![$(Value::from(self.$field)),*]
+            }
+
+            /// The values of [`Self::WRITE_NAMES`] for one source row.
+            pub fn write_values($src: $srcty) -> Vec<Value> {
+                vec![$($(first!(Value::from($w), $field),)?)*]
+            }
+        }
+    };
+}
+
+table! {
+    /// `ax_task` as stored.
+    TaskRaw = "ax_task", writes |_t: &TaskRaw| {
+        id: i64,
+        name: String,
+        app: String,
+        handler: String,
+        description: String,
+        schedule_kind: String,
+        cron_expr: Option<String>,
+        cron_dialect: Option<String>,
+        time_zone: String,
+        interval_us: Option<i64>,
+        start_at: Option<i64>,
+        params: String,
+        enabled: bool,
+        next_fire_at: Option<i64>,
+        misfire_policy: String,
+        misfire_threshold_us: i64,
+        max_catch_up: i32,
+        concurrency_policy: String,
+        routing: String,
+        timeout_us: Option<i64>,
+        max_retries: i32,
+        backoff: String,
+        labels: String,
+        version: i64,
+        created_at: i64,
+        updated_at: i64,
+    }
+}
+
+table! {
+    /// `ax_instance` as stored; `= expr` marks what the lifecycle changes (written in batches).
+    InstanceRaw = "ax_instance", writes |i: &Instance| {
+        id: i64,
+        task_id: i64,
+        task_name: String,
+        app: String,
+        handler: String,
+        params: String,
+        idempotency_key: String,
+        source: String,
+        fire_at: i64,
+        available_at: i64 = to_micros(i.available_at),
+        status: String = i.status.as_str(),
+        attempt: i32 = i.attempt,
+        max_retries: i32,
+        failures: i32 = i.failures,
+        timeout_us: Option<i64>,
+        backoff: String,
+        routing: String,
+        worker_id: Option<String> = i.worker_id.as_deref(),
+        session_id: Option<String> = i.session_id.as_deref(),
+        scheduler_id: Option<String> = i.scheduler_id.as_deref(),
+        lease_expires_at: Option<i64> = i.lease_expires_at.map(to_micros),
+        deadline_at: Option<i64> = i.deadline_at.map(to_micros),
+        started_at: Option<i64> = i.started_at.map(to_micros),
+        finished_at: Option<i64> = i.finished_at.map(to_micros),
+        message: String = i.message.as_str(),
+        output: String = i.output.as_str(),
+        progress_percent: i32,
+        progress_message: String,
+        created_at: i64,
+        updated_at: i64 = to_micros(i.updated_at),
+    }
+}
+
+table! {
+    /// `ax_instance_event` as stored.
+    EventRaw = "ax_instance_event", writes |_e: &EventRaw| {
+        id: i64,
+        instance_id: i64,
+        at: i64,
+        from_status: Option<String>,
+        to_status: String,
+        attempt: i32,
+        scheduler_id: String,
+        worker_id: String,
+        reason: String,
+    }
+}
+
+table! {
+    /// `ax_worker` (one row per live session) as stored.
+    WorkerRaw = "ax_worker", writes |_w: &WorkerRaw| {
+        session_id: String,
+        worker_id: String,
+        app: String,
+        handlers: String,
+        capacity: i32,
+        credits: i32,
+        in_flight: i32,
+        labels: String,
+        scheduler_id: String,
+        client: String,
+        connected_at: i64,
+        last_seen_at: i64,
+    }
+}
+
+impl WorkerRaw {
+    /// The stored form of a session.
+    pub fn from_record(w: &WorkerRecord) -> WorkerRaw {
+        let n = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+        WorkerRaw {
+            session_id: w.session_id.clone(),
+            worker_id: w.worker_id.clone(),
+            app: w.app.clone(),
+            handlers: encode_list(&w.handlers),
+            capacity: n(w.capacity),
+            credits: n(w.credits),
+            in_flight: n(w.in_flight),
+            labels: encode_labels(&w.labels),
+            scheduler_id: w.scheduler_id.clone(),
+            client: w.client.clone(),
+            connected_at: to_micros(w.connected_at),
+            last_seen_at: to_micros(w.last_seen_at),
+        }
+    }
+
+    /// The session it stores.
+    pub fn into_record(self) -> StoreResult<WorkerRecord> {
+        const T: &str = "ax_worker";
+        let n = |v: i32| u32::try_from(v).unwrap_or(0);
+        Ok(WorkerRecord {
+            session_id: self.session_id,
+            worker_id: self.worker_id,
+            app: self.app,
+            handlers: decode_list(T, &self.handlers)?,
+            capacity: n(self.capacity),
+            credits: n(self.credits),
+            in_flight: n(self.in_flight),
+            labels: decode_labels(T, &self.labels)?,
+            scheduler_id: self.scheduler_id,
+            client: self.client,
+            connected_at: from_micros(self.connected_at),
+            last_seen_at: from_micros(self.last_seen_at),
+        })
+    }
+}
 
 fn corrupt(table: &'static str, reason: impl Into<String>) -> StoreError {
     StoreError::Corrupt { table, reason: reason.into() }
@@ -40,37 +229,6 @@ fn micros_duration(us: i64) -> Duration {
 
 fn u32_of(table: &'static str, column: &str, v: i32) -> StoreResult<u32> {
     u32::try_from(v).map_err(|_| corrupt(table, format!("{column} = {v} is negative")))
-}
-
-/// `ax_task` as stored.
-#[derive(Debug, Clone)]
-pub(crate) struct TaskRaw {
-    pub id: i64,
-    pub name: String,
-    pub app: String,
-    pub handler: String,
-    pub description: String,
-    pub schedule_kind: String,
-    pub cron_expr: Option<String>,
-    pub cron_dialect: Option<String>,
-    pub time_zone: String,
-    pub interval_us: Option<i64>,
-    pub start_at: Option<i64>,
-    pub params: String,
-    pub enabled: bool,
-    pub next_fire_at: Option<i64>,
-    pub misfire_policy: String,
-    pub misfire_threshold_us: i64,
-    pub max_catch_up: i32,
-    pub concurrency_policy: String,
-    pub routing: String,
-    pub timeout_us: Option<i64>,
-    pub max_retries: i32,
-    pub backoff: String,
-    pub labels: String,
-    pub version: i64,
-    pub created_at: i64,
-    pub updated_at: i64,
 }
 
 impl TaskRaw {
@@ -171,41 +329,6 @@ impl TaskRaw {
     }
 }
 
-/// `ax_instance` as stored.
-#[derive(Debug, Clone)]
-pub(crate) struct InstanceRaw {
-    pub id: i64,
-    pub task_id: i64,
-    pub task_name: String,
-    pub app: String,
-    pub handler: String,
-    pub params: String,
-    pub idempotency_key: String,
-    pub source: String,
-    pub fire_at: i64,
-    pub available_at: i64,
-    pub status: String,
-    pub attempt: i32,
-    pub max_retries: i32,
-    pub failures: i32,
-    pub timeout_us: Option<i64>,
-    pub backoff: String,
-    pub routing: String,
-    pub worker_id: Option<String>,
-    pub session_id: Option<String>,
-    pub scheduler_id: Option<String>,
-    pub lease_expires_at: Option<i64>,
-    pub deadline_at: Option<i64>,
-    pub started_at: Option<i64>,
-    pub finished_at: Option<i64>,
-    pub message: String,
-    pub output: String,
-    pub progress_percent: i32,
-    pub progress_message: String,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
-
 impl InstanceRaw {
     pub fn into_instance(self) -> StoreResult<Instance> {
         const T: &str = "ax_instance";
@@ -242,20 +365,6 @@ impl InstanceRaw {
             updated_at: from_micros(self.updated_at),
         })
     }
-}
-
-/// `ax_instance_event` as stored.
-#[derive(Debug, Clone)]
-pub(crate) struct EventRaw {
-    pub id: i64,
-    pub instance_id: i64,
-    pub at: i64,
-    pub from_status: Option<String>,
-    pub to_status: String,
-    pub attempt: i32,
-    pub scheduler_id: String,
-    pub worker_id: String,
-    pub reason: String,
 }
 
 impl EventRaw {

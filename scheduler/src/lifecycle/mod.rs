@@ -1,9 +1,10 @@
 //! The instance state machine, as pure functions over a locked [`Instance`].
 //!
 //! Every transition of an instance after its creation is decided here — by a worker's message, a
-//! deadline, or an operator — and every one returns the events that explain it. The store locks the
-//! rows, calls these functions in order, and writes the changed rows and the events in one
-//! transaction. Fencing lives here: a message whose `(instance, attempt)` is not current for the
+//! deadline, or an operator — and every one returns the events that explain it; each event is
+//! checked against [`InstanceStatus::can_move_to`] where events are written. The callers
+//! ([`apply`], the sweeper, worker sessions) lock the rows, call these functions in order, and
+//! write the changed rows and the events in one transaction ([`apply::persist`]). Fencing lives here: a message whose `(instance, attempt)` is not current for the
 //! session that sent it changes nothing (and is recorded).
 
 use std::time::Duration;
@@ -11,8 +12,117 @@ use std::time::Duration;
 use crate::{
     model::{Instance, InstanceSource, InstanceStatus, Ts, add},
     schedule::fmt_duration,
-    store::{AcceptOutcome, AttemptEnd, Command, CompleteOutcome, Completion},
+    store::Command,
 };
+
+pub mod apply;
+
+/// How an attempt ends, as reported or decided.
+#[derive(Debug, Clone)]
+pub enum AttemptEnd {
+    /// The handler succeeded.
+    Success {
+        /// Summary.
+        message: String,
+        /// Output.
+        output: String,
+    },
+    /// The handler failed.
+    Failed {
+        /// Error message.
+        message: String,
+        /// Whether the retry policy may run it again.
+        retryable: bool,
+    },
+}
+
+/// A result reported by a worker session.
+#[derive(Debug, Clone)]
+pub struct Completion {
+    /// Instance id.
+    pub instance_id: i64,
+    /// Attempt.
+    pub attempt: u32,
+    /// Reporting session.
+    pub session_id: String,
+    /// Reporting worker.
+    pub worker_id: String,
+    /// Outcome.
+    pub end: AttemptEnd,
+    /// When the handler ended, on the worker's clock (for the trail of a late result).
+    pub finished_at: Option<Ts>,
+}
+
+/// What happened to a reported result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompleteOutcome {
+    /// The instance moved to this status (PENDING when a retry was scheduled).
+    Applied(InstanceStatus),
+    /// Nothing changed; why (recorded as an event when the instance exists).
+    Ignored(String),
+}
+
+/// What happened to an `Accepted`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AcceptOutcome {
+    /// DISPATCHED -> RUNNING.
+    Started {
+        /// The earlier of the run deadline and the lease: when the sweeper may have to act.
+        wake_at: Ts,
+    },
+    /// Already RUNNING on this session (duplicate Accepted).
+    AlreadyRunning,
+    /// The attempt is not current for this session: the worker must stop it.
+    NotCurrent(String),
+}
+
+/// A message from a worker that changes an instance.
+#[derive(Debug, Clone)]
+pub enum WorkerOp {
+    /// The attempt started.
+    Accepted {
+        /// Instance.
+        instance_id: i64,
+        /// Attempt.
+        attempt: u32,
+        /// Session that sent it.
+        session_id: String,
+    },
+    /// The attempt ended.
+    Result(Completion),
+    /// The worker will not run it (or it could not be delivered).
+    Reject {
+        /// Instance.
+        instance_id: i64,
+        /// Attempt.
+        attempt: u32,
+        /// Session that held it.
+        session_id: String,
+        /// Why, for the trail.
+        reason: String,
+    },
+}
+
+impl WorkerOp {
+    /// The instance it is about.
+    pub fn instance_id(&self) -> i64 {
+        match self {
+            WorkerOp::Accepted { instance_id, .. } | WorkerOp::Reject { instance_id, .. } => *instance_id,
+            WorkerOp::Result(c) => c.instance_id,
+        }
+    }
+}
+
+/// What happened to a [`WorkerOp`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkerOpOutcome {
+    /// For Accepted.
+    Accepted(AcceptOutcome),
+    /// For Result.
+    Result(CompleteOutcome),
+    /// For Reject: whether it went back to PENDING.
+    Rejected(bool),
+}
 
 /// Who decides, and when.
 #[derive(Debug, Clone, Copy)]
@@ -478,137 +588,4 @@ pub fn drives_fixed_delay(i: &Instance) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{Backoff, Routing};
-    use chrono::TimeZone;
-
-    fn now() -> Ts {
-        chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().expect("t")
-    }
-
-    fn held(status: InstanceStatus) -> Instance {
-        Instance {
-            id: 7,
-            task_id: 1,
-            task_name: "t".into(),
-            app: "a".into(),
-            handler: "h".into(),
-            params: "{}".into(),
-            idempotency_key: "k".into(),
-            source: InstanceSource::Schedule,
-            fire_at: now(),
-            available_at: now(),
-            status,
-            attempt: 1,
-            max_retries: 1,
-            failures: 0,
-            timeout: Some(Duration::from_secs(5)),
-            backoff: Backoff::List { delays_us: vec![2_000_000] },
-            routing: Routing::LeastLoaded,
-            worker_id: Some("w".into()),
-            session_id: Some("s".into()),
-            scheduler_id: Some("axd".into()),
-            lease_expires_at: Some(now()),
-            deadline_at: None,
-            started_at: None,
-            finished_at: None,
-            message: String::new(),
-            output: String::new(),
-            progress_percent: 0,
-            progress_message: String::new(),
-            created_at: now(),
-            updated_at: now(),
-        }
-    }
-
-    const CTX: fn() -> Ctx<'static> = || Ctx { now: now(), scheduler_id: "axd" };
-
-    #[test]
-    fn accept_starts_the_deadline_and_is_fenced() {
-        let mut i = held(InstanceStatus::Dispatched);
-        let (o, fx) = accept(&mut i, 1, "s", add(now(), Duration::from_secs(30)), CTX());
-        assert_eq!(o, AcceptOutcome::Started { wake_at: add(now(), Duration::from_secs(5)) });
-        assert_eq!(i.deadline_at, Some(add(now(), Duration::from_secs(5))));
-        assert_eq!(fx.events.len(), 1);
-        assert_eq!(accept(&mut i, 1, "s", now(), CTX()).0, AcceptOutcome::AlreadyRunning);
-        assert!(matches!(accept(&mut i, 1, "other", now(), CTX()).0, AcceptOutcome::NotCurrent(_)));
-        assert!(matches!(accept(&mut i, 2, "s", now(), CTX()).0, AcceptOutcome::NotCurrent(_)));
-    }
-
-    #[test]
-    fn a_failure_with_budget_left_is_retried_after_the_backoff_then_final() {
-        let mut i = held(InstanceStatus::Running);
-        let c = Completion {
-            instance_id: 7,
-            attempt: 1,
-            session_id: "s".into(),
-            worker_id: "w".into(),
-            end: AttemptEnd::Failed { message: "boom".into(), retryable: true },
-            finished_at: None,
-        };
-        let (o, fx) = complete(&mut i, &c, CTX(), 0.5);
-        assert_eq!(o, CompleteOutcome::Applied(InstanceStatus::Pending));
-        assert_eq!(i.available_at, add(now(), Duration::from_secs(2)));
-        assert_eq!(
-            fx.events.iter().map(|e| e.to).collect::<Vec<_>>(),
-            vec![InstanceStatus::Failed, InstanceStatus::Pending]
-        );
-        assert!(!fx.finalized);
-        // Second attempt fails: the budget is spent.
-        i.status = InstanceStatus::Running;
-        i.attempt = 2;
-        let c2 = Completion { attempt: 2, ..c.clone() };
-        let (o, fx) = complete(&mut i, &c2, CTX(), 0.5);
-        assert_eq!(o, CompleteOutcome::Applied(InstanceStatus::Failed));
-        assert!(fx.finalized);
-        assert!(i.message.contains("all 1 retries used"));
-        // The old attempt's result is ignored and recorded as a late result.
-        let (o, fx) = complete(&mut i, &c, CTX(), 0.5);
-        assert!(matches!(o, CompleteOutcome::Ignored(_)));
-        assert!(!fx.changed && fx.events.len() == 1);
-        assert!(fx.events[0].reason.starts_with("ignored FAILED result (late)"), "{}", fx.events[0].reason);
-        // A repeat of the result that ended attempt 2 writes nothing.
-        let (o, fx) = complete(&mut i, &c2, CTX(), 0.5);
-        assert!(matches!(o, CompleteOutcome::Ignored(_)));
-        assert!(!fx.changed && fx.events.is_empty());
-    }
-
-    #[test]
-    fn a_result_from_the_same_worker_on_its_older_session_is_applied() {
-        let mut i = held(InstanceStatus::Running);
-        i.session_id = Some("s2".into());
-        let c = Completion {
-            instance_id: 7,
-            attempt: 1,
-            session_id: "s".into(),
-            worker_id: "w".into(),
-            end: AttemptEnd::Success { message: String::new(), output: String::new() },
-            finished_at: None,
-        };
-        assert_eq!(complete(&mut i, &c, CTX(), 0.5).0, CompleteOutcome::Applied(InstanceStatus::Success));
-        let mut j = held(InstanceStatus::Running);
-        j.session_id = Some("s2".into());
-        let other = Completion { worker_id: "x".into(), ..c };
-        assert!(matches!(complete(&mut j, &other, CTX(), 0.5).0, CompleteOutcome::Ignored(_)));
-    }
-
-    #[test]
-    fn timeout_queues_a_cancel_for_the_holding_session() {
-        let mut i = held(InstanceStatus::Running);
-        let fx = time_out(&mut i, CTX(), 0.0);
-        assert_eq!(i.status, InstanceStatus::Pending);
-        let c = fx.cancel.expect("cancel");
-        assert_eq!((c.session_id.as_str(), c.attempt), ("s", 1));
-        assert_eq!(fx.events[0].to, InstanceStatus::Timeout);
-    }
-
-    #[test]
-    fn readoption_needs_the_same_worker_and_attempt() {
-        let mut i = held(InstanceStatus::Running);
-        assert!(!readopt(&mut i, 1, "other", "a", "s2", now(), CTX()).0);
-        assert!(!readopt(&mut i, 2, "w", "a", "s2", now(), CTX()).0);
-        assert!(readopt(&mut i, 1, "w", "a", "s2", now(), CTX()).0);
-        assert_eq!(i.session_id.as_deref(), Some("s2"));
-    }
-}
+mod tests;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ax_proto::v1 as pb;
 use tokio_util::sync::CancellationToken;
 
-use crate::service::Core;
+use crate::core::Core;
 
 /// Runs until `cancel` fires.
 pub async fn run(core: Arc<Core>, cancel: CancellationToken) {
@@ -26,7 +26,13 @@ pub async fn run(core: Arc<Core>, cancel: CancellationToken) {
 /// dropped: the worker learns on reconnect (Welcome.released) that the attempt is no longer its.
 pub async fn deliver(core: &Core) {
     loop {
-        let commands = match core.pools.workers.take_commands(&core.scheduler_id, 100).await {
+        let taken = async {
+            let mut tx = core.pools.workers.begin().await?;
+            let commands = tx.take_commands(&core.scheduler_id, 100).await?;
+            tx.commit().await?;
+            Ok::<_, crate::error::StoreError>(commands)
+        };
+        let commands = match taken.await {
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!(error = %e, "reading queued commands failed");

@@ -19,8 +19,49 @@ use tokio::sync::mpsc;
 
 use crate::{
     model::{Routing, Ts},
-    store::{AppDemand, ReadyInstance, SessionRef, SessionSync},
+    store::SessionSync,
 };
+
+/// A PENDING instance offered to the dispatcher's routing decision.
+#[derive(Debug, Clone)]
+pub struct ReadyInstance {
+    /// Instance id.
+    pub id: i64,
+    /// App.
+    pub app: String,
+    /// Handler.
+    pub handler: String,
+    /// Routing strategy copied from the task.
+    pub routing: crate::model::Routing,
+    /// Attempts so far (the dispatch makes it `attempt + 1`).
+    pub attempt: u32,
+    /// Not due yet (`available_at` is after the claim's `now`): only a stream that holds an
+    /// assignment until its start time may take it.
+    pub early: bool,
+}
+
+/// The stream chosen for a ready instance.
+#[derive(Debug, Clone)]
+pub struct SessionRef {
+    /// Session id.
+    pub session_id: String,
+    /// Worker id of the session.
+    pub worker_id: String,
+}
+
+/// Demand of one app: handlers that have streams with free credits, and how many instances at most.
+#[derive(Debug, Clone)]
+pub struct AppDemand {
+    /// App.
+    pub app: String,
+    /// Handlers served by streams with free credits.
+    pub handlers: Vec<String>,
+    /// Free credits of those streams together.
+    pub limit: u32,
+    /// Claim instances available up to this time: the claim's `now`, or later when streams of the
+    /// app hold early assignments until their start time (`Hello.start_after_supported`).
+    pub until: Ts,
+}
 
 /// How many reported attempts a session remembers (see `SessionState::recent`).
 const RECENT: usize = 1024;

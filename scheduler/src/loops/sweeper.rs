@@ -5,18 +5,84 @@
 //!
 //! Work is claimed with SKIP LOCKED in bounded batches, so every axd runs a sweeper and none waits
 //! on another. It sleeps until the earliest lease or deadline, the poll interval, or a local signal
-//! that this axd set a lease or deadline earlier than that (see [`crate::service::SweepHint`]).
+//! that this axd set a lease or deadline earlier than that (see [`crate::core::SweepHint`]).
 
-use std::{sync::Arc, time::Duration};
+use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use tokio_util::sync::CancellationToken;
 
 use crate::{
+    core::Core,
     error::StoreResult,
-    model::{add, sub},
-    service::Core,
-    store::SweepReport,
+    lifecycle::{Batch, Ctx, apply::persist},
+    model::{Instance, InstanceStatus, Ts, add, sub},
+    store::{Expiry, Store},
 };
+
+/// What a sweep changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    /// DISPATCHED attempts never accepted, back to PENDING.
+    pub ack_timeouts: usize,
+    /// RUNNING attempts past their deadline.
+    pub timeouts: usize,
+    /// RUNNING attempts whose worker was lost.
+    pub lost: usize,
+    /// Finished instances purged by retention.
+    pub purged: u64,
+}
+
+/// One sweep transaction: claims, in bounded batches with SKIP LOCKED, DISPATCHED attempts whose
+/// lease passed (back to PENDING), RUNNING attempts past their deadline (TIMEOUT, Cancel queued,
+/// retry policy) and RUNNING attempts whose lease passed (worker lost, retry policy), and applies
+/// the state machine to each.
+pub async fn sweep(store: &Store, now: Ts, limit: u32, scheduler_id: &str) -> StoreResult<SweepReport> {
+    let mut tx = store.begin().await?;
+    let ctx = Ctx { now, scheduler_id };
+    let acks = tx.claim_expired(InstanceStatus::Dispatched, Expiry::Lease, now, limit).await?;
+    let timeouts = tx.claim_expired(InstanceStatus::Running, Expiry::Deadline, now, limit).await?;
+    let lost = tx.claim_expired(InstanceStatus::Running, Expiry::Lease, now, limit).await?;
+    let report = SweepReport { ack_timeouts: acks.len(), timeouts: timeouts.len(), lost: lost.len(), purged: 0 };
+    let mut rows: HashMap<i64, Instance> = HashMap::new();
+    let mut batch = Batch::default();
+    for i in acks {
+        let id = i.id;
+        let inst = rows.entry(id).or_insert(i);
+        batch.add(id, crate::lifecycle::expire_ack(inst, ctx));
+    }
+    for i in timeouts {
+        let id = i.id;
+        let inst = rows.entry(id).or_insert(i);
+        batch.add(id, crate::lifecycle::time_out(inst, ctx, fastrand::f64()));
+    }
+    for i in lost {
+        let id = i.id;
+        // A row timed out above is no longer RUNNING; `lose` leaves it alone.
+        let inst = rows.entry(id).or_insert(i);
+        batch.add(id, crate::lifecycle::lose(inst, ctx, fastrand::f64()));
+    }
+    persist(&mut tx, &rows, batch, ctx).await?;
+    tx.commit().await?;
+    Ok(report)
+}
+
+/// Forgets axd whose heartbeat is older than `dead_before` (at most 100), with their worker
+/// sessions and undelivered commands; how many.
+pub async fn purge_dead_schedulers(store: &Store, dead_before: Ts) -> StoreResult<u64> {
+    let mut tx = store.begin().await?;
+    let n = tx.purge_dead_schedulers(dead_before).await?;
+    tx.commit().await?;
+    Ok(n)
+}
+
+/// Deletes, in batches of `limit`, finished instances (with their events, logs and keys) that
+/// finished before `before`; how many.
+pub async fn purge_finished(store: &Store, before: Ts, limit: u32) -> StoreResult<u64> {
+    let mut tx = store.begin().await?;
+    let n = tx.purge_finished(before, limit).await?;
+    tx.commit().await?;
+    Ok(n)
+}
 
 /// Sweeper settings.
 #[derive(Debug, Clone, Copy)]
@@ -46,7 +112,7 @@ impl Sweeper {
         let mut total = SweepReport::default();
         loop {
             let now = self.core.clock.now();
-            let r = self.core.pools.sweeper.sweep(now, self.config.batch, &self.core.scheduler_id).await?;
+            let r = sweep(&self.core.pools.sweeper, now, self.config.batch, &self.core.scheduler_id).await?;
             let full = [r.ack_timeouts, r.timeouts, r.lost].iter().any(|n| *n >= self.config.batch as usize);
             total.ack_timeouts += r.ack_timeouts;
             total.timeouts += r.timeouts;
@@ -69,7 +135,7 @@ impl Sweeper {
         let now = self.core.clock.now();
         let mut purged = 0;
         loop {
-            let n = self.core.pools.sweeper.purge_finished(sub(now, self.config.retention), 1000).await?;
+            let n = purge_finished(&self.core.pools.sweeper, sub(now, self.config.retention), 1000).await?;
             purged += n;
             if n < 1000 {
                 break;
@@ -78,7 +144,7 @@ impl Sweeper {
         // A scheduler silent for ten heartbeats (at least 30 s) is gone; its sessions' attempts are
         // already covered by their leases.
         let dead_after = (self.core.scheduler_heartbeat * 10).max(Duration::from_secs(30));
-        self.core.pools.sweeper.purge_dead_schedulers(sub(now, dead_after)).await?;
+        purge_dead_schedulers(&self.core.pools.sweeper, sub(now, dead_after)).await?;
         Ok(purged)
     }
 
@@ -90,7 +156,7 @@ impl Sweeper {
         loop {
             wake.collect();
             match self.sweep_once().await {
-                Ok(_) => self.core.progress.tick(crate::health::Loop::Sweeper),
+                Ok(_) => self.core.progress.tick(crate::core::health::Loop::Sweeper),
                 Err(e) => tracing::warn!(error = %e, "sweep failed"),
             }
             if last_housekeeping.elapsed() >= self.config.housekeeping_every {
@@ -103,7 +169,8 @@ impl Sweeper {
                     Err(e) => tracing::warn!(error = %e, "housekeeping failed"),
                 }
             }
-            let sleep = match self.core.pools.sweeper.next_deadline().await {
+            let next = async { self.core.pools.sweeper.conn().await?.next_deadline().await };
+            let sleep = match next.await {
                 // A millisecond past the deadline, so `< now` holds when we wake; at least 10 ms, so
                 // rows another axd is sweeping (skipped as locked) do not make this spin.
                 Ok(Some(t)) => (t - self.core.clock.now())

@@ -8,51 +8,15 @@
 use std::{sync::Arc, time::Duration};
 
 use ax_proto::v1 as pb;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+pub use super::queue::{MAX_BATCH, Pending, QUEUE, Writer, WriterQueue};
 use crate::{
+    core::Core,
     error::StoreError,
+    lifecycle::{AcceptOutcome, CompleteOutcome, WorkerOp, WorkerOpOutcome},
     model::add,
-    registry::Session,
-    service::Core,
-    store::{AcceptOutcome, CompleteOutcome, WorkerOp, WorkerOpOutcome},
 };
-
-/// Most messages applied in one transaction.
-pub const MAX_BATCH: usize = 512;
-/// Messages waiting for the writer before streams wait.
-pub const QUEUE: usize = 8192;
-
-/// A queued worker message and the stream to answer on.
-pub struct Pending {
-    /// The message.
-    pub op: WorkerOp,
-    /// Where to send the ack or cancel (`None`: nobody to answer).
-    pub session: Option<Arc<Session>>,
-}
-
-/// The sending side of the writer queue.
-#[derive(Clone)]
-pub struct Writer {
-    tx: mpsc::Sender<Pending>,
-}
-
-/// The receiving side, consumed by [`run`].
-pub struct WriterQueue(mpsc::Receiver<Pending>);
-
-impl Writer {
-    /// A writer queue.
-    pub fn new() -> (Writer, WriterQueue) {
-        let (tx, rx) = mpsc::channel(QUEUE);
-        (Writer { tx }, WriterQueue(rx))
-    }
-
-    /// Queues a message; waits while the queue is full. False if axd is shutting down.
-    pub async fn submit(&self, op: WorkerOp, session: Option<Arc<Session>>) -> bool {
-        self.tx.send(Pending { op, session }).await.is_ok()
-    }
-}
 
 /// Applies queued messages until `cancel` fires and the queue is drained.
 pub async fn run(core: Arc<Core>, mut queue: WriterQueue, cancel: CancellationToken) {
@@ -78,7 +42,7 @@ pub async fn run(core: Arc<Core>, mut queue: WriterQueue, cancel: CancellationTo
     }
 }
 
-fn msg(m: pb::scheduler_message::Msg) -> crate::registry::Outbound {
+fn msg(m: pb::scheduler_message::Msg) -> crate::worker::registry::Outbound {
     Ok(pb::SchedulerMessage { msg: Some(m) })
 }
 
@@ -90,7 +54,9 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
     let outcomes = loop {
         let now = core.clock.now();
         let lease_until = add(now, core.sessions.lease_ttl());
-        match core.pools.workers.apply_worker_ops(&ops, now, lease_until, &core.scheduler_id).await {
+        match crate::lifecycle::apply::apply_worker_ops(&core.pools.workers, &ops, now, lease_until, &core.scheduler_id)
+            .await
+        {
             Ok(o) => break Ok(o),
             // A deadlock with another transaction: nothing was written, write again at once.
             Err(e @ StoreError::Conflict(_)) if attempt < 10 => {

@@ -12,19 +12,129 @@
 //! the trip to the worker happen before the instance is due, and the run starts on time instead of
 //! one claim-and-delivery late. Other streams get an instance only once it is due.
 
-use std::{sync::Arc, time::Duration};
+use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use ax_proto::v1 as pb;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    convert::{duration_to_pb, ts_to_pb},
+    core::Core,
     error::StoreResult,
+    grpc::convert::{duration_to_pb, ts_to_pb},
+    lifecycle::WorkerOp,
+    model::{Instance, InstanceStatus},
     model::{Ts, add},
-    registry::Session,
-    service::Core,
-    store::{Assignment, WorkerOp},
+    store::{NewEvent, Store},
+    worker::registry::{AppDemand, ReadyInstance, Session, SessionRef},
 };
+
+/// An instance marked DISPATCHED to a session: what goes into `Assign`.
+#[derive(Debug, Clone)]
+pub struct Assignment {
+    /// The instance as it is now (DISPATCHED, new attempt).
+    pub instance: Instance,
+    /// The stream.
+    pub session_id: String,
+}
+
+/// Claims PENDING instances available by each app's `until` for the demanded (app, handler) pairs,
+/// at most each app's limit, oldest first (SKIP LOCKED where supported); those not available by
+/// `now` are offered as `early`. `route` picks a session for each (and reserves its credit) or
+/// declines; chosen ones become DISPATCHED with attempt + 1 and lease `lease_until`, in one
+/// transaction.
+///
+/// `route` runs while the claimed rows are locked: the session it picks is what the same
+/// transaction writes, and it only reads the in-memory registry (no I/O), so it holds the locks
+/// for microseconds.
+pub async fn claim(
+    store: &Store,
+    now: Ts,
+    demand: &[AppDemand],
+    lease_until: Ts,
+    scheduler_id: &str,
+    route: &mut (dyn FnMut(&ReadyInstance) -> Option<SessionRef> + Send),
+) -> StoreResult<Vec<Assignment>> {
+    let t0 = std::time::Instant::now();
+    let mut tx = store.begin().await?;
+    let t_begin = t0.elapsed();
+    let mut chosen: Vec<(Instance, SessionRef)> = Vec::new();
+    for d in demand {
+        if d.limit == 0 || d.handlers.is_empty() {
+            continue;
+        }
+        for inst in tx.select_ready(&d.app, &d.handlers, d.until.max(now), d.limit).await? {
+            let ready = ReadyInstance {
+                id: inst.id,
+                app: inst.app.clone(),
+                handler: inst.handler.clone(),
+                routing: inst.routing,
+                attempt: inst.attempt,
+                early: inst.available_at > now,
+            };
+            if let Some(s) = route(&ready) {
+                chosen.push((inst, s));
+            }
+        }
+    }
+    if chosen.is_empty() {
+        return Ok(Vec::new());
+    }
+    let t_select = t0.elapsed();
+    let mut by_session: HashMap<&str, (&str, Vec<i64>)> = HashMap::new();
+    for (inst, s) in &chosen {
+        by_session.entry(s.session_id.as_str()).or_insert_with(|| (s.worker_id.as_str(), Vec::new())).1.push(inst.id);
+    }
+    for (session, (worker, ids)) in &by_session {
+        tx.mark_dispatched(session, worker, scheduler_id, lease_until, now, ids).await?;
+    }
+    let mut events = Vec::with_capacity(chosen.len());
+    let mut out = Vec::with_capacity(chosen.len());
+    for (mut inst, s) in chosen {
+        let at = now.max(inst.updated_at);
+        inst.status = InstanceStatus::Dispatched;
+        inst.attempt += 1;
+        inst.session_id = Some(s.session_id.clone());
+        inst.worker_id = Some(s.worker_id.clone());
+        inst.scheduler_id = Some(scheduler_id.to_owned());
+        inst.lease_expires_at = Some(lease_until);
+        inst.updated_at = at;
+        let reason = if inst.available_at > now {
+            format!(
+                "assigned to worker {} (session {}) ahead of time, to start at {}",
+                s.worker_id,
+                s.session_id,
+                inst.available_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+            )
+        } else {
+            format!("assigned to worker {} (session {})", s.worker_id, s.session_id)
+        };
+        events.push(NewEvent {
+            instance_id: inst.id,
+            at,
+            from: Some(InstanceStatus::Pending),
+            to: InstanceStatus::Dispatched,
+            attempt: inst.attempt,
+            scheduler_id: scheduler_id.to_owned(),
+            worker_id: s.worker_id.clone(),
+            reason,
+        });
+        out.push(Assignment { instance: inst, session_id: s.session_id });
+    }
+    let t_mark = t0.elapsed();
+    tx.insert_events(&events).await?;
+    let t_events = t0.elapsed();
+    tx.commit().await?;
+    tracing::debug!(
+        rows = out.len(),
+        begin_us = t_begin.as_micros() as u64,
+        select_us = (t_select - t_begin).as_micros() as u64,
+        mark_us = (t_mark - t_select).as_micros() as u64,
+        events_us = (t_events - t_mark).as_micros() as u64,
+        commit_us = (t0.elapsed() - t_events).as_micros() as u64,
+        "claim_ready"
+    );
+    Ok(out)
+}
 
 /// The dispatcher of one axd.
 pub struct Dispatcher {
@@ -71,16 +181,13 @@ impl Dispatcher {
         let lease_until = add(latest, core.sessions.ack_timeout);
         let mut reserved: Vec<(Arc<Session>, (i64, u32))> = Vec::new();
         let registry = core.registry.clone();
-        let claimed = core
-            .pools
-            .dispatch
-            .claim_ready(now, &demand, lease_until, &core.scheduler_id, &mut |ready| {
-                let attempt = ready.attempt + 1;
-                let (session, r) = registry.route(ready, attempt)?;
-                reserved.push((session, (ready.id, attempt)));
-                Some(r)
-            })
-            .await;
+        let claimed = claim(&core.pools.dispatch, now, &demand, lease_until, &core.scheduler_id, &mut |ready| {
+            let attempt = ready.attempt + 1;
+            let (session, r) = registry.route(ready, attempt)?;
+            reserved.push((session, (ready.id, attempt)));
+            Some(r)
+        })
+        .await;
         let assignments = match claimed {
             Ok(a) => a,
             Err(e) => {
@@ -145,7 +252,8 @@ impl Dispatcher {
         }
         let mut wake: Option<Ts> = None;
         for (ahead, apps) in groups {
-            match self.core.pools.dispatch.next_available(&apps).await {
+            let next = async { self.core.pools.dispatch.conn().await?.next_available(&apps).await };
+            match next.await {
                 Ok(Some(t)) => wake = Some(wake.map_or(t - ahead, |w| w.min(t - ahead))),
                 Ok(None) => {}
                 Err(e) => {
@@ -167,7 +275,7 @@ impl Dispatcher {
         loop {
             let sleep = match self.run_round().await {
                 Ok(n) => {
-                    self.core.progress.tick(crate::health::Loop::Dispatch);
+                    self.core.progress.tick(crate::core::health::Loop::Dispatch);
                     backoff = Duration::from_millis(50);
                     let full = n > 0
                         && self.core.registry.demand(self.core.clock.now(), Duration::ZERO).iter().any(|d| d.limit > 0);

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use ax_proto::v1 as pb;
 
-use crate::{convert::ts_to_pb, model::add, service::Core};
+use crate::{core::Core, grpc::convert::ts_to_pb, model::add};
 
 /// Renews leases every heartbeat interval until `cancel` fires.
 pub async fn run(core: Arc<Core>, cancel: CancellationToken) {
@@ -39,7 +39,8 @@ pub async fn renew(core: &Core) {
     let renewals: Vec<_> = live.iter().map(|s| s.renewal()).collect();
     let sessions: Vec<_> = live.iter().map(|s| s.sync()).collect();
     let now = core.clock.now();
-    match core.pools.workers.sync_sessions(&sessions, &renewals, add(now, core.sessions.lease_ttl())).await {
+    let lease_until = add(now, core.sessions.lease_ttl());
+    match super::sessions::sync_sessions(&core.pools.workers, &sessions, &renewals, lease_until).await {
         Ok(()) => {
             let server_time = Some(ts_to_pb(core.clock.now()));
             for (s, r) in live.iter().zip(&renewals) {

@@ -4,7 +4,7 @@
 //! certificate. The session is recorded in `ax_worker`, attempts the worker re-announces are
 //! re-adopted, and a Welcome is sent. Then every inbound message is handled in order; silence for
 //! three heartbeat intervals, a closed stream or a protocol error ends the session, and its held
-//! attempts wait a grace period for the worker to come back (see `Store::close_session`).
+//! attempts wait a grace period for the worker to come back (see `sessions::close_session`).
 
 use std::{collections::HashSet, sync::Arc};
 
@@ -16,13 +16,13 @@ use tonic::{Request, Response, Status, Streaming};
 
 use crate::{
     auth,
-    convert::{duration_to_pb, ts_from_pb, ts_to_pb},
+    core::Core,
     error::{Error, Result},
+    grpc::convert::{duration_to_pb, ts_from_pb, ts_to_pb},
+    lifecycle::{AttemptEnd, Completion, WorkerOp},
     model::{WorkerRecord, add},
-    registry::{Outbound, Session},
-    service::Core,
-    store::{AttemptEnd, Completion, WorkerOp},
     validate,
+    worker::registry::{Outbound, Session},
 };
 
 /// Largest capacity a worker may announce.
@@ -144,12 +144,15 @@ impl WorkerService for WorkerApi {
             last_seen_at: now,
         };
         let in_flight: Vec<(i64, u32)> = hello.in_flight.iter().map(|a| (a.instance_id, a.attempt)).collect();
-        let reopened = core
-            .pools
-            .workers
-            .open_session(&record, &in_flight, now, add(now, core.sessions.lease_ttl()))
-            .await
-            .map_err(Error::from)?;
+        let reopened = super::sessions::open_session(
+            &core.pools.workers,
+            &record,
+            &in_flight,
+            now,
+            add(now, core.sessions.lease_ttl()),
+        )
+        .await
+        .map_err(Error::from)?;
         let adopted = reopened.adopted;
         let adopted_set: HashSet<(i64, u32)> = adopted.iter().copied().collect();
         let released: Vec<pb::InstanceAttempt> = in_flight
@@ -185,7 +188,7 @@ impl WorkerService for WorkerApi {
             adopted = adopted.len(), "worker connected");
         core.signals.dispatch.notify_one();
         core.signals.sweep.now();
-        crate::server::spawn("worker-session", run_session(core, session, inbound, self.shutdown.clone()));
+        crate::core::spawn("worker-session", run_session(core, session, inbound, self.shutdown.clone()));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 }
@@ -298,7 +301,9 @@ async fn run_session(
     }
     let now = core.clock.now();
     let grace_until = add(now, core.sessions.lost_worker_grace);
-    if let Err(e) = core.pools.workers.close_session(&session.id, &reason, now, grace_until, &core.scheduler_id).await {
+    let closed =
+        super::sessions::close_session(&core.pools.workers, &session.id, &reason, now, grace_until, &core.scheduler_id);
+    if let Err(e) = closed.await {
         // The leases expire on their own; the sweeper then applies the same rule.
         tracing::warn!(session = %session.id, error = %e, "recording the end of a session failed");
     }
@@ -376,12 +381,11 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
                 return Ok(());
             }
             let message = validate::truncate(p.message, 1024);
-            if let Err(e) = core
-                .pools
-                .workers
-                .record_progress(p.instance_id, p.attempt, &session.id, p.percent.min(100), &message, now)
-                .await
-            {
+            let recorded = async {
+                let mut conn = core.pools.workers.conn().await?;
+                conn.record_progress(p.instance_id, p.attempt, &session.id, p.percent.min(100), &message, now).await
+            };
+            if let Err(e) = recorded.await {
                 tracing::warn!(instance = p.instance_id, error = %e, "recording progress failed");
             }
             Ok(())
@@ -399,9 +403,12 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
             };
             let at = l.at.as_ref().and_then(|t| ts_from_pb("log.at", t).ok()).unwrap_or(now);
             let message = validate::truncate(l.message, MAX_LOG_LINE);
-            if let Err(e) =
-                core.pools.workers.append_log(l.instance_id, l.attempt, &session.app, level, at, &message).await
-            {
+            let stored = async {
+                let mut tx = core.pools.workers.begin().await?;
+                tx.append_log(l.instance_id, l.attempt, &session.app, level, at, &message).await?;
+                tx.commit().await
+            };
+            if let Err(e) = stored.await {
                 tracing::warn!(instance = l.instance_id, error = %e, "storing a log line failed");
             }
             Ok(())

@@ -1,13 +1,15 @@
-//! The gRPC services axd serves, and the state they share with the loops.
+//! What the loops and services of one axd share: database pools per role, wake-up signals,
+//! session settings, the clock, health progress, the registry of worker streams and the writer.
 
 use std::{sync::Arc, time::Duration};
 
 use tokio::sync::Notify;
 
-use crate::{auth::AuthMode, clock::Clock, model::Ts, registry::Registry, store::Store, writer::Writer};
+use crate::{auth::AuthMode, model::Ts, store::Store, worker::queue::Writer, worker::registry::Registry};
+use clock::Clock;
 
-pub mod admin;
-pub mod worker;
+pub mod clock;
+pub mod health;
 
 /// Local wake-ups between the parts of one axd (other axd learn through the database).
 #[derive(Debug, Default)]
@@ -84,20 +86,20 @@ impl Default for SessionSettings {
 #[derive(Clone)]
 pub struct Pools {
     /// AdminService calls, the scheduler heartbeat and the database clock.
-    pub admin: Arc<dyn Store>,
+    pub admin: Arc<Store>,
     /// The trigger loop.
-    pub trigger: Arc<dyn Store>,
+    pub trigger: Arc<Store>,
     /// The dispatch loop's claims.
-    pub dispatch: Arc<dyn Store>,
+    pub dispatch: Arc<Store>,
     /// Worker sessions: group commits of their messages, leases, commands.
-    pub workers: Arc<dyn Store>,
+    pub workers: Arc<Store>,
     /// The sweeper and retention.
-    pub sweeper: Arc<dyn Store>,
+    pub sweeper: Arc<Store>,
 }
 
 impl Pools {
     /// Every role on one store (tests, and tools that do not care).
-    pub fn shared(store: Arc<dyn Store>) -> Self {
+    pub fn shared(store: Arc<Store>) -> Self {
         Pools {
             admin: store.clone(),
             trigger: store.clone(),
@@ -132,7 +134,7 @@ pub struct Core {
     /// Group commit of worker messages.
     pub writer: Writer,
     /// When each loop last made progress (health).
-    pub progress: Arc<crate::health::Progress>,
+    pub progress: Arc<crate::core::health::Progress>,
     /// Session timing.
     pub sessions: SessionSettings,
     /// How often axd heartbeats into `ax_scheduler`; three missed heartbeats mean "not alive".
@@ -241,4 +243,12 @@ mod tests {
         h.now();
         assert!(woken(&h).await);
     }
+}
+
+/// Spawns a background task whose traces carry `name`.
+pub fn spawn<F>(name: &'static str, fut: F) -> tokio::task::JoinHandle<()>
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    tokio::spawn(tracing::Instrument::instrument(fut, tracing::info_span!("task", name)))
 }

@@ -11,12 +11,14 @@ use tonic::{Request, Response, Status};
 
 use crate::{
     auth::{self, Access, Identity},
-    convert::{self, apply_field, initial_next_fire, task_from_pb},
+    core::Core,
     error::{Error, Result, StoreError},
+    grpc::convert::{self, apply_field, initial_next_fire, task_from_pb},
+    lifecycle::apply::{CancelOutcome, RetryOutcome, cancel_instance, retry_instance},
+    loops::trigger::trigger_manual,
     model::{Task, TaskEventKind, Ts},
     schedule::{Compiled, preview},
-    service::Core,
-    store::{Actor, CancelOutcome, InstanceFilter, ManualTrigger, NewTask, RetryOutcome, TaskUpdate},
+    store::{Actor, InstanceFilter, ManualTrigger, NewTask, TaskUpdate},
     validate,
 };
 
@@ -208,7 +210,10 @@ impl AdminService for AdminApi {
         validate::task_name("name", name)?;
         let actor = caller.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
-        match self.core.pools.admin.delete_task(name, self.now(), &a).await.map_err(Error::from)? {
+        match crate::lifecycle::apply::delete_task(&self.core.pools.admin, name, self.now(), &a)
+            .await
+            .map_err(Error::from)?
+        {
             Some(n) => Ok(Response::new(pb::DeleteTaskResponse { canceled_instances: n })),
             None => Err(Error::NotFound(format!("task {name:?}")).into()),
         }
@@ -276,13 +281,8 @@ impl AdminService for AdminApi {
             r.idempotency_key.clone()
         };
         let trigger = ManualTrigger { params, key, actor: caller.actor() };
-        let (inst, created) = self
-            .core
-            .pools
-            .admin
-            .trigger_manual(&task, &trigger, self.now(), &self.core.scheduler_id)
-            .await
-            .map_err(Error::from)?;
+        let triggered = trigger_manual(&self.core.pools.admin, &task, &trigger, self.now(), &self.core.scheduler_id);
+        let (inst, created) = triggered.await.map_err(Error::from)?;
         if created {
             self.core.signals.dispatch.notify_one();
         }
@@ -368,7 +368,7 @@ impl AdminService for AdminApi {
         validate::text("reason", &r.reason, validate::MAX_REASON)?;
         let actor = caller.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
-        match self.core.pools.admin.cancel_instance(r.id, &r.reason, self.now(), &a).await.map_err(Error::from)? {
+        match cancel_instance(&self.core.pools.admin, r.id, &r.reason, self.now(), &a).await.map_err(Error::from)? {
             CancelOutcome::Canceled(i) => {
                 self.core.signals.commands.notify_one();
                 Ok(Response::new(pb::CancelInstanceResponse { instance: Some(convert::instance_to_pb(&i)) }))
@@ -386,7 +386,7 @@ impl AdminService for AdminApi {
         let id = req.get_ref().id;
         let actor = caller.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
-        match self.core.pools.admin.retry_instance(id, self.now(), &a).await.map_err(Error::from)? {
+        match retry_instance(&self.core.pools.admin, id, self.now(), &a).await.map_err(Error::from)? {
             RetryOutcome::Retried(i) => {
                 self.core.signals.dispatch.notify_one();
                 Ok(Response::new(pb::RetryInstanceResponse { instance: Some(convert::instance_to_pb(&i)) }))

@@ -1,0 +1,133 @@
+//! Unit tests of the state machine.
+use super::*;
+use crate::model::{Backoff, Routing};
+use chrono::TimeZone;
+
+fn now() -> Ts {
+    chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().expect("t")
+}
+
+fn held(status: InstanceStatus) -> Instance {
+    Instance {
+        id: 7,
+        task_id: 1,
+        task_name: "t".into(),
+        app: "a".into(),
+        handler: "h".into(),
+        params: "{}".into(),
+        idempotency_key: "k".into(),
+        source: InstanceSource::Schedule,
+        fire_at: now(),
+        available_at: now(),
+        status,
+        attempt: 1,
+        max_retries: 1,
+        failures: 0,
+        timeout: Some(Duration::from_secs(5)),
+        backoff: Backoff::List { delays_us: vec![2_000_000] },
+        routing: Routing::LeastLoaded,
+        worker_id: Some("w".into()),
+        session_id: Some("s".into()),
+        scheduler_id: Some("axd".into()),
+        lease_expires_at: Some(now()),
+        deadline_at: None,
+        started_at: None,
+        finished_at: None,
+        message: String::new(),
+        output: String::new(),
+        progress_percent: 0,
+        progress_message: String::new(),
+        created_at: now(),
+        updated_at: now(),
+    }
+}
+
+const CTX: fn() -> Ctx<'static> = || Ctx { now: now(), scheduler_id: "axd" };
+
+#[test]
+fn accept_starts_the_deadline_and_is_fenced() {
+    let mut i = held(InstanceStatus::Dispatched);
+    let (o, fx) = accept(&mut i, 1, "s", add(now(), Duration::from_secs(30)), CTX());
+    assert_eq!(o, AcceptOutcome::Started { wake_at: add(now(), Duration::from_secs(5)) });
+    assert_eq!(i.deadline_at, Some(add(now(), Duration::from_secs(5))));
+    assert_eq!(fx.events.len(), 1);
+    assert_eq!(accept(&mut i, 1, "s", now(), CTX()).0, AcceptOutcome::AlreadyRunning);
+    assert!(matches!(accept(&mut i, 1, "other", now(), CTX()).0, AcceptOutcome::NotCurrent(_)));
+    assert!(matches!(accept(&mut i, 2, "s", now(), CTX()).0, AcceptOutcome::NotCurrent(_)));
+}
+
+#[test]
+fn a_failure_with_budget_left_is_retried_after_the_backoff_then_final() {
+    let mut i = held(InstanceStatus::Running);
+    let c = Completion {
+        instance_id: 7,
+        attempt: 1,
+        session_id: "s".into(),
+        worker_id: "w".into(),
+        end: AttemptEnd::Failed { message: "boom".into(), retryable: true },
+        finished_at: None,
+    };
+    let (o, fx) = complete(&mut i, &c, CTX(), 0.5);
+    assert_eq!(o, CompleteOutcome::Applied(InstanceStatus::Pending));
+    assert_eq!(i.available_at, add(now(), Duration::from_secs(2)));
+    assert_eq!(
+        fx.events.iter().map(|e| e.to).collect::<Vec<_>>(),
+        vec![InstanceStatus::Failed, InstanceStatus::Pending]
+    );
+    assert!(!fx.finalized);
+    // Second attempt fails: the budget is spent.
+    i.status = InstanceStatus::Running;
+    i.attempt = 2;
+    let c2 = Completion { attempt: 2, ..c.clone() };
+    let (o, fx) = complete(&mut i, &c2, CTX(), 0.5);
+    assert_eq!(o, CompleteOutcome::Applied(InstanceStatus::Failed));
+    assert!(fx.finalized);
+    assert!(i.message.contains("all 1 retries used"));
+    // The old attempt's result is ignored and recorded as a late result.
+    let (o, fx) = complete(&mut i, &c, CTX(), 0.5);
+    assert!(matches!(o, CompleteOutcome::Ignored(_)));
+    assert!(!fx.changed && fx.events.len() == 1);
+    assert!(fx.events[0].reason.starts_with("ignored FAILED result (late)"), "{}", fx.events[0].reason);
+    // A repeat of the result that ended attempt 2 writes nothing.
+    let (o, fx) = complete(&mut i, &c2, CTX(), 0.5);
+    assert!(matches!(o, CompleteOutcome::Ignored(_)));
+    assert!(!fx.changed && fx.events.is_empty());
+}
+
+#[test]
+fn a_result_from_the_same_worker_on_its_older_session_is_applied() {
+    let mut i = held(InstanceStatus::Running);
+    i.session_id = Some("s2".into());
+    let c = Completion {
+        instance_id: 7,
+        attempt: 1,
+        session_id: "s".into(),
+        worker_id: "w".into(),
+        end: AttemptEnd::Success { message: String::new(), output: String::new() },
+        finished_at: None,
+    };
+    assert_eq!(complete(&mut i, &c, CTX(), 0.5).0, CompleteOutcome::Applied(InstanceStatus::Success));
+    let mut j = held(InstanceStatus::Running);
+    j.session_id = Some("s2".into());
+    let other = Completion { worker_id: "x".into(), ..c };
+    assert!(matches!(complete(&mut j, &other, CTX(), 0.5).0, CompleteOutcome::Ignored(_)));
+}
+
+#[test]
+fn timeout_queues_a_cancel_for_the_holding_session() {
+    let mut i = held(InstanceStatus::Running);
+    let fx = time_out(&mut i, CTX(), 0.0);
+    assert_eq!(i.status, InstanceStatus::Pending);
+    let c = fx.cancel.expect("cancel");
+    assert_eq!((c.session_id.as_str(), c.attempt), ("s", 1));
+    assert_eq!(fx.events[0].to, InstanceStatus::Timeout);
+}
+
+#[test]
+fn readoption_needs_the_same_worker_and_attempt() {
+    let mut i = held(InstanceStatus::Running);
+    assert!(!readopt(&mut i, 1, "other", "a", "s2", now(), CTX()).0);
+    assert!(!readopt(&mut i, 2, "w", "a", "s2", now(), CTX()).0);
+    assert!(readopt(&mut i, 1, "w", "a", "s2", now(), CTX()).0);
+    assert_eq!(i.session_id.as_deref(), Some("s2"));
+}

@@ -1,0 +1,200 @@
+//! Operations on `ax_scheduler`, `ax_worker` and `ax_command`, and the cluster's counts.
+
+use super::{
+    BATCH, ClusterStats, Command, SessionSync, Tx,
+    tables::WorkerRaw,
+    value::{Kind, Stmt, Value},
+};
+use crate::{
+    error::{StoreError, StoreResult},
+    model::{InstanceStatus, SchedulerRecord, Ts, WorkerRecord, from_micros, to_micros},
+};
+
+impl Tx {
+    /// Registers (or refreshes) an axd.
+    pub async fn upsert_scheduler(&mut self, s: &SchedulerRecord) -> StoreResult<()> {
+        let stmt = Stmt::new(self.dialect().upsert_scheduler)
+            .bind(s.scheduler_id.as_str())
+            .bind(s.host.as_str())
+            .bind(s.address.as_str())
+            .bind(s.version.as_str())
+            .bind(to_micros(s.started_at))
+            .bind(to_micros(s.heartbeat_at));
+        self.execute(stmt).await?;
+        Ok(())
+    }
+
+    /// Removes an axd's registration.
+    pub async fn delete_scheduler(&mut self, scheduler_id: &str) -> StoreResult<()> {
+        self.execute(Stmt::new("DELETE FROM ax_scheduler WHERE scheduler_id = ?").bind(scheduler_id)).await?;
+        Ok(())
+    }
+
+    /// Every registered axd.
+    pub async fn list_schedulers(&mut self) -> StoreResult<Vec<SchedulerRecord>> {
+        let s = Stmt::new(
+            "SELECT scheduler_id, host, address, version, started_at, heartbeat_at FROM ax_scheduler ORDER BY scheduler_id",
+        );
+        let kinds = [Kind::Str, Kind::Str, Kind::Str, Kind::Str, Kind::I64, Kind::I64];
+        let mut out = Vec::new();
+        for mut r in self.fetch(s, &kinds, "ax_scheduler").await? {
+            out.push(SchedulerRecord {
+                scheduler_id: r.take()?,
+                host: r.take()?,
+                address: r.take()?,
+                version: r.take()?,
+                started_at: from_micros(r.take()?),
+                heartbeat_at: from_micros(r.take()?),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Removes up to 100 axd whose heartbeat is older than `dead_before`, with their worker
+    /// sessions and undelivered commands; how many.
+    pub async fn purge_dead_schedulers(&mut self, dead_before: Ts) -> StoreResult<u64> {
+        let s = Stmt::new(format!(
+            "SELECT scheduler_id FROM ax_scheduler WHERE heartbeat_at < ? ORDER BY scheduler_id LIMIT 100{}",
+            self.dialect().skip_locked
+        ))
+        .bind(to_micros(dead_before));
+        let ids: Vec<String> = self
+            .fetch(s, &[Kind::Str], "ax_scheduler")
+            .await?
+            .into_iter()
+            .map(|mut r| r.take())
+            .collect::<Result<_, _>>()?;
+        for id in &ids {
+            for table in ["ax_worker", "ax_command", "ax_scheduler"] {
+                self.execute(Stmt::new(format!("DELETE FROM {table} WHERE scheduler_id = ?")).bind(id.as_str()))
+                    .await?;
+            }
+        }
+        Ok(ids.len() as u64)
+    }
+
+    /// Records a new worker session.
+    pub async fn insert_worker(&mut self, w: &WorkerRecord) -> StoreResult<()> {
+        let mut s = Stmt::new(format!("INSERT INTO ax_worker ({}) VALUES ", WorkerRaw::columns()));
+        s.push_list(WorkerRaw::from_record(w).into_values());
+        self.execute(s).await?;
+        Ok(())
+    }
+
+    /// Removes a worker session.
+    pub async fn delete_worker(&mut self, session_id: &str) -> StoreResult<()> {
+        self.execute(Stmt::new("DELETE FROM ax_worker WHERE session_id = ?").bind(session_id)).await?;
+        Ok(())
+    }
+
+    /// Refreshes the live numbers of sessions.
+    pub async fn update_workers(&mut self, sessions: &[SessionSync]) -> StoreResult<()> {
+        for s in sessions {
+            let stmt =
+                Stmt::new("UPDATE ax_worker SET credits = ?, in_flight = ?, last_seen_at = ? WHERE session_id = ?")
+                    .bind(s.credits)
+                    .bind(s.in_flight)
+                    .bind(to_micros(s.last_seen_at))
+                    .bind(s.session_id.as_str());
+            self.execute(stmt).await?;
+        }
+        Ok(())
+    }
+
+    /// Worker sessions, optionally of one app.
+    pub async fn list_workers(&mut self, app: Option<&str>) -> StoreResult<Vec<WorkerRecord>> {
+        let mut s = Stmt::new(format!("SELECT {} FROM ax_worker WHERE 1 = 1", WorkerRaw::columns()));
+        if let Some(app) = app {
+            s.push(" AND app = ").push_bind(app);
+        }
+        s.push(" ORDER BY app, worker_id, session_id");
+        self.fetch(s, WorkerRaw::KINDS, WorkerRaw::TABLE)
+            .await?
+            .into_iter()
+            .map(|r| WorkerRaw::read(r)?.into_record())
+            .collect()
+    }
+
+    /// Queues Cancel commands for the axd holding the streams.
+    pub async fn insert_commands(&mut self, commands: &[Command], now: Ts) -> StoreResult<()> {
+        for chunk in commands.chunks(BATCH) {
+            let mut s = Stmt::new(
+                "INSERT INTO ax_command (scheduler_id, session_id, instance_id, attempt, kind, reason, created_at) VALUES ",
+            );
+            s.push_rows(chunk.iter().map(|c| {
+                vec![
+                    Value::from(c.scheduler_id.as_str()),
+                    Value::from(c.session_id.as_str()),
+                    Value::I64(c.instance_id),
+                    Value::from(c.attempt),
+                    Value::from("CANCEL"),
+                    Value::from(c.reason.as_str()),
+                    Value::I64(to_micros(now)),
+                ]
+            }));
+            self.execute(s).await?;
+        }
+        Ok(())
+    }
+
+    /// Takes (and deletes) up to `limit` commands for this axd.
+    pub async fn take_commands(&mut self, scheduler_id: &str, limit: u32) -> StoreResult<Vec<Command>> {
+        let s = Stmt::new(format!(
+            "SELECT id, session_id, instance_id, attempt, reason FROM ax_command WHERE scheduler_id = ? \
+             ORDER BY id LIMIT ?{}",
+            self.dialect().skip_locked
+        ))
+        .bind(scheduler_id)
+        .bind(i64::from(limit));
+        let kinds = [Kind::I64, Kind::Str, Kind::I64, Kind::I32, Kind::Str];
+        let mut ids = Vec::new();
+        let mut out = Vec::new();
+        for mut r in self.fetch(s, &kinds, "ax_command").await? {
+            ids.push(r.take::<i64>()?);
+            out.push(Command {
+                scheduler_id: scheduler_id.to_owned(),
+                session_id: r.take()?,
+                instance_id: r.take()?,
+                attempt: u32::try_from(r.take::<i32>()?).unwrap_or(0),
+                reason: r.take()?,
+            });
+        }
+        if !ids.is_empty() {
+            let mut s = Stmt::new("DELETE FROM ax_command WHERE id IN ");
+            s.push_list(ids);
+            self.execute(s).await?;
+        }
+        Ok(out)
+    }
+
+    /// Counts. Schedulers are live if their heartbeat is newer than `alive_since`.
+    pub async fn cluster_stats(&mut self, alive_since: Ts) -> StoreResult<ClusterStats> {
+        let mut stats = ClusterStats::default();
+        let n = |v: i64| u64::try_from(v).unwrap_or(0);
+        let mut r = self
+            .fetch_one(
+                Stmt::new("SELECT COUNT(*), COUNT(CASE WHEN enabled THEN 1 END) FROM ax_task"),
+                &[Kind::I64, Kind::I64],
+                "ax_task",
+            )
+            .await?;
+        stats.tasks = n(r.take()?);
+        stats.enabled_tasks = n(r.take()?);
+        let s = Stmt::new("SELECT status, COUNT(*) FROM ax_instance GROUP BY status");
+        for mut r in self.fetch(s, &[Kind::Str, Kind::I64], "ax_instance").await? {
+            let s: String = r.take()?;
+            let status: InstanceStatus =
+                s.parse().map_err(|e| StoreError::Corrupt { table: "ax_instance", reason: e })?;
+            stats.instances.insert(status, n(r.take()?));
+        }
+        let s = Stmt::new(
+            "SELECT COUNT(*) FROM ax_worker w JOIN ax_scheduler s ON w.scheduler_id = s.scheduler_id \
+             WHERE s.heartbeat_at >= ?",
+        )
+        .bind(to_micros(alive_since));
+        stats.workers = n(self.fetch_one(s, &[Kind::I64], "ax_worker").await?.take()?);
+        let s = Stmt::new("SELECT COUNT(*) FROM ax_scheduler WHERE heartbeat_at >= ?").bind(to_micros(alive_since));
+        stats.schedulers = n(self.fetch_one(s, &[Kind::I64], "ax_scheduler").await?.take()?);
+        Ok(stats)
+    }
+}

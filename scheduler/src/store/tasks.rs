@@ -1,0 +1,276 @@
+//! Operations on `ax_task` and `ax_task_event`.
+
+use super::{
+    BATCH, NewTask, Tx,
+    tables::TaskRaw,
+    value::{Kind, Stmt, Value},
+};
+use crate::{
+    error::{StoreError, StoreResult},
+    model::{Task, TaskEvent, TaskEventKind, Ts, from_micros, to_micros},
+};
+
+/// Columns an update of a task's configuration leaves alone (identity, schedule state, versioning).
+const NOT_CONFIG: [&str; 6] = ["id", "name", "next_fire_at", "version", "created_at", "updated_at"];
+
+fn read_tasks(rows: Vec<super::value::Row>) -> StoreResult<Vec<Task>> {
+    rows.into_iter().map(|r| TaskRaw::read(r)?.into_task()).collect()
+}
+
+/// A due task claimed by the trigger, or the id of a row that could not be read.
+pub type Claimed = Result<Task, (i64, StoreError)>;
+
+impl Tx {
+    /// Inserts a task at version 1; its id. [`StoreError::UniqueViolation`] if the name exists.
+    pub async fn insert_task(&mut self, task: &NewTask, now: Ts) -> StoreResult<i64> {
+        let mut raw = TaskRaw::from_config(0, &task.name, &task.config);
+        raw.next_fire_at = task.next_fire_at.map(to_micros);
+        raw.created_at = to_micros(now);
+        raw.updated_at = to_micros(now);
+        let names = &TaskRaw::NAMES[1..];
+        let mut s = Stmt::new(format!("INSERT INTO ax_task ({}) VALUES ", names.join(", ")));
+        s.push_list(raw.into_values().into_iter().skip(1));
+        self.insert_id(s).await
+    }
+
+    /// Replaces the configuration of task `id` if its version is still `expected_version` (and
+    /// sets its next fire time when `next_fire_at` is `Some`); whether it did.
+    pub async fn update_task_config(
+        &mut self,
+        id: i64,
+        expected_version: i64,
+        config: &crate::model::TaskConfig,
+        next_fire_at: Option<Option<Ts>>,
+        now: Ts,
+    ) -> StoreResult<bool> {
+        let raw = TaskRaw::from_config(id, "", config);
+        let mut s = Stmt::new("UPDATE ax_task SET ");
+        for (name, v) in TaskRaw::NAMES.iter().zip(raw.into_values()) {
+            if !NOT_CONFIG.contains(name) {
+                s.push(name).push(" = ").push_bind(v).push(", ");
+            }
+        }
+        if let Some(next) = next_fire_at {
+            s.push("next_fire_at = ").push_bind(next.map(to_micros)).push(", ");
+        }
+        s.push("version = version + 1, updated_at = ").push_bind(to_micros(now));
+        s.push(" WHERE id = ").push_bind(id).push(" AND version = ").push_bind(expected_version);
+        Ok(self.execute(s).await? == 1)
+    }
+
+    /// The task with this id.
+    pub async fn task_by_id(&mut self, id: i64) -> StoreResult<Option<Task>> {
+        let s = Stmt::new(format!("SELECT {} FROM ax_task WHERE id = ?", TaskRaw::columns())).bind(id);
+        Ok(read_tasks(self.fetch(s, TaskRaw::KINDS, TaskRaw::TABLE).await?)?.pop())
+    }
+
+    /// The task with this name.
+    pub async fn get_task(&mut self, name: &str) -> StoreResult<Option<Task>> {
+        let s = Stmt::new(format!("SELECT {} FROM ax_task WHERE name = ?", TaskRaw::columns())).bind(name);
+        Ok(read_tasks(self.fetch(s, TaskRaw::KINDS, TaskRaw::TABLE).await?)?.pop())
+    }
+
+    /// Locks the task with this name (waiting for other writers); its id.
+    pub async fn lock_task(&mut self, name: &str) -> StoreResult<Option<i64>> {
+        let s = Stmt::new(format!("SELECT id FROM ax_task WHERE name = ?{}", self.dialect().for_update)).bind(name);
+        match self.fetch(s, &[Kind::I64], TaskRaw::TABLE).await?.pop() {
+            Some(mut r) => Ok(Some(r.take()?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Tasks ordered by name, after `after_name`, optionally of one app.
+    pub async fn list_tasks(
+        &mut self,
+        app: Option<&str>,
+        after_name: Option<&str>,
+        limit: u32,
+    ) -> StoreResult<Vec<Task>> {
+        let mut s = Stmt::new(format!("SELECT {} FROM ax_task WHERE 1 = 1", TaskRaw::columns()));
+        if let Some(app) = app {
+            s.push(" AND app = ").push_bind(app);
+        }
+        if let Some(after) = after_name {
+            s.push(" AND name > ").push_bind(after);
+        }
+        s.push(" ORDER BY name LIMIT ").push_bind(i64::from(limit));
+        read_tasks(self.fetch(s, TaskRaw::KINDS, TaskRaw::TABLE).await?)
+    }
+
+    /// Deletes the task row.
+    pub async fn delete_task_row(&mut self, id: i64) -> StoreResult<()> {
+        self.execute(Stmt::new("DELETE FROM ax_task WHERE id = ?").bind(id)).await?;
+        Ok(())
+    }
+
+    /// Records a task event.
+    pub async fn insert_task_event(
+        &mut self,
+        task_id: i64,
+        task_name: &str,
+        at: Ts,
+        kind: TaskEventKind,
+        actor: &str,
+        message: &str,
+    ) -> StoreResult<()> {
+        let s = Stmt::new(
+            "INSERT INTO ax_task_event (task_id, task_name, at, kind, actor, message) VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(task_id)
+        .bind(task_name)
+        .bind(to_micros(at))
+        .bind(kind.as_str())
+        .bind(actor)
+        .bind(message);
+        self.execute(s).await?;
+        Ok(())
+    }
+
+    /// The most recent task events, newest first.
+    pub async fn task_events(&mut self, task_id: i64, limit: u32) -> StoreResult<Vec<TaskEvent>> {
+        let s = Stmt::new(
+            "SELECT task_id, at, kind, actor, message FROM ax_task_event WHERE task_id = ? ORDER BY id DESC LIMIT ?",
+        )
+        .bind(task_id)
+        .bind(i64::from(limit));
+        let kinds = [Kind::I64, Kind::I64, Kind::Str, Kind::Str, Kind::Str];
+        let mut out = Vec::new();
+        for mut r in self.fetch(s, &kinds, "ax_task_event").await? {
+            let task_id = r.take()?;
+            let at = from_micros(r.take()?);
+            let kind: String = r.take()?;
+            out.push(TaskEvent {
+                task_id,
+                at,
+                kind: kind.parse().map_err(|e| StoreError::Corrupt { table: "ax_task_event", reason: e })?,
+                actor: r.take()?,
+                message: r.take()?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The earliest next fire of tasks that allow overlapping instances, and of FORBID tasks.
+    pub async fn next_fires(&mut self) -> StoreResult<(Option<Ts>, Option<Ts>)> {
+        let s = Stmt::new(
+            "SELECT (SELECT MIN(next_fire_at) FROM ax_task WHERE concurrency_policy = 'ALLOW' \
+             AND next_fire_at IS NOT NULL), (SELECT MIN(next_fire_at) FROM ax_task \
+             WHERE concurrency_policy = 'FORBID' AND next_fire_at IS NOT NULL)",
+        );
+        let mut r = self.fetch_one(s, &[Kind::OptI64, Kind::OptI64], TaskRaw::TABLE).await?;
+        let allow: Option<i64> = r.take()?;
+        let forbid: Option<i64> = r.take()?;
+        Ok((allow.map(from_micros), forbid.map(from_micros)))
+    }
+
+    /// Locks up to `limit` tasks due by `horizon` (FORBID tasks: due by `now`), earliest first,
+    /// skipping tasks other axd hold.
+    pub async fn claim_due_tasks(&mut self, now: Ts, horizon: Ts, limit: u32) -> StoreResult<Vec<Claimed>> {
+        let s = Stmt::new(format!(
+            "SELECT {} FROM ax_task WHERE next_fire_at IS NOT NULL AND next_fire_at <= ? \
+             AND (concurrency_policy = 'ALLOW' OR next_fire_at <= ?) ORDER BY next_fire_at LIMIT ?{}",
+            TaskRaw::columns(),
+            self.dialect().skip_locked
+        ))
+        .bind(to_micros(horizon))
+        .bind(to_micros(now))
+        .bind(i64::from(limit));
+        let rows = self.fetch(s, TaskRaw::KINDS, TaskRaw::TABLE).await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let raw = TaskRaw::read(r).map_err(|e| (0, e))?;
+                let id = raw.id;
+                raw.into_task().map_err(|e| (id, e))
+            })
+            .collect())
+    }
+
+    /// Disables a task and clears its next fire time.
+    pub async fn disable_task(&mut self, id: i64, now: Ts) -> StoreResult<()> {
+        let s = Stmt::new("UPDATE ax_task SET enabled = FALSE, next_fire_at = NULL, updated_at = ? WHERE id = ?")
+            .bind(to_micros(now))
+            .bind(id);
+        self.execute(s).await?;
+        Ok(())
+    }
+
+    /// Sets tasks' next fire times (`None`: no more fires).
+    pub async fn set_next_fires(&mut self, next: &[(i64, Option<Ts>)]) -> StoreResult<()> {
+        if next.is_empty() {
+            return Ok(());
+        }
+        if self.dialect().arrays {
+            let rows = next.iter().map(|(id, at)| vec![Value::I64(*id), Value::OptI64(at.map(to_micros))]).collect();
+            let s = super::postgres::unnest_stmt(
+                "UPDATE ax_task AS t SET next_fire_at = v.at FROM {UNNEST} WHERE t.id = v.id",
+                &["id", "at"],
+                &[Kind::I64, Kind::OptI64],
+                rows,
+            );
+            self.execute(s).await?;
+            return Ok(());
+        }
+        for chunk in next.chunks(BATCH) {
+            let mut s = Stmt::new("UPDATE ax_task SET next_fire_at = CASE id");
+            for (id, at) in chunk {
+                s.push(" WHEN ").push_bind(*id).push(" THEN ").push_bind(at.map(to_micros));
+            }
+            s.push(" END WHERE id IN ").push_list(chunk.iter().map(|(id, _)| *id));
+            self.execute(s).await?;
+        }
+        Ok(())
+    }
+
+    /// FIXED_DELAY tasks among `task_ids` that wait for their instance to finish get their next
+    /// fire `interval` after `now`.
+    pub async fn schedule_fixed_delay_after(&mut self, task_ids: &[i64], now: Ts) -> StoreResult<()> {
+        for chunk in task_ids.chunks(BATCH) {
+            let mut s = Stmt::new("UPDATE ax_task SET next_fire_at = ");
+            s.push_bind(to_micros(now));
+            s.push(
+                " + interval_us WHERE schedule_kind = 'FIXED_DELAY' AND enabled AND next_fire_at IS NULL AND id IN ",
+            );
+            s.push_list(chunk.iter().copied());
+            self.execute(s).await?;
+        }
+        Ok(())
+    }
+}
+
+impl super::Store {
+    /// Inserts a task with its "created" event; [`StoreError::UniqueViolation`] if the name exists.
+    pub async fn create_task(&self, task: &NewTask, now: Ts, actor: &super::Actor<'_>) -> StoreResult<Task> {
+        let mut tx = self.begin().await?;
+        let id = tx.insert_task(task, now).await?;
+        tx.insert_task_event(id, &task.name, now, TaskEventKind::Created, actor.caller, "created").await?;
+        let created = tx
+            .task_by_id(id)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt { table: "ax_task", reason: format!("task {id} vanished") })?;
+        tx.notify(super::Notice::Tasks).await?;
+        tx.commit().await?;
+        Ok(created)
+    }
+
+    /// Applies `update` if the task's version is unchanged, with its event; `None` if it changed
+    /// (read again and retry) or is gone.
+    pub async fn update_task(
+        &self,
+        u: &super::TaskUpdate,
+        now: Ts,
+        actor: &super::Actor<'_>,
+    ) -> StoreResult<Option<Task>> {
+        let mut tx = self.begin().await?;
+        if !tx.update_task_config(u.id, u.expected_version, &u.config, u.next_fire_at, now).await? {
+            return Ok(None);
+        }
+        let task = tx.task_by_id(u.id).await?;
+        if let Some(t) = &task {
+            tx.insert_task_event(t.id, &t.name, now, u.event.0, actor.caller, &u.event.1).await?;
+        }
+        tx.notify(super::Notice::Tasks).await?;
+        tx.commit().await?;
+        Ok(task)
+    }
+}

@@ -1,0 +1,215 @@
+//! Statements and values in a form every dialect binds and reads the same way.
+//!
+//! The shared SQL of `store/` builds a [`Stmt`] (text with `?` placeholders and its [`Value`]s) and
+//! reads [`Row`]s whose columns it names by [`Kind`]; each dialect's driver (`exec.rs`) binds the
+//! values and decodes the columns with its own sqlx types. Arrays exist for PostgreSQL only.
+
+use crate::error::{StoreError, StoreResult};
+
+/// One bound parameter or one column value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    I64(i64),
+    OptI64(Option<i64>),
+    I32(i32),
+    Bool(bool),
+    Str(String),
+    OptStr(Option<String>),
+    /// PostgreSQL `bigint[]`.
+    I64s(Vec<i64>),
+    /// PostgreSQL `bigint[]` with NULLs.
+    OptI64s(Vec<Option<i64>>),
+    /// PostgreSQL `int[]`.
+    I32s(Vec<i32>),
+    /// PostgreSQL `text[]`.
+    Strs(Vec<String>),
+    /// PostgreSQL `text[]` with NULLs.
+    OptStrs(Vec<Option<String>>),
+}
+
+impl Value {
+    /// The kind of a scalar value (`None` for arrays).
+    pub fn kind(&self) -> Option<Kind> {
+        Some(match self {
+            Value::I64(_) => Kind::I64,
+            Value::OptI64(_) => Kind::OptI64,
+            Value::I32(_) => Kind::I32,
+            Value::Bool(_) => Kind::Bool,
+            Value::Str(_) => Kind::Str,
+            Value::OptStr(_) => Kind::OptStr,
+            _ => return None,
+        })
+    }
+}
+
+/// The type of a column to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    I64,
+    OptI64,
+    I32,
+    Bool,
+    Str,
+    OptStr,
+}
+
+impl Kind {
+    /// The PostgreSQL array type of a column of this kind (for `UNNEST` parameters).
+    pub fn pg_array(self) -> &'static str {
+        match self {
+            Kind::I64 | Kind::OptI64 => "bigint[]",
+            Kind::I32 => "int[]",
+            Kind::Bool => "boolean[]",
+            Kind::Str | Kind::OptStr => "text[]",
+        }
+    }
+}
+
+/// A Rust type that a column of one [`Kind`] is read into.
+pub trait Column: Sized {
+    /// The kind to decode.
+    const KIND: Kind;
+    /// Takes the value out (`None` if the driver decoded another kind).
+    fn from_value(v: Value) -> Option<Self>;
+}
+
+macro_rules! column {
+    ($t:ty, $kind:ident) => {
+        impl Column for $t {
+            const KIND: Kind = Kind::$kind;
+            fn from_value(v: Value) -> Option<Self> {
+                match v {
+                    Value::$kind(x) => Some(x),
+                    _ => None,
+                }
+            }
+        }
+        impl From<$t> for Value {
+            fn from(v: $t) -> Value {
+                Value::$kind(v)
+            }
+        }
+    };
+}
+column!(i64, I64);
+column!(Option<i64>, OptI64);
+column!(i32, I32);
+column!(bool, Bool);
+column!(String, Str);
+column!(Option<String>, OptStr);
+
+impl From<&str> for Value {
+    fn from(v: &str) -> Value {
+        Value::Str(v.to_owned())
+    }
+}
+
+impl From<Option<&str>> for Value {
+    fn from(v: Option<&str>) -> Value {
+        Value::OptStr(v.map(str::to_owned))
+    }
+}
+
+impl From<u32> for Value {
+    /// Counts are `INTEGER` columns; a count beyond `i32::MAX` is stored as the maximum.
+    fn from(v: u32) -> Value {
+        Value::I32(i32::try_from(v).unwrap_or(i32::MAX))
+    }
+}
+
+/// A statement: SQL with `?` placeholders (numbered for PostgreSQL by its driver) and its values.
+#[derive(Debug, Clone, Default)]
+pub struct Stmt {
+    pub sql: String,
+    pub args: Vec<Value>,
+}
+
+impl Stmt {
+    /// A statement with no values yet.
+    pub fn new(sql: impl Into<String>) -> Stmt {
+        Stmt { sql: sql.into(), args: Vec::new() }
+    }
+
+    /// Adds the value of the next `?`.
+    pub fn bind(mut self, v: impl Into<Value>) -> Stmt {
+        self.args.push(v.into());
+        self
+    }
+
+    /// Appends SQL text.
+    pub fn push(&mut self, sql: &str) -> &mut Stmt {
+        self.sql.push_str(sql);
+        self
+    }
+
+    /// Appends a `?` and its value.
+    pub fn push_bind(&mut self, v: impl Into<Value>) -> &mut Stmt {
+        self.sql.push('?');
+        self.args.push(v.into());
+        self
+    }
+
+    /// Appends `(?, ?, ...)` with these values (`(NULL)` when empty, which matches nothing).
+    pub fn push_list<V: Into<Value>>(&mut self, values: impl IntoIterator<Item = V>) -> &mut Stmt {
+        self.sql.push('(');
+        let mut any = false;
+        for v in values {
+            if any {
+                self.sql.push_str(", ");
+            }
+            any = true;
+            self.push_bind(v);
+        }
+        if !any {
+            self.sql.push_str("NULL");
+        }
+        self.sql.push(')');
+        self
+    }
+
+    /// Appends `((?, ?), (?, ?), ...)`: a list of row values, for `(a, b) IN ...`.
+    pub fn push_row_list(&mut self, rows: impl IntoIterator<Item = Vec<Value>>) -> &mut Stmt {
+        self.sql.push('(');
+        self.push_rows(rows);
+        self.sql.push(')');
+        self
+    }
+
+    /// Appends `(?, ?, ...), (?, ...)`: one parenthesized tuple per row.
+    pub fn push_rows(&mut self, rows: impl IntoIterator<Item = Vec<Value>>) -> &mut Stmt {
+        for (n, row) in rows.into_iter().enumerate() {
+            if n > 0 {
+                self.sql.push_str(", ");
+            }
+            self.push_list(row);
+        }
+        self
+    }
+}
+
+/// A row read back: its columns in the order of the statement, decoded by the kinds asked for.
+#[derive(Debug)]
+pub struct Row {
+    values: std::vec::IntoIter<Value>,
+    table: &'static str,
+}
+
+impl Row {
+    /// A row of `table` (named in errors).
+    pub fn new(values: Vec<Value>, table: &'static str) -> Row {
+        Row { values: values.into_iter(), table }
+    }
+
+    /// The next column.
+    pub fn take<T: Column>(&mut self) -> StoreResult<T> {
+        let v = self
+            .values
+            .next()
+            .ok_or_else(|| StoreError::Corrupt { table: self.table, reason: "fewer columns than read".to_owned() })?;
+        let kind = v.kind();
+        T::from_value(v).ok_or_else(|| StoreError::Corrupt {
+            table: self.table,
+            reason: format!("column holds {kind:?}, expected {:?}", T::KIND),
+        })
+    }
+}

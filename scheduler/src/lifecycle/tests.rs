@@ -131,3 +131,85 @@ fn readoption_needs_the_same_worker_and_attempt() {
     assert!(readopt(&mut i, 1, "w", "a", "s2", now(), CTX()).0);
     assert_eq!(i.session_id.as_deref(), Some("s2"));
 }
+
+/// The table of legal moves, spelled out pair by pair: a change to [`TRANSITIONS`] must change
+/// this list too.
+#[test]
+fn the_table_of_transitions_allows_exactly_these_moves() {
+    use InstanceStatus as S;
+    let allowed: &[(S, &[S])] = &[
+        (S::Pending, &[S::Dispatched, S::Canceled]),
+        (S::Dispatched, &[S::Running, S::Pending, S::Success, S::Failed, S::Canceled]),
+        (S::Running, &[S::Success, S::Failed, S::Timeout, S::Canceled]),
+        (S::Success, &[S::Pending]),
+        (S::Failed, &[S::Pending]),
+        (S::Timeout, &[S::Pending]),
+        (S::Canceled, &[S::Pending]),
+        (S::Skipped, &[S::Pending]),
+    ];
+    for &from in S::ALL {
+        let to_list = allowed.iter().find(|(f, _)| *f == from).map_or(&[][..], |(_, t)| *t);
+        for &to in S::ALL {
+            let expected = from == to || to_list.contains(&to);
+            assert_eq!(from.can_move_to(to), expected, "{from} -> {to}");
+        }
+    }
+    let created: Vec<S> = S::ALL.iter().copied().filter(|s| s.can_start_as()).collect();
+    assert_eq!(created, [S::Pending, S::Skipped]);
+    // Only an operator brings a succeeded, canceled or skipped instance back.
+    for from in [S::Success, S::Canceled, S::Skipped] {
+        assert_eq!(from.causes(S::Pending), [crate::model::Cause::OperatorRetry]);
+    }
+}
+
+/// Every transition function, applied to an instance in every state, records only moves the
+/// table allows (the same check runs as a debug assertion where events are written).
+#[test]
+fn every_transition_function_makes_only_legal_moves() {
+    use InstanceStatus as S;
+    let c = |end| Completion {
+        instance_id: 7,
+        attempt: 1,
+        session_id: "s".into(),
+        worker_id: "w".into(),
+        end,
+        finished_at: None,
+    };
+    let success = AttemptEnd::Success { message: String::new(), output: String::new() };
+    let failure = AttemptEnd::Failed { message: "boom".into(), retryable: true };
+    let mut seen = 0;
+    for &status in S::ALL {
+        for retries in [0, 1] {
+            let runs: Vec<Box<dyn Fn(&mut Instance) -> Effects>> = vec![
+                Box::new(|i| accept(i, 1, "s", now(), CTX()).1),
+                Box::new(|i| reject(i, 1, "s", "no", CTX()).1),
+                Box::new(|i| complete(i, &c(success.clone()), CTX(), 0.5).1),
+                Box::new(|i| complete(i, &c(failure.clone()), CTX(), 0.5).1),
+                Box::new(|i| expire_ack(i, CTX())),
+                Box::new(|i| time_out(i, CTX(), 0.5)),
+                Box::new(|i| lose(i, CTX(), 0.5)),
+                Box::new(|i| cancel(i, "", "op", CTX()).unwrap_or_else(|| Effects::new(now()))),
+                Box::new(|i| retry(i, "op", CTX()).unwrap_or_else(|| Effects::new(now()))),
+                Box::new(|i| readopt(i, 1, "w", "a", "s2", now(), CTX()).1),
+                Box::new(|i| session_ended(i, "s", "gone", now(), CTX())),
+            ];
+            for run in &runs {
+                let mut i = held(status);
+                i.max_retries = retries;
+                let fx = run(&mut i);
+                let mut state = status;
+                for e in &fx.events {
+                    let from = e.from.expect("transitions start from a state");
+                    assert_eq!(from, state, "events chain: {:?}", fx.events);
+                    assert!(from.can_move_to(e.to), "{from} -> {} is not in the table: {}", e.to, e.reason);
+                    state = e.to;
+                    seen += 1;
+                }
+                if fx.changed {
+                    assert_eq!(state, i.status, "the last event ends in the row's state");
+                }
+            }
+        }
+    }
+    assert!(seen > 30, "the functions were exercised ({seen} events)");
+}

@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
-# Runs every test of ax: makes PostgreSQL and MariaDB available (scripts/test-databases.sh), installs
-# the Python example worker's requirements, then runs `cargo test` on the whole workspace.
+# Runs every test of ax: checks formatting, clippy and rustdoc, makes PostgreSQL and MariaDB available
+# (scripts/test-databases.sh), installs the Python example worker's requirements, then runs `cargo test`
+# on the whole workspace.
 # Extra arguments go to cargo test (e.g. `./scripts/test.sh -p ax-scheduler`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The lint gates come first: they need no database and fail in minutes, not after the whole test run.
+# rustfmt and clippy are rustup components that a minimal toolchain lacks.
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  rustup component add rustfmt clippy
+fi
+cargo fmt --all -- --check
+# Every crate and target (tests, benches, examples) is linted; a warning fails, so none pile up.
+cargo clippy --workspace --all-targets --locked -- -D warnings
+# Broken intra-doc links and other rustdoc warnings fail too, so the API docs stay true.
+RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps --locked
 urls=$(./scripts/test-databases.sh)
 while IFS= read -r line; do export "${line?}"; done <<<"$urls"
 python3 -m pip install --quiet --disable-pip-version-check -r examples/python-worker/requirements.txt

@@ -78,6 +78,7 @@ pub struct TaskFields {
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
     /// Delay between attempts: 10s,60s,300s or exp:INITIAL:MAX[:MULTIPLIER[:JITTER]].
+    #[allow(rustdoc::broken_intra_doc_links)] // clap prints this comment as --help verbatim, where `\[` would show.
     #[arg(long, value_name = "SPEC", value_parser = parse_backoff)]
     pub backoff: Option<Backoff>,
     /// What to do with fires missed by more than --misfire-threshold.

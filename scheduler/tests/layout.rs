@@ -89,7 +89,7 @@ fn paths_in(code: &str) -> Vec<Vec<String>> {
                 continue;
             }
             let mut full: Vec<String> = stack.iter().flatten().cloned().collect();
-            full.extend(current.drain(..));
+            full.append(&mut current);
             if full.len() > 1 {
                 out.push(full);
             } else if !stack.is_empty() {

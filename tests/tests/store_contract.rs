@@ -59,7 +59,7 @@ async fn create(store: &Arc<Store>, name: &str, c: TaskConfig, now: Ts) -> ax_sc
 
 async fn trigger(store: &Arc<Store>, now: Ts, lookahead: Duration) -> TriggerRound {
     let planner = EnginePlanner { now, lookahead };
-    trigger_due(&store, now, add(now, lookahead), 500, &planner, "axd-test").await.expect("trigger")
+    trigger_due(store, now, add(now, lookahead), 500, &planner, "axd-test").await.expect("trigger")
 }
 
 async fn migrations_are_idempotent_and_safe_to_run_concurrently(db: &TestDb) {

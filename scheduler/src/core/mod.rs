@@ -196,6 +196,14 @@ impl SweepHint {
     }
 }
 
+/// Spawns a background task whose traces carry `name`.
+pub fn spawn<F>(name: &'static str, fut: F) -> tokio::task::JoinHandle<()>
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    tokio::spawn(tracing::Instrument::instrument(fut, tracing::info_span!("task", name)))
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -243,12 +251,4 @@ mod tests {
         h.now();
         assert!(woken(&h).await);
     }
-}
-
-/// Spawns a background task whose traces carry `name`.
-pub fn spawn<F>(name: &'static str, fut: F) -> tokio::task::JoinHandle<()>
-where
-    F: std::future::Future<Output = ()> + Send + 'static,
-{
-    tokio::spawn(tracing::Instrument::instrument(fut, tracing::info_span!("task", name)))
 }

@@ -162,6 +162,9 @@ fn the_table_of_transitions_allows_exactly_these_moves() {
     }
 }
 
+/// One transition function applied to an instance.
+type Transition<'a> = Box<dyn Fn(&mut Instance) -> Effects + 'a>;
+
 /// Every transition function, applied to an instance in every state, records only moves the
 /// table allows (the same check runs as a debug assertion where events are written).
 #[test]
@@ -180,7 +183,7 @@ fn every_transition_function_makes_only_legal_moves() {
     let mut seen = 0;
     for &status in S::ALL {
         for retries in [0, 1] {
-            let runs: Vec<Box<dyn Fn(&mut Instance) -> Effects>> = vec![
+            let runs: Vec<Transition<'_>> = vec![
                 Box::new(|i| accept(i, 1, "s", now(), CTX()).1),
                 Box::new(|i| reject(i, 1, "s", "no", CTX()).1),
                 Box::new(|i| complete(i, &c(success.clone()), CTX(), 0.5).1),

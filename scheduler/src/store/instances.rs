@@ -364,7 +364,7 @@ impl Tx {
         }
     }
 
-    /// Writes the lifecycle columns ([`InstanceRaw::WRITE_NAMES`]) of changed instances.
+    /// Writes the lifecycle columns (those `InstanceRaw` marks with `= expr`) of changed instances.
     pub async fn write_instances(&mut self, rows: &[&Instance]) -> StoreResult<()> {
         if rows.is_empty() {
             return Ok(());

@@ -22,7 +22,7 @@ use crate::{
 };
 
 mod cluster;
-pub(crate) mod dialect;
+pub mod dialect;
 pub(crate) mod exec;
 mod history;
 mod instances;

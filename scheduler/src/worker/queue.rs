@@ -27,7 +27,7 @@ pub struct Writer {
     tx: mpsc::Sender<Pending>,
 }
 
-/// The receiving side, consumed by [`run`].
+/// The receiving side, consumed by [`super::writer::run`].
 pub struct WriterQueue(pub(super) mpsc::Receiver<Pending>);
 
 impl Writer {

@@ -311,7 +311,7 @@ impl Session {
         true
     }
 
-    /// Undoes [`Session::reserve`] (the claim did not commit).
+    /// Undoes `Session::reserve` (the claim did not commit).
     pub fn unreserve(&self, key: (i64, u32)) {
         let mut s = self.state();
         if s.outstanding.remove(&key) {

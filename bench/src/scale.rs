@@ -48,7 +48,7 @@ struct Phase {
 async fn phase(db: &TestDb, dir: &std::path::Path, name: &str, warmup: u64, secs: u64) -> anyhow::Result<Phase> {
     let log = dir.join(format!("axd-{name}.log"));
     let mut axd = AxdProcess::start(
-        &["--listen", "127.0.0.1:0", "--database-url", &db.url, "--log", "warn,ax_scheduler::trigger=debug"],
+        &["--listen", "127.0.0.1:0", "--database-url", &db.url, "--log", "warn,ax_scheduler::loops::trigger=debug"],
         &log,
     )
     .await;
@@ -65,7 +65,7 @@ async fn phase(db: &TestDb, dir: &std::path::Path, name: &str, warmup: u64, secs
     let until = Utc::now();
     drop(worker);
     let _ = axd.terminate().await;
-    // "2026-01-01T00:00:00.000000Z DEBUG ax_scheduler::trigger: trigger round tasks=3 created=3 took_us=812"
+    // "2026-01-01T00:00:00.000000Z DEBUG ax_scheduler::loops::trigger: trigger round tasks=3 created=3 took_us=812"
     let text = std::fs::read_to_string(&log)?;
     let mut rounds: Vec<f64> = text
         .lines()

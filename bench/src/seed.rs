@@ -119,11 +119,9 @@ pub async fn any_unfinished(pool: &AnyPool, app: &str) -> anyhow::Result<bool> {
 
 /// A pool of the right kind for `url`.
 pub enum AnyPool {
-    /// SQLite.
     Sqlite(sqlx::SqlitePool),
     /// PostgreSQL.
     Postgres(sqlx::PgPool),
-    /// MySQL.
     Mysql(sqlx::MySqlPool),
 }
 

@@ -173,7 +173,6 @@ impl Options {
 pub struct TlsFiles {
     /// Server certificate.
     pub cert: PathBuf,
-    /// Its key.
     pub key: PathBuf,
     /// CA of client certificates.
     pub client_ca: PathBuf,
@@ -190,14 +189,12 @@ pub struct PoolSizes {
     pub dispatch: u32,
     /// Worker sessions.
     pub workers: u32,
-    /// Sweeper.
     pub sweeper: u32,
 }
 
 /// The resolved configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Database URL.
     pub database_url: String,
     /// Listen address.
     pub listen: SocketAddr,
@@ -209,19 +206,15 @@ pub struct Config {
     pub health_stall_after: Duration,
     /// Worker heartbeat interval.
     pub heartbeat_interval: Duration,
-    /// Lost-worker grace.
     pub lost_worker_grace: Duration,
-    /// Ack timeout.
     pub ack_timeout: Duration,
     /// Trigger look-ahead.
     pub trigger_lookahead: Duration,
     /// How early an instance may be assigned to a stream that holds it until its time.
     pub dispatch_ahead: Duration,
-    /// Trigger batch.
     pub trigger_batch: u32,
     /// Longest idle sleep.
     pub poll_interval: Duration,
-    /// Scheduler heartbeat.
     pub scheduler_heartbeat: Duration,
     /// Retention of finished instances.
     pub retention: Duration,
@@ -237,7 +230,6 @@ pub enum ConfigError {
     /// The file could not be read.
     #[error("config file {path}: {source}")]
     Read {
-        /// Path.
         path: PathBuf,
         /// Cause.
         source: std::io::Error,
@@ -245,7 +237,6 @@ pub enum ConfigError {
     /// The file is not valid TOML or has unknown keys.
     #[error("config file {path}: {message}")]
     Parse {
-        /// Path.
         path: PathBuf,
         /// What is wrong.
         message: String,

@@ -1,6 +1,6 @@
 //! Domain types: tasks, instances and their states, as axd reasons about them.
 //!
-//! These are independent of both the wire (`ax_proto`) and the database; `convert.rs` maps them to
+//! These are independent of both the wire (`ax_proto`) and the database; `grpc/convert` maps them to
 //! the proto and each store backend maps them to rows. Times are UTC; durations are
 //! `std::time::Duration` and are stored as whole microseconds.
 
@@ -280,7 +280,6 @@ pub enum Schedule {
     },
     /// Fire n at `start_at + n * interval`, n = 0, 1, ...
     FixedRate {
-        /// Interval.
         interval: Duration,
         /// Anchor: the first fire.
         start_at: Ts,
@@ -400,7 +399,6 @@ pub struct TaskConfig {
     pub timeout: Option<Duration>,
     /// Retries.
     pub retry: RetryPolicy,
-    /// Labels.
     pub labels: BTreeMap<String, String>,
 }
 
@@ -433,13 +431,10 @@ pub struct Task {
 pub struct Instance {
     /// Database id.
     pub id: i64,
-    /// Task id.
     pub task_id: i64,
     /// Task name at creation.
     pub task_name: String,
-    /// App.
     pub app: String,
-    /// Handler.
     pub handler: String,
     /// JSON params.
     pub params: String,
@@ -461,9 +456,7 @@ pub struct Instance {
     pub failures: u32,
     /// Run timeout.
     pub timeout: Option<Duration>,
-    /// Backoff.
     pub backoff: Backoff,
-    /// Routing.
     pub routing: Routing,
     /// Worker of the current/last attempt.
     pub worker_id: Option<String>,
@@ -471,7 +464,7 @@ pub struct Instance {
     pub session_id: Option<String>,
     /// axd that dispatched the current/last attempt.
     pub scheduler_id: Option<String>,
-    /// Lease of the held attempt (see ARCHITECTURE.md "Instance life").
+    /// Until when the held attempt is its worker's (README "Leases"); renewed while the worker heartbeats.
     pub lease_expires_at: Option<Ts>,
     /// Run deadline.
     pub deadline_at: Option<Ts>,
@@ -487,7 +480,6 @@ pub struct Instance {
     pub progress_percent: u32,
     /// Latest progress message.
     pub progress_message: String,
-    /// Created.
     pub created_at: Ts,
     /// Last change.
     pub updated_at: Ts,
@@ -498,7 +490,6 @@ pub struct Instance {
 pub struct InstanceEvent {
     /// Event id (orders events of one instance).
     pub id: i64,
-    /// Instance.
     pub instance_id: i64,
     /// When.
     pub at: Ts,
@@ -506,7 +497,6 @@ pub struct InstanceEvent {
     pub from: Option<InstanceStatus>,
     /// State after.
     pub to: InstanceStatus,
-    /// Attempt.
     pub attempt: u32,
     /// axd that made the change.
     pub scheduler_id: String,
@@ -541,7 +531,6 @@ string_enum! {
 /// A task-level event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskEvent {
-    /// Task.
     pub task_id: i64,
     /// When.
     pub at: Ts,
@@ -558,7 +547,6 @@ pub struct TaskEvent {
 pub struct LogLine {
     /// Sequence number.
     pub seq: i64,
-    /// Attempt.
     pub attempt: u32,
     /// Level: DEBUG, INFO, WARN, ERROR.
     pub level: String,
@@ -571,27 +559,20 @@ pub struct LogLine {
 /// A worker session as recorded in `ax_worker`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkerRecord {
-    /// Session id.
     pub session_id: String,
-    /// Worker id.
     pub worker_id: String,
-    /// App.
     pub app: String,
-    /// Handlers.
     pub handlers: Vec<String>,
-    /// Capacity.
     pub capacity: u32,
     /// Unused credits.
     pub credits: u32,
     /// Outstanding assignments.
     pub in_flight: u32,
-    /// Labels.
     pub labels: BTreeMap<String, String>,
     /// axd holding the stream.
     pub scheduler_id: String,
     /// Client description.
     pub client: String,
-    /// Connected.
     pub connected_at: Ts,
     /// Last message.
     pub last_seen_at: Ts,
@@ -600,15 +581,11 @@ pub struct WorkerRecord {
 /// An axd process as recorded in `ax_scheduler`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchedulerRecord {
-    /// Scheduler id.
     pub scheduler_id: String,
-    /// Host.
     pub host: String,
     /// Listen address.
     pub address: String,
-    /// Version.
     pub version: String,
-    /// Started.
     pub started_at: Ts,
     /// Last heartbeat.
     pub heartbeat_at: Ts,

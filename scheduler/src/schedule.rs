@@ -256,7 +256,6 @@ pub struct FirePlan {
 /// The per-task inputs of [`plan`].
 #[derive(Debug, Clone, Copy)]
 pub struct MisfireRules {
-    /// Policy.
     pub policy: MisfirePolicy,
     /// Later than this is missed.
     pub threshold: Duration,

@@ -149,17 +149,13 @@ pub fn signal(child: &tokio::process::Child, sig: &str) {
 pub struct Execution {
     /// Instance id.
     pub instance: i64,
-    /// Attempt.
     pub attempt: u32,
     /// Worker id.
     pub worker: String,
-    /// Handler.
     pub handler: String,
     /// Task name.
     pub task: String,
-    /// Trigger time.
     pub trigger_time: chrono::DateTime<chrono::Utc>,
-    /// Start.
     pub start: chrono::DateTime<chrono::Utc>,
     /// End, if it finished.
     pub end: Option<chrono::DateTime<chrono::Utc>>,
@@ -227,7 +223,6 @@ pub fn executions(path: &std::path::Path) -> Vec<Execution> {
 
 /// The real `axd` binary, stopped with SIGTERM (or killed) when dropped.
 pub struct AxdProcess {
-    /// The child.
     pub child: tokio::process::Child,
     /// Address it listens on (from its readiness line).
     pub addr: std::net::SocketAddr,

@@ -18,18 +18,15 @@ pub enum Level {
     Info,
     /// Something unexpected.
     Warn,
-    /// An error.
     Error,
 }
 
 /// One attempt of one instance, as given to a handler.
 #[derive(Debug, Clone)]
 pub struct Context {
-    /// Instance id.
     pub instance_id: i64,
     /// Attempt number (1 for the first run). `(instance_id, attempt)` identifies this execution.
     pub attempt: u32,
-    /// Task name.
     pub task_name: String,
     /// Handler name.
     pub handler: String,

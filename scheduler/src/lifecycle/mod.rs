@@ -24,7 +24,6 @@ pub enum AttemptEnd {
     Success {
         /// Summary.
         message: String,
-        /// Output.
         output: String,
     },
     /// The handler failed.
@@ -39,9 +38,7 @@ pub enum AttemptEnd {
 /// A result reported by a worker session.
 #[derive(Debug, Clone)]
 pub struct Completion {
-    /// Instance id.
     pub instance_id: i64,
-    /// Attempt.
     pub attempt: u32,
     /// Reporting session.
     pub session_id: String,
@@ -81,9 +78,7 @@ pub enum AcceptOutcome {
 pub enum WorkerOp {
     /// The attempt started.
     Accepted {
-        /// Instance.
         instance_id: i64,
-        /// Attempt.
         attempt: u32,
         /// Session that sent it.
         session_id: String,
@@ -92,9 +87,7 @@ pub enum WorkerOp {
     Result(Completion),
     /// The worker will not run it (or it could not be delivered).
     Reject {
-        /// Instance.
         instance_id: i64,
-        /// Attempt.
         attempt: u32,
         /// Session that held it.
         session_id: String,
@@ -145,7 +138,6 @@ impl Ctx<'_> {
 /// One event to record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventDraft {
-    /// Instance.
     pub instance_id: i64,
     /// When.
     pub at: Ts,
@@ -153,7 +145,6 @@ pub struct EventDraft {
     pub from: Option<InstanceStatus>,
     /// State after.
     pub to: InstanceStatus,
-    /// Attempt.
     pub attempt: u32,
     /// Worker involved.
     pub worker_id: String,

@@ -301,9 +301,7 @@ pub struct ManualTrigger {
 /// Counts for `GetClusterStats`.
 #[derive(Debug, Clone, Default)]
 pub struct ClusterStats {
-    /// Tasks.
     pub tasks: u64,
-    /// Enabled tasks.
     pub enabled_tasks: u64,
     /// Instances per status.
     pub instances: BTreeMap<InstanceStatus, u64>,
@@ -337,7 +335,6 @@ pub struct NewInstance {
 /// A session's live numbers, written by the lease loop.
 #[derive(Debug, Clone)]
 pub struct SessionSync {
-    /// Session id.
     pub session_id: String,
     /// Unused credits.
     pub credits: u32,
@@ -354,7 +351,6 @@ pub struct Command {
     pub scheduler_id: String,
     /// Target session.
     pub session_id: String,
-    /// Instance.
     pub instance_id: i64,
     /// Attempt to stop.
     pub attempt: u32,

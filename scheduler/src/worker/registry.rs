@@ -27,9 +27,7 @@ use crate::{
 pub struct ReadyInstance {
     /// Instance id.
     pub id: i64,
-    /// App.
     pub app: String,
-    /// Handler.
     pub handler: String,
     /// Routing strategy copied from the task.
     pub routing: crate::model::Routing,
@@ -43,7 +41,6 @@ pub struct ReadyInstance {
 /// The stream chosen for a ready instance.
 #[derive(Debug, Clone)]
 pub struct SessionRef {
-    /// Session id.
     pub session_id: String,
     /// Worker id of the session.
     pub worker_id: String,
@@ -52,7 +49,6 @@ pub struct SessionRef {
 /// Demand of one app: handlers that have streams with free credits, and how many instances at most.
 #[derive(Debug, Clone)]
 pub struct AppDemand {
-    /// App.
     pub app: String,
     /// Handlers served by streams with free credits.
     pub handlers: Vec<String>,
@@ -102,7 +98,6 @@ struct SessionState {
 /// heartbeat `seq` had arrived.
 #[derive(Debug, Clone)]
 pub struct Renewal {
-    /// Session id.
     pub session_id: String,
     /// Instance ids of the accepted attempts.
     pub instance_ids: Vec<i64>,
@@ -115,9 +110,7 @@ pub struct Renewal {
 pub struct Session {
     /// Session id.
     pub id: String,
-    /// Worker id.
     pub worker_id: String,
-    /// App.
     pub app: String,
     /// Handlers served.
     pub handlers: HashSet<String>,

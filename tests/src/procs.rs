@@ -76,6 +76,20 @@ impl DemoWorker {
         Self::spawn(tokio::process::Command::new(bin("demo-worker")), endpoints, app, worker_id, capacity, exec_log)
     }
 
+    /// Like [`DemoWorker::start`], with the worker's own log (stderr) written to `stderr_log`.
+    pub fn start_logged(
+        endpoints: &[String],
+        app: &str,
+        worker_id: &str,
+        capacity: u32,
+        exec_log: &std::path::Path,
+        stderr_log: &std::path::Path,
+    ) -> DemoWorker {
+        let mut cmd = tokio::process::Command::new(bin("demo-worker"));
+        cmd.stderr(std::fs::File::create(stderr_log).expect("worker log"));
+        Self::spawn(cmd, endpoints, app, worker_id, capacity, Some(exec_log))
+    }
+
     /// Like [`DemoWorker::start`], inside a network namespace (its endpoints must be reachable from
     /// there, e.g. proxies on the namespace's host addresses).
     pub fn start_in(

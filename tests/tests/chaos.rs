@@ -1,7 +1,7 @@
 //! The chaos test: three axd and four worker processes on one database, hit by every fault we know
 //! of while cron, fixed-rate, long, failing, one-time and idempotent manual instances run.
 //!
-//! Faults (each kind at least once per run, in random order, sometimes two at once): kill -9 of an
+//! Faults (each kind at least once per run, in random order, two at once at least once): kill -9 of an
 //! axd or a worker; SIGSTOP of an axd for longer than the lease (its workers must move away and
 //! keep their attempts); SIGSTOP of a worker (past its lease, it must fence its handlers and not
 //! start stale assignments when it resumes); a database freeze (every database connection held
@@ -314,7 +314,16 @@ impl Cluster {
             }
             Fault::FreezeWorker => {
                 let w = worker(rng, busy_workers);
-                let d = ms(rng, 2000, 7000);
+                // The first freeze outlives the lease (the worker must fence its handlers and
+                // reject what it reads stale); later ones are as long as chance makes them.
+                let d = if self.counts.contains_key("worker SIGSTOP past the lease") {
+                    ms(rng, 2000, 7000)
+                } else {
+                    LEASE + ms(rng, 1000, 2500)
+                };
+                if d > LEASE {
+                    self.count("worker SIGSTOP past the lease");
+                }
                 eprintln!("  SIGSTOP worker w{w} for {d:?}");
                 let at = Utc::now();
                 if let Some(p) = &self.workers[w] {
@@ -416,6 +425,20 @@ struct Periodic {
     first_fire: DateTime<Utc>,
 }
 
+/// The first fire of a task with this cadence created at `created_at`, by arithmetic.
+fn first_fire(cadence: Cadence, created_at: DateTime<Utc>) -> DateTime<Utc> {
+    match cadence {
+        Cadence::EverySecondsOfMinute(k) => {
+            let mut t = DateTime::from_timestamp(created_at.timestamp() + 1, 0).expect("in range");
+            while !(t.timestamp().rem_euclid(60) as u32).is_multiple_of(k) {
+                t += TimeDelta::seconds(1);
+            }
+            t
+        }
+        Cadence::Rate(s) => created_at + TimeDelta::seconds(s),
+    }
+}
+
 /// Fire times of `p` from its first fire up to `until`, by arithmetic.
 fn fires(p: &Periodic, until: DateTime<Utc>) -> Vec<DateTime<Utc>> {
     let mut out = Vec::new();
@@ -511,7 +534,12 @@ async fn chaos(db: &TestDb, restart_command: &str) {
         let created = call!(c, &mut rng, |a| a.create_task(pb::CreateTaskRequest { task: Some(s.clone()) }))
             .expect("create a periodic task");
         let task = created.task.expect("task");
-        let first_fire = ts_from_pb("next_fire_time", &task.next_fire_time.expect("next fire")).expect("ts");
+        // The first fire by arithmetic from the moment the task was created: the next whole second
+        // whose second-of-minute is a multiple of k (cron), or one interval later (fixed rate).
+        let created_at = ts_from_pb("create_time", &task.create_time.expect("create time")).expect("ts");
+        let first_fire = first_fire(cadence, created_at);
+        let reported = ts_from_pb("next_fire_time", &task.next_fire_time.expect("next fire")).expect("ts");
+        assert_eq!(reported, first_fire, "{name}: the first fire after {created_at}");
         periodic.push(Periodic { name, cadence, first_fire });
     }
     let mut manual_spec = with("manual", "sleep", manual(), r#"{"ms": 100}"#, 4);
@@ -571,9 +599,10 @@ async fn chaos(db: &TestDb, restart_command: &str) {
             manual_keys.push((key, answered));
         }
         step += 1;
-        // One fault, or two at once.
+        // One fault, or two at once (at least once per run: the last planned step takes two).
         let mut now: Vec<Fault> = Vec::new();
-        let n = if rng.u8(0..4) == 0 { 2 } else { 1 };
+        let last_planned = plan.len() == 2 && !c.counts.contains_key("two faults at once");
+        let n = if last_planned || rng.u8(0..4) == 0 { 2 } else { 1 };
         for _ in 0..n {
             let f = match plan.pop() {
                 Some(f) => f,
@@ -812,6 +841,10 @@ async fn chaos(db: &TestDb, restart_command: &str) {
     for a in c.axds.iter_mut().flatten() {
         a.thaw();
         a.kill_hard().await;
+    }
+    // The faults that found the bugs this test exists for happened (each is forced once per run).
+    for must in ["axd SIGSTOP past the lease", "worker SIGSTOP past the lease", "two faults at once"] {
+        assert!(c.counts.contains_key(must), "no {must:?} in this run: {faults:?}");
     }
     if std::env::var("AX_CHAOS_KEEP").is_ok_and(|v| v == "1") {
         eprintln!("kept {}", dir.display());

@@ -169,7 +169,8 @@ async fn a_worker_back_after_the_grace_period_is_told_its_attempt_was_released(d
 }
 
 async fn a_worker_frozen_past_its_lease_does_not_start_a_stale_assignment(db: &TestDb) {
-    // Heartbeat 1 s (a session dies after 3 s of silence), ack timeout 2 s.
+    // Heartbeat 1 s (a session dies after 3 s of silence), grace 5 s: a lease lasts 3 s + 5 s.
+    let lease = Duration::from_secs(8);
     let axd = Axd::start(db, |o| {
         o.heartbeat_interval = Some(HumanDuration(Duration::from_secs(1)));
         o.lost_worker_grace = Some(HumanDuration(Duration::from_secs(5)));
@@ -178,7 +179,8 @@ async fn a_worker_frozen_past_its_lease_does_not_start_a_stale_assignment(db: &T
     let mut admin = axd.admin().await;
     create(&mut admin, sleep_task("stale")).await;
     let log = temp_log("stale");
-    let w = DemoWorker::start(std::slice::from_ref(&axd.endpoint), "demo", "w1", 1, &log);
+    let worker_log = temp_log("stale-stderr");
+    let w = DemoWorker::start_logged(std::slice::from_ref(&axd.endpoint), "demo", "w1", 1, &log, &worker_log);
     eventually(Duration::from_secs(20), "the worker to connect", || {
         let mut admin = admin.clone();
         async move {
@@ -189,6 +191,7 @@ async fn a_worker_frozen_past_its_lease_does_not_start_a_stale_assignment(db: &T
     .await;
     // The worker's process stops; axd still counts its stream alive and assigns it the instance.
     w.freeze();
+    let frozen_at = tokio::time::Instant::now();
     let id = trigger_with(&mut admin, "stale", "one", r#"{"ms": 100}"#).await;
     let dispatched = wait_status(&mut admin, id, S::Dispatched, Duration::from_secs(20)).await;
     assert_eq!((dispatched.worker_id.as_str(), dispatched.attempt), ("w1", 1));
@@ -201,14 +204,23 @@ async fn a_worker_frozen_past_its_lease_does_not_start_a_stale_assignment(db: &T
         }
     })
     .await;
-    // The worker resumes and finds the old Assign waiting: it must not run it.
+    // Past the whole lease, too: whatever the worker was promised is over.
+    tokio::time::sleep_until(frozen_at + lease + Duration::from_secs(1)).await;
+    // The worker resumes and finds the old Assign waiting: it must read it, reject it as stale, and
+    // not run it.
     w.thaw();
     let done = wait_status(&mut admin, id, S::Success, Duration::from_secs(30)).await;
     assert!(done.attempt >= 2, "{done:?}");
     let runs = executions(&log);
     assert!(runs.iter().all(|r| r.attempt != 1), "attempt 1 never started: {runs:?}");
     assert_eq!(runs.len(), 1, "{runs:?}");
+    let said = std::fs::read_to_string(&worker_log).unwrap_or_default();
+    assert!(
+        said.lines().any(|l| l.contains("stale assignment") && l.contains(&format!("instance={id}"))),
+        "the worker rejected attempt 1 as stale: {said}"
+    );
     let _ = std::fs::remove_file(log);
+    let _ = std::fs::remove_file(worker_log);
     axd.stop().await;
 }
 

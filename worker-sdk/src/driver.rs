@@ -630,6 +630,25 @@ async fn session<F: Future<Output = ()>>(
                 }
             },
             () = tokio::time::sleep_until(last_heard + hb * 3) => {
+                // Messages that arrived while this process was not running (paused, or starved of
+                // CPU) are read first, briefly: they show the axd is alive, and a stale Assign
+                // among them is rejected rather than dropped unread with the stream.
+                match tokio::time::timeout((hb / 10).min(Duration::from_millis(100)), inbound.message()).await {
+                    Ok(Ok(Some(pb::SchedulerMessage { msg: Some(m) }))) => {
+                        last_heard = Instant::now();
+                        if let Some(end) = on_message(config, stats, state, ev_tx, &tx, &mut sent, m).await {
+                            return end;
+                        }
+                        continue;
+                    }
+                    Ok(Ok(Some(_))) => {
+                        last_heard = Instant::now();
+                        continue;
+                    }
+                    Ok(Ok(None)) => return SessionEnd::Lost { established: true },
+                    Ok(Err(status)) => return refused_or_lost(status, true),
+                    Err(_) => {}
+                }
                 // A stalled or unreachable axd says nothing, and TCP may not notice for minutes:
                 // move on while the leases still have time to be renewed elsewhere.
                 stats.0.silent_axd.fetch_add(1, Ordering::Relaxed);

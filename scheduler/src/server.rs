@@ -137,20 +137,50 @@ async fn pool(url: &str, size: u32) -> Result<Arc<Store>, StoreError> {
     store::connect(&opts).await
 }
 
+/// How long axd waits at startup for a database that does not answer yet (restarting, frozen, or
+/// started after axd) before it gives up and exits.
+pub const STARTUP_WAIT: Duration = Duration::from_secs(60);
+
+/// Opens the pools, migrates and reads the database clock, retrying while the database is
+/// unavailable, for up to [`STARTUP_WAIT`]. Any other error (a bad URL, a failed migration) ends
+/// the start at once.
+async fn open_database(config: &Config) -> Result<(Pools, chrono::DateTime<chrono::Utc>), StoreError> {
+    let url = &config.database_url;
+    let deadline = Instant::now() + STARTUP_WAIT;
+    let mut pause = Duration::from_millis(200);
+    loop {
+        let opened = async {
+            let admin = pool(url, config.pools.admin).await?;
+            admin.migrate().await?;
+            let pools = Pools {
+                admin: admin.clone(),
+                trigger: pool(url, config.pools.trigger).await?,
+                dispatch: pool(url, config.pools.dispatch).await?,
+                workers: pool(url, config.pools.workers).await?,
+                sweeper: pool(url, config.pools.sweeper).await?,
+            };
+            let now = admin.db_now().await?;
+            Ok::<_, StoreError>((pools, now))
+        };
+        match opened.await {
+            Ok(v) => return Ok(v),
+            Err(e @ StoreError::Unavailable(_)) if Instant::now() + pause < deadline => {
+                tracing::warn!(error = %e, "the database is not answering yet; trying again in {pause:?}");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(5));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Starts axd with `config`. `clock` overrides the database clock (tests).
 pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Running, ServerError> {
     let url = &config.database_url;
-    let admin = pool(url, config.pools.admin).await?;
-    admin.migrate().await?;
-    let pools = Pools {
-        admin: admin.clone(),
-        trigger: pool(url, config.pools.trigger).await?,
-        dispatch: pool(url, config.pools.dispatch).await?,
-        workers: pool(url, config.pools.workers).await?,
-        sweeper: pool(url, config.pools.sweeper).await?,
-    };
+    let (pools, db_now) = open_database(config).await?;
+    let admin = pools.admin.clone();
 
-    let db_clock = DbClock::new(admin.db_now().await?); // dated on arrival, as `refresh` does
+    let db_clock = DbClock::new(db_now); // dated on arrival, as `refresh` does
     let clock: Arc<dyn Clock> = clock.unwrap_or_else(|| Arc::new(db_clock.clone()));
     let host = host_name();
     let scheduler_id = format!("{host}-{}-{:04x}", std::process::id(), fastrand::u16(..));

@@ -430,9 +430,37 @@ async fn axd_processes_with_skewed_clocks_fire_neither_early_nor_late(db: &TestD
     let _ = std::fs::remove_dir_all(dir);
 }
 
+async fn axd_started_while_its_database_does_not_answer_waits_for_it(db: &TestDb) {
+    let proxy = Proxy::start(db.server_addr()).await;
+    proxy.down().await;
+    let url = db.url_via(proxy.addr);
+    let dir = std::env::temp_dir().join(format!("ax-startup-wait-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let log = dir.join(format!("axd-{:?}.log", db.db));
+    let args = ["--listen", "127.0.0.1:0", "--database-url", url.as_str()].map(str::to_owned);
+    let started = tokio::spawn({
+        let log = log.clone();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            AxdProcess::start(&args, &log).await
+        }
+    });
+    // axd finds nothing answering and says it will try again (instead of exiting).
+    eventually(LONG, "axd to report that it waits for the database", || async {
+        std::fs::read_to_string(&log).ok()?.contains("the database is not answering yet").then_some(())
+    })
+    .await;
+    proxy.up();
+    let axd = started.await.expect("axd started once the database answered");
+    eventually(LONG, "axd to serve", || async { serving(&format!("http://{}", axd.addr)).await.then_some(()) }).await;
+    drop(axd);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 mod servers {
     use super::*;
     on_server_backends!(
+        axd_started_while_its_database_does_not_answer_waits_for_it,
         axd_survives_a_database_outage_applies_misfire_and_creates_no_duplicate,
         a_worker_whose_axd_dies_moves_to_another_and_keeps_its_instance,
         a_rolling_restart_of_every_axd_fails_no_instance,

@@ -21,10 +21,10 @@ pub(crate) trait Driver: Database {
     const DIALECT: &'static Dialect;
 
     /// Binds one value.
-    fn bind<'q>(q: Query<'q, Self, Self::Arguments<'q>>, v: &'q Value) -> Query<'q, Self, Self::Arguments<'q>>;
+    fn bind<'q>(q: Query<'q, Self, Self::Arguments<'q>>, v: &'q Value<'_>) -> Query<'q, Self, Self::Arguments<'q>>;
 
     /// Decodes column `i` as `kind`.
-    fn decode(row: &Self::Row, i: usize, kind: Kind) -> Result<Value, sqlx::Error>;
+    fn decode(row: &Self::Row, i: usize, kind: Kind) -> Result<Value<'static>, sqlx::Error>;
 
     /// Rows changed by a statement.
     fn rows_affected(r: &Self::QueryResult) -> u64;
@@ -42,11 +42,11 @@ pub(crate) trait Driver: Database {
 #[async_trait]
 pub(crate) trait Exec: Send {
     /// Runs a statement; rows changed.
-    async fn execute(&mut self, s: Stmt) -> StoreResult<u64>;
+    async fn execute(&mut self, s: Stmt<'_>) -> StoreResult<u64>;
     /// Runs a query and decodes every row by `kinds` (`table` names it in errors).
-    async fn fetch(&mut self, s: Stmt, kinds: &[Kind], table: &'static str) -> StoreResult<Vec<Row>>;
+    async fn fetch(&mut self, s: Stmt<'_>, kinds: &[Kind], table: &'static str) -> StoreResult<Vec<Row>>;
     /// Runs an INSERT of one row and returns its generated id.
-    async fn insert_id(&mut self, s: Stmt) -> StoreResult<i64>;
+    async fn insert_id(&mut self, s: Stmt<'_>) -> StoreResult<i64>;
     /// Commits (a plain connection has nothing to commit).
     async fn commit(self: Box<Self>) -> StoreResult<()>;
 }
@@ -68,7 +68,7 @@ impl<DB: Database> Conn<DB> {
     }
 }
 
-fn query<'q, DB: Driver>(sql: &'q str, args: &'q [Value]) -> Query<'q, DB, DB::Arguments<'q>> {
+fn query<'q, DB: Driver>(sql: &'q str, args: &'q [Value<'_>]) -> Query<'q, DB, DB::Arguments<'q>> {
     let mut q = sqlx::query::<DB>(sql);
     for v in args {
         q = DB::bind(q, v);
@@ -82,24 +82,28 @@ where
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
     for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
 {
-    async fn execute(&mut self, s: Stmt) -> StoreResult<u64> {
+    async fn execute(&mut self, s: Stmt<'_>) -> StoreResult<u64> {
         let sql = DB::DIALECT.placeholders(&s.sql);
         let r = query::<DB>(&sql, &s.args).execute(self.conn()).await?;
         Ok(DB::rows_affected(&r))
     }
 
-    async fn fetch(&mut self, s: Stmt, kinds: &[Kind], table: &'static str) -> StoreResult<Vec<Row>> {
+    async fn fetch(&mut self, s: Stmt<'_>, kinds: &[Kind], table: &'static str) -> StoreResult<Vec<Row>> {
         let sql = DB::DIALECT.placeholders(&s.sql);
         let rows = query::<DB>(&sql, &s.args).fetch_all(self.conn()).await?;
         let mut out = Vec::with_capacity(rows.len());
         for r in &rows {
-            let values = kinds.iter().enumerate().map(|(i, k)| DB::decode(r, i, *k)).collect::<Result<Vec<_>, _>>()?;
+            // With its capacity known: collecting from a fallible iterator grew it by doubling.
+            let mut values = Vec::with_capacity(kinds.len());
+            for (i, k) in kinds.iter().enumerate() {
+                values.push(DB::decode(r, i, *k)?);
+            }
             out.push(Row::new(values, table));
         }
         Ok(out)
     }
 
-    async fn insert_id(&mut self, mut s: Stmt) -> StoreResult<i64> {
+    async fn insert_id(&mut self, mut s: Stmt<'_>) -> StoreResult<i64> {
         if DB::DIALECT.returning {
             s.push(" RETURNING id");
             let mut rows = self.fetch(s, &[Kind::I64], "(insert)").await?;
@@ -123,6 +127,6 @@ fn corrupt(reason: &str) -> StoreError {
 }
 
 /// A bound value of a type this backend cannot take (arrays outside PostgreSQL): a bug in ax.
-pub(crate) fn unsupported(backend: &str, v: &Value) -> ! {
+pub(crate) fn unsupported(backend: &str, v: &Value<'_>) -> ! {
     panic!("{backend} cannot bind {:?}: array parameters are for PostgreSQL only", v.kind())
 }

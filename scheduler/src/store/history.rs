@@ -114,7 +114,7 @@ impl Tx {
         }
         for chunk in rows.chunks(BATCH) {
             let mut s = Stmt::new("DELETE FROM ax_instance_key WHERE (task_id, idempotency_key) IN ");
-            s.push_row_list(chunk.iter().map(|(_, t, k)| vec![Value::I64(*t), Value::Str(k.clone())]));
+            s.push_row_list(chunk.iter().map(|(_, t, k)| vec![Value::I64(*t), Value::from(k.as_str())]));
             self.execute(s).await?;
         }
         for table in

@@ -178,23 +178,23 @@ impl Tx {
         self.exec.commit().await
     }
 
-    pub(crate) async fn execute(&mut self, s: Stmt) -> StoreResult<u64> {
+    pub(crate) async fn execute(&mut self, s: Stmt<'_>) -> StoreResult<u64> {
         self.exec.execute(s).await
     }
 
-    pub(crate) async fn fetch(&mut self, s: Stmt, kinds: &[Kind], table: &'static str) -> StoreResult<Vec<Row>> {
+    pub(crate) async fn fetch(&mut self, s: Stmt<'_>, kinds: &[Kind], table: &'static str) -> StoreResult<Vec<Row>> {
         self.exec.fetch(s, kinds, table).await
     }
 
     /// The single row of a query that always returns one.
-    pub(crate) async fn fetch_one(&mut self, s: Stmt, kinds: &[Kind], table: &'static str) -> StoreResult<Row> {
+    pub(crate) async fn fetch_one(&mut self, s: Stmt<'_>, kinds: &[Kind], table: &'static str) -> StoreResult<Row> {
         self.fetch(s, kinds, table)
             .await?
             .pop()
             .ok_or_else(|| StoreError::Corrupt { table, reason: "the query returned no row".to_owned() })
     }
 
-    pub(crate) async fn insert_id(&mut self, s: Stmt) -> StoreResult<i64> {
+    pub(crate) async fn insert_id(&mut self, s: Stmt<'_>) -> StoreResult<i64> {
         self.exec.insert_id(s).await
     }
 

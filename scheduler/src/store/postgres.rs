@@ -85,30 +85,30 @@ impl Pool for PgPool {
 impl Driver for Postgres {
     const DIALECT: &'static Dialect = &POSTGRES;
 
-    fn bind<'q>(q: Query<'q, Self, PgArguments>, v: &'q Value) -> Query<'q, Self, PgArguments> {
+    fn bind<'q>(q: Query<'q, Self, PgArguments>, v: &'q Value<'_>) -> Query<'q, Self, PgArguments> {
         match v {
             Value::I64(x) => q.bind(*x),
             Value::OptI64(x) => q.bind(*x),
             Value::I32(x) => q.bind(*x),
             Value::Bool(x) => q.bind(*x),
-            Value::Str(x) => q.bind(x.as_str()),
+            Value::Str(x) => q.bind(x.as_ref()),
             Value::OptStr(x) => q.bind(x.as_deref()),
             Value::I64s(x) => q.bind(x),
             Value::OptI64s(x) => q.bind(x),
             Value::I32s(x) => q.bind(x),
-            Value::Strs(x) => q.bind(x),
-            Value::OptStrs(x) => q.bind(x),
+            Value::Strs(x) => q.bind(x.iter().map(|c| c.as_ref()).collect::<Vec<&str>>()),
+            Value::OptStrs(x) => q.bind(x.iter().map(|c| c.as_deref()).collect::<Vec<Option<&str>>>()),
         }
     }
 
-    fn decode(row: &sqlx::postgres::PgRow, i: usize, kind: Kind) -> Result<Value, sqlx::Error> {
+    fn decode(row: &sqlx::postgres::PgRow, i: usize, kind: Kind) -> Result<Value<'static>, sqlx::Error> {
         Ok(match kind {
             Kind::I64 => Value::I64(row.try_get(i)?),
             Kind::OptI64 => Value::OptI64(row.try_get(i)?),
             Kind::I32 => Value::I32(row.try_get(i)?),
             Kind::Bool => Value::Bool(row.try_get(i)?),
-            Kind::Str => Value::Str(row.try_get(i)?),
-            Kind::OptStr => Value::OptStr(row.try_get(i)?),
+            Kind::Str => Value::Str(std::borrow::Cow::Owned(row.try_get(i)?)),
+            Kind::OptStr => Value::OptStr(row.try_get::<Option<String>, _>(i)?.map(std::borrow::Cow::Owned)),
         })
     }
 
@@ -122,8 +122,8 @@ impl Driver for Postgres {
 }
 
 /// Rows as column arrays, for `UNNEST`: column `j` of every row becomes one array parameter.
-pub(crate) fn columns_of(rows: Vec<Vec<Value>>, kinds: &[Kind]) -> Vec<Value> {
-    let mut cols: Vec<Value> = kinds
+pub(crate) fn columns_of<'a>(rows: Vec<Vec<Value<'a>>>, kinds: &[Kind]) -> Vec<Value<'a>> {
+    let mut cols: Vec<Value<'a>> = kinds
         .iter()
         .map(|k| match k {
             Kind::I64 => Value::I64s(Vec::with_capacity(rows.len())),
@@ -156,7 +156,7 @@ pub(crate) fn unnest(names: &[&str], kinds: &[Kind]) -> String {
 }
 
 /// A statement over whole columns of rows: `sql` holds one `{UNNEST}` for the arrays.
-pub(crate) fn unnest_stmt(sql: &str, names: &[&str], kinds: &[Kind], rows: Vec<Vec<Value>>) -> Stmt {
+pub(crate) fn unnest_stmt<'a>(sql: &str, names: &[&str], kinds: &[Kind], rows: Vec<Vec<Value<'a>>>) -> Stmt<'a> {
     let mut s = Stmt::new(sql.replace("{UNNEST}", &unnest(names, kinds)));
     s.args = columns_of(rows, kinds);
     s

@@ -112,26 +112,26 @@ impl Pool for SqlitePool {
 impl Driver for Sqlite {
     const DIALECT: &'static Dialect = &SQLITE;
 
-    fn bind<'q>(q: Query<'q, Self, SqliteArguments<'q>>, v: &'q Value) -> Query<'q, Self, SqliteArguments<'q>> {
+    fn bind<'q>(q: Query<'q, Self, SqliteArguments<'q>>, v: &'q Value<'_>) -> Query<'q, Self, SqliteArguments<'q>> {
         match v {
             Value::I64(x) => q.bind(*x),
             Value::OptI64(x) => q.bind(*x),
             Value::I32(x) => q.bind(*x),
             Value::Bool(x) => q.bind(*x),
-            Value::Str(x) => q.bind(x.as_str()),
+            Value::Str(x) => q.bind(x.as_ref()),
             Value::OptStr(x) => q.bind(x.as_deref()),
             other => unsupported("SQLite", other),
         }
     }
 
-    fn decode(row: &sqlx::sqlite::SqliteRow, i: usize, kind: Kind) -> Result<Value, sqlx::Error> {
+    fn decode(row: &sqlx::sqlite::SqliteRow, i: usize, kind: Kind) -> Result<Value<'static>, sqlx::Error> {
         Ok(match kind {
             Kind::I64 => Value::I64(row.try_get(i)?),
             Kind::OptI64 => Value::OptI64(row.try_get(i)?),
             Kind::I32 => Value::I32(row.try_get(i)?),
             Kind::Bool => Value::Bool(row.try_get(i)?),
-            Kind::Str => Value::Str(row.try_get(i)?),
-            Kind::OptStr => Value::OptStr(row.try_get(i)?),
+            Kind::Str => Value::Str(std::borrow::Cow::Owned(row.try_get(i)?)),
+            Kind::OptStr => Value::OptStr(row.try_get::<Option<String>, _>(i)?.map(std::borrow::Cow::Owned)),
         })
     }
 

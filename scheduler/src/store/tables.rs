@@ -27,7 +27,7 @@ macro_rules! first {
 /// `= expr` is also written by [`write_values`](InstanceRaw::write_values) from the source named
 /// after `writes`.
 macro_rules! table {
-    ($(#[$m:meta])* $name:ident = $table:literal, writes |$src:ident: $srcty:ty| {
+    ($(#[$m:meta])* $name:ident = $table:literal, writes |$src:ident: &$srcty:ty| {
         $($field:ident: $ty:ty $(= $w:expr)?,)*
     }) => {
         $(#[$m])*
@@ -61,12 +61,12 @@ macro_rules! table {
             }
 
             /// Every column's value, in read order.
-            pub fn into_values(self) -> Vec<Value> {
+            pub fn into_values(self) -> Vec<Value<'static>> {
                 vec![$(Value::from(self.$field)),*]
             }
 
             /// The values of [`Self::WRITE_NAMES`] for one source row.
-            pub fn write_values($src: $srcty) -> Vec<Value> {
+            pub fn write_values<'v>($src: &'v $srcty) -> Vec<Value<'v>> {
                 vec![$($(first!(Value::from($w), $field),)?)*]
             }
         }

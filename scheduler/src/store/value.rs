@@ -2,19 +2,26 @@
 //!
 //! The shared SQL of `store/` builds a [`Stmt`] (text with `?` placeholders and its [`Value`]s) and
 //! reads [`Row`]s whose columns it names by [`Kind`]; each dialect's driver (`exec.rs`) binds the
-//! values and decodes the columns with its own sqlx types. Arrays exist for PostgreSQL only.
+//! values and decodes the columns with its own sqlx types. Values borrow the text they bind (a
+//! statement lives only as long as the call that runs it), so writing a batch copies no strings.
+//! Arrays exist for PostgreSQL only.
+
+use std::borrow::Cow;
 
 use crate::error::{StoreError, StoreResult};
 
+/// Text that a value borrows, or owns when it was read from the database.
+pub type Text<'a> = Cow<'a, str>;
+
 /// One bound parameter or one column value.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub enum Value<'a> {
     I64(i64),
     OptI64(Option<i64>),
     I32(i32),
     Bool(bool),
-    Str(String),
-    OptStr(Option<String>),
+    Str(Text<'a>),
+    OptStr(Option<Text<'a>>),
     /// PostgreSQL `bigint[]`.
     I64s(Vec<i64>),
     /// PostgreSQL `bigint[]` with NULLs.
@@ -22,12 +29,12 @@ pub enum Value {
     /// PostgreSQL `int[]`.
     I32s(Vec<i32>),
     /// PostgreSQL `text[]`.
-    Strs(Vec<String>),
+    Strs(Vec<Text<'a>>),
     /// PostgreSQL `text[]` with NULLs.
-    OptStrs(Vec<Option<String>>),
+    OptStrs(Vec<Option<Text<'a>>>),
 }
 
-impl Value {
+impl Value<'_> {
     /// The kind of a scalar value (`None` for arrays).
     pub fn kind(&self) -> Option<Kind> {
         Some(match self {
@@ -70,22 +77,22 @@ pub trait Column: Sized {
     /// The kind to decode.
     const KIND: Kind;
     /// Takes the value out (`None` if the driver decoded another kind).
-    fn from_value(v: Value) -> Option<Self>;
+    fn from_value(v: Value<'static>) -> Option<Self>;
 }
 
 macro_rules! column {
     ($t:ty, $kind:ident) => {
         impl Column for $t {
             const KIND: Kind = Kind::$kind;
-            fn from_value(v: Value) -> Option<Self> {
+            fn from_value(v: Value<'static>) -> Option<Self> {
                 match v {
                     Value::$kind(x) => Some(x),
                     _ => None,
                 }
             }
         }
-        impl From<$t> for Value {
-            fn from(v: $t) -> Value {
+        impl From<$t> for Value<'_> {
+            fn from(v: $t) -> Self {
                 Value::$kind(v)
             }
         }
@@ -95,62 +102,98 @@ column!(i64, I64);
 column!(Option<i64>, OptI64);
 column!(i32, I32);
 column!(bool, Bool);
-column!(String, Str);
-column!(Option<String>, OptStr);
 
-impl From<&str> for Value {
-    fn from(v: &str) -> Value {
-        Value::Str(v.to_owned())
+impl Column for String {
+    const KIND: Kind = Kind::Str;
+    fn from_value(v: Value<'static>) -> Option<Self> {
+        match v {
+            Value::Str(x) => Some(x.into_owned()),
+            _ => None,
+        }
     }
 }
 
-impl From<Option<&str>> for Value {
-    fn from(v: Option<&str>) -> Value {
-        Value::OptStr(v.map(str::to_owned))
+impl Column for Option<String> {
+    const KIND: Kind = Kind::OptStr;
+    fn from_value(v: Value<'static>) -> Option<Self> {
+        match v {
+            Value::OptStr(x) => Some(x.map(Cow::into_owned)),
+            _ => None,
+        }
     }
 }
 
-impl From<u32> for Value {
+impl From<String> for Value<'_> {
+    fn from(v: String) -> Self {
+        Value::Str(Cow::Owned(v))
+    }
+}
+
+impl From<Option<String>> for Value<'_> {
+    fn from(v: Option<String>) -> Self {
+        Value::OptStr(v.map(Cow::Owned))
+    }
+}
+
+impl<'a> From<&'a str> for Value<'a> {
+    fn from(v: &'a str) -> Self {
+        Value::Str(Cow::Borrowed(v))
+    }
+}
+
+impl<'a> From<&'a String> for Value<'a> {
+    fn from(v: &'a String) -> Self {
+        Value::Str(Cow::Borrowed(v.as_str()))
+    }
+}
+
+impl<'a> From<Option<&'a str>> for Value<'a> {
+    fn from(v: Option<&'a str>) -> Self {
+        Value::OptStr(v.map(Cow::Borrowed))
+    }
+}
+
+impl From<u32> for Value<'_> {
     /// Counts are `INTEGER` columns; a count beyond `i32::MAX` is stored as the maximum.
-    fn from(v: u32) -> Value {
+    fn from(v: u32) -> Self {
         Value::I32(i32::try_from(v).unwrap_or(i32::MAX))
     }
 }
 
 /// A statement: SQL with `?` placeholders (numbered for PostgreSQL by its driver) and its values.
 #[derive(Debug, Clone, Default)]
-pub struct Stmt {
+pub struct Stmt<'a> {
     pub sql: String,
-    pub args: Vec<Value>,
+    pub args: Vec<Value<'a>>,
 }
 
-impl Stmt {
+impl<'a> Stmt<'a> {
     /// A statement with no values yet.
-    pub fn new(sql: impl Into<String>) -> Stmt {
+    pub fn new(sql: impl Into<String>) -> Self {
         Stmt { sql: sql.into(), args: Vec::new() }
     }
 
     /// Adds the value of the next `?`.
-    pub fn bind(mut self, v: impl Into<Value>) -> Stmt {
+    pub fn bind(mut self, v: impl Into<Value<'a>>) -> Self {
         self.args.push(v.into());
         self
     }
 
     /// Appends SQL text.
-    pub fn push(&mut self, sql: &str) -> &mut Stmt {
+    pub fn push(&mut self, sql: &str) -> &mut Self {
         self.sql.push_str(sql);
         self
     }
 
     /// Appends a `?` and its value.
-    pub fn push_bind(&mut self, v: impl Into<Value>) -> &mut Stmt {
+    pub fn push_bind(&mut self, v: impl Into<Value<'a>>) -> &mut Self {
         self.sql.push('?');
         self.args.push(v.into());
         self
     }
 
     /// Appends `(?, ?, ...)` with these values (`(NULL)` when empty, which matches nothing).
-    pub fn push_list<V: Into<Value>>(&mut self, values: impl IntoIterator<Item = V>) -> &mut Stmt {
+    pub fn push_list<V: Into<Value<'a>>>(&mut self, values: impl IntoIterator<Item = V>) -> &mut Self {
         self.sql.push('(');
         let mut any = false;
         for v in values {
@@ -168,7 +211,7 @@ impl Stmt {
     }
 
     /// Appends `((?, ?), (?, ?), ...)`: a list of row values, for `(a, b) IN ...`.
-    pub fn push_row_list(&mut self, rows: impl IntoIterator<Item = Vec<Value>>) -> &mut Stmt {
+    pub fn push_row_list(&mut self, rows: impl IntoIterator<Item = Vec<Value<'a>>>) -> &mut Self {
         self.sql.push('(');
         self.push_rows(rows);
         self.sql.push(')');
@@ -176,7 +219,7 @@ impl Stmt {
     }
 
     /// Appends `(?, ?, ...), (?, ...)`: one parenthesized tuple per row.
-    pub fn push_rows(&mut self, rows: impl IntoIterator<Item = Vec<Value>>) -> &mut Stmt {
+    pub fn push_rows(&mut self, rows: impl IntoIterator<Item = Vec<Value<'a>>>) -> &mut Self {
         for (n, row) in rows.into_iter().enumerate() {
             if n > 0 {
                 self.sql.push_str(", ");
@@ -190,13 +233,13 @@ impl Stmt {
 /// A row read back: its columns in the order of the statement, decoded by the kinds asked for.
 #[derive(Debug)]
 pub struct Row {
-    values: std::vec::IntoIter<Value>,
+    values: std::vec::IntoIter<Value<'static>>,
     table: &'static str,
 }
 
 impl Row {
     /// A row of `table` (named in errors).
-    pub fn new(values: Vec<Value>, table: &'static str) -> Row {
+    pub fn new(values: Vec<Value<'static>>, table: &'static str) -> Row {
         Row { values: values.into_iter(), table }
     }
 

@@ -155,7 +155,7 @@ async fn list_tasks_pages_by_name_and_filters_by_app(db: &TestDb) {
     let names = |v: Vec<ax_scheduler::model::Task>| v.into_iter().map(|t| t.name).collect::<Vec<_>>();
     assert_eq!(names(store.list_tasks(None, None, 2).await.expect("l")), ["a", "b"]);
     assert_eq!(names(store.list_tasks(None, Some("b"), 2).await.expect("l")), ["c", "d"]);
-    assert_eq!(names(store.list_tasks(Some("ops"), None, 10).await.expect("l")), ["d"]);
+    assert_eq!(names(store.list_tasks(Some(&["ops".to_owned()]), None, 10).await.expect("l")), ["d"]);
 }
 
 async fn trigger_creates_one_instance_per_fire_and_advances_the_schedule(db: &TestDb) {
@@ -346,6 +346,7 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     let by_task = |name: &str, status: Option<InstanceStatus>, before_id: Option<i64>, limit: u32| InstanceFilter {
         task_name: Some(name.into()),
         status,
+        apps: None,
         before_id,
         limit,
     };

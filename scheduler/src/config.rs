@@ -138,7 +138,7 @@ pub struct Options {
     pub log: Option<String>,
 
     // Access control and audit.
-    /// SPIFFE trust domain of client certificates: identities are spiffe://<this>/<role>/<name>
+    /// SPIFFE trust domain of client certificates: identities are spiffe://THIS/ROLE/NAME
     /// [default: ax]
     #[arg(long, env = "AX_TRUST_DOMAIN")]
     pub trust_domain: Option<String>,
@@ -514,6 +514,15 @@ mod tests {
         assert!(c.policy.scopes["bob"].contains("demo"));
         assert_eq!(c.audit_retention, Duration::from_secs(7 * 86_400));
         assert_eq!(Config::from_options(Options::default()).expect("defaults").policy.trust_domain, "ax");
+        let dir = std::env::temp_dir().join(format!("ax-config-scope-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("axd.toml");
+        std::fs::write(&file, "trust_domain = \"corp\"\nscope = [\"ops=*\", \"bob=billing\"]\n").expect("write");
+        let c = Config::resolve(Args::parse_from(["axd", "--config", file.to_str().expect("utf8")])).expect("file");
+        assert_eq!(c.policy.trust_domain, "corp");
+        assert_eq!(c.policy.scopes["ops"], crate::auth::AppScope::All);
+        assert!(c.policy.scopes["bob"].contains("billing"));
+        let _ = std::fs::remove_dir_all(dir);
         let bad = |o: Options| Config::from_options(o).expect_err("refused").to_string();
         let e = bad(Options { trust_domain: Some("Corp/x".into()), ..Options::default() });
         assert!(e.starts_with("trust_domain:"), "{e}");

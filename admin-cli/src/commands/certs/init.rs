@@ -39,7 +39,7 @@ pub struct InitArgs {
     /// App to issue a worker certificate for, spiffe://ax/worker/APP (repeatable).
     #[arg(long = "app", value_name = "APP", default_value = "demo", value_parser = parse_app)]
     pub apps: Vec<String>,
-    /// Name of the admin certificate, spiffe://<td>/admin/NAME (may change anything; give axd
+    /// Name of the admin certificate, spiffe://TD/admin/NAME (may change anything; give axd
     /// `--scope NAME=*` or a list of apps).
     #[arg(long, value_name = "NAME", default_value = "admin", value_parser = parse_name)]
     pub admin: String,

@@ -434,6 +434,75 @@ async fn plaintext_on_loopback_is_anonymous_and_may_do_everything(db: &TestDb) {
     axd.stop().await;
 }
 
+/// Every mutating call and every denial logs one info line naming identity, RPC, target and
+/// outcome; reads that are allowed log nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutating_calls_and_denials_log_one_line_each() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = std::env::temp_dir().join(format!("ax-authz-log-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let ca = TestCa::create(&dir);
+    ca.issue("alice", "spiffe://ax/admin/alice");
+    ca.issue("val", "spiffe://ax/viewer/val");
+    let db = format!("sqlite://{}", dir.join("ax.db").display());
+    let (cert, key, client_ca) = (dir.join("server.pem"), dir.join("server.key"), dir.join("ca.pem"));
+    let log = dir.join("axd.log");
+    let mut axd = ax_tests::procs::AxdProcess::start(
+        &[
+            "--database-url",
+            &db,
+            "--listen",
+            "127.0.0.1:0",
+            "--tls-cert",
+            cert.to_str().expect("utf8"),
+            "--tls-key",
+            key.to_str().expect("utf8"),
+            "--tls-client-ca",
+            client_ca.to_str().expect("utf8"),
+            "--scope",
+            "alice=billing",
+            "--scope",
+            "val=billing",
+        ],
+        &log,
+    )
+    .await;
+    let addr = axd.addr.to_string();
+    let mut alice = Client::new(ca.channel(&addr, "alice").await);
+    let mut val = Client::new(ca.channel(&addr, "val").await);
+    alice.create_task(pb::CreateTaskRequest { task: Some(spec("t", "billing", "h", manual())) }).await.expect("create");
+    val.get_task(pb::GetTaskRequest { name: "t".into() }).await.expect("a read in scope");
+    val.delete_task(pb::DeleteTaskRequest { name: "t".into() }).await.expect_err("viewer deletes");
+    alice.get_cluster_stats(pb::GetClusterStatsRequest {}).await.expect_err("needs scope *");
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let text = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("GetClusterStats") || tokio::time::Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let lines = |rpc: &str| text.lines().filter(|l| l.contains(&format!("rpc=\"{rpc}\""))).collect::<Vec<_>>();
+    let created = lines("CreateTask");
+    assert_eq!(created.len(), 1, "{text}");
+    assert!(created[0].contains("INFO") && created[0].contains("identity=spiffe://ax/admin/alice"), "{text}");
+    assert!(created[0].contains("target=task/t") && created[0].contains("outcome=ok"), "{text}");
+    let deleted = lines("DeleteTask");
+    assert_eq!(deleted.len(), 1, "{text}");
+    assert!(
+        deleted[0].contains("admin call denied") && deleted[0].contains("identity=spiffe://ax/viewer/val"),
+        "{text}"
+    );
+    assert!(deleted[0].contains("outcome=denied") && deleted[0].contains("needs role admin"), "{text}");
+    let stats = lines("GetClusterStats");
+    assert_eq!(stats.len(), 1, "{text}");
+    assert!(stats[0].contains("admin call denied") && stats[0].contains("scope"), "{text}");
+    assert!(lines("GetTask").is_empty(), "allowed reads are not logged: {text}");
+    axd.terminate().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 on_every_backend!(
     every_rpc_by_every_role_in_and_out_of_scope,
     audit_entries_past_retention_are_purged,

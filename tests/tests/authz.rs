@@ -15,7 +15,7 @@ use ax_tests::{
     TestDb,
     axd::Axd,
     certs::TestCa,
-    client::{manual, spec},
+    client::{RawWorker, hello, manual, spec},
     on_every_backend,
     procs::axctl,
 };
@@ -321,6 +321,14 @@ async fn every_rpc_by_every_role_in_and_out_of_scope(db: &TestDb) {
         let e = c.list_tasks(pb::ListTasksRequest::default()).await.expect_err(stem);
         assert_eq!(e.code(), Code::PermissionDenied, "{stem}: {e:?}");
     }
+
+    // Workers of the trust domain connect for their own app only.
+    let ch = ca.channel(&addr, "worker").await;
+    RawWorker::connect(ch.clone(), hello("billing", "w1", "h", 1, 1)).await.expect("own app, own trust domain");
+    let Err(refused) = RawWorker::connect(ch, hello("reports", "w1", "h", 1, 1)).await else {
+        panic!("a billing worker connected for reports")
+    };
+    assert_eq!(refused.code(), Code::PermissionDenied);
 
     // axctl lists the audit trail with filters, as JSON.
     let env = |stem: &str| {

@@ -322,6 +322,19 @@ async fn every_rpc_by_every_role_in_and_out_of_scope(db: &TestDb) {
         assert_eq!(e.code(), Code::PermissionDenied, "{stem}: {e:?}");
     }
 
+    // Moving a task to another app needs scope on both.
+    let mut alice = Client::new(ca.channel(&addr, "alice").await);
+    let before = snapshot(&mut root).await;
+    let move_it = pb::UpdateTaskRequest {
+        name: "billing-3".into(),
+        task: Some(pb::TaskSpec { app: "reports".into(), ..Default::default() }),
+        update_mask: Some(prost_types::FieldMask { paths: vec!["app".into()] }),
+    };
+    let e = alice.update_task(move_it).await.expect_err("out of scope after the change");
+    assert_eq!(e.code(), Code::PermissionDenied);
+    assert!(e.message().contains("app \"reports\""), "{}", e.message());
+    assert_eq!(snapshot(&mut root).await, before);
+
     // Workers of the trust domain connect for their own app only.
     let ch = ca.channel(&addr, "worker").await;
     RawWorker::connect(ch.clone(), hello("billing", "w1", "h", 1, 1)).await.expect("own app, own trust domain");

@@ -196,6 +196,9 @@ impl AdminService for Fake {
     async fn list_schedulers(&self, _: Request<ListSchedulersRequest>) -> Reply<ListSchedulersResponse> {
         Err(Status::unimplemented("fake"))
     }
+    async fn list_audit_entries(&self, _: Request<ListAuditEntriesRequest>) -> Reply<ListAuditEntriesResponse> {
+        Err(Status::unimplemented("not faked"))
+    }
     async fn get_cluster_stats(&self, request: Request<GetClusterStatsRequest>) -> Reply<GetClusterStatsResponse> {
         let has_cert = request.peer_certs().is_some_and(|certs| !certs.is_empty());
         self.seen.lock().expect("lock").client_cert = has_cert;

@@ -136,6 +136,21 @@ pub struct Options {
     /// Log filter, e.g. info or ax_scheduler=debug [default: info]
     #[arg(long, env = "AX_LOG")]
     pub log: Option<String>,
+
+    // Access control and audit.
+    /// SPIFFE trust domain of client certificates: identities are spiffe://THIS/ROLE/NAME
+    /// [default: ax]
+    #[arg(long, env = "AX_TRUST_DOMAIN")]
+    pub trust_domain: Option<String>,
+    /// Apps an identity name (of a viewer, operator or admin certificate) may act on:
+    /// NAME=APP[,APP...] or NAME=* for every app; repeat the flag (in AX_SCOPE separate entries with
+    /// `;`, in the file `scope = ["alice=*", "bob=billing"]`). A name without a scope may act on no
+    /// app (deny by default). Ignored without TLS [default: none]
+    #[arg(long, env = "AX_SCOPE", value_delimiter = ';')]
+    pub scope: Option<Vec<String>>,
+    /// How long entries of the audit table (ax_audit) are kept [default: 90d]
+    #[arg(long, env = "AX_AUDIT_RETENTION")]
+    pub audit_retention: Option<HumanDuration>,
 }
 
 impl Options {
@@ -164,6 +179,9 @@ impl Options {
             retention: self.retention.or(other.retention),
             shutdown_timeout: self.shutdown_timeout.or(other.shutdown_timeout),
             log: self.log.or(other.log),
+            trust_domain: self.trust_domain.or(other.trust_domain),
+            scope: self.scope.or(other.scope),
+            audit_retention: self.audit_retention.or(other.audit_retention),
         }
     }
 }
@@ -222,6 +240,12 @@ pub struct Config {
     pub shutdown_timeout: Duration,
     /// Log filter.
     pub log: String,
+
+    // Access control and audit.
+    /// Trust domain and app scopes (used with mTLS).
+    pub policy: crate::auth::Policy,
+    /// Retention of audit entries.
+    pub audit_retention: Duration,
 }
 
 /// A configuration error, naming the option.
@@ -283,7 +307,7 @@ impl Config {
                 ));
             }
         };
-        let c = Config {
+        let mut c = Config {
             database_url: o.database_url.unwrap_or_else(|| "sqlite://./ax-data/ax.db".to_owned()),
             listen: o.listen.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7070))),
             tls,
@@ -306,7 +330,21 @@ impl Config {
             retention: d(o.retention, Duration::from_secs(30 * 86_400)),
             shutdown_timeout: d(o.shutdown_timeout, Duration::from_secs(10)),
             log: o.log.unwrap_or_else(|| "info".to_owned()),
+            policy: crate::auth::Policy {
+                trust_domain: o.trust_domain.unwrap_or_else(|| "ax".to_owned()),
+                scopes: Default::default(),
+            },
+            audit_retention: d(o.audit_retention, Duration::from_secs(90 * 86_400)),
         };
+        crate::auth::check_trust_domain(&c.policy.trust_domain)
+            .map_err(|reason| ConfigError::Invalid { option: "trust_domain", reason })?;
+        for entry in o.scope.unwrap_or_default() {
+            let (name, scope) =
+                crate::auth::parse_scope(&entry).map_err(|reason| ConfigError::Invalid { option: "scope", reason })?;
+            if c.policy.scopes.insert(name.clone(), scope).is_some() {
+                return Err(ConfigError::Invalid { option: "scope", reason: format!("{name:?} is given twice") });
+            }
+        }
         if !(c.database_url.starts_with("sqlite:")
             || c.database_url.starts_with("postgres:")
             || c.database_url.starts_with("postgresql:")
@@ -364,6 +402,7 @@ impl Config {
         between("scheduler_heartbeat", c.scheduler_heartbeat, Duration::from_millis(100), Duration::from_secs(60))?;
         between("retention", c.retention, Duration::from_secs(60), Duration::from_secs(3650 * 86_400))?;
         between("shutdown_timeout", c.shutdown_timeout, Duration::ZERO, Duration::from_secs(3600))?;
+        between("audit_retention", c.audit_retention, Duration::from_secs(3600), Duration::from_secs(3650 * 86_400))?;
         if !(1..=100_000).contains(&c.trigger_batch) {
             return Err(invalid("trigger_batch", "must be 1-100000"));
         }
@@ -454,6 +493,43 @@ mod tests {
             Config::resolve(Args::parse_from(["axd", "--config", file.to_str().expect("utf8")])).expect_err("typo");
         assert!(err.to_string().contains("lisen"), "{err}");
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn scopes_and_the_trust_domain_are_parsed_and_checked_by_name() {
+        let args = Args::parse_from([
+            "axd",
+            "--trust-domain",
+            "corp.example",
+            "--scope",
+            "alice=*",
+            "--scope",
+            "bob=billing,demo",
+            "--audit-retention",
+            "7d",
+        ]);
+        let c = Config::resolve(args).expect("resolve");
+        assert_eq!(c.policy.trust_domain, "corp.example");
+        assert_eq!(c.policy.scopes["alice"], crate::auth::AppScope::All);
+        assert!(c.policy.scopes["bob"].contains("demo"));
+        assert_eq!(c.audit_retention, Duration::from_secs(7 * 86_400));
+        assert_eq!(Config::from_options(Options::default()).expect("defaults").policy.trust_domain, "ax");
+        let dir = std::env::temp_dir().join(format!("ax-config-scope-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("axd.toml");
+        std::fs::write(&file, "trust_domain = \"corp\"\nscope = [\"ops=*\", \"bob=billing\"]\n").expect("write");
+        let c = Config::resolve(Args::parse_from(["axd", "--config", file.to_str().expect("utf8")])).expect("file");
+        assert_eq!(c.policy.trust_domain, "corp");
+        assert_eq!(c.policy.scopes["ops"], crate::auth::AppScope::All);
+        assert!(c.policy.scopes["bob"].contains("billing"));
+        let _ = std::fs::remove_dir_all(dir);
+        let bad = |o: Options| Config::from_options(o).expect_err("refused").to_string();
+        let e = bad(Options { trust_domain: Some("Corp/x".into()), ..Options::default() });
+        assert!(e.starts_with("trust_domain:"), "{e}");
+        let e = bad(Options { scope: Some(vec!["alice".into()]), ..Options::default() });
+        assert!(e.starts_with("scope:"), "{e}");
+        let e = bad(Options { scope: Some(vec!["a=x".into(), "a=y".into()]), ..Options::default() });
+        assert!(e.contains("twice"), "{e}");
     }
 
     #[test]

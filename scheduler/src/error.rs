@@ -120,26 +120,33 @@ impl Error {
 /// Result of a service call.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl From<Error> for tonic::Status {
-    fn from(e: Error) -> Self {
-        let message = e.to_string();
-        match e {
-            Error::InvalidArgument { .. } => tonic::Status::invalid_argument(message),
-            Error::NotFound(_) => tonic::Status::not_found(message),
-            Error::AlreadyExists(_) => tonic::Status::already_exists(message),
-            Error::FailedPrecondition(_) => tonic::Status::failed_precondition(message),
-            Error::PermissionDenied(_) => tonic::Status::permission_denied(message),
-            Error::Unauthenticated(_) => tonic::Status::unauthenticated(message),
-            Error::Aborted(_) => tonic::Status::aborted(message),
+impl Error {
+    /// The gRPC status code of this error: the one place where it is chosen.
+    pub fn code(&self) -> tonic::Code {
+        use tonic::Code;
+        match self {
+            Error::InvalidArgument { .. } => Code::InvalidArgument,
+            Error::NotFound(_) => Code::NotFound,
+            Error::AlreadyExists(_) => Code::AlreadyExists,
+            Error::FailedPrecondition(_) => Code::FailedPrecondition,
+            Error::PermissionDenied(_) => Code::PermissionDenied,
+            Error::Unauthenticated(_) => Code::Unauthenticated,
+            Error::Aborted(_) => Code::Aborted,
             Error::Store(store) => match store {
-                StoreError::Unavailable(_) => tonic::Status::unavailable(message),
-                StoreError::UniqueViolation(_) => tonic::Status::already_exists(message),
-                StoreError::Conflict(_) => tonic::Status::aborted(message),
+                StoreError::Unavailable(_) => Code::Unavailable,
+                StoreError::UniqueViolation(_) => Code::AlreadyExists,
+                StoreError::Conflict(_) => Code::Aborted,
                 StoreError::Query(_)
                 | StoreError::Migrate(_)
                 | StoreError::Corrupt { .. }
-                | StoreError::UnsupportedUrl(_) => tonic::Status::internal(message),
+                | StoreError::UnsupportedUrl(_) => Code::Internal,
             },
         }
+    }
+}
+
+impl From<Error> for tonic::Status {
+    fn from(e: Error) -> Self {
+        tonic::Status::new(e.code(), e.to_string())
     }
 }

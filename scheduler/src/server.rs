@@ -184,14 +184,14 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     let clock: Arc<dyn Clock> = clock.unwrap_or_else(|| Arc::new(db_clock.clone()));
     let host = host_name();
     let scheduler_id = format!("{host}-{}-{:04x}", std::process::id(), fastrand::u16(..));
-    let auth_mode = if config.tls.is_some() { AuthMode::Mtls } else { AuthMode::Open };
+    let auth_mode = if config.tls.is_some() { AuthMode::Mtls(Arc::new(config.policy.clone())) } else { AuthMode::Open };
     let (writer, writer_queue) = Writer::new();
     let progress = Arc::new(Progress::default());
     let core = Arc::new(Core {
         pools: pools.clone(),
         clock: clock.clone(),
         scheduler_id: scheduler_id.clone(),
-        auth: auth_mode,
+        auth: auth_mode.clone(),
         signals: Signals::default(),
         registry: Arc::new(Registry::default()),
         writer,
@@ -257,7 +257,12 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     let writer = spawn("writer", writer::run(core.clone(), writer_queue, writer_cancel.clone()));
     let sweeper = Sweeper::new(
         core.clone(),
-        SweeperConfig { batch: 500, retention: config.retention, housekeeping_every: Duration::from_secs(60) },
+        SweeperConfig {
+            batch: 500,
+            retention: config.retention,
+            housekeeping_every: Duration::from_secs(60),
+            audit_retention: config.audit_retention,
+        },
     );
     tasks.push(spawn("sweeper", sweeper.run(cancel.clone())));
     tasks.push(spawn("lease", lease::run(core.clone(), cancel.clone())));
@@ -316,7 +321,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         }
     }
     let router = builder
-        .add_service(InterceptedService::new(health_service, auth::any_identity(auth_mode)))
+        .add_service(InterceptedService::new(health_service, auth::any_identity(auth_mode.clone())))
         .add_service(InterceptedService::new(reflection, auth::any_identity(auth_mode)))
         .add_service(AdminServiceServer::new(AdminApi::new(core.clone())))
         .add_service(WorkerServiceServer::new(WorkerApi::new(core.clone(), cancel.clone())));

@@ -11,6 +11,7 @@
 //! summary at the end of `scripts/test.sh`.
 
 pub mod axd;
+pub mod certs;
 pub mod client;
 pub mod netns;
 pub mod procs;

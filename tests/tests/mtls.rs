@@ -59,6 +59,7 @@ async fn certificate_identities_decide_what_each_caller_may_do() {
         o.tls_cert = Some(dir.join("server.pem"));
         o.tls_key = Some(dir.join("server.key"));
         o.tls_client_ca = Some(dir.join("ca.pem"));
+        o.scope = Some(vec!["alice=*".into(), "val=*".into()]);
     })
     .await;
     let addr = axd.running.addr.to_string();

@@ -155,7 +155,11 @@ async fn list_tasks_pages_by_name_and_filters_by_app(db: &TestDb) {
     let names = |v: Vec<ax_scheduler::model::Task>| v.into_iter().map(|t| t.name).collect::<Vec<_>>();
     assert_eq!(names(store.list_tasks(None, None, 2).await.expect("l")), ["a", "b"]);
     assert_eq!(names(store.list_tasks(None, Some("b"), 2).await.expect("l")), ["c", "d"]);
-    assert_eq!(names(store.list_tasks(Some("ops"), None, 10).await.expect("l")), ["d"]);
+    assert_eq!(names(store.list_tasks(Some(&["ops".to_owned()]), None, 10).await.expect("l")), ["d"]);
+    // App scopes: several apps, pages within them, and an empty scope that sees nothing.
+    let scope = [config(Schedule::Manual).app, "ops".to_owned(), "none".to_owned()];
+    assert_eq!(names(store.list_tasks(Some(&scope), Some("b"), 10).await.expect("l")), ["c", "d"]);
+    assert!(store.list_tasks(Some(&[]), None, 10).await.expect("l").is_empty());
 }
 
 async fn trigger_creates_one_instance_per_fire_and_advances_the_schedule(db: &TestDb) {
@@ -346,6 +350,7 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     let by_task = |name: &str, status: Option<InstanceStatus>, before_id: Option<i64>, limit: u32| InstanceFilter {
         task_name: Some(name.into()),
         status,
+        apps: None,
         before_id,
         limit,
     };
@@ -368,6 +373,19 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     );
     assert_eq!(ids_of(store.list_instances(&by_task("other", None, None, 10)).await.unwrap()), vec![foreign]);
     assert!(store.list_instances(&by_task("nope", None, None, 10)).await.unwrap().is_empty());
+    // App scopes, with and without a task name (the two queries differ).
+    let app = other.config.app.clone();
+    let scoped = |task: Option<&str>, apps: Vec<String>| InstanceFilter {
+        task_name: task.map(str::to_owned),
+        apps: Some(apps),
+        limit: 100,
+        ..Default::default()
+    };
+    let mine = store.list_instances(&scoped(Some("pages"), vec![app.clone(), "x".into()])).await.unwrap();
+    assert_eq!(ids_of(mine), vec![ids[4], ids[3], ids[2], ids[1], ids[0]]);
+    assert!(store.list_instances(&scoped(Some("pages"), vec!["x".into()])).await.unwrap().is_empty());
+    assert!(store.list_instances(&scoped(None, vec![])).await.unwrap().is_empty());
+    assert!(store.list_instances(&scoped(None, vec![app])).await.unwrap().len() >= 6);
 }
 
 async fn racing_manual_triggers_with_one_key_create_one_instance(db: &TestDb) {

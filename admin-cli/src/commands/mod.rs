@@ -9,6 +9,7 @@ use crate::{
     output::OutputFormat,
 };
 
+pub mod audit;
 pub mod certs;
 pub mod cluster;
 pub mod instance;
@@ -60,6 +61,9 @@ pub enum Command {
     /// Cluster-wide counts.
     #[command(subcommand)]
     Cluster(cluster::ClusterCommand),
+    /// The audit trail of changes made through AdminService.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
     /// Development certificates for mTLS (local files only, no server needed).
     #[command(subcommand)]
     Certs(certs::CertsCommand),
@@ -75,6 +79,7 @@ impl Command {
             Command::Worker(command) => command.run(ctx).await,
             Command::Scheduler(command) => command.run(ctx).await,
             Command::Cluster(command) => command.run(ctx).await,
+            Command::Audit(command) => command.run(ctx).await,
             Command::Certs(command) => command.run(ctx),
         }
     }

@@ -19,6 +19,7 @@
 //! }
 //! ```
 
+mod audit;
 mod cluster;
 mod instances;
 mod layout;
@@ -35,6 +36,7 @@ mod trail;
 
 use clap::ValueEnum;
 
+pub use audit::{AuditEntryView, audit_table};
 pub use cluster::{SchedulerView, StatsView, WorkerView, scheduler_table, stats_details, worker_table};
 pub use instances::{InstanceView, instance_details, instance_table};
 pub use layout::indent;

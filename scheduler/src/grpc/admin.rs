@@ -1,8 +1,14 @@
 //! AdminService: the operator API (axctl and any generated client).
 //!
-//! Every call authorizes the caller, validates every field (errors name the field), and changes
-//! nothing when it fails. Task changes are optimistic: read, compute, write if the version is
-//! unchanged, retry otherwise.
+//! Every call authorizes the caller (role, then the app scope of its target: see [`crate::auth`]),
+//! validates every field (errors name the field), and changes nothing when it fails. Task changes
+//! are optimistic: read, compute, write if the version is unchanged, retry otherwise.
+//!
+//! Every mutating call (and every denial) logs one line at info: identity, RPC, target, outcome.
+//! Every mutating call is also kept in `ax_audit`, written right after the change on the admin
+//! pool (not in the change's transaction: the lifecycle and trigger own those transactions). A
+//! crash between the two loses that one entry; a failure to write it is logged at warn and does
+//! not fail the call, whose change is already committed.
 
 use std::{sync::Arc, time::Duration};
 
@@ -10,7 +16,7 @@ use ax_proto::v1::{self as pb, admin_service_server::AdminService};
 use tonic::{Request, Response, Status};
 
 use crate::{
-    auth::{self, Access, Identity},
+    auth::{self, Access, Grant},
     core::Core,
     error::{Error, Result, StoreError},
     grpc::convert::{self, apply_field, initial_next_fire, task_from_pb},
@@ -18,7 +24,7 @@ use crate::{
     loops::trigger::trigger_manual,
     model::{Task, TaskEventKind, Ts},
     schedule::{Compiled, preview},
-    store::{Actor, InstanceFilter, ManualTrigger, NewTask, TaskUpdate},
+    store::{Actor, AuditEntry, AuditFilter, InstanceFilter, ManualTrigger, NewTask, TaskUpdate},
     validate,
 };
 
@@ -34,10 +40,50 @@ impl AdminApi {
         AdminApi { core }
     }
 
-    fn caller<T>(&self, req: &Request<T>, access: Access) -> Result<Identity> {
-        let id = auth::identity(self.core.auth, req)?;
-        auth::authorize_admin(&id, access)?;
-        Ok(id)
+    /// The caller's grant for a call needing `access`; notes who it is.
+    fn caller<T>(&self, req: &Request<T>, access: Access, note: &mut Note) -> Result<Grant> {
+        let id = auth::identity(&self.core.auth, req)?;
+        note.actor = id.actor();
+        auth::authorize_admin(&self.core.auth, &id, access)
+    }
+
+    /// Logs (and, for a mutating call, audits) the outcome of a call, and turns it into a reply.
+    async fn finish<T>(&self, note: Note, result: Result<T>) -> Reply<T> {
+        let (outcome, detail) = match &result {
+            Ok(_) => ("ok".to_owned(), note.detail.clone()),
+            Err(Error::PermissionDenied(why)) => ("denied".to_owned(), why.clone()),
+            Err(e) => (code_name(e.code()), e.to_string()),
+        };
+        let denied = outcome == "denied";
+        if note.mutating || denied {
+            tracing::info!(
+                identity = %note.actor,
+                rpc = note.rpc,
+                target = %note.target,
+                outcome = %outcome,
+                detail = %detail,
+                "admin call {}",
+                if denied { "denied" } else { "audited" }
+            );
+        }
+        if note.mutating {
+            let entry = AuditEntry {
+                id: 0,
+                at: self.now(),
+                actor: note.actor,
+                rpc: note.rpc.to_owned(),
+                target: note.target,
+                app: note.app,
+                outcome,
+                detail,
+                before: note.before,
+                after: note.after,
+            };
+            if let Err(e) = self.core.pools.admin.insert_audit(&entry).await {
+                tracing::warn!(error = %e, rpc = entry.rpc, target = %entry.target, "could not write the audit entry");
+            }
+        }
+        result.map(Response::new).map_err(Status::from)
     }
 
     fn now(&self) -> Ts {
@@ -70,18 +116,27 @@ impl AdminApi {
     async fn change_task(
         &self,
         name: &str,
-        actor: &Identity,
+        grant: &Grant,
+        note: &mut Note,
         change: impl Fn(&Task, Ts) -> Result<Option<TaskUpdate>>,
     ) -> Result<Task> {
         for _ in 0..8 {
             let task = self.task(name).await?;
+            note.app = task.config.app.clone();
+            grant.app(&task.config.app)?;
             let now = self.now();
             let Some(update) = change(&task, now)? else {
+                note.detail = "no change".to_owned();
                 return Ok(task);
             };
-            let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor.actor() };
+            grant.app(&update.config.app)?;
+            let actor = grant.identity.actor();
+            let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
             if let Some(t) = self.core.pools.admin.update_task(&update, now, &a).await? {
                 self.core.signals.trigger.notify_one();
+                note.before = Some(task_json(&task));
+                note.after = Some(task_json(&t));
+                note.detail = update.event.1.clone();
                 return Ok(t);
             }
         }
@@ -103,15 +158,88 @@ fn unique_key() -> String {
 
 type Reply<T> = std::result::Result<Response<T>, Status>;
 
-#[tonic::async_trait]
-impl AdminService for AdminApi {
-    async fn create_task(&self, req: Request<pb::CreateTaskRequest>) -> Reply<pb::CreateTaskResponse> {
-        let caller = self.caller(&req, Access::Write)?;
+/// What [`AdminApi::finish`] logs and audits about one call.
+#[derive(Debug, Default)]
+struct Note {
+    rpc: &'static str,
+    mutating: bool,
+    actor: String,
+    target: String,
+    app: String,
+    detail: String,
+    before: Option<String>,
+    after: Option<String>,
+}
+
+impl Note {
+    fn read(rpc: &'static str, target: impl Into<String>) -> Note {
+        Note { rpc, target: target.into(), actor: "unknown".to_owned(), ..Default::default() }
+    }
+
+    fn write(rpc: &'static str, target: impl Into<String>) -> Note {
+        Note { mutating: true, ..Note::read(rpc, target) }
+    }
+}
+
+/// `not_found` for `Code::NotFound`, …
+fn code_name(code: tonic::Code) -> String {
+    let mut out = String::new();
+    for (i, c) in format!("{code:?}").chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// A task as JSON, for the audit trail's before and after.
+fn task_json(t: &Task) -> String {
+    let c = &t.config;
+    serde_json::json!({
+        "name": t.name,
+        "version": t.version,
+        "app": c.app,
+        "handler": c.handler,
+        "description": c.description,
+        "schedule": format!("{:?}", c.schedule),
+        "params": serde_json::from_str::<serde_json::Value>(&c.params).unwrap_or(serde_json::Value::String(c.params.clone())),
+        "enabled": c.enabled,
+        "misfire_policy": format!("{:?}", c.misfire_policy),
+        "misfire_threshold_ms": u64::try_from(c.misfire_threshold.as_millis()).unwrap_or(u64::MAX),
+        "max_catch_up": c.max_catch_up.get(),
+        "concurrency": format!("{:?}", c.concurrency),
+        "routing": format!("{:?}", c.routing),
+        "timeout_ms": c.timeout.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        "retry": format!("{:?}", c.retry),
+        "labels": c.labels,
+    })
+    .to_string()
+}
+
+fn task_target(name: &str) -> String {
+    format!("task/{}", clip(name))
+}
+
+/// At most 128 bytes of a name from the wire, for logs and the audit trail.
+fn clip(s: &str) -> &str {
+    let mut end = s.len().min(128);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+impl AdminApi {
+    async fn create_task_(&self, req: &Request<pb::CreateTaskRequest>, n: &mut Note) -> Result<pb::CreateTaskResponse> {
+        let grant = self.caller(req, Access::Manage, n)?;
         let spec = req.get_ref().task.as_ref().ok_or_else(|| Error::invalid("task", "is required"))?;
         let now = self.now();
         let (name, config) = task_from_pb(spec, now)?;
+        n.app = config.app.clone();
+        grant.app(&config.app)?;
         let next_fire_at = initial_next_fire(&config, now);
-        let actor = caller.actor();
+        let actor = grant.identity.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
         let task = match self
             .core
@@ -121,70 +249,68 @@ impl AdminService for AdminApi {
             .await
         {
             Ok(t) => t,
-            Err(StoreError::UniqueViolation(_)) => {
-                return Err(Error::AlreadyExists(format!("task {name:?}")).into());
-            }
-            Err(e) => return Err(Error::from(e).into()),
+            Err(StoreError::UniqueViolation(_)) => return Err(Error::AlreadyExists(format!("task {name:?}"))),
+            Err(e) => return Err(Error::from(e)),
         };
         self.core.signals.trigger.notify_one();
-        tracing::info!(task = %task.name, by = %actor, "task created");
+        n.after = Some(task_json(&task));
         let preview = Self::preview_of(&task, now);
-        Ok(Response::new(pb::CreateTaskResponse { task: Some(convert::task_to_pb(&task)), preview: Some(preview) }))
+        Ok(pb::CreateTaskResponse { task: Some(convert::task_to_pb(&task)), preview: Some(preview) })
     }
 
-    async fn get_task(&self, req: Request<pb::GetTaskRequest>) -> Reply<pb::GetTaskResponse> {
-        self.caller(&req, Access::Read)?;
+    async fn get_task_(&self, req: &Request<pb::GetTaskRequest>, n: &mut Note) -> Result<pb::GetTaskResponse> {
+        let grant = self.caller(req, Access::Read, n)?;
         let task = self.task(&req.get_ref().name).await?;
+        grant.app(&task.config.app)?;
         let events = self.core.pools.admin.task_events(task.id, 20).await.map_err(Error::from)?;
-        Ok(Response::new(pb::GetTaskResponse {
+        Ok(pb::GetTaskResponse {
             task: Some(convert::task_to_pb(&task)),
             events: events.iter().map(convert::task_event_to_pb).collect(),
-        }))
+        })
     }
 
-    async fn list_tasks(&self, req: Request<pb::ListTasksRequest>) -> Reply<pb::ListTasksResponse> {
-        self.caller(&req, Access::Read)?;
+    async fn list_tasks_(&self, req: &Request<pb::ListTasksRequest>, n: &mut Note) -> Result<pb::ListTasksResponse> {
+        let grant = self.caller(req, Access::Read, n)?;
         let r = req.get_ref();
         let limit = page_size("page_size", r.page_size, 100)?;
-        if !r.app.is_empty() {
+        let apps = if r.app.is_empty() {
+            grant.apps()
+        } else {
             validate::app("app", &r.app)?;
-        }
+            grant.app(&r.app)?;
+            Some(vec![r.app.clone()])
+        };
         let after = (!r.page_token.is_empty()).then_some(r.page_token.as_str());
-        let app = (!r.app.is_empty()).then_some(r.app.as_str());
-        let tasks = self.core.pools.admin.list_tasks(app, after, limit).await.map_err(Error::from)?;
+        let tasks = self.core.pools.admin.list_tasks(apps.as_deref(), after, limit).await.map_err(Error::from)?;
         let next_page_token = if tasks.len() == limit as usize {
             tasks.last().map(|t| t.name.clone()).unwrap_or_default()
         } else {
             String::new()
         };
-        Ok(Response::new(pb::ListTasksResponse {
-            tasks: tasks.iter().map(convert::task_to_pb).collect(),
-            next_page_token,
-        }))
+        Ok(pb::ListTasksResponse { tasks: tasks.iter().map(convert::task_to_pb).collect(), next_page_token })
     }
 
-    async fn update_task(&self, req: Request<pb::UpdateTaskRequest>) -> Reply<pb::UpdateTaskResponse> {
-        let caller = self.caller(&req, Access::Write)?;
+    async fn update_task_(&self, req: &Request<pb::UpdateTaskRequest>, n: &mut Note) -> Result<pb::UpdateTaskResponse> {
+        let grant = self.caller(req, Access::Manage, n)?;
         let r = req.get_ref();
         let spec = r.task.as_ref().ok_or_else(|| Error::invalid("task", "is required"))?;
         if !spec.name.is_empty() && spec.name != r.name {
-            return Err(Error::invalid("task.name", "tasks cannot be renamed; leave it empty or equal to name").into());
+            return Err(Error::invalid("task.name", "tasks cannot be renamed; leave it empty or equal to name"));
         }
         let paths: Vec<String> = r.update_mask.as_ref().map(|m| m.paths.clone()).unwrap_or_default();
         if paths.is_empty() {
-            return Err(Error::invalid("update_mask", "names no field; nothing to update").into());
+            return Err(Error::invalid("update_mask", "names no field; nothing to update"));
         }
         for p in &paths {
             if !convert::UPDATABLE_FIELDS.contains(&p.as_str()) {
                 return Err(Error::invalid(
                     "update_mask",
                     format!("unknown or immutable field {p:?}; updatable: {}", convert::UPDATABLE_FIELDS.join(", ")),
-                )
-                .into());
+                ));
             }
         }
         let task = self
-            .change_task(&r.name, &caller, |task, now| {
+            .change_task(&r.name, &grant, n, |task, now| {
                 let mut c = task.config.clone();
                 for p in &paths {
                     apply_field(&mut c, spec, p, "task", now)?;
@@ -201,28 +327,34 @@ impl AdminService for AdminApi {
             })
             .await?;
         let preview = Self::preview_of(&task, self.now());
-        Ok(Response::new(pb::UpdateTaskResponse { task: Some(convert::task_to_pb(&task)), preview: Some(preview) }))
+        Ok(pb::UpdateTaskResponse { task: Some(convert::task_to_pb(&task)), preview: Some(preview) })
     }
 
-    async fn delete_task(&self, req: Request<pb::DeleteTaskRequest>) -> Reply<pb::DeleteTaskResponse> {
-        let caller = self.caller(&req, Access::Write)?;
+    async fn delete_task_(&self, req: &Request<pb::DeleteTaskRequest>, n: &mut Note) -> Result<pb::DeleteTaskResponse> {
+        let grant = self.caller(req, Access::Manage, n)?;
         let name = &req.get_ref().name;
-        validate::task_name("name", name)?;
-        let actor = caller.actor();
+        let task = self.task(name).await?;
+        n.app = task.config.app.clone();
+        grant.app(&task.config.app)?;
+        let actor = grant.identity.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
         match crate::lifecycle::apply::delete_task(&self.core.pools.admin, name, self.now(), &a)
             .await
             .map_err(Error::from)?
         {
-            Some(n) => Ok(Response::new(pb::DeleteTaskResponse { canceled_instances: n })),
-            None => Err(Error::NotFound(format!("task {name:?}")).into()),
+            Some(canceled) => {
+                n.before = Some(task_json(&task));
+                n.detail = format!("{canceled} pending instances canceled");
+                Ok(pb::DeleteTaskResponse { canceled_instances: canceled })
+            }
+            None => Err(Error::NotFound(format!("task {name:?}"))),
         }
     }
 
-    async fn enable_task(&self, req: Request<pb::EnableTaskRequest>) -> Reply<pb::EnableTaskResponse> {
-        let caller = self.caller(&req, Access::Write)?;
+    async fn enable_task_(&self, req: &Request<pb::EnableTaskRequest>, n: &mut Note) -> Result<pb::EnableTaskResponse> {
+        let grant = self.caller(req, Access::Operate, n)?;
         let task = self
-            .change_task(&req.get_ref().name, &caller, |task, now| {
+            .change_task(&req.get_ref().name, &grant, n, |task, now| {
                 if task.config.enabled {
                     return Ok(None);
                 }
@@ -242,13 +374,17 @@ impl AdminService for AdminApi {
                 }))
             })
             .await?;
-        Ok(Response::new(pb::EnableTaskResponse { task: Some(convert::task_to_pb(&task)) }))
+        Ok(pb::EnableTaskResponse { task: Some(convert::task_to_pb(&task)) })
     }
 
-    async fn disable_task(&self, req: Request<pb::DisableTaskRequest>) -> Reply<pb::DisableTaskResponse> {
-        let caller = self.caller(&req, Access::Write)?;
+    async fn disable_task_(
+        &self,
+        req: &Request<pb::DisableTaskRequest>,
+        n: &mut Note,
+    ) -> Result<pb::DisableTaskResponse> {
+        let grant = self.caller(req, Access::Operate, n)?;
         let task = self
-            .change_task(&req.get_ref().name, &caller, |task, _| {
+            .change_task(&req.get_ref().name, &grant, n, |task, _| {
                 if !task.config.enabled {
                     return Ok(None);
                 }
@@ -263,13 +399,19 @@ impl AdminService for AdminApi {
                 }))
             })
             .await?;
-        Ok(Response::new(pb::DisableTaskResponse { task: Some(convert::task_to_pb(&task)) }))
+        Ok(pb::DisableTaskResponse { task: Some(convert::task_to_pb(&task)) })
     }
 
-    async fn trigger_task(&self, req: Request<pb::TriggerTaskRequest>) -> Reply<pb::TriggerTaskResponse> {
-        let caller = self.caller(&req, Access::Write)?;
+    async fn trigger_task_(
+        &self,
+        req: &Request<pb::TriggerTaskRequest>,
+        n: &mut Note,
+    ) -> Result<pb::TriggerTaskResponse> {
+        let grant = self.caller(req, Access::Operate, n)?;
         let r = req.get_ref();
         let task = self.task(&r.name).await?;
+        n.app = task.config.app.clone();
+        grant.app(&task.config.app)?;
         let params = match &r.params {
             Some(p) => validate::params("params", p)?,
             None => task.config.params.clone(),
@@ -280,17 +422,22 @@ impl AdminService for AdminApi {
             validate::idempotency_key("idempotency_key", &r.idempotency_key)?;
             r.idempotency_key.clone()
         };
-        let trigger = ManualTrigger { params, key, actor: caller.actor() };
+        let trigger = ManualTrigger { params, key, actor: grant.identity.actor() };
         let triggered = trigger_manual(&self.core.pools.admin, &task, &trigger, self.now(), &self.core.scheduler_id);
         let (inst, created) = triggered.await.map_err(Error::from)?;
         if created {
             self.core.signals.dispatch.notify_one();
         }
-        Ok(Response::new(pb::TriggerTaskResponse { instance: Some(convert::instance_to_pb(&inst)), created }))
+        n.detail = format!("instance {} ({})", inst.id, if created { "created" } else { "existing" });
+        Ok(pb::TriggerTaskResponse { instance: Some(convert::instance_to_pb(&inst)), created })
     }
 
-    async fn preview_schedule(&self, req: Request<pb::PreviewScheduleRequest>) -> Reply<pb::PreviewScheduleResponse> {
-        self.caller(&req, Access::Read)?;
+    async fn preview_schedule_(
+        &self,
+        req: &Request<pb::PreviewScheduleRequest>,
+        n: &mut Note,
+    ) -> Result<pb::PreviewScheduleResponse> {
+        self.caller(req, Access::Read, n)?;
         let r = req.get_ref();
         let now = self.now();
         let from = match &r.from {
@@ -300,18 +447,22 @@ impl AdminService for AdminApi {
         let count = match r.count {
             0 => 10,
             1..=1000 => r.count as usize,
-            n => return Err(Error::invalid("count", format!("{n} is out of range 1-1000")).into()),
+            n => return Err(Error::invalid("count", format!("{n} is out of range 1-1000"))),
         };
         let schedule = r.schedule.as_ref().ok_or_else(|| Error::invalid("schedule", "is required"))?;
         let schedule = convert::schedule_from_pb("schedule", schedule, from)?;
         let compiled =
             Compiled::compile(&schedule).map_err(|e| Error::invalid(format!("schedule.{}", e.field), e.reason))?;
         let p = preview(&compiled, from, count);
-        Ok(Response::new(pb::PreviewScheduleResponse { preview: Some(convert::preview_to_pb(&p)) }))
+        Ok(pb::PreviewScheduleResponse { preview: Some(convert::preview_to_pb(&p)) })
     }
 
-    async fn list_instances(&self, req: Request<pb::ListInstancesRequest>) -> Reply<pb::ListInstancesResponse> {
-        self.caller(&req, Access::Read)?;
+    async fn list_instances_(
+        &self,
+        req: &Request<pb::ListInstancesRequest>,
+        n: &mut Note,
+    ) -> Result<pb::ListInstancesResponse> {
+        let grant = self.caller(req, Access::Read, n)?;
         let r = req.get_ref();
         let limit = page_size("page_size", r.page_size, 50)?;
         if !r.task_name.is_empty() {
@@ -329,6 +480,7 @@ impl AdminService for AdminApi {
         let filter = InstanceFilter {
             task_name: (!r.task_name.is_empty()).then(|| r.task_name.clone()),
             status: convert::status_from_pb("status", r.status)?,
+            apps: grant.apps(),
             before_id,
             limit,
         };
@@ -338,15 +490,11 @@ impl AdminService for AdminApi {
         } else {
             String::new()
         };
-        Ok(Response::new(pb::ListInstancesResponse {
-            instances: list.iter().map(convert::instance_to_pb).collect(),
-            next_page_token,
-        }))
+        Ok(pb::ListInstancesResponse { instances: list.iter().map(convert::instance_to_pb).collect(), next_page_token })
     }
 
-    async fn get_instance(&self, req: Request<pb::GetInstanceRequest>) -> Reply<pb::GetInstanceResponse> {
-        self.caller(&req, Access::Read)?;
-        let id = req.get_ref().id;
+    /// The instance `id` if it exists and is in the caller's scope.
+    async fn instance_in_scope(&self, id: i64, grant: &Grant, n: &mut Note) -> Result<crate::model::Instance> {
         let inst = self
             .core
             .pools
@@ -355,74 +503,89 @@ impl AdminService for AdminApi {
             .await
             .map_err(Error::from)?
             .ok_or_else(|| Error::NotFound(format!("instance {id}")))?;
-        let events = self.core.pools.admin.instance_events(id).await.map_err(Error::from)?;
-        Ok(Response::new(pb::GetInstanceResponse {
-            instance: Some(convert::instance_to_pb(&inst)),
-            events: events.iter().map(convert::event_to_pb).collect(),
-        }))
+        n.app = inst.app.clone();
+        grant.app(&inst.app)?;
+        Ok(inst)
     }
 
-    async fn cancel_instance(&self, req: Request<pb::CancelInstanceRequest>) -> Reply<pb::CancelInstanceResponse> {
-        let caller = self.caller(&req, Access::Write)?;
+    async fn get_instance_(
+        &self,
+        req: &Request<pb::GetInstanceRequest>,
+        n: &mut Note,
+    ) -> Result<pb::GetInstanceResponse> {
+        let grant = self.caller(req, Access::Read, n)?;
+        let id = req.get_ref().id;
+        let inst = self.instance_in_scope(id, &grant, n).await?;
+        let events = self.core.pools.admin.instance_events(id).await.map_err(Error::from)?;
+        Ok(pb::GetInstanceResponse {
+            instance: Some(convert::instance_to_pb(&inst)),
+            events: events.iter().map(convert::event_to_pb).collect(),
+        })
+    }
+
+    async fn cancel_instance_(
+        &self,
+        req: &Request<pb::CancelInstanceRequest>,
+        n: &mut Note,
+    ) -> Result<pb::CancelInstanceResponse> {
+        let grant = self.caller(req, Access::Operate, n)?;
         let r = req.get_ref();
+        self.instance_in_scope(r.id, &grant, n).await?;
         validate::text("reason", &r.reason, validate::MAX_REASON)?;
-        let actor = caller.actor();
+        let actor = grant.identity.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
         match cancel_instance(&self.core.pools.admin, r.id, &r.reason, self.now(), &a).await.map_err(Error::from)? {
             CancelOutcome::Canceled(i) => {
                 self.core.signals.commands.notify_one();
-                Ok(Response::new(pb::CancelInstanceResponse { instance: Some(convert::instance_to_pb(&i)) }))
+                Ok(pb::CancelInstanceResponse { instance: Some(convert::instance_to_pb(&i)) })
             }
             CancelOutcome::AlreadyFinal(i) => {
-                Err(Error::FailedPrecondition(format!("instance {} is already {}; nothing to cancel", i.id, i.status))
-                    .into())
+                Err(Error::FailedPrecondition(format!("instance {} is already {}; nothing to cancel", i.id, i.status)))
             }
-            CancelOutcome::NotFound => Err(Error::NotFound(format!("instance {}", r.id)).into()),
+            CancelOutcome::NotFound => Err(Error::NotFound(format!("instance {}", r.id))),
         }
     }
 
-    async fn retry_instance(&self, req: Request<pb::RetryInstanceRequest>) -> Reply<pb::RetryInstanceResponse> {
-        let caller = self.caller(&req, Access::Write)?;
+    async fn retry_instance_(
+        &self,
+        req: &Request<pb::RetryInstanceRequest>,
+        n: &mut Note,
+    ) -> Result<pb::RetryInstanceResponse> {
+        let grant = self.caller(req, Access::Operate, n)?;
         let id = req.get_ref().id;
-        let actor = caller.actor();
+        self.instance_in_scope(id, &grant, n).await?;
+        let actor = grant.identity.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
         match retry_instance(&self.core.pools.admin, id, self.now(), &a).await.map_err(Error::from)? {
             RetryOutcome::Retried(i) => {
                 self.core.signals.dispatch.notify_one();
-                Ok(Response::new(pb::RetryInstanceResponse { instance: Some(convert::instance_to_pb(&i)) }))
+                Ok(pb::RetryInstanceResponse { instance: Some(convert::instance_to_pb(&i)) })
             }
             RetryOutcome::NotFinal(i) => Err(Error::FailedPrecondition(format!(
                 "instance {} is {}; only a finished instance can be retried",
                 i.id, i.status
-            ))
-            .into()),
-            RetryOutcome::NotFound => Err(Error::NotFound(format!("instance {id}")).into()),
+            ))),
+            RetryOutcome::NotFound => Err(Error::NotFound(format!("instance {id}"))),
         }
     }
 
-    async fn get_instance_logs(&self, req: Request<pb::GetInstanceLogsRequest>) -> Reply<pb::GetInstanceLogsResponse> {
-        self.caller(&req, Access::Read)?;
+    async fn get_instance_logs_(
+        &self,
+        req: &Request<pb::GetInstanceLogsRequest>,
+        n: &mut Note,
+    ) -> Result<pb::GetInstanceLogsResponse> {
+        let grant = self.caller(req, Access::Read, n)?;
         let r = req.get_ref();
         let limit = page_size("limit", r.limit, 1000)?;
-        if self.core.pools.admin.get_instance(r.id).await.map_err(Error::from)?.is_none() {
-            return Err(Error::NotFound(format!("instance {}", r.id)).into());
-        }
+        self.instance_in_scope(r.id, &grant, n).await?;
         let (lines, dropped) =
             self.core.pools.admin.instance_logs(r.id, r.after_seq, limit).await.map_err(Error::from)?;
-        Ok(Response::new(pb::GetInstanceLogsResponse {
-            lines: lines.iter().map(convert::log_to_pb).collect(),
-            dropped,
-        }))
+        Ok(pb::GetInstanceLogsResponse { lines: lines.iter().map(convert::log_to_pb).collect(), dropped })
     }
 
-    async fn list_workers(&self, req: Request<pb::ListWorkersRequest>) -> Reply<pb::ListWorkersResponse> {
-        self.caller(&req, Access::Read)?;
-        let app = &req.get_ref().app;
-        if !app.is_empty() {
-            validate::app("app", app)?;
-        }
-        let list =
-            self.core.pools.admin.list_workers((!app.is_empty()).then_some(app.as_str())).await.map_err(Error::from)?;
+    /// Sessions of live axd, of the apps in the caller's scope.
+    async fn live_workers(&self, grant: &Grant, app: Option<&str>) -> Result<Vec<crate::model::WorkerRecord>> {
+        let list = self.core.pools.admin.list_workers(app).await.map_err(Error::from)?;
         // Sessions of an axd that stopped heartbeating are gone, even before its rows are purged.
         let alive_since = self.core.alive_since();
         let alive: std::collections::HashSet<String> = self
@@ -436,16 +599,44 @@ impl AdminService for AdminApi {
             .filter(|s| s.heartbeat_at >= alive_since)
             .map(|s| s.scheduler_id)
             .collect();
-        let workers = list.iter().filter(|w| alive.contains(&w.scheduler_id)).map(convert::worker_to_pb).collect();
-        Ok(Response::new(pb::ListWorkersResponse { workers }))
+        Ok(list.into_iter().filter(|w| alive.contains(&w.scheduler_id) && grant.scope.contains(&w.app)).collect())
     }
 
-    async fn list_schedulers(&self, req: Request<pb::ListSchedulersRequest>) -> Reply<pb::ListSchedulersResponse> {
-        self.caller(&req, Access::Read)?;
+    async fn list_workers_(
+        &self,
+        req: &Request<pb::ListWorkersRequest>,
+        n: &mut Note,
+    ) -> Result<pb::ListWorkersResponse> {
+        let grant = self.caller(req, Access::Read, n)?;
+        let app = &req.get_ref().app;
+        if !app.is_empty() {
+            validate::app("app", app)?;
+            grant.app(app)?;
+        }
+        let workers = self.live_workers(&grant, (!app.is_empty()).then_some(app.as_str())).await?;
+        Ok(pb::ListWorkersResponse { workers: workers.iter().map(convert::worker_to_pb).collect() })
+    }
+
+    async fn list_schedulers_(
+        &self,
+        req: &Request<pb::ListSchedulersRequest>,
+        n: &mut Note,
+    ) -> Result<pb::ListSchedulersResponse> {
+        let grant = self.caller(req, Access::Read, n)?;
         let schedulers = self.core.pools.admin.list_schedulers().await.map_err(Error::from)?;
-        let workers = self.core.pools.admin.list_workers(None).await.map_err(Error::from)?;
+        // Only sessions of apps in scope are counted and named.
+        let workers: Vec<_> = self
+            .core
+            .pools
+            .admin
+            .list_workers(None)
+            .await
+            .map_err(Error::from)?
+            .into_iter()
+            .filter(|w| grant.scope.contains(&w.app))
+            .collect();
         let alive_since = self.core.alive_since();
-        Ok(Response::new(pb::ListSchedulersResponse {
+        Ok(pb::ListSchedulersResponse {
             schedulers: schedulers
                 .iter()
                 .map(|s| pb::SchedulerNode {
@@ -469,13 +660,18 @@ impl AdminService for AdminApi {
                     alive: s.heartbeat_at >= alive_since,
                 })
                 .collect(),
-        }))
+        })
     }
 
-    async fn get_cluster_stats(&self, req: Request<pb::GetClusterStatsRequest>) -> Reply<pb::GetClusterStatsResponse> {
-        self.caller(&req, Access::Read)?;
+    async fn get_cluster_stats_(
+        &self,
+        req: &Request<pb::GetClusterStatsRequest>,
+        n: &mut Note,
+    ) -> Result<pb::GetClusterStatsResponse> {
+        let grant = self.caller(req, Access::Read, n)?;
+        grant.all_apps("GetClusterStats")?;
         let s = self.core.pools.admin.cluster_stats(self.core.alive_since()).await.map_err(Error::from)?;
-        Ok(Response::new(pb::GetClusterStatsResponse {
+        Ok(pb::GetClusterStatsResponse {
             tasks: s.tasks,
             enabled_tasks: s.enabled_tasks,
             instances: s
@@ -485,6 +681,192 @@ impl AdminService for AdminApi {
                 .collect(),
             workers: s.workers,
             schedulers: s.schedulers,
-        }))
+        })
+    }
+
+    async fn list_audit_entries_(
+        &self,
+        req: &Request<pb::ListAuditEntriesRequest>,
+        n: &mut Note,
+    ) -> Result<pb::ListAuditEntriesResponse> {
+        let grant = self.caller(req, Access::Read, n)?;
+        let r = req.get_ref();
+        let limit = page_size("page_size", r.page_size, 100)?;
+        let text = |field: &str, v: &str| -> Result<Option<String>> {
+            if v.is_empty() {
+                return Ok(None);
+            }
+            if v.len() > 255 {
+                return Err(Error::invalid(field, format!("is {} bytes long, at most 255 allowed", v.len())));
+            }
+            Ok(Some(v.to_owned()))
+        };
+        let before_id = if r.page_token.is_empty() {
+            None
+        } else {
+            Some(
+                r.page_token
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|id| *id > 0)
+                    .ok_or_else(|| Error::invalid("page_token", "is not a token from a previous response"))?,
+            )
+        };
+        let since = r.start_time.as_ref().map(|t| convert::ts_from_pb("start_time", t)).transpose()?;
+        let until = r.end_time.as_ref().map(|t| convert::ts_from_pb("end_time", t)).transpose()?;
+        if let (Some(a), Some(b)) = (since, until)
+            && a > b
+        {
+            return Err(Error::invalid("end_time", "is before start_time"));
+        }
+        let filter = AuditFilter {
+            actor: text("actor", &r.actor)?,
+            target: text("target", &r.target)?,
+            rpc: text("rpc", &r.rpc)?,
+            since,
+            until,
+            apps: grant.apps(),
+            before_id,
+            limit,
+        };
+        let list = self.core.pools.admin.list_audit(&filter).await.map_err(Error::from)?;
+        let next_page_token = if list.len() == limit as usize {
+            list.last().map(|e| e.id.to_string()).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        Ok(pb::ListAuditEntriesResponse {
+            entries: list
+                .into_iter()
+                .map(|e| pb::AuditEntry {
+                    id: e.id,
+                    time: Some(convert::ts_to_pb(e.at)),
+                    actor: e.actor,
+                    rpc: e.rpc,
+                    target: e.target,
+                    app: e.app,
+                    outcome: e.outcome,
+                    detail: e.detail,
+                    before_json: e.before.unwrap_or_default(),
+                    after_json: e.after.unwrap_or_default(),
+                })
+                .collect(),
+            next_page_token,
+        })
+    }
+}
+
+#[tonic::async_trait]
+impl AdminService for AdminApi {
+    async fn create_task(&self, req: Request<pb::CreateTaskRequest>) -> Reply<pb::CreateTaskResponse> {
+        let name = req.get_ref().task.as_ref().map(|t| t.name.as_str()).unwrap_or_default();
+        let mut n = Note::write("CreateTask", task_target(name));
+        let r = self.create_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn get_task(&self, req: Request<pb::GetTaskRequest>) -> Reply<pb::GetTaskResponse> {
+        let mut n = Note::read("GetTask", task_target(&req.get_ref().name));
+        let r = self.get_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn list_tasks(&self, req: Request<pb::ListTasksRequest>) -> Reply<pb::ListTasksResponse> {
+        let mut n = Note::read("ListTasks", "tasks");
+        let r = self.list_tasks_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn update_task(&self, req: Request<pb::UpdateTaskRequest>) -> Reply<pb::UpdateTaskResponse> {
+        let mut n = Note::write("UpdateTask", task_target(&req.get_ref().name));
+        let r = self.update_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn delete_task(&self, req: Request<pb::DeleteTaskRequest>) -> Reply<pb::DeleteTaskResponse> {
+        let mut n = Note::write("DeleteTask", task_target(&req.get_ref().name));
+        let r = self.delete_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn enable_task(&self, req: Request<pb::EnableTaskRequest>) -> Reply<pb::EnableTaskResponse> {
+        let mut n = Note::write("EnableTask", task_target(&req.get_ref().name));
+        let r = self.enable_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn disable_task(&self, req: Request<pb::DisableTaskRequest>) -> Reply<pb::DisableTaskResponse> {
+        let mut n = Note::write("DisableTask", task_target(&req.get_ref().name));
+        let r = self.disable_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn trigger_task(&self, req: Request<pb::TriggerTaskRequest>) -> Reply<pb::TriggerTaskResponse> {
+        let mut n = Note::write("TriggerTask", task_target(&req.get_ref().name));
+        let r = self.trigger_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn preview_schedule(&self, req: Request<pb::PreviewScheduleRequest>) -> Reply<pb::PreviewScheduleResponse> {
+        let mut n = Note::read("PreviewSchedule", "schedule");
+        let r = self.preview_schedule_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn list_instances(&self, req: Request<pb::ListInstancesRequest>) -> Reply<pb::ListInstancesResponse> {
+        let mut n = Note::read("ListInstances", "instances");
+        let r = self.list_instances_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn get_instance(&self, req: Request<pb::GetInstanceRequest>) -> Reply<pb::GetInstanceResponse> {
+        let mut n = Note::read("GetInstance", format!("instance/{}", req.get_ref().id));
+        let r = self.get_instance_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn cancel_instance(&self, req: Request<pb::CancelInstanceRequest>) -> Reply<pb::CancelInstanceResponse> {
+        let mut n = Note::write("CancelInstance", format!("instance/{}", req.get_ref().id));
+        let r = self.cancel_instance_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn retry_instance(&self, req: Request<pb::RetryInstanceRequest>) -> Reply<pb::RetryInstanceResponse> {
+        let mut n = Note::write("RetryInstance", format!("instance/{}", req.get_ref().id));
+        let r = self.retry_instance_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn get_instance_logs(&self, req: Request<pb::GetInstanceLogsRequest>) -> Reply<pb::GetInstanceLogsResponse> {
+        let mut n = Note::read("GetInstanceLogs", format!("instance/{}", req.get_ref().id));
+        let r = self.get_instance_logs_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn list_workers(&self, req: Request<pb::ListWorkersRequest>) -> Reply<pb::ListWorkersResponse> {
+        let mut n = Note::read("ListWorkers", "workers");
+        let r = self.list_workers_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn list_schedulers(&self, req: Request<pb::ListSchedulersRequest>) -> Reply<pb::ListSchedulersResponse> {
+        let mut n = Note::read("ListSchedulers", "schedulers");
+        let r = self.list_schedulers_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn get_cluster_stats(&self, req: Request<pb::GetClusterStatsRequest>) -> Reply<pb::GetClusterStatsResponse> {
+        let mut n = Note::read("GetClusterStats", "cluster");
+        let r = self.get_cluster_stats_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn list_audit_entries(
+        &self,
+        req: Request<pb::ListAuditEntriesRequest>,
+    ) -> Reply<pb::ListAuditEntriesResponse> {
+        let mut n = Note::read("ListAuditEntries", "audit");
+        let r = self.list_audit_entries_(&req, &mut n).await;
+        self.finish(n, r).await
     }
 }

@@ -84,6 +84,20 @@ pub async fn purge_finished(store: &Store, before: Ts, limit: u32) -> StoreResul
     Ok(n)
 }
 
+/// Deletes every audit entry older than `before` (in transactions of at most 1000 rows); how many.
+pub async fn purge_audit(store: &Store, before: Ts) -> StoreResult<u64> {
+    let mut purged = 0;
+    loop {
+        let mut tx = store.begin().await?;
+        let n = tx.purge_audit(before, 1000).await?;
+        tx.commit().await?;
+        purged += n;
+        if n < 1000 {
+            return Ok(purged);
+        }
+    }
+}
+
 /// Sweeper settings.
 #[derive(Debug, Clone, Copy)]
 pub struct SweeperConfig {
@@ -93,6 +107,8 @@ pub struct SweeperConfig {
     pub retention: Duration,
     /// How often retention and dead-scheduler cleanup run.
     pub housekeeping_every: Duration,
+    /// Audit entries older than this are purged.
+    pub audit_retention: Duration,
 }
 
 /// The sweeper of one axd.
@@ -145,6 +161,10 @@ impl Sweeper {
         // already covered by their leases.
         let dead_after = (self.core.scheduler_heartbeat * 10).max(Duration::from_secs(30));
         purge_dead_schedulers(&self.core.pools.sweeper, sub(now, dead_after)).await?;
+        let audit = purge_audit(&self.core.pools.sweeper, sub(now, self.config.audit_retention)).await?;
+        if audit > 0 {
+            tracing::info!(purged = audit, "purged audit entries past audit retention");
+        }
         Ok(purged)
     }
 

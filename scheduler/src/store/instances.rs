@@ -268,13 +268,14 @@ impl Tx {
             // A task's instances by their key rows (indexed by task name and id); the page of ids
             // is picked in a derived table and joined back.
             s.push(" JOIN (SELECT k.instance_id AS page_id FROM ax_instance_key k");
-            if f.status.is_some() {
+            if f.status.is_some() || f.apps.is_some() {
                 s.push(" JOIN ax_instance s ON s.id = k.instance_id");
             }
             s.push(" WHERE k.task_name = ").push_bind(name.as_str());
             if let Some(st) = f.status {
                 s.push(" AND s.status = ").push_bind(st.as_str());
             }
+            push_apps(&mut s, "s.app", f.apps.as_deref());
             if let Some(before) = f.before_id {
                 s.push(" AND k.instance_id < ").push_bind(before);
             }
@@ -285,6 +286,7 @@ impl Tx {
             if let Some(st) = f.status {
                 s.push(" AND status = ").push_bind(st.as_str());
             }
+            push_apps(&mut s, "app", f.apps.as_deref());
             if let Some(before) = f.before_id {
                 s.push(" AND id < ").push_bind(before);
             }
@@ -615,6 +617,19 @@ impl Expiry {
         match self {
             Expiry::Lease => "lease_expires_at",
             Expiry::Deadline => "deadline_at",
+        }
+    }
+}
+
+/// Narrows a query to the instances of `apps` (`None`: every app; none: nothing).
+fn push_apps(s: &mut Stmt, column: &str, apps: Option<&[String]>) {
+    match apps {
+        None => {}
+        Some([]) => {
+            s.push(" AND 1 = 0");
+        }
+        Some(apps) => {
+            s.push(" AND ").push(column).push(" IN ").push_list(apps.iter().map(String::as_str));
         }
     }
 }

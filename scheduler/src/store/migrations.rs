@@ -4,7 +4,18 @@
 /// Embeds the migrations of one backend folder as `(version, name, sql)`.
 macro_rules! embed_migrations {
     ($dir:literal) => {
-        [(1_i64, "init", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0001_init.sql")))]
+        [
+            (
+                1_i64,
+                "init",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0001_init.sql")),
+            ),
+            (
+                2_i64,
+                "audit",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0002_audit.sql")),
+            ),
+        ]
     };
 }
 pub(crate) use embed_migrations;

@@ -21,6 +21,7 @@ use crate::{
     model::{InstanceSource, InstanceStatus, TaskConfig, TaskEventKind, Ts},
 };
 
+mod audit;
 mod cluster;
 pub mod dialect;
 pub(crate) mod exec;
@@ -34,6 +35,7 @@ pub(crate) mod tables;
 mod tasks;
 pub(crate) mod value;
 
+pub use audit::{AuditEntry, AuditFilter};
 pub use instances::{Expiry, InstanceRow, NewEvent};
 
 use dialect::Dialect;
@@ -141,8 +143,8 @@ on_a_connection! {
     fn db_now() -> Ts;
     /// The task with this name.
     fn get_task(name: &str) -> Option<crate::model::Task>;
-    /// Tasks ordered by name, after `after_name`, optionally of one app.
-    fn list_tasks(app: Option<&str>, after_name: Option<&str>, limit: u32) -> Vec<crate::model::Task>;
+    /// Tasks ordered by name, after `after_name`, optionally only of some apps.
+    fn list_tasks(apps: Option<&[String]>, after_name: Option<&str>, limit: u32) -> Vec<crate::model::Task>;
     /// The most recent task events, newest first.
     fn task_events(task_id: i64, limit: u32) -> Vec<crate::model::TaskEvent>;
     /// One instance.
@@ -163,6 +165,10 @@ on_a_connection! {
     fn upsert_scheduler(record: &crate::model::SchedulerRecord) -> ();
     /// Removes an axd's registration.
     fn delete_scheduler(scheduler_id: &str) -> ();
+    /// Records one audited call.
+    fn insert_audit(entry: &AuditEntry) -> ();
+    /// Audit entries newest first.
+    fn list_audit(filter: &AuditFilter) -> Vec<AuditEntry>;
 }
 
 /// One unit of work: a transaction (from [`Store::begin`], committed with [`Tx::commit`] and
@@ -281,6 +287,8 @@ pub struct InstanceFilter {
     pub task_name: Option<String>,
     /// Only this status.
     pub status: Option<InstanceStatus>,
+    /// Only instances of these apps (`None`: every app).
+    pub apps: Option<Vec<String>>,
     /// Only ids below this (pagination, newest first).
     pub before_id: Option<i64>,
     /// Most rows.

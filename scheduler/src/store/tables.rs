@@ -407,3 +407,19 @@ pub(crate) fn encode_list(l: &[String]) -> String {
 pub(crate) fn decode_list(table: &'static str, s: &str) -> StoreResult<Vec<String>> {
     serde_json::from_str(s).map_err(|e| corrupt(table, format!("list {s:?}: {e}")))
 }
+
+table! {
+    /// `ax_audit` as stored (`id` is assigned by the database).
+    AuditRaw = "ax_audit", writes |_a: &AuditRaw| {
+        id: i64,
+        at: i64,
+        actor: String,
+        rpc: String,
+        target: String,
+        app: String,
+        outcome: String,
+        detail: String,
+        before_json: Option<String>,
+        after_json: Option<String>,
+    }
+}

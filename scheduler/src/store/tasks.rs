@@ -82,13 +82,19 @@ impl Tx {
     /// Tasks ordered by name, after `after_name`, optionally of one app.
     pub async fn list_tasks(
         &mut self,
-        app: Option<&str>,
+        apps: Option<&[String]>,
         after_name: Option<&str>,
         limit: u32,
     ) -> StoreResult<Vec<Task>> {
         let mut s = Stmt::new(format!("SELECT {} FROM ax_task WHERE 1 = 1", TaskRaw::columns()));
-        if let Some(app) = app {
-            s.push(" AND app = ").push_bind(app);
+        match apps {
+            None => {}
+            Some([]) => {
+                s.push(" AND 1 = 0");
+            }
+            Some(apps) => {
+                s.push(" AND app IN ").push_list(apps.iter().map(String::as_str));
+            }
         }
         if let Some(after) = after_name {
             s.push(" AND name > ").push_bind(after);

@@ -106,7 +106,7 @@ impl WorkerService for WorkerApi {
         req: Request<Streaming<pb::WorkerMessage>>,
     ) -> Result<Response<Self::ConnectStream>, Status> {
         let core = self.core.clone();
-        let identity = auth::identity(core.auth, &req)?;
+        let identity = auth::identity(&core.auth, &req)?;
         let mut inbound = req.into_inner();
         let first = match tokio::time::timeout(core.sessions.dead_after(), inbound.message()).await {
             Err(_) => {

@@ -39,12 +39,20 @@ pub struct InitArgs {
     /// App to issue a worker certificate for, spiffe://ax/worker/APP (repeatable).
     #[arg(long = "app", value_name = "APP", default_value = "demo", value_parser = parse_app)]
     pub apps: Vec<String>,
-    /// Name of the operator certificate, spiffe://ax/admin/NAME (may change anything).
+    /// Name of the admin certificate, spiffe://TD/admin/NAME (may change anything; give axd
+    /// `--scope NAME=*` or a list of apps).
     #[arg(long, value_name = "NAME", default_value = "admin", value_parser = parse_name)]
     pub admin: String,
     /// Also issue a read-only certificate, spiffe://ax/viewer/NAME.
     #[arg(long, value_name = "NAME", value_parser = parse_name)]
     pub viewer: Option<String>,
+    /// Also issue an operator certificate, spiffe://ax/operator/NAME (may trigger, cancel, retry,
+    /// enable and disable, not create, update or delete).
+    #[arg(long, value_name = "NAME", value_parser = parse_name)]
+    pub operator: Option<String>,
+    /// SPIFFE trust domain of the identities (axd's --trust-domain).
+    #[arg(long, value_name = "TD", default_value = "ax", value_parser = parse_trust_domain)]
+    pub trust_domain: String,
     /// Replace existing files.
     #[arg(long)]
     pub force: bool,
@@ -62,6 +70,17 @@ fn parse_app(text: &str) -> Result<String, String> {
 fn parse_name(text: &str) -> Result<String, String> {
     check_name(text, |c| c.is_ascii_alphanumeric() || "._-".contains(c))
         .map_err(|e| format!("{e}; a name is 1-64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit"))
+}
+
+/// A SPIFFE trust domain: 1-255 characters of [a-z0-9._-], no empty label.
+fn parse_trust_domain(text: &str) -> Result<String, String> {
+    let ok = !text.is_empty()
+        && text.len() <= 255
+        && text.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c))
+        && !text.starts_with('.')
+        && !text.ends_with('.')
+        && !text.contains("..");
+    if ok { Ok(text.to_owned()) } else { Err(format!("`{text}` is not a trust domain (a-z 0-9 . _ -)")) }
 }
 
 fn check_name(text: &str, allowed: impl Fn(char) -> bool) -> Result<String, String> {
@@ -117,11 +136,15 @@ fn generate(args: &InitArgs) -> Result<Vec<PemFile>> {
     ];
     files.extend(leaf(&issuer, "server", "localhost", server_sans, ExtendedKeyUsagePurpose::ServerAuth, validity)?);
 
+    let td = &args.trust_domain;
     let mut identities: Vec<(String, String)> =
-        args.apps.iter().map(|app| (format!("worker-{app}"), format!("spiffe://ax/worker/{app}"))).collect();
-    identities.push((format!("admin-{}", args.admin), format!("spiffe://ax/admin/{}", args.admin)));
+        args.apps.iter().map(|app| (format!("worker-{app}"), format!("spiffe://{td}/worker/{app}"))).collect();
+    identities.push((format!("admin-{}", args.admin), format!("spiffe://{td}/admin/{}", args.admin)));
+    if let Some(operator) = &args.operator {
+        identities.push((format!("operator-{operator}"), format!("spiffe://{td}/operator/{operator}")));
+    }
     if let Some(viewer) = &args.viewer {
-        identities.push((format!("viewer-{viewer}"), format!("spiffe://ax/viewer/{viewer}")));
+        identities.push((format!("viewer-{viewer}"), format!("spiffe://{td}/viewer/{viewer}")));
     }
     for (stem, uri) in identities {
         let san = SanType::URI(uri.clone().try_into().with_context(|| format!("{uri} is not ASCII"))?);
@@ -172,10 +195,15 @@ fn instructions(args: &InitArgs, files: &[String]) -> String {
     }
     text.push_str(&format!(
         "\nThe CA key {dir}/ca.key can issue any identity: keep it private (these are development certificates).\n\
-         \nStart axd with:\n  axd --tls-cert {dir}/server.pem --tls-key {dir}/server.key --tls-client-ca {dir}/ca.pem\n\
+         \nStart axd with (each --scope NAME=APP,... or NAME=* says which apps that identity may act on):\n  axd --tls-cert {dir}/server.pem --tls-key {dir}/server.key --tls-client-ca {dir}/ca.pem --scope '{admin}=*'\n\
          \nPoint axctl at it with:\n  export AX_ENDPOINT=https://localhost:7070 AX_CA={dir}/ca.pem AX_CERT={dir}/admin-{admin}.pem AX_KEY={dir}/admin-{admin}.key\n",
         admin = args.admin
     ));
+    if let Some(operator) = &args.operator {
+        text.push_str(&format!(
+            "  (operator: AX_CERT={dir}/operator-{operator}.pem AX_KEY={dir}/operator-{operator}.key)\n"
+        ));
+    }
     if let Some(viewer) = &args.viewer {
         text.push_str(&format!("  (read-only: AX_CERT={dir}/viewer-{viewer}.pem AX_KEY={dir}/viewer-{viewer}.key)\n"));
     }
@@ -198,8 +226,21 @@ mod tests {
             apps: apps.iter().map(|a| (*a).to_owned()).collect(),
             admin: "alice".into(),
             viewer: viewer.map(str::to_owned),
+            operator: None,
+            trust_domain: "ax".into(),
             force: false,
         }
+    }
+
+    #[test]
+    fn operators_and_other_trust_domains_get_their_spiffe_ids() {
+        let mut a = args(&["demo"], None);
+        a.operator = Some("olga".into());
+        a.trust_domain = "corp.example".into();
+        let files = generate(&a).expect("generate");
+        assert_eq!(inspect(&files, "operator-olga.pem").sans, ["URI:spiffe://corp.example/operator/olga"]);
+        assert_eq!(inspect(&files, "worker-demo.pem").sans, ["URI:spiffe://corp.example/worker/demo"]);
+        assert!(parse_trust_domain("Corp").is_err() && parse_trust_domain("a/b").is_err());
     }
 
     /// What a certificate says: its SANs as `URI:...`/`DNS:...`/`IP:...`, its extended key usages,

@@ -1,0 +1,19 @@
+-- Audit trail of AdminService calls that change something (and of their denials): who, which
+-- RPC, on what, when (microseconds since the epoch, database clock), the outcome, and for updates
+-- the task before and after as JSON. Purged by --audit-retention.
+CREATE TABLE ax_audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at BIGINT NOT NULL,
+    actor VARCHAR(255) NOT NULL,
+    rpc VARCHAR(64) NOT NULL,
+    target VARCHAR(255) NOT NULL,
+    app VARCHAR(64) NOT NULL,
+    outcome VARCHAR(32) NOT NULL,
+    detail TEXT NOT NULL,
+    before_json TEXT,
+    after_json TEXT
+);
+
+CREATE INDEX ax_audit_at ON ax_audit (at);
+CREATE INDEX ax_audit_actor ON ax_audit (actor, id);
+CREATE INDEX ax_audit_target ON ax_audit (target, id);

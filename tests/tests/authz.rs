@@ -1,0 +1,531 @@
+//! Roles, app scopes, the trust domain and the audit trail on a real axd with mTLS: every
+//! AdminService RPC × role (viewer, operator, admin) × target in scope / out of scope, checking
+//! the gRPC code, that a denial names the missing role or app, that nothing was written on a
+//! denial, and that every mutating call left one audit entry.
+
+use std::time::Duration;
+
+use ax_proto::v1::{self as pb, admin_service_client::AdminServiceClient};
+use ax_scheduler::{
+    config::Options,
+    loops::sweeper::{Sweeper, SweeperConfig},
+    store::AuditEntry,
+};
+use ax_tests::{
+    TestDb,
+    axd::Axd,
+    certs::TestCa,
+    client::{RawWorker, hello, manual, spec},
+    on_every_backend,
+    procs::axctl,
+};
+use tonic::{Code, transport::Channel};
+
+type Client = AdminServiceClient<Channel>;
+
+const TD: &str = "corp.test";
+
+/// Every AdminService RPC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rpc {
+    CreateTask,
+    GetTask,
+    ListTasks,
+    UpdateTask,
+    DeleteTask,
+    EnableTask,
+    DisableTask,
+    TriggerTask,
+    PreviewSchedule,
+    ListInstances,
+    GetInstance,
+    CancelInstance,
+    RetryInstance,
+    GetInstanceLogs,
+    ListWorkers,
+    ListSchedulers,
+    GetClusterStats,
+    ListAuditEntries,
+}
+
+const RPCS: [Rpc; 18] = [
+    Rpc::CreateTask,
+    Rpc::GetTask,
+    Rpc::ListTasks,
+    Rpc::UpdateTask,
+    Rpc::DeleteTask,
+    Rpc::EnableTask,
+    Rpc::DisableTask,
+    Rpc::TriggerTask,
+    Rpc::PreviewSchedule,
+    Rpc::ListInstances,
+    Rpc::GetInstance,
+    Rpc::CancelInstance,
+    Rpc::RetryInstance,
+    Rpc::GetInstanceLogs,
+    Rpc::ListWorkers,
+    Rpc::ListSchedulers,
+    Rpc::GetClusterStats,
+    Rpc::ListAuditEntries,
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Role {
+    Viewer,
+    Operator,
+    Admin,
+}
+
+impl Rpc {
+    /// The least role the call needs.
+    fn needs(self) -> Role {
+        match self {
+            Rpc::CreateTask | Rpc::UpdateTask | Rpc::DeleteTask => Role::Admin,
+            Rpc::EnableTask | Rpc::DisableTask | Rpc::TriggerTask | Rpc::CancelInstance | Rpc::RetryInstance => {
+                Role::Operator
+            }
+            _ => Role::Viewer,
+        }
+    }
+
+    /// Whether the call changes something (and is audited).
+    fn mutating(self) -> bool {
+        self.needs() > Role::Viewer
+    }
+
+    /// How the call treats the app of its target: `Some(true)`: denied out of scope;
+    /// `Some(false)`: it has no target app and is allowed either way; `None`: it needs scope `*`.
+    fn scoped(self) -> Option<bool> {
+        match self {
+            Rpc::PreviewSchedule | Rpc::ListSchedulers | Rpc::ListInstances | Rpc::ListAuditEntries => Some(false),
+            Rpc::GetClusterStats => None,
+            _ => Some(true),
+        }
+    }
+}
+
+/// Objects of one app, made fresh by the root admin for each call that changes them.
+struct Target {
+    app: &'static str,
+    task: String,
+    pending: i64,
+    finished: i64,
+}
+
+async fn prepare(root: &mut Client, app: &'static str, n: usize) -> Target {
+    let task = format!("{app}-{n}");
+    root.create_task(pb::CreateTaskRequest { task: Some(spec(&task, app, "h", manual())) }).await.expect("create");
+    let trigger = |key: &str| pb::TriggerTaskRequest { name: task.clone(), idempotency_key: key.into(), params: None };
+    let pending = root.trigger_task(trigger("p")).await.expect("trigger").into_inner().instance.expect("i").id;
+    let finished = root.trigger_task(trigger("f")).await.expect("trigger").into_inner().instance.expect("i").id;
+    root.cancel_instance(pb::CancelInstanceRequest { id: finished, reason: "fixture".into() }).await.expect("cancel");
+    Target { app, task, pending, finished }
+}
+
+/// Calls `rpc` on `t`'s objects; `Ok(summary)` lists the apps of what it returned.
+async fn call(c: &mut Client, rpc: Rpc, t: &Target, n: usize) -> Result<Vec<String>, tonic::Status> {
+    let name = t.task.clone();
+    let apps_of_tasks = |ts: &[pb::Task]| ts.iter().map(|t| t.spec.as_ref().expect("spec").app.clone()).collect();
+    Ok(match rpc {
+        Rpc::CreateTask => {
+            let s = spec(&format!("new-{}-{n}", t.app), t.app, "h", manual());
+            c.create_task(pb::CreateTaskRequest { task: Some(s) }).await?;
+            vec![]
+        }
+        Rpc::GetTask => {
+            let r = c.get_task(pb::GetTaskRequest { name }).await?.into_inner();
+            apps_of_tasks(&[r.task.expect("task")])
+        }
+        Rpc::ListTasks => {
+            let r = c.list_tasks(pb::ListTasksRequest { app: t.app.into(), ..Default::default() }).await?;
+            apps_of_tasks(&r.into_inner().tasks)
+        }
+        Rpc::UpdateTask => {
+            let task = pb::TaskSpec { description: format!("changed {n}"), ..Default::default() };
+            let mask = prost_types::FieldMask { paths: vec!["description".into()] };
+            c.update_task(pb::UpdateTaskRequest { name, task: Some(task), update_mask: Some(mask) }).await?;
+            vec![]
+        }
+        Rpc::DeleteTask => {
+            c.delete_task(pb::DeleteTaskRequest { name }).await?;
+            vec![]
+        }
+        Rpc::EnableTask => {
+            c.enable_task(pb::EnableTaskRequest { name }).await?;
+            vec![]
+        }
+        Rpc::DisableTask => {
+            c.disable_task(pb::DisableTaskRequest { name }).await?;
+            vec![]
+        }
+        Rpc::TriggerTask => {
+            c.trigger_task(pb::TriggerTaskRequest { name, ..Default::default() }).await?;
+            vec![]
+        }
+        Rpc::PreviewSchedule => {
+            let r = pb::PreviewScheduleRequest {
+                schedule: Some(pb::Schedule { kind: Some(ax_tests::client::cron("0 * * * *")) }),
+                ..Default::default()
+            };
+            c.preview_schedule(r).await?;
+            vec![]
+        }
+        Rpc::ListInstances => {
+            let r = c.list_instances(pb::ListInstancesRequest { task_name: name, ..Default::default() }).await?;
+            r.into_inner().instances.iter().map(|i| i.app.clone()).collect()
+        }
+        Rpc::GetInstance => {
+            let r = c.get_instance(pb::GetInstanceRequest { id: t.pending }).await?.into_inner();
+            vec![r.instance.expect("instance").app]
+        }
+        Rpc::CancelInstance => {
+            c.cancel_instance(pb::CancelInstanceRequest { id: t.pending, reason: "matrix".into() }).await?;
+            vec![]
+        }
+        Rpc::RetryInstance => {
+            c.retry_instance(pb::RetryInstanceRequest { id: t.finished }).await?;
+            vec![]
+        }
+        Rpc::GetInstanceLogs => {
+            c.get_instance_logs(pb::GetInstanceLogsRequest { id: t.pending, ..Default::default() }).await?;
+            vec![]
+        }
+        Rpc::ListWorkers => {
+            let r = c.list_workers(pb::ListWorkersRequest { app: t.app.into() }).await?;
+            r.into_inner().workers.iter().map(|w| w.app.clone()).collect()
+        }
+        Rpc::ListSchedulers => {
+            c.list_schedulers(pb::ListSchedulersRequest {}).await?;
+            vec![]
+        }
+        Rpc::GetClusterStats => {
+            c.get_cluster_stats(pb::GetClusterStatsRequest {}).await?;
+            vec![]
+        }
+        Rpc::ListAuditEntries => {
+            let r = c.list_audit_entries(pb::ListAuditEntriesRequest::default()).await?;
+            r.into_inner().entries.iter().map(|e| e.app.clone()).collect()
+        }
+    })
+}
+
+/// Everything the root admin can see that a call could change.
+async fn snapshot(root: &mut Client) -> String {
+    let tasks = root.list_tasks(pb::ListTasksRequest { page_size: 1000, ..Default::default() }).await.expect("ls");
+    let inst = root.list_instances(pb::ListInstancesRequest { page_size: 1000, ..Default::default() }).await;
+    format!("{:?}\n{:?}", tasks.into_inner().tasks, inst.expect("li").into_inner().instances)
+}
+
+async fn audit(root: &mut Client, rpc: Rpc) -> Vec<pb::AuditEntry> {
+    let r = pb::ListAuditEntriesRequest { rpc: format!("{rpc:?}"), page_size: 1000, ..Default::default() };
+    root.list_audit_entries(r).await.expect("audit").into_inner().entries
+}
+
+async fn every_rpc_by_every_role_in_and_out_of_scope(db: &TestDb) {
+    let dir = std::env::temp_dir().join(format!("ax-authz-{}-{:?}", std::process::id(), db.db));
+    let _ = std::fs::remove_dir_all(&dir);
+    let ca = TestCa::create(&dir);
+    let roles =
+        [(Role::Viewer, "viewer", "val"), (Role::Operator, "operator", "olga"), (Role::Admin, "admin", "alice")];
+    for (_, role, name) in roles {
+        ca.issue(name, &format!("spiffe://{TD}/{role}/{name}"));
+    }
+    ca.issue("root", &format!("spiffe://{TD}/admin/root"));
+    ca.issue("unscoped", &format!("spiffe://{TD}/admin/unscoped"));
+    ca.issue("worker", &format!("spiffe://{TD}/worker/billing"));
+    ca.issue("default-td", "spiffe://ax/admin/root");
+    ca.issue("query", &format!("spiffe://{TD}/admin/root?y=1#z"));
+    let axd = Axd::start(db, |o: &mut Options| {
+        o.tls_cert = Some(dir.join("server.pem"));
+        o.tls_key = Some(dir.join("server.key"));
+        o.tls_client_ca = Some(dir.join("ca.pem"));
+        o.trust_domain = Some(TD.into());
+        o.scope = Some(vec!["root=*".into(), "alice=billing".into(), "olga=billing".into(), "val=billing".into()]);
+    })
+    .await;
+    let addr = axd.running.addr.to_string();
+    let mut root = Client::new(ca.channel(&addr, "root").await);
+
+    let mut n = 0;
+    for (role, _, who) in roles {
+        let mut c = Client::new(ca.channel(&addr, who).await);
+        for rpc in RPCS {
+            for in_scope in [true, false] {
+                n += 1;
+                let app = if in_scope { "billing" } else { "reports" };
+                let t = prepare(&mut root, app, n).await;
+                let audited_before = audit(&mut root, rpc).await.len();
+                let before = snapshot(&mut root).await;
+                let got = call(&mut c, rpc, &t, n).await;
+                let case = format!("{rpc:?} by {who} ({role:?}) on {app}");
+                let role_ok = role >= rpc.needs();
+                let scope_ok = match rpc.scoped() {
+                    Some(true) => in_scope,
+                    Some(false) => true,
+                    None => false,
+                };
+                match got {
+                    Ok(apps) => {
+                        assert!(role_ok && scope_ok, "{case}: allowed but must be denied");
+                        assert!(apps.iter().all(|a| a == "billing"), "{case}: returned objects of {apps:?}");
+                    }
+                    Err(e) => {
+                        assert!(!(role_ok && scope_ok), "{case}: denied but must be allowed: {e:?}");
+                        assert_eq!(e.code(), Code::PermissionDenied, "{case}: {e:?}");
+                        let why = if !role_ok {
+                            format!("needs role {}", format!("{:?}", rpc.needs()).to_lowercase())
+                        } else if rpc.scoped() == Some(true) {
+                            format!("app \"{app}\"")
+                        } else {
+                            "scope \"*\"".to_owned()
+                        };
+                        assert!(e.message().contains(&why), "{case}: {:?} does not say {why:?}", e.message());
+                        assert_eq!(snapshot(&mut root).await, before, "{case}: a denied call changed something");
+                    }
+                }
+                let entries = audit(&mut root, rpc).await;
+                if rpc.mutating() {
+                    assert_eq!(entries.len(), audited_before + 1, "{case}: one audit entry per call");
+                    let e = &entries[0];
+                    assert!(e.actor.ends_with(&format!("/{who}")), "{case}: {e:?}");
+                    assert_eq!(e.outcome, if role_ok && scope_ok { "ok" } else { "denied" }, "{case}: {e:?}");
+                    if rpc == Rpc::UpdateTask && role_ok && scope_ok {
+                        assert!(e.before_json.contains("\"description\":\"\""), "{case}: {e:?}");
+                        assert!(e.after_json.contains(&format!("changed {n}")), "{case}: {e:?}");
+                    }
+                } else {
+                    assert_eq!(entries.len(), audited_before, "{case}: reads are not audited");
+                }
+            }
+        }
+    }
+
+    // Lists without a filter return only objects of the scope.
+    let mut val = Client::new(ca.channel(&addr, "val").await);
+    let tasks = val.list_tasks(pb::ListTasksRequest::default()).await.expect("list").into_inner().tasks;
+    assert!(!tasks.is_empty() && tasks.iter().all(|t| t.spec.as_ref().expect("spec").app == "billing"));
+    let all = val.list_instances(pb::ListInstancesRequest::default()).await.expect("li").into_inner().instances;
+    assert!(!all.is_empty() && all.iter().all(|i| i.app == "billing"));
+    let seen = val.list_audit_entries(pb::ListAuditEntriesRequest::default()).await.expect("audit");
+    let seen = seen.into_inner().entries;
+    assert!(!seen.is_empty() && seen.iter().all(|e| e.app == "billing"), "{seen:?}");
+    // A name without a scope sees nothing and may change nothing (deny by default).
+    let mut unscoped = Client::new(ca.channel(&addr, "unscoped").await);
+    assert!(unscoped.list_tasks(pb::ListTasksRequest::default()).await.expect("list").into_inner().tasks.is_empty());
+    let e = unscoped.get_task(pb::GetTaskRequest { name: "billing-1".into() }).await.expect_err("no scope");
+    assert_eq!(e.code(), Code::PermissionDenied);
+
+    // Other identities get nothing: a worker, the default trust domain, a query and fragment.
+    for stem in ["worker", "default-td", "query"] {
+        let mut c = Client::new(ca.channel(&addr, stem).await);
+        let e = c.list_tasks(pb::ListTasksRequest::default()).await.expect_err(stem);
+        assert_eq!(e.code(), Code::PermissionDenied, "{stem}: {e:?}");
+    }
+
+    // Moving a task to another app needs scope on both.
+    let mut alice = Client::new(ca.channel(&addr, "alice").await);
+    let before = snapshot(&mut root).await;
+    let move_it = pb::UpdateTaskRequest {
+        name: "billing-3".into(),
+        task: Some(pb::TaskSpec { app: "reports".into(), ..Default::default() }),
+        update_mask: Some(prost_types::FieldMask { paths: vec!["app".into()] }),
+    };
+    let e = alice.update_task(move_it).await.expect_err("out of scope after the change");
+    assert_eq!(e.code(), Code::PermissionDenied);
+    assert!(e.message().contains("app \"reports\""), "{}", e.message());
+    assert_eq!(snapshot(&mut root).await, before);
+
+    // Workers of the trust domain connect for their own app only.
+    let ch = ca.channel(&addr, "worker").await;
+    RawWorker::connect(ch.clone(), hello("billing", "w1", "h", 1, 1)).await.expect("own app, own trust domain");
+    let Err(refused) = RawWorker::connect(ch, hello("reports", "w1", "h", 1, 1)).await else {
+        panic!("a billing worker connected for reports")
+    };
+    assert_eq!(refused.code(), Code::PermissionDenied);
+
+    // axctl lists the audit trail with filters, as JSON.
+    let env = |stem: &str| {
+        [
+            ("AX_ENDPOINT", format!("https://localhost:{}", axd.running.addr.port())),
+            ("AX_CA", dir.join("ca.pem").display().to_string()),
+            ("AX_CERT", dir.join(format!("{stem}.pem")).display().to_string()),
+            ("AX_KEY", dir.join(format!("{stem}.key")).display().to_string()),
+        ]
+    };
+    let env = env("root");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let actor = format!("spiffe://{TD}/admin/alice");
+    let out =
+        axctl(&env, &["-o", "json", "audit", "list", "--rpc", "DeleteTask", "--identity", &actor, "--limit", "1"])
+            .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let j = out.json();
+    assert_eq!(j["entries"].as_array().map(Vec::len), Some(1), "{j}");
+    assert_eq!(j["entries"][0]["rpc"], "DeleteTask");
+    assert_eq!(j["entries"][0]["actor"], actor.as_str());
+    assert_eq!(j["entries"][0]["outcome"], "denied", "the newest: out of scope: {j}");
+    assert!(j["entries"][0]["before"].is_null(), "nothing was deleted: {j}");
+    let token = j["next_page_token"].as_str().unwrap_or_default().to_owned();
+    assert!(!token.is_empty(), "more than one page: {j}");
+    let out = axctl(
+        &env,
+        &[
+            "-o",
+            "json",
+            "audit",
+            "list",
+            "--rpc",
+            "DeleteTask",
+            "--identity",
+            &actor,
+            "--limit",
+            "1",
+            "--page-token",
+            &token,
+        ],
+    )
+    .await;
+    let j = out.json();
+    assert_eq!(j["entries"][0]["outcome"], "ok", "{j}");
+    assert_eq!(j["entries"][0]["app"], "billing", "{j}");
+    assert!(j["entries"][0]["before"]["name"].is_string(), "before is embedded JSON: {j}");
+    let out = axctl(&env, &["audit", "list", "--target", "task/billing-1"]).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("task/billing-1") && !out.stdout.contains("task/reports"), "{}", out.stdout);
+    let bad =
+        axctl(&env, &["audit", "list", "--since", "2030-01-01T00:00:00Z", "--until", "2020-01-01T00:00:00Z"]).await;
+    assert_ne!(bad.code, 0);
+    assert!(bad.stderr.contains("end_time"), "{}", bad.stderr);
+
+    tokio::time::timeout(Duration::from_secs(10), axd.stop()).await.expect("stops");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+async fn audit_entries_past_retention_are_purged(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let core = axd.running.core.clone();
+    let now = core.clock.now();
+    let entry = |age: Duration, target: &str| AuditEntry {
+        id: 0,
+        at: ax_scheduler::model::sub(now, age),
+        actor: "anonymous".into(),
+        rpc: "DeleteTask".into(),
+        target: target.into(),
+        app: "billing".into(),
+        outcome: "ok".into(),
+        detail: String::new(),
+        before: Some("{}".into()),
+        after: None,
+    };
+    core.pools.admin.insert_audit(&entry(Duration::from_secs(7200), "task/old")).await.expect("old");
+    core.pools.admin.insert_audit(&entry(Duration::from_secs(60), "task/new")).await.expect("new");
+    let sweeper = Sweeper::new(
+        core.clone(),
+        SweeperConfig {
+            batch: 10,
+            retention: Duration::from_secs(86_400),
+            housekeeping_every: Duration::from_secs(60),
+            audit_retention: Duration::from_secs(3600),
+        },
+    );
+    sweeper.housekeeping().await.expect("housekeeping");
+    let mut admin = axd.admin().await;
+    let left = admin.list_audit_entries(pb::ListAuditEntriesRequest::default()).await.expect("list").into_inner();
+    let targets: Vec<&str> = left.entries.iter().map(|e| e.target.as_str()).collect();
+    assert_eq!(targets, ["task/new"]);
+    axd.stop().await;
+}
+
+async fn plaintext_on_loopback_is_anonymous_and_may_do_everything(db: &TestDb) {
+    let axd = Axd::start(db, |o: &mut Options| o.scope = Some(vec!["alice=billing".into()])).await;
+    let mut admin = axd.admin().await;
+    admin.create_task(pb::CreateTaskRequest { task: Some(spec("t", "reports", "h", manual())) }).await.expect("create");
+    admin.get_cluster_stats(pb::GetClusterStatsRequest {}).await.expect("stats");
+    admin.delete_task(pb::DeleteTaskRequest { name: "t".into() }).await.expect("delete");
+    let e = admin.list_audit_entries(pb::ListAuditEntriesRequest::default()).await.expect("audit").into_inner();
+    let rpcs: Vec<(&str, &str, &str)> =
+        e.entries.iter().map(|e| (e.rpc.as_str(), e.actor.as_str(), e.outcome.as_str())).collect();
+    assert_eq!(rpcs, [("DeleteTask", "anonymous", "ok"), ("CreateTask", "anonymous", "ok")]);
+    let e = admin
+        .list_audit_entries(pb::ListAuditEntriesRequest { page_token: "x".into(), ..Default::default() })
+        .await
+        .expect_err("bad token");
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().starts_with("page_token:"), "{}", e.message());
+    axd.stop().await;
+}
+
+/// Every mutating call and every denial logs one info line naming identity, RPC, target and
+/// outcome; reads that are allowed log nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutating_calls_and_denials_log_one_line_each() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = std::env::temp_dir().join(format!("ax-authz-log-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let ca = TestCa::create(&dir);
+    ca.issue("alice", "spiffe://ax/admin/alice");
+    ca.issue("val", "spiffe://ax/viewer/val");
+    let db = format!("sqlite://{}", dir.join("ax.db").display());
+    let (cert, key, client_ca) = (dir.join("server.pem"), dir.join("server.key"), dir.join("ca.pem"));
+    let log = dir.join("axd.log");
+    let mut axd = ax_tests::procs::AxdProcess::start(
+        &[
+            "--database-url",
+            &db,
+            "--listen",
+            "127.0.0.1:0",
+            "--tls-cert",
+            cert.to_str().expect("utf8"),
+            "--tls-key",
+            key.to_str().expect("utf8"),
+            "--tls-client-ca",
+            client_ca.to_str().expect("utf8"),
+            "--scope",
+            "alice=billing",
+            "--scope",
+            "val=billing",
+        ],
+        &log,
+    )
+    .await;
+    let addr = axd.addr.to_string();
+    let mut alice = Client::new(ca.channel(&addr, "alice").await);
+    let mut val = Client::new(ca.channel(&addr, "val").await);
+    alice.create_task(pb::CreateTaskRequest { task: Some(spec("t", "billing", "h", manual())) }).await.expect("create");
+    val.get_task(pb::GetTaskRequest { name: "t".into() }).await.expect("a read in scope");
+    val.delete_task(pb::DeleteTaskRequest { name: "t".into() }).await.expect_err("viewer deletes");
+    alice.get_cluster_stats(pb::GetClusterStatsRequest {}).await.expect_err("needs scope *");
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let text = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("GetClusterStats") || tokio::time::Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let lines = |rpc: &str| text.lines().filter(|l| l.contains(&format!("rpc=\"{rpc}\""))).collect::<Vec<_>>();
+    let created = lines("CreateTask");
+    assert_eq!(created.len(), 1, "{text}");
+    assert!(created[0].contains("INFO") && created[0].contains("identity=spiffe://ax/admin/alice"), "{text}");
+    assert!(created[0].contains("target=task/t") && created[0].contains("outcome=ok"), "{text}");
+    let deleted = lines("DeleteTask");
+    assert_eq!(deleted.len(), 1, "{text}");
+    assert!(
+        deleted[0].contains("admin call denied") && deleted[0].contains("identity=spiffe://ax/viewer/val"),
+        "{text}"
+    );
+    assert!(deleted[0].contains("outcome=denied") && deleted[0].contains("needs role admin"), "{text}");
+    let stats = lines("GetClusterStats");
+    assert_eq!(stats.len(), 1, "{text}");
+    assert!(stats[0].contains("admin call denied") && stats[0].contains("scope"), "{text}");
+    assert!(lines("GetTask").is_empty(), "allowed reads are not logged: {text}");
+    axd.terminate().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+on_every_backend!(
+    every_rpc_by_every_role_in_and_out_of_scope,
+    audit_entries_past_retention_are_purged,
+    plaintext_on_loopback_is_anonymous_and_may_do_everything,
+);

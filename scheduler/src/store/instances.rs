@@ -622,7 +622,7 @@ impl Expiry {
 }
 
 /// Narrows a query to the instances of `apps` (`None`: every app; none: nothing).
-fn push_apps(s: &mut Stmt, column: &str, apps: Option<&[String]>) {
+fn push_apps<'a>(s: &mut Stmt<'a>, column: &str, apps: Option<&'a [String]>) {
     match apps {
         None => {}
         Some([]) => {

@@ -202,26 +202,51 @@ async fn unfinished_handshakes_beyond_the_cap_do_not_keep_out_an_authenticated_c
         tonic_health::pb::health_client::HealthClient::new(tls_channel(&addr, &dir, "admin-alice").await.expect("ch"));
     health.check(tonic_health::pb::HealthCheckRequest { service: String::new() }).await.expect("health before");
 
-    let mut idle = Vec::new();
+    // Opened all at once: without room made at the cap, connections past the file-descriptor limit
+    // wait in the listen queue (and their connect may not even complete).
+    let mut opening = tokio::task::JoinSet::new();
     for _ in 0..400 {
-        idle.push(TcpStream::connect(axd.addr).await.expect("raw connect"));
+        let to = axd.addr;
+        opening.spawn(async move { tokio::time::timeout(Duration::from_secs(20), TcpStream::connect(to)).await });
+    }
+    let mut idle = Vec::new();
+    while idle.len() < 300 {
+        tokio::select! {
+            Some(done) = opening.join_next() => {
+                if let Ok(Ok(Ok(s))) = done {
+                    idle.push(s);
+                }
+            }
+            () = tokio::time::sleep(Duration::from_secs(2)) => break,
+        }
     }
     for round in 0..3 {
-        let ch = tls_channel(&addr, &dir, "admin-alice")
+        // Well within the 60 s handshake timeout: the room is made by the cap, not by the timeout.
+        let ch = tokio::time::timeout(Duration::from_secs(15), tls_channel(&addr, &dir, "admin-alice"))
             .await
+            .unwrap_or_else(|_| panic!("round {round}: an authenticated client could not connect within 15 s"))
             .unwrap_or_else(|e| panic!("round {round}: an authenticated client connects past 400 idle sockets: {e:?}"));
         let mut health = tonic_health::pb::health_client::HealthClient::new(ch.clone());
-        let s = health
-            .check(tonic_health::pb::HealthCheckRequest { service: String::new() })
-            .await
-            .unwrap_or_else(|e| panic!("round {round}: health: {e:?}"))
-            .into_inner();
+        let s = tokio::time::timeout(
+            Duration::from_secs(15),
+            health.check(tonic_health::pb::HealthCheckRequest { service: String::new() }),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("round {round}: no health answer within 15 s"))
+        .unwrap_or_else(|e| panic!("round {round}: health: {e:?}"))
+        .into_inner();
         assert_eq!(s.status, tonic_health::pb::health_check_response::ServingStatus::Serving as i32);
         AdminServiceClient::new(ch)
             .list_tasks(pb::ListTasksRequest::default())
             .await
             .unwrap_or_else(|e| panic!("round {round}: admin call: {e:?}"));
     }
+    while let Some(done) = opening.join_next().await {
+        if let Ok(Ok(Ok(s))) = done {
+            idle.push(s);
+        }
+    }
+    assert_eq!(idle.len(), 400, "every raw connection was accepted (most were then closed at the cap)");
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(text.contains("lowered"), "the cap was lowered to fit nofile 256: {text}");
     assert!(text.contains("--max-connections reached"), "the cap was reached: {text}");

@@ -6,7 +6,7 @@
 //! three heartbeat intervals, a closed stream or a protocol error ends the session, and its held
 //! attempts wait a grace period for the worker to come back (see `sessions::close_session`).
 //!
-//! Every ending axd decides carries a non-OK status saying why (see [`End`]); only a stream the
+//! Every ending axd decides carries a non-OK status saying why (listed on `End`); only a stream the
 //! worker closed itself ends with OK. A message axd cannot read (over [`MAX_WORKER_MESSAGE`], or not
 //! a WorkerMessage) also costs the session the attempts it held: axd cannot tell which attempt the
 //! message was about, and keeping them for the worker would let it re-send the same message after

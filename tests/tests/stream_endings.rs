@@ -248,4 +248,63 @@ async fn a_result_that_can_never_arrive_does_not_keep_its_instance_running(db: &
     axd.stop().await;
 }
 
-on_every_backend!(a_result_that_can_never_arrive_does_not_keep_its_instance_running);
+/// Worker-side behaviours worker.proto documents (issue 11, item 14): an unknown Log.level is stored
+/// as INFO, Progress.percent over 100 as 100; Reject and Progress for an attempt not held get no
+/// answer while Accepted gets a Cancel; a Credit sent at capacity is dropped, not banked.
+async fn documented_worker_behaviours_hold(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    create(&mut admin, spec("doc", "demo", "h", manual())).await;
+    let (mut w, _) =
+        RawWorker::connect(channel(&axd.endpoint).await, hello("demo", "doc-1", "h", 1, 1)).await.expect("connect");
+    let id = trigger(&mut admin, "doc", "one").await;
+    let a = w.expect("Assign", |m| if let In::Assign(a) = m { Some(a.clone()) } else { None }).await;
+    w.send(Out::Accepted(pb::Accepted { instance_id: id, attempt: a.attempt })).await;
+    wait_status(&mut admin, id, S::Running, Duration::from_secs(20)).await;
+
+    w.send(Out::Log(pb::Log { instance_id: id, attempt: a.attempt, level: 99, message: "odd".into(), at: None })).await;
+    w.send(Out::Progress(pb::Progress { instance_id: id, attempt: a.attempt, percent: 250, message: String::new() }))
+        .await;
+    // At capacity (one slot, held): this credit is dropped.
+    w.send(Out::Credit(pb::Credit { grant: 1, reset: false })).await;
+    // Not held: Reject and Progress get no answer, Accepted a Cancel; nothing comes before it.
+    w.send(Out::Reject(pb::Reject { instance_id: id, attempt: 9, reason: "no".into() })).await;
+    w.send(Out::Progress(pb::Progress { instance_id: id, attempt: 9, percent: 5, message: String::new() })).await;
+    w.send(Out::Accepted(pb::Accepted { instance_id: id, attempt: 9 })).await;
+    match w.recv().await {
+        In::Cancel(c) => assert_eq!((c.instance_id, c.attempt), (id, 9)),
+        other => panic!("the first answer is the Cancel for the Accepted: {other:?}"),
+    }
+    let logs = admin
+        .get_instance_logs(pb::GetInstanceLogsRequest { id, ..Default::default() })
+        .await
+        .expect("logs")
+        .into_inner()
+        .lines;
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    assert_eq!(logs[0].level, pb::LogLevel::Info as i32, "an unknown level is stored as INFO");
+    let (inst, _) = get(&mut admin, id).await;
+    assert_eq!(inst.progress_percent, 100, "250 % is stored as 100");
+
+    // The slot frees up with the Result; the credit sent at capacity was not banked, so the
+    // session shows no credit once its row reflects the freed slot. (ListWorkers lags one lease
+    // round: first see the held slot, so that the freed one is seen in a later round.)
+    let session_with = |in_flight: u32| {
+        let admin = admin.clone();
+        ax_tests::eventually(Duration::from_secs(10), "ListWorkers to catch up", move || {
+            let mut admin = admin.clone();
+            async move {
+                let list = admin.list_workers(pb::ListWorkersRequest::default()).await.expect("list");
+                list.into_inner().workers.into_iter().find(|s| s.worker_id == "doc-1" && s.in_flight == in_flight)
+            }
+        })
+    };
+    session_with(1).await;
+    w.send(ax_tests::client::result(id, a.attempt, true)).await;
+    w.expect("ResultAck", |m| if let In::ResultAck(r) = m { Some(r.clone()) } else { None }).await;
+    let session = session_with(0).await;
+    assert_eq!(session.credits, 0, "a credit sent at capacity is not banked");
+    axd.stop().await;
+}
+
+on_every_backend!(a_result_that_can_never_arrive_does_not_keep_its_instance_running, documented_worker_behaviours_hold);

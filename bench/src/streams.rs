@@ -5,8 +5,9 @@
 //! protocol: it opens `WorkerService.Connect`, sends Hello (its own worker id, capacity 1), waits for
 //! Welcome, grants one credit, and from then on only sends a Heartbeat every
 //! `Welcome.heartbeat_interval`. No task exists, so nothing is ever assigned. The streams are spread
-//! over HTTP/2 connections (`--per-connection`, one tonic channel each; axd sets no limit on
-//! concurrent streams per connection), and at most `--opening` Hellos wait for their Welcome at once.
+//! over HTTP/2 connections (`--per-connection`, one tonic channel each; axd allows 256 concurrent
+//! streams per connection by default, `--max-concurrent-streams`), and at most `--opening` Hellos
+//! wait for their Welcome at once.
 //!
 //! Measured from `/proc/<axd pid>`:
 //! - memory: `VmRSS` before the first stream (after an idle window), and once every stream is

@@ -138,6 +138,26 @@ MAX_REMEMBERED_HEARTBEATS = 1024
 STRAGGLER_GRACE = 2.0
 GIVE_UP_AFTER = 5.0
 
+# What axd keeps of each text field, in UTF-8 bytes (worker.proto). Longer text is cut here, the way
+# axd would cut it, before it is sent: a message over Welcome.max_message_size (4 MiB) would end the
+# stream with RESOURCE_EXHAUSTED, and a Result that can never arrive loses its attempt.
+MAX_OUTPUT = 65536
+MAX_RESULT_MESSAGE = 4096
+MAX_LOG_LINE = 4096
+MAX_PROGRESS_MESSAGE = 1024
+MAX_REJECT_REASON = 1024
+
+
+def truncate(s: str, max_bytes: int) -> str:
+    """`s` cut to at most `max_bytes` UTF-8 bytes on a character boundary, marked as axd marks it."""
+    data = s.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return s
+    marker = f"…[truncated, {len(data)} bytes in all]"
+    keep = max_bytes - len(marker.encode("utf-8"))
+    return data[:max(keep, 0)].decode("utf-8", "ignore") + marker
+
+
 # gRPC status codes after which reconnecting cannot help: the worker's Hello or identity is wrong.
 REFUSED_CODES = {
     grpc.StatusCode.INVALID_ARGUMENT,
@@ -916,7 +936,7 @@ class Worker:
             # Read too late (the process was paused, or the message waited in a buffer): axd has
             # taken it back by now, or is about to, and may have given it to another worker.
             log.warning("assignment %d/%d not started: %s", *key, why)
-            s.send(reject=pb.Reject(instance_id=a.instance_id, attempt=a.attempt, reason=why[:1024]))
+            s.send(reject=pb.Reject(instance_id=a.instance_id, attempt=a.attempt, reason=truncate(why, MAX_REJECT_REASON)))
             s.send(credit=pb.Credit(grant=1))  # Reject does not return the credit it consumed
             return
         if len(self.running) + len(self.orphans) >= self.capacity:
@@ -984,7 +1004,7 @@ class Worker:
         log.warning("held assignment %d/%d not started: %s", *key, why)
         s = self._connected()
         if s is not None:
-            s.send(reject=pb.Reject(instance_id=key[0], attempt=key[1], reason=why[:1024]))
+            s.send(reject=pb.Reject(instance_id=key[0], attempt=key[1], reason=truncate(why, MAX_REJECT_REASON)))
             if self.shutdown_at is None:
                 s.send(credit=pb.Credit(grant=1))
 
@@ -1007,7 +1027,9 @@ class Worker:
 
     def _report(self, key: Key, result: Any, slot_free: bool) -> None:
         """Sends a Result (kept until its ResultAck, whether or not it can be sent now) and, if its
-        slot is free, grants it back."""
+        slot is free, grants it back. Text axd would cut is cut here, so the Result fits."""
+        result.output = truncate(result.output, MAX_OUTPUT)
+        result.message = truncate(result.message, MAX_RESULT_MESSAGE)
         log.info("done %d/%d: %s %s", *key, types_pb.Outcome.Name(result.outcome), result.message)
         self.unacked[key] = result
         s = self._connected()
@@ -1039,14 +1061,15 @@ class Worker:
             s = self._connected()
             if s is not None and self._ours(key):
                 at = Timestamp(seconds=at_ns // 1_000_000_000, nanos=at_ns % 1_000_000_000)
-                s.send(log=pb.Log(instance_id=key[0], attempt=key[1], message=message[:4096], at=at,
+                s.send(log=pb.Log(instance_id=key[0], attempt=key[1], message=truncate(message, MAX_LOG_LINE), at=at,
                                   level=types_pb.LogLevel.Value(f"LOG_LEVEL_{level}")))
         elif kind == "progress":
             _, key, percent, message = ev
             s = self._connected()
             if s is not None and self._ours(key):
                 s.send(progress=pb.Progress(instance_id=key[0], attempt=key[1],
-                                            percent=max(0, min(100, percent)), message=message))
+                                            percent=max(0, min(100, percent)),
+                                            message=truncate(message, MAX_PROGRESS_MESSAGE)))
         # "msg"/"end" of a stream that is gone: nothing to do.
 
     def _on_done(self, key: Key, result: Any) -> None:

@@ -151,6 +151,34 @@ pub struct Options {
     /// How long entries of the audit table (ax_audit) are kept [default: 90d]
     #[arg(long, env = "AX_AUDIT_RETENTION")]
     pub audit_retention: Option<HumanDuration>,
+    // Limits enforced on every connection before its client is authenticated.
+    /// Longest a new connection may take to finish its TLS handshake before it is closed [default: 10s]
+    #[arg(long, env = "AX_TLS_HANDSHAKE_TIMEOUT")]
+    pub tls_handshake_timeout: Option<HumanDuration>,
+    /// Most client connections open at once; each worker process holds one, each axctl run one. At
+    /// the cap, the connection idle longest is closed to make room (first one that never carried a
+    /// call, such as an unfinished TLS handshake); a new connection is refused only when every
+    /// connection has a call open. Lowered at start-up to what the file-descriptor limit (nofile)
+    /// allows, less 3 per database connection and 64 [default: 4096]
+    #[arg(long, env = "AX_MAX_CONNECTIONS")]
+    pub max_connections: Option<u32>,
+    /// A connection with no call open for this long is closed (clients reconnect when they need
+    /// to); a worker's Connect stream keeps its connection open [default: 5m]
+    #[arg(long, env = "AX_IDLE_CONNECTION_TIMEOUT")]
+    pub idle_connection_timeout: Option<HumanDuration>,
+    /// Most calls (HTTP/2 streams) open at once on one connection, Connect streams included
+    /// (SETTINGS_MAX_CONCURRENT_STREAMS); a client waits before opening more [default: 256]
+    #[arg(long, env = "AX_MAX_CONCURRENT_STREAMS")]
+    pub max_concurrent_streams: Option<u32>,
+    /// Most calls of one connection that axd works on at once, until each answers (a Connect
+    /// stream until its Welcome); the others wait their turn [default: 64]
+    #[arg(long, env = "AX_MAX_CALLS_PER_CONNECTION")]
+    pub max_calls_per_connection: Option<u32>,
+    /// Longest a unary call (AdminService, health) may take before it fails with CANCELLED; for a
+    /// Connect stream it bounds only the wait for its Welcome, not the stream. More than three
+    /// heartbeat intervals [default: 30s]
+    #[arg(long, env = "AX_REQUEST_TIMEOUT")]
+    pub request_timeout: Option<HumanDuration>,
 }
 
 impl Options {
@@ -182,6 +210,12 @@ impl Options {
             trust_domain: self.trust_domain.or(other.trust_domain),
             scope: self.scope.or(other.scope),
             audit_retention: self.audit_retention.or(other.audit_retention),
+            tls_handshake_timeout: self.tls_handshake_timeout.or(other.tls_handshake_timeout),
+            max_connections: self.max_connections.or(other.max_connections),
+            idle_connection_timeout: self.idle_connection_timeout.or(other.idle_connection_timeout),
+            max_concurrent_streams: self.max_concurrent_streams.or(other.max_concurrent_streams),
+            max_calls_per_connection: self.max_calls_per_connection.or(other.max_calls_per_connection),
+            request_timeout: self.request_timeout.or(other.request_timeout),
         }
     }
 }
@@ -246,6 +280,26 @@ pub struct Config {
     pub policy: crate::auth::Policy,
     /// Retention of audit entries.
     pub audit_retention: Duration,
+    /// Limits on connections, enforced before authentication.
+    pub limits: Limits,
+}
+
+/// Limits on connections and calls, enforced before any client is authenticated (see the flags'
+/// help in [`Options`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest TLS handshake.
+    pub tls_handshake_timeout: Duration,
+    /// Most connections open at once (before the file-descriptor limit lowers it).
+    pub max_connections: u32,
+    /// A connection without a call for this long is closed.
+    pub idle_connection_timeout: Duration,
+    /// HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS.
+    pub max_concurrent_streams: u32,
+    /// Calls of one connection handled at once.
+    pub max_calls_per_connection: u32,
+    /// Longest unary call.
+    pub request_timeout: Duration,
 }
 
 /// A configuration error, naming the option.
@@ -335,6 +389,14 @@ impl Config {
                 scopes: Default::default(),
             },
             audit_retention: d(o.audit_retention, Duration::from_secs(90 * 86_400)),
+            limits: Limits {
+                tls_handshake_timeout: d(o.tls_handshake_timeout, Duration::from_secs(10)),
+                max_connections: o.max_connections.unwrap_or(4096),
+                idle_connection_timeout: d(o.idle_connection_timeout, Duration::from_secs(300)),
+                max_concurrent_streams: o.max_concurrent_streams.unwrap_or(256),
+                max_calls_per_connection: o.max_calls_per_connection.unwrap_or(64),
+                request_timeout: d(o.request_timeout, Duration::from_secs(30)),
+            },
         };
         crate::auth::check_trust_domain(&c.policy.trust_domain)
             .map_err(|reason| ConfigError::Invalid { option: "trust_domain", reason })?;
@@ -418,6 +480,41 @@ impl Config {
             }
         }
         between("health_stall_after", c.health_stall_after, Duration::from_millis(500), Duration::from_secs(3600))?;
+        let l = &c.limits;
+        between(
+            "tls_handshake_timeout",
+            l.tls_handshake_timeout,
+            Duration::from_millis(100),
+            Duration::from_secs(300),
+        )?;
+        between(
+            "idle_connection_timeout",
+            l.idle_connection_timeout,
+            Duration::from_millis(100),
+            Duration::from_secs(86_400),
+        )?;
+        between("request_timeout", l.request_timeout, Duration::from_millis(100), Duration::from_secs(3600))?;
+        for (option, n, max) in [
+            ("max_connections", l.max_connections, 1_000_000),
+            ("max_concurrent_streams", l.max_concurrent_streams, 100_000),
+            ("max_calls_per_connection", l.max_calls_per_connection, 100_000),
+        ] {
+            if !(1..=max).contains(&n) {
+                return Err(ConfigError::Invalid { option, reason: format!("{n} is out of range 1-{max}") });
+            }
+        }
+        if l.request_timeout <= c.heartbeat_interval * 3 {
+            // A Connect call waits up to three heartbeat intervals for Hello before its Welcome:
+            // a shorter timeout would cut it with CANCELLED instead of saying what was missing.
+            return Err(ConfigError::Invalid {
+                option: "request_timeout",
+                reason: format!(
+                    "{:?} is not more than three heartbeat intervals ({:?}), the longest a Connect call waits for Hello",
+                    l.request_timeout,
+                    c.heartbeat_interval * 3
+                ),
+            });
+        }
         Ok(c)
     }
 }
@@ -449,6 +546,29 @@ mod tests {
         assert_eq!(c.lost_worker_grace, Duration::from_secs(10));
         assert_eq!(c.dispatch_ahead, Duration::from_millis(200));
         assert!(c.tls.is_none());
+        let l = c.limits;
+        assert_eq!(l.tls_handshake_timeout, Duration::from_secs(10));
+        assert_eq!(l.max_connections, 4096);
+        assert_eq!(l.idle_connection_timeout, Duration::from_secs(300));
+        assert_eq!((l.max_concurrent_streams, l.max_calls_per_connection), (256, 64));
+        assert_eq!(l.request_timeout, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn connection_limits_out_of_range_are_refused_by_name() {
+        let o = Options { max_connections: Some(0), ..Options::default() };
+        let err = Config::from_options(o).expect_err("0 connections").to_string();
+        assert!(err.starts_with("max_connections: 0 is out of range"), "{err}");
+        let o = Options { tls_handshake_timeout: Some(HumanDuration(Duration::ZERO)), ..Options::default() };
+        let err = Config::from_options(o).expect_err("no handshake time").to_string();
+        assert!(err.starts_with("tls_handshake_timeout: "), "{err}");
+        let o = Options { request_timeout: Some(HumanDuration(Duration::from_secs(6))), ..Options::default() };
+        let err = Config::from_options(o).expect_err("6 s = 3 heartbeats").to_string();
+        assert!(err.starts_with("request_timeout: ") && err.contains("three heartbeat intervals"), "{err}");
+        let args = Args::parse_from(["axd", "--max-connections", "100", "--idle-connection-timeout", "1m"]);
+        let c = Config::resolve(args).expect("flags");
+        assert_eq!(c.limits.max_connections, 100);
+        assert_eq!(c.limits.idle_connection_timeout, Duration::from_secs(60));
     }
 
     #[test]

@@ -35,6 +35,7 @@ use crate::{
     },
     model::SchedulerRecord,
     store::{self, ConnectOptions, Notice, Store},
+    transport::{self, TrackLayer, Tracker},
     worker::{
         commands, lease,
         registry::Registry,
@@ -80,6 +81,8 @@ pub struct Running {
     pub core: Arc<Core>,
     /// Reports of the trigger loop.
     pub trigger_reports: tokio::sync::watch::Receiver<crate::loops::trigger::RoundReport>,
+    /// The client connections (tests read how many are open).
+    pub connections: Arc<Tracker>,
     cancel: CancellationToken,
     writer_cancel: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
@@ -300,20 +303,33 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
             ),
         ));
     }
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(ax_proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()
-        .map_err(|e| ServerError::Tls(format!("reflection: {e}")))?;
+    // Reflection in both versions: v1, and v1alpha for the clients that only speak that one (the
+    // stock Python grpcio-reflection client, older grpcurl).
+    let reflection_builder = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(ax_proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection = reflection_builder().build_v1().map_err(|e| ServerError::Tls(format!("reflection: {e}")))?;
+    let reflection_v1alpha =
+        reflection_builder().build_v1alpha().map_err(|e| ServerError::Tls(format!("reflection: {e}")))?;
 
+    let limits = config.limits;
+    let connections = Tracker::new(max_connections(config), limits.idle_connection_timeout);
     let mut builder = Server::builder()
         .http2_keepalive_interval(Some(Duration::from_secs(30)))
-        .http2_keepalive_timeout(Some(Duration::from_secs(10)));
+        .http2_keepalive_timeout(Some(Duration::from_secs(10)))
+        .max_concurrent_streams(limits.max_concurrent_streams)
+        .concurrency_limit_per_connection(limits.max_calls_per_connection as usize)
+        // Bounds a unary call; a streaming call only until it answers (Connect: its Welcome).
+        .timeout(limits.request_timeout);
     match &config.tls {
         Some(tls) => {
             let identity = Identity::from_pem(read(&tls.cert)?, read(&tls.key)?);
-            let tls_config =
-                ServerTlsConfig::new().identity(identity).client_ca_root(Certificate::from_pem(read(&tls.client_ca)?));
+            let tls_config = ServerTlsConfig::new()
+                .identity(identity)
+                .client_ca_root(Certificate::from_pem(read(&tls.client_ca)?))
+                .timeout(limits.tls_handshake_timeout);
             builder = builder.tls_config(tls_config).map_err(|e| ServerError::Tls(e.to_string()))?;
         }
         None => {
@@ -321,14 +337,17 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         }
     }
     let router = builder
+        .layer(TrackLayer(connections.clone()))
         .add_service(InterceptedService::new(health_service, auth::any_identity(auth_mode.clone())))
-        .add_service(InterceptedService::new(reflection, auth::any_identity(auth_mode)))
+        .add_service(InterceptedService::new(reflection, auth::any_identity(auth_mode.clone())))
+        .add_service(InterceptedService::new(reflection_v1alpha, auth::any_identity(auth_mode)))
         .add_service(AdminServiceServer::new(AdminApi::new(core.clone())))
-        .add_service(WorkerServiceServer::new(WorkerApi::new(core.clone(), cancel.clone())));
-    // TCP_NODELAY on every accepted socket: tonic's `Server::tcp_nodelay` does not apply to
-    // `serve_with_incoming`, and with Nagle's algorithm a lone Assign (or Cancel) can wait for the
-    // worker's delayed ACK on a real network. (On loopback it made no measurable difference.)
-    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+        .add_service(
+            WorkerServiceServer::new(WorkerApi::new(core.clone(), cancel.clone()))
+                .max_decoding_message_size(crate::worker::stream::MAX_WORKER_MESSAGE),
+        );
+    // Accepted within the connection cap; each socket gets TCP_NODELAY (see `transport`).
+    let incoming = transport::incoming(listener, connections.clone(), cancel.clone());
     let shutdown = cancel.clone();
     let server = tokio::spawn(
         router
@@ -336,7 +355,30 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
             .instrument(tracing::info_span!("task", name = "grpc")),
     );
     tracing::info!(%addr, %scheduler_id, database = %redact(&config.database_url), "axd started");
-    Ok(Running { addr, core, trigger_reports, cancel, writer_cancel, tasks, writer, server })
+    Ok(Running { addr, core, trigger_reports, connections, cancel, writer_cancel, tasks, writer, server })
+}
+
+/// `--max-connections`, lowered to what the file-descriptor limit leaves once the database
+/// connections and axd's own files are counted: past that, accepting fails and every client,
+/// authenticated or not, is kept out.
+fn max_connections(config: &Config) -> usize {
+    let wanted = config.limits.max_connections;
+    let p = config.pools;
+    // The PostgreSQL LISTEN connection is the one more.
+    let db = p.admin + p.trigger + p.dispatch + p.workers + p.sweeper + 1;
+    let Some(nofile) = transport::open_files_limit() else { return wanted as usize };
+    let room = nofile.saturating_sub(transport::reserved_fds(db)).max(16);
+    if u64::from(wanted) > room {
+        tracing::warn!(
+            max_connections = wanted,
+            nofile,
+            lowered_to = room,
+            "--max-connections is more than the file-descriptor limit (nofile) leaves: lowered. Raise `ulimit -n` \
+             to at least the number of workers and clients + 3 per database connection + 64"
+        );
+        return usize::try_from(room).unwrap_or(usize::MAX);
+    }
+    wanted as usize
 }
 
 /// Refreshes this axd's row in `ax_scheduler` and the database clock sample.

@@ -269,9 +269,26 @@ impl AxdProcess {
 
     /// Like [`AxdProcess::start`], with extra environment variables.
     pub async fn start_env(args: &[&str], env: &[(&str, &str)], log: &std::path::Path) -> AxdProcess {
+        Self::start_cmd(tokio::process::Command::new(bin("axd")), args, env, log).await
+    }
+
+    /// Like [`AxdProcess::start`], with at most `nofile` open files (soft and hard limit, set with
+    /// `prlimit` before axd starts).
+    pub async fn start_with_nofile(args: &[&str], nofile: u64, log: &std::path::Path) -> AxdProcess {
+        let mut cmd = tokio::process::Command::new("prlimit");
+        cmd.arg(format!("--nofile={nofile}:{nofile}")).arg("--").arg(bin("axd"));
+        Self::start_cmd(cmd, args, &[], log).await
+    }
+
+    async fn start_cmd(
+        mut cmd: tokio::process::Command,
+        args: &[&str],
+        env: &[(&str, &str)],
+        log: &std::path::Path,
+    ) -> AxdProcess {
         use tokio::io::AsyncBufReadExt as _;
         let stderr = std::fs::File::create(log).expect("axd log");
-        let mut child = tokio::process::Command::new(bin("axd"))
+        let mut child = cmd
             .args(args)
             .envs(env.iter().copied())
             .stdout(std::process::Stdio::piped())

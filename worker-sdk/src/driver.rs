@@ -267,6 +267,35 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
+/// Longest Result.output axd keeps (proto/ax/v1/worker.proto, Result.output).
+pub(crate) const MAX_OUTPUT: usize = 64 * 1024;
+/// Longest Result.message axd keeps.
+pub(crate) const MAX_RESULT_MESSAGE: usize = 4096;
+/// Longest Log.message axd keeps.
+pub(crate) const MAX_LOG_LINE: usize = 4096;
+/// Longest Progress.message axd keeps.
+pub(crate) const MAX_PROGRESS_MESSAGE: usize = 1024;
+/// Longest Reject.reason axd accepts (a longer one ends the stream with INVALID_ARGUMENT).
+pub(crate) const MAX_REJECT_REASON: usize = 1024;
+
+/// `s` cut to at most `max` bytes, on a character boundary, marked the way axd marks what it cuts
+/// ("…[truncated, N bytes in all]"): a handler's oversized output is delivered, shortened, instead
+/// of making a message axd refuses (a stream ended with RESOURCE_EXHAUSTED and a result that can
+/// never arrive).
+pub(crate) fn truncate(mut s: String, max: usize) -> String {
+    if s.len() <= max {
+        return s;
+    }
+    let marker = format!("…[truncated, {} bytes in all]", s.len());
+    let mut cut = max.saturating_sub(marker.len());
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    s.truncate(cut);
+    s.push_str(&marker);
+    s
+}
+
 fn result_of(key: Key, r: Result<String, HandlerError>) -> pb::Result {
     let now = Utc::now();
     let finished_at = Some(prost_types::Timestamp {
@@ -279,7 +308,7 @@ fn result_of(key: Key, r: Result<String, HandlerError>) -> pb::Result {
             attempt: key.1,
             outcome: pb::Outcome::Success.into(),
             message: String::new(),
-            output,
+            output: truncate(output, MAX_OUTPUT),
             retryable: false,
             finished_at,
         },
@@ -287,7 +316,7 @@ fn result_of(key: Key, r: Result<String, HandlerError>) -> pb::Result {
             instance_id: key.0,
             attempt: key.1,
             outcome: pb::Outcome::Failed.into(),
-            message: e.message,
+            message: truncate(e.message, MAX_RESULT_MESSAGE),
             output: String::new(),
             retryable: e.retryable,
             finished_at,
@@ -697,7 +726,8 @@ async fn unstarted(state: &mut State, stats: &Stats, tx: &mpsc::Sender<pb::Worke
 fn forward(tx: &mpsc::Sender<pb::WorkerMessage>, ev: Event) {
     let m = match ev {
         Event::Progress { key, percent, message } => {
-            Out::Progress(pb::Progress { instance_id: key.0, attempt: key.1, percent, message })
+            let message = truncate(message, MAX_PROGRESS_MESSAGE);
+            Out::Progress(pb::Progress { instance_id: key.0, attempt: key.1, percent: percent.min(100), message })
         }
         Event::Log { key, level, message, at } => {
             let level = match level {
@@ -710,6 +740,7 @@ fn forward(tx: &mpsc::Sender<pb::WorkerMessage>, ev: Event) {
                 seconds: at.timestamp(),
                 nanos: i32::try_from(at.timestamp_subsec_nanos()).unwrap_or(0),
             });
+            let message = truncate(message, MAX_LOG_LINE);
             Out::Log(pb::Log { instance_id: key.0, attempt: key.1, level: level.into(), message, at })
         }
         Event::Started { .. } | Event::Done { .. } | Event::Unstarted { .. } => return,
@@ -723,14 +754,20 @@ fn refused_or_lost(status: tonic::Status, established: bool) -> SessionEnd {
             tracing::error!(code = ?status.code(), message = status.message(), "axd refused this worker");
             SessionEnd::Refused(status)
         }
-        code => {
+        code @ (Code::Unavailable | Code::Cancelled | Code::Unknown) => {
             tracing::debug!(?code, message = status.message(), "stream ended");
+            SessionEnd::Lost { established }
+        }
+        code => {
+            // axd ended the stream and said why (e.g. RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED).
+            tracing::warn!(?code, message = status.message(), "axd ended the stream; reconnecting");
             SessionEnd::Lost { established }
         }
     }
 }
 
 async fn reject(tx: &mpsc::Sender<pb::WorkerMessage>, key: Key, reason: String) {
+    let reason = truncate(reason, MAX_REJECT_REASON);
     let _ = tx.send(out(Out::Reject(pb::Reject { instance_id: key.0, attempt: key.1, reason }))).await;
 }
 
@@ -934,5 +971,21 @@ async fn on_message(
             tracing::info!(reason = %d.reason, "axd is draining; moving to another endpoint");
             Some(SessionEnd::Drained)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_oversized_output_is_cut_to_what_axd_keeps_and_marked() {
+        let r = result_of((1, 1), Ok("é".repeat(5 * 1024 * 1024)));
+        assert!(r.output.len() <= MAX_OUTPUT, "{} bytes", r.output.len());
+        assert!(r.output.len() > MAX_OUTPUT - 64, "not cut more than needed: {} bytes", r.output.len());
+        assert!(r.output.ends_with("…[truncated, 10485760 bytes in all]"), "{}", &r.output[r.output.len() - 60..]);
+        let r = result_of((1, 1), Err(HandlerError::fatal("x".repeat(10_000))));
+        assert!(r.message.len() <= MAX_RESULT_MESSAGE && r.message.contains("truncated"), "{}", r.message.len());
+        assert_eq!(truncate("short".to_owned(), 10), "short", "what fits is left alone");
     }
 }

@@ -419,3 +419,31 @@ async fn a_hold_that_ends_too_close_to_the_accept_by_time_is_rejected_not_starte
     let _ = stop.send(());
     task.abort();
 }
+
+/// A handler's 10 MB output is cut to the 65536 bytes axd keeps before the Result is sent: sent
+/// whole it would exceed the 4 MiB message limit (the fake axd has tonic's default, like axd) and
+/// could never arrive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_output_is_truncated_before_the_result_is_sent() {
+    let axd = FakeAxd::start().await;
+    let w = Worker::builder()
+        .endpoint(axd.url.clone())
+        .app("app")
+        .worker_id("w1")
+        .capacity(1)
+        .handler("big", |_ctx: Context| async move { Ok::<_, HandlerError>("x".repeat(10 * 1024 * 1024)) })
+        .build()
+        .expect("worker");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(w.run_until(async move {
+        let _ = stopped.await;
+    }));
+    let mut c = axd.next(T).await;
+    c.send(Out::Welcome(welcome(Duration::from_secs(1), Duration::from_secs(10), Duration::from_millis(500)))).await;
+    c.send(assign(1, 1, "big", after(Duration::from_secs(5)))).await;
+    let r = c.expect("Result", T, is_result).await;
+    assert!(r.output.len() <= 65536, "{} bytes", r.output.len());
+    assert!(r.output.ends_with("…[truncated, 10485760 bytes in all]"), "{}", &r.output[r.output.len() - 50..]);
+    let _ = stop.send(());
+    task.abort();
+}

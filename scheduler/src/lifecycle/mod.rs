@@ -421,10 +421,13 @@ pub fn lose(i: &mut Instance, ctx: Ctx<'_>, unit_random: f64) -> Effects {
     if i.status != InstanceStatus::Running {
         return Effects::new(ctx.now);
     }
-    let message = format!(
-        "worker lost: {} stopped heartbeating and did not re-announce the attempt within the grace period",
-        i.worker_id.as_deref().unwrap_or("-")
-    );
+    let message = match not_kept(i) {
+        Some(why) => format!("worker lost: {why}"),
+        None => format!(
+            "worker lost: {} stopped heartbeating and did not re-announce the attempt within the grace period",
+            i.worker_id.as_deref().unwrap_or("-")
+        ),
+    };
     end_attempt(i, InstanceStatus::Failed, message, true, ctx, unit_random)
 }
 
@@ -488,7 +491,11 @@ pub fn readopt(
 ) -> (bool, Effects) {
     let ctx = ctx.after(i);
     let mut fx = Effects::new(ctx.now);
-    let ours = i.status.is_held() && i.attempt == attempt && i.worker_id.as_deref() == Some(worker_id) && i.app == app;
+    let ours = i.status.is_held()
+        && i.attempt == attempt
+        && i.worker_id.as_deref() == Some(worker_id)
+        && i.app == app
+        && not_kept(i).is_none();
     if !ours {
         return (false, fx);
     }
@@ -568,6 +575,52 @@ pub fn session_ended(i: &mut Instance, session_id: &str, reason: &str, grace_unt
         format!(
             "worker session {session_id} ended ({reason}); waiting until {} for worker {worker} to re-announce it",
             grace_until.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        ),
+    );
+    fx
+}
+
+/// How [`session_ended_unreadable`] marks, in `Instance.message`, the current attempt it keeps from
+/// its worker: `not kept: attempt N: <why>`. The attempt number makes the mark mean nothing once
+/// the instance moves on to another attempt.
+fn not_kept_mark(attempt: u32) -> String {
+    format!("not kept: attempt {attempt}: ")
+}
+
+/// Why the current attempt is not kept for its worker (see [`session_ended_unreadable`]), if so.
+fn not_kept(i: &Instance) -> Option<&str> {
+    i.message.strip_prefix(&not_kept_mark(i.attempt))
+}
+
+/// The session holding this attempt ended because the worker sent a message axd cannot read (too
+/// large, or not a WorkerMessage). axd cannot tell which attempt it was about, and the worker would
+/// send it again after re-announcing the attempt, for ever: so the attempt is no longer its worker's
+/// to re-announce. It keeps its state and its lease (the worker may still run it until then; it is
+/// told to stop, in Welcome.released, as soon as it reconnects), and when the lease ends the
+/// sweeper fails it, or puts a DISPATCHED one back in the queue, naming why.
+pub fn session_ended_unreadable(i: &mut Instance, session_id: &str, reason: &str, ctx: Ctx<'_>) -> Effects {
+    let ctx = ctx.after(i);
+    let mut fx = Effects::new(ctx.now);
+    if !i.status.is_held() || i.session_id.as_deref() != Some(session_id) {
+        return fx;
+    }
+    let lease = *i.lease_expires_at.get_or_insert(ctx.now);
+    let worker = i.worker_id.clone().unwrap_or_default();
+    i.message = format!(
+        "{}worker {worker}'s session {session_id} ended on a message axd could not read ({reason}); the attempt \
+         was not kept for the worker to re-announce",
+        not_kept_mark(i.attempt)
+    );
+    i.updated_at = ctx.now;
+    fx.changed = true;
+    fx.event(
+        i,
+        i.status,
+        i.status,
+        format!(
+            "worker session {session_id} ended on a message axd could not read ({reason}); the attempt is not kept \
+             for worker {worker}: it ends when its lease does, at {}",
+            lease.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
         ),
     );
     fx

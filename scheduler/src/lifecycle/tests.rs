@@ -132,6 +132,29 @@ fn readoption_needs_the_same_worker_and_attempt() {
     assert_eq!(i.session_id.as_deref(), Some("s2"));
 }
 
+#[test]
+fn an_attempt_whose_session_ended_on_an_unreadable_message_is_not_readopted_and_fails_with_its_lease() {
+    let mut i = held(InstanceStatus::Running);
+    let fx = session_ended_unreadable(&mut i, "s", "message too large: 10485765 bytes", CTX());
+    assert!(fx.changed && fx.events[0].reason.contains("could not read"), "{:?}", fx.events);
+    assert_eq!(i.lease_expires_at, Some(now()), "the lease is kept as it was");
+    assert!(!readopt(&mut i, 1, "w", "a", "s2", now(), CTX()).0, "not kept for the worker");
+    i.max_retries = 0;
+    lose(&mut i, CTX(), 0.5);
+    assert_eq!(i.status, InstanceStatus::Failed);
+    assert!(
+        i.message.starts_with("worker lost: worker w's session s ended on a message axd could not read"),
+        "{}",
+        i.message
+    );
+    assert!(i.message.contains("message too large"), "{}", i.message);
+    // The mark belongs to its attempt: a later attempt of the instance is re-adopted as usual.
+    let mut i = held(InstanceStatus::Running);
+    session_ended_unreadable(&mut i, "s", "x", CTX());
+    i.attempt = 2;
+    assert!(readopt(&mut i, 2, "w", "a", "s2", now(), CTX()).0);
+}
+
 /// The table of legal moves, spelled out pair by pair: a change to [`TRANSITIONS`] must change
 /// this list too.
 #[test]
@@ -195,6 +218,7 @@ fn every_transition_function_makes_only_legal_moves() {
                 Box::new(|i| retry(i, "op", CTX()).unwrap_or_else(|| Effects::new(now()))),
                 Box::new(|i| readopt(i, 1, "w", "a", "s2", now(), CTX()).1),
                 Box::new(|i| session_ended(i, "s", "gone", now(), CTX())),
+                Box::new(|i| session_ended_unreadable(i, "s", "too large", CTX())),
             ];
             for run in &runs {
                 let mut i = held(status);

@@ -63,7 +63,9 @@ pub async fn open_session(
 }
 
 /// Ends a session: its held attempts keep their state until `grace_until` (for the worker to come
-/// back and re-announce them), with an event saying why; the session row is removed.
+/// back and re-announce them), with an event saying why; the session row is removed. If the
+/// session ended on a message axd could not read (`unreadable`), the attempts are not kept for the
+/// worker: they end with their lease (see [`crate::lifecycle::session_ended_unreadable`]).
 pub async fn close_session(
     store: &Store,
     session_id: &str,
@@ -71,6 +73,7 @@ pub async fn close_session(
     now: Ts,
     grace_until: Ts,
     scheduler_id: &str,
+    unreadable: bool,
 ) -> StoreResult<()> {
     let mut tx = store.begin().await?;
     let ids = tx.held_by_session(session_id).await?;
@@ -78,7 +81,12 @@ pub async fn close_session(
     let ctx = Ctx { now, scheduler_id };
     let mut batch = Batch::default();
     for (id, inst) in rows.iter_mut() {
-        batch.add(*id, crate::lifecycle::session_ended(inst, session_id, reason, grace_until, ctx));
+        let fx = if unreadable {
+            crate::lifecycle::session_ended_unreadable(inst, session_id, reason, ctx)
+        } else {
+            crate::lifecycle::session_ended(inst, session_id, reason, grace_until, ctx)
+        };
+        batch.add(*id, fx);
     }
     persist(&mut tx, &rows, batch, ctx).await?;
     tx.delete_worker(session_id).await?;

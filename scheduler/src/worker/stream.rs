@@ -5,12 +5,23 @@
 //! re-adopted, and a Welcome is sent. Then every inbound message is handled in order; silence for
 //! three heartbeat intervals, a closed stream or a protocol error ends the session, and its held
 //! attempts wait a grace period for the worker to come back (see `sessions::close_session`).
+//!
+//! Every ending axd decides carries a non-OK status saying why (listed on `End`); only a stream the
+//! worker closed itself ends with OK. A message axd cannot read (over [`MAX_WORKER_MESSAGE`], or not
+//! a WorkerMessage) also costs the session the attempts it held: axd cannot tell which attempt the
+//! message was about, and keeping them for the worker would let it re-send the same message after
+//! every reconnect while the instance stays RUNNING for good.
 
-use std::{collections::HashSet, sync::Arc};
+use std::{
+    collections::HashSet,
+    pin::Pin,
+    sync::{Arc, Mutex},
+    task::{Context, Poll},
+};
 
 use ax_proto::v1::{self as pb, worker_message::Msg, worker_service_server::WorkerService};
 use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::{Stream, wrappers::ReceiverStream};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status, Streaming};
 
@@ -35,6 +46,9 @@ pub const MAX_IN_FLIGHT: usize = 10_000;
 pub const MAX_MESSAGE: usize = 4096;
 /// Longest log line kept.
 pub const MAX_LOG_LINE: usize = 4096;
+/// Most bytes one encoded WorkerMessage may have (told to workers in Welcome.max_message_size); a
+/// larger one ends the stream with RESOURCE_EXHAUSTED.
+pub const MAX_WORKER_MESSAGE: usize = 4 * 1024 * 1024;
 
 /// The WorkerService implementation.
 #[derive(Clone)]
@@ -97,9 +111,72 @@ fn msg(m: pb::scheduler_message::Msg) -> Outbound {
     Ok(pb::SchedulerMessage { msg: Some(m) })
 }
 
+/// What went wrong reading the worker's side of the stream, as the status that ends it.
+#[derive(Debug)]
+struct InboundFailure {
+    status: Status,
+    /// The worker sent something axd cannot read (too large, or not a WorkerMessage), as opposed
+    /// to a connection that broke.
+    unreadable: bool,
+}
+
+/// Classifies an error from reading the inbound stream. tonic reports a message over the limit as
+/// OUT_OF_RANGE and bytes prost cannot decode (or a malformed gRPC frame) as INTERNAL without a
+/// source; a broken connection carries its transport error as the source.
+fn inbound_failure(status: &Status) -> InboundFailure {
+    use std::error::Error as _;
+    match status.code() {
+        tonic::Code::OutOfRange | tonic::Code::ResourceExhausted => InboundFailure {
+            status: Status::resource_exhausted(format!(
+                "message too large: a WorkerMessage may have at most {MAX_WORKER_MESSAGE} bytes \
+                 (Welcome.max_message_size; cut Result.output to 65536 bytes before sending) ({})",
+                status.message()
+            )),
+            unreadable: true,
+        },
+        tonic::Code::Internal if status.source().is_none() => InboundFailure {
+            status: Status::invalid_argument(format!(
+                "undecodable message: not a WorkerMessage ({})",
+                status.message()
+            )),
+            unreadable: true,
+        },
+        code => InboundFailure {
+            status: Status::unavailable(format!("stream broken ({code:?}): {}", status.message())),
+            unreadable: false,
+        },
+    }
+}
+
+/// The stream a worker reads: what its session sent, then the status that ended the session. The
+/// status is kept apart from the queue so that a full queue can never turn it into a silent OK.
+pub struct ConnectStream {
+    rx: ReceiverStream<Outbound>,
+    end: Arc<Mutex<Option<Status>>>,
+    done: bool,
+}
+
+impl Stream for ConnectStream {
+    type Item = Outbound;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Outbound>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        match Pin::new(&mut self.rx).poll_next(cx) {
+            Poll::Ready(None) => {
+                self.done = true;
+                let end = self.end.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+                Poll::Ready(end.map(Err))
+            }
+            other => other,
+        }
+    }
+}
+
 #[tonic::async_trait]
 impl WorkerService for WorkerApi {
-    type ConnectStream = ReceiverStream<Outbound>;
+    type ConnectStream = ConnectStream;
 
     async fn connect(
         &self,
@@ -112,7 +189,7 @@ impl WorkerService for WorkerApi {
             Err(_) => {
                 return Err(Status::deadline_exceeded("no Hello within three heartbeat intervals"));
             }
-            Ok(Err(status)) => return Err(status),
+            Ok(Err(status)) => return Err(inbound_failure(&status).status),
             Ok(Ok(None)) => return Err(invalid("hello", "the stream closed before Hello")),
             Ok(Ok(Some(m))) => m,
         };
@@ -181,6 +258,7 @@ impl WorkerService for WorkerApi {
             fence_margin: Some(duration_to_pb(core.sessions.fence_margin())),
             ack_timeout: Some(duration_to_pb(core.sessions.ack_timeout)),
             server_time: Some(ts_to_pb(core.clock.now())),
+            max_message_size: MAX_WORKER_MESSAGE as u32,
         };
         // The channel is new and empty: this cannot fail for lack of room.
         session.send(msg(pb::scheduler_message::Msg::Welcome(welcome)));
@@ -188,8 +266,9 @@ impl WorkerService for WorkerApi {
             adopted = adopted.len(), "worker connected");
         core.signals.dispatch.notify_one();
         core.signals.sweep.now();
-        crate::core::spawn("worker-session", run_session(core, session, inbound, self.shutdown.clone()));
-        Ok(Response::new(ReceiverStream::new(rx)))
+        let end = Arc::new(Mutex::new(None));
+        crate::core::spawn("worker-session", run_session(core, session, inbound, self.shutdown.clone(), end.clone()));
+        Ok(Response::new(ConnectStream { rx: ReceiverStream::new(rx), end, done: false }))
     }
 }
 
@@ -206,12 +285,22 @@ fn message_name(m: &Msg) -> &'static str {
     }
 }
 
-/// Why a session ended.
+/// Why a session ended, and the status its stream ends with.
+///
+/// - OK: only [`End::Closed`], the worker closed its side of the stream.
+/// - INVALID_ARGUMENT: a protocol error (a second Hello, an empty message, a bad field, bytes that
+///   are not a WorkerMessage).
+/// - RESOURCE_EXHAUSTED: a message over [`MAX_WORKER_MESSAGE`].
+/// - DEADLINE_EXCEEDED: no message for three heartbeat intervals.
+/// - UNAVAILABLE: axd drained the stream, is shutting down, or the connection broke.
 enum End {
-    /// Normal end (closed, silent, drained).
+    /// The worker closed its side of the stream.
     Closed(String),
-    /// The worker broke the protocol, or axd could not record its messages: tell it why.
+    /// axd ends the stream with this status; the session's attempts wait for the worker.
     Error(Status),
+    /// The worker sent a message axd cannot read: the stream ends with this status and the
+    /// session's attempts are not kept for the worker (see the module comment).
+    Unreadable(Status),
 }
 
 async fn run_session(
@@ -219,6 +308,7 @@ async fn run_session(
     session: Arc<Session>,
     mut inbound: Streaming<pb::WorkerMessage>,
     shutdown: CancellationToken,
+    end_status: Arc<Mutex<Option<Status>>>,
 ) {
     let dead_after = core.sessions.dead_after();
     let every = core.sessions.heartbeat_interval;
@@ -244,7 +334,11 @@ async fn run_session(
                 })));
                 drain_deadline = Some(tokio::time::Instant::now() + deadline);
             }
-            () = drain_sleep => break End::Closed("drained".to_owned()),
+            () = drain_sleep => break End::Error(Status::unavailable(if shutdown.is_cancelled() {
+                "drained: this axd is shutting down; reconnect to another axd"
+            } else {
+                "drained: this axd is unhealthy; reconnect to another axd"
+            })),
             _ = tick.tick() => {
                 // axd's own liveness towards the worker: a heartbeat when nothing else went out for
                 // an interval (the lease loop sends one after each renewal), so a worker notices a
@@ -275,7 +369,10 @@ async fn run_session(
             ))),
             r = inbound.message() => match r {
                 Ok(None) => break End::Closed("the worker closed the stream".to_owned()),
-                Err(status) => break End::Closed(format!("stream broken: {}", status.message())),
+                Err(status) => {
+                    let failure = inbound_failure(&status);
+                    break if failure.unreadable { End::Unreadable(failure.status) } else { End::Error(failure.status) };
+                }
                 Ok(Some(m)) => {
                     last_message = tokio::time::Instant::now();
                     session.seen(core.clock.now());
@@ -286,13 +383,10 @@ async fn run_session(
             },
         }
     };
-    let reason = match end {
-        End::Closed(reason) => reason,
-        End::Error(status) => {
-            let reason = status.message().to_owned();
-            session.send(Err(status));
-            reason
-        }
+    let (reason, unreadable) = match end {
+        End::Closed(reason) => (reason, false),
+        End::Error(status) => (stored_end(&end_status, status), false),
+        End::Unreadable(status) => (stored_end(&end_status, status), true),
     };
     core.registry.remove(&session.id);
     if session.dropped() > 0 {
@@ -301,14 +395,29 @@ async fn run_session(
     }
     let now = core.clock.now();
     let grace_until = add(now, core.sessions.lost_worker_grace);
-    let closed =
-        super::sessions::close_session(&core.pools.workers, &session.id, &reason, now, grace_until, &core.scheduler_id);
+    let closed = super::sessions::close_session(
+        &core.pools.workers,
+        &session.id,
+        &reason,
+        now,
+        grace_until,
+        &core.scheduler_id,
+        unreadable,
+    );
     if let Err(e) = closed.await {
         // The leases expire on their own; the sweeper then applies the same rule.
         tracing::warn!(session = %session.id, error = %e, "recording the end of a session failed");
     }
     core.signals.sweep.offer(grace_until);
     tracing::info!(session = %session.id, worker = %session.worker_id, %reason, "worker session ended");
+}
+
+/// Keeps `status` as the one the worker's stream ends with (after what is queued for it); returns
+/// its message, the reason recorded for the session.
+fn stored_end(slot: &Mutex<Option<Status>>, status: Status) -> String {
+    let reason = status.message().to_owned();
+    *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(status);
+    reason
 }
 
 /// A message about an attempt this session does not hold: nothing is written. The first one is
@@ -326,7 +435,7 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
         if core.writer.submit(op, Some(session.clone())).await {
             Ok(())
         } else {
-            Err(End::Closed("axd is shutting down".to_owned()))
+            Err(End::Error(Status::unavailable("axd is shutting down; reconnect to another axd")))
         }
     };
     match m.msg {

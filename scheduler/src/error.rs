@@ -33,8 +33,8 @@ pub enum StoreError {
         /// What is wrong.
         reason: String,
     },
-    /// The database URL is not one ax supports.
-    #[error("unsupported database url {0:?}: use sqlite://, postgres:// or mysql://")]
+    /// The database URL is not one ax supports (holds the URL's scheme only).
+    #[error("unsupported database url scheme {}: use sqlite://, postgres:// or mysql://", crate::validate::quote(.0))]
     UnsupportedUrl(String),
 }
 

@@ -46,7 +46,12 @@ impl AdminApi {
 
     async fn task(&self, name: &str) -> Result<Task> {
         validate::task_name("name", name)?;
-        self.core.pools.admin.get_task(name).await?.ok_or_else(|| Error::NotFound(format!("task {name:?}")))
+        self.core
+            .pools
+            .admin
+            .get_task(name)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("task {}", validate::quote(name))))
     }
 
     fn preview_of(task: &Task, now: Ts) -> pb::SchedulePreview {
@@ -85,7 +90,7 @@ impl AdminApi {
                 return Ok(t);
             }
         }
-        Err(Error::Aborted(format!("task {name:?} kept changing; retry")))
+        Err(Error::Aborted(format!("task {} kept changing; retry", validate::quote(name))))
     }
 }
 
@@ -122,7 +127,7 @@ impl AdminService for AdminApi {
         {
             Ok(t) => t,
             Err(StoreError::UniqueViolation(_)) => {
-                return Err(Error::AlreadyExists(format!("task {name:?}")).into());
+                return Err(Error::AlreadyExists(format!("task {}", validate::quote(&name))).into());
             }
             Err(e) => return Err(Error::from(e).into()),
         };
@@ -178,7 +183,11 @@ impl AdminService for AdminApi {
             if !convert::UPDATABLE_FIELDS.contains(&p.as_str()) {
                 return Err(Error::invalid(
                     "update_mask",
-                    format!("unknown or immutable field {p:?}; updatable: {}", convert::UPDATABLE_FIELDS.join(", ")),
+                    format!(
+                        "unknown or immutable field {}; updatable: {}",
+                        validate::quote(p),
+                        convert::UPDATABLE_FIELDS.join(", ")
+                    ),
                 )
                 .into());
             }
@@ -215,7 +224,7 @@ impl AdminService for AdminApi {
             .map_err(Error::from)?
         {
             Some(n) => Ok(Response::new(pb::DeleteTaskResponse { canceled_instances: n })),
-            None => Err(Error::NotFound(format!("task {name:?}")).into()),
+            None => Err(Error::NotFound(format!("task {}", validate::quote(name))).into()),
         }
     }
 

@@ -150,6 +150,45 @@ impl Pool for SqlitePool {
     }
 }
 
+impl Driver for Sqlite {
+    const DIALECT: &'static Dialect = &SQLITE;
+
+    fn bind<'q>(q: Query<'q, Self, SqliteArguments<'q>>, v: &'q Value) -> Query<'q, Self, SqliteArguments<'q>> {
+        match v {
+            Value::I64(x) => q.bind(*x),
+            Value::OptI64(x) => q.bind(*x),
+            Value::I32(x) => q.bind(*x),
+            Value::Bool(x) => q.bind(*x),
+            Value::Str(x) => q.bind(x.as_str()),
+            Value::OptStr(x) => q.bind(x.as_deref()),
+            other => unsupported("SQLite", other),
+        }
+    }
+
+    fn decode(row: &sqlx::sqlite::SqliteRow, i: usize, kind: Kind) -> Result<Value, sqlx::Error> {
+        Ok(match kind {
+            Kind::I64 => Value::I64(row.try_get(i)?),
+            Kind::OptI64 => Value::OptI64(row.try_get(i)?),
+            Kind::I32 => Value::I32(row.try_get(i)?),
+            Kind::Bool => Value::Bool(row.try_get(i)?),
+            Kind::Str => Value::Str(row.try_get(i)?),
+            Kind::OptStr => Value::OptStr(row.try_get(i)?),
+        })
+    }
+
+    fn rows_affected(r: &sqlx::sqlite::SqliteQueryResult) -> u64 {
+        r.rows_affected()
+    }
+
+    fn last_insert_id(r: &sqlx::sqlite::SqliteQueryResult) -> Option<i64> {
+        Some(r.last_insert_rowid())
+    }
+
+    fn begin(pool: &sqlx::SqlitePool) -> BoxFuture<'_, Result<sqlx::Transaction<'static, Self>, sqlx::Error>> {
+        Box::pin(pool.begin_with("BEGIN IMMEDIATE"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt as _;
@@ -205,44 +244,5 @@ mod tests {
         assert!(is_in_memory("sqlite::memory:"));
         assert!(is_in_memory("sqlite://file:x?mode=memory&cache=shared"));
         assert!(!is_in_memory("sqlite://./ax-data/ax.db"));
-    }
-}
-
-impl Driver for Sqlite {
-    const DIALECT: &'static Dialect = &SQLITE;
-
-    fn bind<'q>(q: Query<'q, Self, SqliteArguments<'q>>, v: &'q Value) -> Query<'q, Self, SqliteArguments<'q>> {
-        match v {
-            Value::I64(x) => q.bind(*x),
-            Value::OptI64(x) => q.bind(*x),
-            Value::I32(x) => q.bind(*x),
-            Value::Bool(x) => q.bind(*x),
-            Value::Str(x) => q.bind(x.as_str()),
-            Value::OptStr(x) => q.bind(x.as_deref()),
-            other => unsupported("SQLite", other),
-        }
-    }
-
-    fn decode(row: &sqlx::sqlite::SqliteRow, i: usize, kind: Kind) -> Result<Value, sqlx::Error> {
-        Ok(match kind {
-            Kind::I64 => Value::I64(row.try_get(i)?),
-            Kind::OptI64 => Value::OptI64(row.try_get(i)?),
-            Kind::I32 => Value::I32(row.try_get(i)?),
-            Kind::Bool => Value::Bool(row.try_get(i)?),
-            Kind::Str => Value::Str(row.try_get(i)?),
-            Kind::OptStr => Value::OptStr(row.try_get(i)?),
-        })
-    }
-
-    fn rows_affected(r: &sqlx::sqlite::SqliteQueryResult) -> u64 {
-        r.rows_affected()
-    }
-
-    fn last_insert_id(r: &sqlx::sqlite::SqliteQueryResult) -> Option<i64> {
-        Some(r.last_insert_rowid())
-    }
-
-    fn begin(pool: &sqlx::SqlitePool) -> BoxFuture<'_, Result<sqlx::Transaction<'static, Self>, sqlx::Error>> {
-        Box::pin(pool.begin_with("BEGIN IMMEDIATE"))
     }
 }

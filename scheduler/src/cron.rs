@@ -21,7 +21,7 @@ use croner::{
 
 use crate::{
     model::{CronDialect, Ts},
-    validate::quote,
+    text::quote,
 };
 
 /// A validated, compiled cron expression with its time zone.
@@ -196,8 +196,7 @@ impl CronExpr {
         let cron = parser.parse(&croner_fields.join(" ")).map_err(|e| {
             // croner's message may repeat the expression: capped and escaped like any echo of input.
             let m = e.to_string();
-            let safe =
-                m.len() <= crate::validate::MAX_QUOTE && m.chars().all(|c| crate::validate::is_display_safe(c, false));
+            let safe = m.len() <= crate::text::MAX_QUOTE && m.chars().all(|c| crate::text::is_display_safe(c, false));
             CronError::expr(if safe { m } else { quote(&m) })
         })?;
         Ok(CronExpr { source: source.to_owned(), dialect, has_seconds, cron, dom_last_offset, tz, fields })
@@ -368,7 +367,7 @@ fn check_field(
 ) -> Result<String, CronError> {
     let name = field.name();
     let err = |reason: String| CronError::expr(format!("field {pos} ({name}) {reason}"));
-    // The field as errors show it: quoted, escaped and capped (see validate::quote).
+    // The field as errors show it: quoted, escaped and capped (see text::quote).
     let text_q = quote(text);
     let (lo, hi) = match field {
         Field::Second | Field::Minute => (0, 59),

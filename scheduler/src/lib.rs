@@ -22,5 +22,6 @@ pub mod model;
 pub mod schedule;
 pub mod server;
 pub mod store;
+pub mod text;
 pub mod validate;
 pub mod worker;

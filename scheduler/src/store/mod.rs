@@ -83,7 +83,7 @@ pub async fn connect(opts: &ConnectOptions) -> StoreResult<Arc<Store>> {
     } else {
         // Only the scheme: the rest may hold a password.
         let scheme = url.split_once(':').map_or(url, |(s, _)| s);
-        return Err(StoreError::UnsupportedUrl(scheme.to_owned()));
+        return Err(StoreError::UnsupportedUrl(scheme.chars().take(32).collect()));
     };
     Ok(Arc::new(Store { pool, d }))
 }

@@ -19,7 +19,10 @@ use croner::{
     parser::{CronParser, Seconds, Year},
 };
 
-use crate::model::{CronDialect, Ts};
+use crate::{
+    model::{CronDialect, Ts},
+    text::quote,
+};
 
 /// A validated, compiled cron expression with its time zone.
 #[derive(Clone)]
@@ -106,7 +109,7 @@ pub fn parse_time_zone(name: &str) -> Result<Tz, CronError> {
     let name = if name.is_empty() { "UTC" } else { name };
     name.parse::<Tz>().map_err(|_| CronError {
         field: "time_zone",
-        reason: format!("unknown time zone {name:?} (use an IANA name such as \"Europe/London\")"),
+        reason: format!("unknown time zone {} (use an IANA name such as \"Europe/London\")", quote(name)),
     })
 }
 
@@ -129,7 +132,8 @@ impl CronExpr {
         let fields: Vec<String> = if upper.starts_with('@') {
             let expanded = expand_nickname(&upper).ok_or_else(|| {
                 CronError::expr(format!(
-                    "unknown nickname {source:?} (use @yearly, @monthly, @weekly, @daily or @hourly)"
+                    "unknown nickname {} (use @yearly, @monthly, @weekly, @daily or @hourly)",
+                    quote(source)
                 ))
             })?;
             expanded.split_whitespace().map(str::to_owned).collect()
@@ -189,7 +193,12 @@ impl CronExpr {
             .alternative_weekdays(dialect == CronDialect::Quartz)
             .sloppy_ranges(true)
             .build();
-        let cron = parser.parse(&croner_fields.join(" ")).map_err(|e| CronError::expr(format!("{e}")))?;
+        let cron = parser.parse(&croner_fields.join(" ")).map_err(|e| {
+            // croner's message may repeat the expression: capped and escaped like any echo of input.
+            let m = e.to_string();
+            let safe = m.len() <= crate::text::MAX_QUOTE && m.chars().all(|c| crate::text::is_display_safe(c, false));
+            CronError::expr(if safe { m } else { quote(&m) })
+        })?;
         Ok(CronExpr { source: source.to_owned(), dialect, has_seconds, cron, dom_last_offset, tz, fields })
     }
 
@@ -215,13 +224,21 @@ impl CronExpr {
 
     /// The first fire strictly after `t`, following the DST policy of this module; `None` if it never
     /// fires again.
+    /// Nothing fires after [`crate::model::latest`] (year 9999), which also keeps every instant
+    /// this evaluates far from the end of chrono's range, where placing it in a zone would panic.
     pub fn next_after(&self, t: Ts) -> Option<Ts> {
-        let mut local = t.with_timezone(&self.tz).naive_local();
+        if t >= crate::model::latest() {
+            return None;
+        }
+        let mut local = wall_clock(self.tz, t)?;
         // Each loop step moves forward on the wall clock; only an overlap (at most a few hours of
         // candidates) or a gap can make a step not produce a fire.
         for _ in 0..100_000 {
             let candidate = self.next_naive(local)?;
             let instant = resolve_local(self.tz, candidate)?;
+            if instant > crate::model::latest() {
+                return None;
+            }
             if instant > t {
                 return Some(instant);
             }
@@ -231,8 +248,12 @@ impl CronExpr {
     }
 
     /// The wall-clock time of `t` in this expression's zone, RFC 3339 with offset.
+    /// At the very ends of chrono's range (never a fire time) it is the UTC time instead.
     pub fn local_rfc3339(&self, t: Ts) -> String {
-        t.with_timezone(&self.tz).to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+        match wall_clock(self.tz, t) {
+            Some(_) => t.with_timezone(&self.tz).to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+            None => t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+        }
     }
 
     /// Warnings about the shape of the expression (the typos that make a job run far too often or on
@@ -289,6 +310,14 @@ impl CronExpr {
     }
 }
 
+/// The wall-clock time of `t` in `tz`; `None` at the ends of chrono's range, where
+/// `DateTime::naive_local` would panic.
+fn wall_clock(tz: Tz, t: Ts) -> Option<NaiveDateTime> {
+    use chrono::Offset;
+    let zoned = t.with_timezone(&tz);
+    zoned.naive_utc().checked_add_offset(zoned.offset().fix())
+}
+
 fn days_in_month(year: i32, month: u32) -> u32 {
     let (ny, nm) = if month == 12 { (year + 1, 1) } else { (year, month + 1) };
     chrono::NaiveDate::from_ymd_opt(ny, nm, 1).and_then(|d| d.pred_opt()).map(|d| d.day()).unwrap_or(31)
@@ -306,7 +335,7 @@ pub fn resolve_local(tz: Tz, local: NaiveDateTime) -> Option<Ts> {
             let mut hi = local.and_utc().timestamp() + 36 * 3600;
             let past = |secs: i64| -> Option<bool> {
                 let u = chrono::DateTime::from_timestamp(secs, 0)?;
-                Some(u.with_timezone(&tz).naive_local() > local)
+                Some(wall_clock(tz, u)? > local)
             };
             while hi - lo > 1 {
                 let mid = lo + (hi - lo) / 2;
@@ -338,6 +367,8 @@ fn check_field(
 ) -> Result<String, CronError> {
     let name = field.name();
     let err = |reason: String| CronError::expr(format!("field {pos} ({name}) {reason}"));
+    // The field as errors show it: quoted, escaped and capped (see text::quote).
+    let text_q = quote(text);
     let (lo, hi) = match field {
         Field::Second | Field::Minute => (0, 59),
         Field::Hour => (0, 23),
@@ -356,7 +387,9 @@ fn check_field(
                 let i = DAYS.iter().position(|d| *d == s).map_or(0, |i| i as u32);
                 return Ok(if dialect == CronDialect::Quartz { i + 1 } else { i });
             }
-            _ => s.parse::<u32>().map_err(|_| err(format!("= {text}: {s:?} is not a number{}", names_hint(field))))?,
+            _ => s
+                .parse::<u32>()
+                .map_err(|_| err(format!("= {text_q}: {} is not a number{}", quote(s), names_hint(field))))?,
         };
         if n < lo || n > hi {
             return Err(err(format!("= {n} is out of range {lo}-{hi}")));
@@ -368,9 +401,9 @@ fn check_field(
         && dialect == CronDialect::Quartz
         && let Some(rest) = text.strip_prefix("L-")
     {
-        let n: u32 = rest.parse().map_err(|_| err(format!("= {text}: offset {rest:?} is not a number")))?;
+        let n: u32 = rest.parse().map_err(|_| err(format!("= {text_q}: offset {} is not a number", quote(rest))))?;
         if n > 30 {
-            return Err(err(format!("= {text}: offset {n} is out of range 0-30")));
+            return Err(err(format!("= {text_q}: offset {n} is out of range 0-30")));
         }
         *dom_last_offset = Some(n);
         return Ok("*".to_owned());
@@ -386,19 +419,19 @@ fn check_field(
     };
     for item in body.split(',') {
         if item.is_empty() {
-            return Err(err(format!("= {text}: empty list item")));
+            return Err(err(format!("= {text_q}: empty list item")));
         }
         let (base, step) = match item.split_once('/') {
             Some((b, s)) => (b, Some(s)),
             None => (item, None),
         };
         if let Some(s) = step {
-            let n: u32 = s.parse().map_err(|_| err(format!("= {text}: step {s:?} is not a number")))?;
+            let n: u32 = s.parse().map_err(|_| err(format!("= {text_q}: step {} is not a number", quote(s))))?;
             if n == 0 {
-                return Err(err(format!("= {text}: step must be at least 1")));
+                return Err(err(format!("= {text_q}: step must be at least 1")));
             }
             if n > hi {
-                return Err(err(format!("= {text}: step {n} is larger than the range {lo}-{hi}")));
+                return Err(err(format!("= {text_q}: step {n} is larger than the range {lo}-{hi}")));
             }
         }
         match base {
@@ -415,7 +448,7 @@ fn check_field(
                 let (day, nth) = base.split_once('#').unwrap_or((base, ""));
                 value(day)?;
                 if nth != "L" && !matches!(nth.parse::<u32>(), Ok(1..=5)) {
-                    return Err(err(format!("= {text}: occurrence #{nth} must be 1-5 or L")));
+                    return Err(err(format!("= {text_q}: occurrence #{} must be 1-5 or L", quote(nth))));
                 }
             }
             _ if field == Field::DayOfWeek && base.len() > 1 && base.ends_with('L') => {
@@ -425,7 +458,7 @@ fn check_field(
                 Some((a, b)) => {
                     let (a, b) = (value(a)?, value(b)?);
                     if a > b && field != Field::DayOfWeek {
-                        return Err(err(format!("= {text}: range {a}-{b} runs backwards")));
+                        return Err(err(format!("= {text_q}: range {a}-{b} runs backwards")));
                     }
                 }
                 None => {

@@ -33,8 +33,9 @@ pub enum StoreError {
         /// What is wrong.
         reason: String,
     },
-    /// The database URL is not one ax supports.
-    #[error("unsupported database url {0:?}: use sqlite://, postgres:// or mysql://")]
+    /// The database URL is not one ax supports (holds at most 32 characters of the URL's scheme: the
+    /// rest may hold a password).
+    #[error("unsupported database url scheme {0:?}: use sqlite://, postgres:// or mysql://")]
     UnsupportedUrl(String),
 }
 

@@ -22,6 +22,7 @@ pub mod model;
 pub mod schedule;
 pub mod server;
 pub mod store;
+pub mod text;
 pub mod transport;
 pub mod validate;
 pub mod worker;

@@ -31,6 +31,16 @@ pub fn duration_micros(d: Duration) -> i64 {
     i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
 }
 
+/// The last instant ax schedules anything at or takes from the wire, in seconds since the epoch:
+/// 9999-12-31T23:59:59Z. Later instants cannot be written in RFC 3339 or held by most clients' date
+/// types, and nothing after them reaches chrono's limits (where its time zone arithmetic panics).
+pub const LATEST_SECONDS: i64 = 253_402_300_799;
+
+/// 9999-12-31T23:59:59.999999999Z, the end of [`LATEST_SECONDS`].
+pub fn latest() -> Ts {
+    DateTime::from_timestamp(LATEST_SECONDS, 999_999_999).unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
 /// `t + d`, saturating at the end of time.
 pub fn add(t: Ts, d: Duration) -> Ts {
     chrono::TimeDelta::from_std(d).ok().and_then(|d| t.checked_add_signed(d)).unwrap_or(DateTime::<Utc>::MAX_UTC)

@@ -8,8 +8,16 @@ use std::time::Duration;
 
 use crate::{
     cron::{CronError, CronExpr},
-    model::{InstanceSource, MisfirePolicy, Schedule, TaskEventKind, Ts, add, duration_micros, from_micros, to_micros},
+    model::{
+        InstanceSource, MisfirePolicy, Schedule, TaskEventKind, Ts, add, duration_micros, from_micros, latest,
+        to_micros,
+    },
 };
+
+/// A fire time, unless it is past [`latest`]: no schedule fires after 9999-12-31T23:59:59Z.
+fn bounded(t: Option<Ts>) -> Option<Ts> {
+    t.filter(|t| *t <= latest())
+}
 
 /// A schedule ready for evaluation.
 #[derive(Debug, Clone)]
@@ -59,7 +67,7 @@ impl Compiled {
 
     /// The first fire of a schedule that is (re)set at `now`: fires before `now` are not owed.
     pub fn first_fire(&self, now: Ts) -> Option<Ts> {
-        match self {
+        bounded(match self {
             Compiled::Cron(c) => c.next_after(now),
             Compiled::FixedRate { .. } => self.next_at_or_after(now),
             Compiled::FixedDelay { interval, start_at } => {
@@ -67,13 +75,13 @@ impl Compiled {
             }
             Compiled::OneTime { at } => (*at >= now).then_some(*at),
             Compiled::Manual => None,
-        }
+        })
     }
 
     /// The scheduled fire that follows the fire at `t` (`None` for kinds that do not repeat by
     /// themselves: fixed delay waits for completion, one-time and manual never repeat).
     pub fn next_after(&self, t: Ts) -> Option<Ts> {
-        match self {
+        bounded(match self {
             Compiled::Cron(c) => c.next_after(t),
             Compiled::FixedRate { interval_us, start_us } => {
                 let t_us = to_micros(t);
@@ -85,14 +93,14 @@ impl Compiled {
                 Some(from_micros(start_us.checked_add(n.checked_mul(*interval_us)?)?))
             }
             Compiled::FixedDelay { .. } | Compiled::OneTime { .. } | Compiled::Manual => None,
-        }
+        })
     }
 
     /// The next fire of a FIXED_DELAY schedule whose previous scheduled instance finished at
     /// `finished_at`; `None` for other kinds.
     pub fn after_completion(&self, finished_at: Ts) -> Option<Ts> {
         match self {
-            Compiled::FixedDelay { interval, .. } => Some(add(finished_at, *interval)),
+            Compiled::FixedDelay { interval, .. } => bounded(Some(add(finished_at, *interval))),
             Compiled::Cron(_) | Compiled::FixedRate { .. } | Compiled::OneTime { .. } | Compiled::Manual => None,
         }
     }
@@ -139,7 +147,7 @@ impl Compiled {
     /// For previews: the fire after `t`, treating a fixed delay as if runs took no time.
     fn preview_next(&self, t: Ts) -> Option<Ts> {
         match self {
-            Compiled::FixedDelay { interval, .. } => Some(add(t, *interval)),
+            Compiled::FixedDelay { interval, .. } => bounded(Some(add(t, *interval))),
             other => other.next_after(t),
         }
     }

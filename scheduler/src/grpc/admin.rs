@@ -92,7 +92,12 @@ impl AdminApi {
 
     async fn task(&self, name: &str) -> Result<Task> {
         validate::task_name("name", name)?;
-        self.core.pools.admin.get_task(name).await?.ok_or_else(|| Error::NotFound(format!("task {name:?}")))
+        self.core
+            .pools
+            .admin
+            .get_task(name)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("task {}", validate::quote(name))))
     }
 
     fn preview_of(task: &Task, now: Ts) -> pb::SchedulePreview {
@@ -140,7 +145,7 @@ impl AdminApi {
                 return Ok(t);
             }
         }
-        Err(Error::Aborted(format!("task {name:?} kept changing; retry")))
+        Err(Error::Aborted(format!("task {} kept changing; retry", validate::quote(name))))
     }
 }
 
@@ -249,7 +254,9 @@ impl AdminApi {
             .await
         {
             Ok(t) => t,
-            Err(StoreError::UniqueViolation(_)) => return Err(Error::AlreadyExists(format!("task {name:?}"))),
+            Err(StoreError::UniqueViolation(_)) => {
+                return Err(Error::AlreadyExists(format!("task {}", validate::quote(&name))));
+            }
             Err(e) => return Err(Error::from(e)),
         };
         self.core.signals.trigger.notify_one();
@@ -305,7 +312,11 @@ impl AdminApi {
             if !convert::UPDATABLE_FIELDS.contains(&p.as_str()) {
                 return Err(Error::invalid(
                     "update_mask",
-                    format!("unknown or immutable field {p:?}; updatable: {}", convert::UPDATABLE_FIELDS.join(", ")),
+                    format!(
+                        "unknown or immutable field {}; updatable: {}",
+                        validate::quote(p),
+                        convert::UPDATABLE_FIELDS.join(", ")
+                    ),
                 ));
             }
         }
@@ -347,7 +358,7 @@ impl AdminApi {
                 n.detail = format!("{canceled} pending instances canceled");
                 Ok(pb::DeleteTaskResponse { canceled_instances: canceled })
             }
-            None => Err(Error::NotFound(format!("task {name:?}"))),
+            None => Err(Error::NotFound(format!("task {}", validate::quote(name)))),
         }
     }
 

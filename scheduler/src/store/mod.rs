@@ -83,7 +83,9 @@ pub async fn connect(opts: &ConnectOptions) -> StoreResult<Arc<Store>> {
     } else if url.starts_with("mysql:") || url.starts_with("mariadb:") {
         (Box::new(mysql::MySqlPool::connect(opts).await?), &dialect::MYSQL)
     } else {
-        return Err(StoreError::UnsupportedUrl(url.to_owned()));
+        // Only the scheme: the rest may hold a password.
+        let scheme = url.split_once(':').map_or(url, |(s, _)| s);
+        return Err(StoreError::UnsupportedUrl(scheme.chars().take(32).collect()));
     };
     Ok(Arc::new(Store { pool, d }))
 }

@@ -38,10 +38,8 @@ impl SqlitePool {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(true);
-        if let Some(dir) = o.get_filename().parent()
-            && !dir.as_os_str().is_empty()
-        {
-            std::fs::create_dir_all(dir).map_err(|e| crate::error::StoreError::Unavailable(sqlx::Error::Io(e)))?;
+        if !is_in_memory(&opts.url) {
+            create_private(o.get_filename()).map_err(|e| crate::error::StoreError::Unavailable(sqlx::Error::Io(e)))?;
         }
         // Opening a new database file from several connections at once can briefly report "database
         // is locked" while one of them switches it to WAL; that settles within milliseconds.
@@ -61,6 +59,49 @@ impl SqlitePool {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+}
+
+/// Whether `url` names an in-memory database (nothing on disk to create).
+fn is_in_memory(url: &str) -> bool {
+    url.contains(":memory:") || url.contains("mode=memory")
+}
+
+/// Creates the database file and the missing directories above it readable by this user only
+/// (0600 and 0700, less the umask), before SQLite opens it: SQLite then gives the `-wal` and `-shm`
+/// files it creates beside it the file's mode. Stored params and outputs are nobody else's to read.
+/// What exists already is left as it is (a directory the operator chose, or a database whose mode
+/// they set); an existing database readable by others is logged once as a warning.
+fn create_private(file: &std::path::Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
+    if let Some(dir) = file.parent()
+        && !dir.as_os_str().is_empty()
+        && !dir.exists()
+    {
+        let mut b = std::fs::DirBuilder::new();
+        b.recursive(true);
+        #[cfg(unix)]
+        b.mode(0o700);
+        b.create(dir)?;
+    }
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    o.mode(0o600);
+    match o.open(file) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            #[cfg(unix)]
+            if let Ok(m) = std::fs::metadata(file)
+                && m.permissions().mode() & 0o077 != 0
+            {
+                tracing::warn!(file = %file.display(), mode = format!("{:o}", m.permissions().mode() & 0o777),
+                    "the database file is readable by other users; `chmod 600` it (and its -wal and -shm files)");
+            }
+            Ok(())
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -145,5 +186,63 @@ impl Driver for Sqlite {
 
     fn begin(pool: &sqlx::SqlitePool) -> BoxFuture<'_, Result<sqlx::Transaction<'static, Self>, sqlx::Error>> {
         Box::pin(pool.begin_with("BEGIN IMMEDIATE"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+
+    fn mode(p: &std::path::Path) -> u32 {
+        std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777
+    }
+
+    fn temp_root(name: &str) -> std::path::PathBuf {
+        let root = std::env::temp_dir().join(format!("ax-perm-{name}-{}-{:x}", std::process::id(), fastrand::u64(..)));
+        std::fs::create_dir_all(&root).expect("temp root");
+        root
+    }
+
+    #[tokio::test]
+    async fn a_new_database_and_its_directories_are_private() {
+        let root = temp_root("new");
+        let db = root.join("ax-data").join("nested").join("ax.db");
+        let opts = ConnectOptions::new(format!("sqlite://{}", db.display()));
+        let pool = SqlitePool::connect(&opts).await.expect("connect");
+        pool.migrate().await.expect("migrate");
+        // A write puts pages in the WAL, so both -wal and -shm exist now.
+        sqlx::query("CREATE TABLE perm_probe (x INTEGER)").execute(&pool.pool).await.expect("write");
+        assert_eq!(mode(&root.join("ax-data")), 0o700, "a new directory");
+        assert_eq!(mode(&root.join("ax-data").join("nested")), 0o700, "a new directory");
+        assert_eq!(mode(&db), 0o600, "the database file");
+        for side in ["ax.db-wal", "ax.db-shm"] {
+            let p = db.with_file_name(side);
+            assert!(p.exists(), "{side} exists while the pool is open");
+            assert_eq!(mode(&p), 0o600, "{side}");
+        }
+        pool.close().await;
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[tokio::test]
+    async fn an_existing_directory_keeps_its_mode() {
+        let root = temp_root("existing");
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o750)).expect("chmod");
+        let db = root.join("ax.db");
+        let opts = ConnectOptions::new(format!("sqlite://{}", db.display()));
+        let pool = SqlitePool::connect(&opts).await.expect("connect");
+        pool.close().await;
+        assert_eq!(mode(&root), 0o750, "an operator's directory is not changed");
+        assert_eq!(mode(&db), 0o600, "the new database file in it is private");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn in_memory_urls_create_nothing() {
+        assert!(is_in_memory("sqlite::memory:"));
+        assert!(is_in_memory("sqlite://file:x?mode=memory&cache=shared"));
+        assert!(!is_in_memory("sqlite://./ax-data/ax.db"));
     }
 }

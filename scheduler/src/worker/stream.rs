@@ -85,7 +85,7 @@ pub fn validate_hello(h: &pb::Hello) -> Result<(), Status> {
     for (i, name) in h.handlers.iter().enumerate() {
         validate::handler(&format!("hello.handlers[{i}]"), name)?;
         if !seen.insert(name) {
-            return Err(invalid(&format!("hello.handlers[{i}]"), format!("{name:?} is listed twice")));
+            return Err(invalid(&format!("hello.handlers[{i}]"), format!("{} is listed twice", validate::quote(name))));
         }
     }
     if h.capacity == 0 || h.capacity > MAX_CAPACITY {
@@ -99,7 +99,7 @@ pub fn validate_hello(h: &pb::Hello) -> Result<(), Status> {
             format!("has {} entries, at most {MAX_IN_FLIGHT} allowed", h.in_flight.len()),
         ));
     }
-    validate::text("hello.client", &h.client, 128)?;
+    validate::line("hello.client", &h.client, 128)?;
     Ok(())
 }
 
@@ -470,12 +470,16 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
             .await
         }
         Some(Msg::Reject(r)) => {
-            validate::text("reject.reason", &r.reason, 1024).map_err(|e| End::Error(e.into()))?;
+            // Only the length is refused; control characters are escaped (see validate::escape_controls).
+            if r.reason.len() > 1024 {
+                let why = format!("is {} bytes, at most 1024 allowed", r.reason.len());
+                return Err(End::Error(invalid("reject.reason", why)));
+            }
             if !session.finish((r.instance_id, r.attempt)) {
                 foreign(session, "Reject", r.instance_id, r.attempt);
                 return Ok(());
             }
-            let reason = format!("rejected by worker {}: {}", session.worker_id, r.reason);
+            let reason = format!("rejected by worker {}: {}", session.worker_id, validate::escape_controls(r.reason));
             submit(WorkerOp::Reject {
                 instance_id: r.instance_id,
                 attempt: r.attempt,
@@ -489,7 +493,7 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
                 foreign(session, "Progress", p.instance_id, p.attempt);
                 return Ok(());
             }
-            let message = validate::truncate(p.message, 1024);
+            let message = validate::truncate(validate::escape_controls(p.message), 1024);
             let recorded = async {
                 let mut conn = core.pools.workers.conn().await?;
                 conn.record_progress(p.instance_id, p.attempt, &session.id, p.percent.min(100), &message, now).await
@@ -511,7 +515,7 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
                 pb::LogLevel::Unspecified | pb::LogLevel::Info => "INFO",
             };
             let at = l.at.as_ref().and_then(|t| ts_from_pb("log.at", t).ok()).unwrap_or(now);
-            let message = validate::truncate(l.message, MAX_LOG_LINE);
+            let message = validate::truncate(validate::escape_controls(l.message), MAX_LOG_LINE);
             let stored = async {
                 let mut tx = core.pools.workers.begin().await?;
                 tx.append_log(l.instance_id, l.attempt, &session.app, level, at, &message).await?;
@@ -525,12 +529,13 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
         Some(Msg::Result(r)) => {
             let end = match pb::Outcome::try_from(r.outcome) {
                 Ok(pb::Outcome::Success) => AttemptEnd::Success {
-                    message: validate::truncate(r.message, MAX_MESSAGE),
+                    message: validate::truncate(validate::escape_controls(r.message), MAX_MESSAGE),
                     output: validate::truncate(r.output, validate::MAX_PARAMS_BYTES),
                 },
-                Ok(pb::Outcome::Failed) => {
-                    AttemptEnd::Failed { message: validate::truncate(r.message, MAX_MESSAGE), retryable: r.retryable }
-                }
+                Ok(pb::Outcome::Failed) => AttemptEnd::Failed {
+                    message: validate::truncate(validate::escape_controls(r.message), MAX_MESSAGE),
+                    retryable: r.retryable,
+                },
                 Ok(pb::Outcome::Unspecified) | Err(_) => {
                     return Err(End::Error(invalid("result.outcome", "must be SUCCESS or FAILED")));
                 }

@@ -22,6 +22,8 @@ use crate::{
 const DAY: Duration = Duration::from_secs(86_400);
 
 mod enums;
+#[cfg(test)]
+mod props;
 mod records;
 mod retry;
 mod schedule;

@@ -33,7 +33,7 @@ pub fn schedule_from_pb(field: &str, s: &pb::Schedule, now: Ts) -> Result<Schedu
             if expr.next_after(now).is_none() {
                 return Err(Error::invalid(
                     format!("{f}.expression"),
-                    format!("`{}` never fires after {}", expr.source(), now.to_rfc3339()),
+                    format!("{} never fires after {}", validate::quote(expr.source()), now.to_rfc3339()),
                 ));
             }
             schedule

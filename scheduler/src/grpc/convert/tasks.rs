@@ -83,7 +83,11 @@ pub fn apply_field(c: &mut TaskConfig, spec: &pb::TaskSpec, name: &str, prefix: 
         other => {
             return Err(Error::invalid(
                 "update_mask",
-                format!("unknown or immutable field {other:?}; updatable: {}", UPDATABLE_FIELDS.join(", ")),
+                format!(
+                    "unknown or immutable field {}; updatable: {}",
+                    validate::quote(other),
+                    UPDATABLE_FIELDS.join(", ")
+                ),
             ));
         }
     }

@@ -1,0 +1,136 @@
+//! AdminService calls on instances: list, get, cancel, retry, logs.
+
+use super::*;
+
+impl AdminApi {
+    pub(super) async fn list_instances_(
+        &self,
+        req: &Request<pb::ListInstancesRequest>,
+        n: &mut Note,
+    ) -> Result<pb::ListInstancesResponse> {
+        let grant = self.caller(req, Access::Read, n)?;
+        let r = req.get_ref();
+        let limit = page_size("page_size", r.page_size, 50)?;
+        if !r.task_name.is_empty() {
+            validate::task_name("task_name", &r.task_name)?;
+        }
+        let before_id = if r.page_token.is_empty() {
+            None
+        } else {
+            Some(
+                r.page_token
+                    .parse::<i64>()
+                    .map_err(|_| Error::invalid("page_token", "is not a token from a previous response"))?,
+            )
+        };
+        let filter = InstanceFilter {
+            task_name: (!r.task_name.is_empty()).then(|| r.task_name.clone()),
+            status: convert::status_from_pb("status", r.status)?,
+            apps: grant.apps(),
+            before_id,
+            limit,
+        };
+        let list = self.core.pools.admin.list_instances(&filter).await.map_err(Error::from)?;
+        let next_page_token = if list.len() == limit as usize {
+            list.last().map(|i| i.id.to_string()).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        Ok(pb::ListInstancesResponse { instances: list.iter().map(convert::instance_to_pb).collect(), next_page_token })
+    }
+
+    /// The instance `id` if it exists and is in the caller's scope.
+    pub(super) async fn instance_in_scope(
+        &self,
+        id: i64,
+        grant: &Grant,
+        n: &mut Note,
+    ) -> Result<crate::model::Instance> {
+        let inst = self
+            .core
+            .pools
+            .admin
+            .get_instance(id)
+            .await
+            .map_err(Error::from)?
+            .ok_or_else(|| Error::NotFound(format!("instance {id}")))?;
+        n.app = inst.app.clone();
+        grant.app(&inst.app)?;
+        Ok(inst)
+    }
+
+    pub(super) async fn get_instance_(
+        &self,
+        req: &Request<pb::GetInstanceRequest>,
+        n: &mut Note,
+    ) -> Result<pb::GetInstanceResponse> {
+        let grant = self.caller(req, Access::Read, n)?;
+        let id = req.get_ref().id;
+        let inst = self.instance_in_scope(id, &grant, n).await?;
+        let events = self.core.pools.admin.instance_events(id).await.map_err(Error::from)?;
+        Ok(pb::GetInstanceResponse {
+            instance: Some(convert::instance_to_pb(&inst)),
+            events: events.iter().map(convert::event_to_pb).collect(),
+        })
+    }
+
+    pub(super) async fn cancel_instance_(
+        &self,
+        req: &Request<pb::CancelInstanceRequest>,
+        n: &mut Note,
+    ) -> Result<pb::CancelInstanceResponse> {
+        let grant = self.caller(req, Access::Operate, n)?;
+        let r = req.get_ref();
+        self.instance_in_scope(r.id, &grant, n).await?;
+        validate::text("reason", &r.reason, validate::MAX_REASON)?;
+        let actor = grant.identity.actor();
+        let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
+        match cancel_instance(&self.core.pools.admin, r.id, &r.reason, self.now(), &a).await.map_err(Error::from)? {
+            CancelOutcome::Canceled(i) => {
+                self.core.signals.commands.notify_one();
+                Ok(pb::CancelInstanceResponse { instance: Some(convert::instance_to_pb(&i)) })
+            }
+            CancelOutcome::AlreadyFinal(i) => {
+                Err(Error::FailedPrecondition(format!("instance {} is already {}; nothing to cancel", i.id, i.status)))
+            }
+            CancelOutcome::NotFound => Err(Error::NotFound(format!("instance {}", r.id))),
+        }
+    }
+
+    pub(super) async fn retry_instance_(
+        &self,
+        req: &Request<pb::RetryInstanceRequest>,
+        n: &mut Note,
+    ) -> Result<pb::RetryInstanceResponse> {
+        let grant = self.caller(req, Access::Operate, n)?;
+        let id = req.get_ref().id;
+        self.instance_in_scope(id, &grant, n).await?;
+        let actor = grant.identity.actor();
+        let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
+        match retry_instance(&self.core.pools.admin, id, self.now(), &a).await.map_err(Error::from)? {
+            RetryOutcome::Retried(i) => {
+                self.core.signals.dispatch.notify_one();
+                Ok(pb::RetryInstanceResponse { instance: Some(convert::instance_to_pb(&i)) })
+            }
+            RetryOutcome::NotFinal(i) => Err(Error::FailedPrecondition(format!(
+                "instance {} is {}; only a finished instance can be retried",
+                i.id, i.status
+            ))),
+            RetryOutcome::NotFound => Err(Error::NotFound(format!("instance {id}"))),
+        }
+    }
+
+    pub(super) async fn get_instance_logs_(
+        &self,
+        req: &Request<pb::GetInstanceLogsRequest>,
+        n: &mut Note,
+    ) -> Result<pb::GetInstanceLogsResponse> {
+        let grant = self.caller(req, Access::Read, n)?;
+        let r = req.get_ref();
+        let limit = page_size("limit", r.limit, 1000)?;
+        self.instance_in_scope(r.id, &grant, n).await?;
+        let (lines, dropped) =
+            self.core.pools.admin.instance_logs(r.id, r.after_seq, limit).await.map_err(Error::from)?;
+        Ok(pb::GetInstanceLogsResponse { lines: lines.iter().map(convert::log_to_pb).collect(), dropped })
+    }
+}

@@ -1,0 +1,355 @@
+//! AdminService: the operator API (axctl and any generated client).
+//!
+//! Every call authorizes the caller (role, then the app scope of its target: see [`crate::auth`]),
+//! validates every field (errors name the field), and changes nothing when it fails. Task changes
+//! are optimistic: read, compute, write if the version is unchanged, retry otherwise.
+//!
+//! Every mutating call (and every denial) logs one line at info: identity, RPC, target, outcome.
+//! Every mutating call is also kept in `ax_audit`, written right after the change on the admin
+//! pool (not in the change's transaction: the lifecycle and trigger own those transactions). A
+//! crash between the two loses that one entry; a failure to write it is logged at warn and does
+//! not fail the call, whose change is already committed.
+
+use std::{sync::Arc, time::Duration};
+
+use ax_proto::v1::{self as pb, admin_service_server::AdminService};
+use tonic::{Request, Response, Status};
+
+use crate::{
+    auth::{self, Access, Grant},
+    core::Core,
+    error::{Error, Result, StoreError},
+    grpc::convert::{self, apply_field, initial_next_fire, task_from_pb},
+    lifecycle::apply::{CancelOutcome, RetryOutcome, cancel_instance, retry_instance},
+    loops::trigger::trigger_manual,
+    model::{Task, TaskEventKind, Ts},
+    schedule::{Compiled, preview},
+    store::{Actor, AuditEntry, AuditFilter, InstanceFilter, ManualTrigger, NewTask, TaskUpdate},
+    validate,
+};
+
+mod cluster;
+mod instances;
+mod tasks;
+
+/// The AdminService implementation.
+#[derive(Clone)]
+pub struct AdminApi {
+    core: Arc<Core>,
+}
+
+impl AdminApi {
+    /// An AdminService over `core`.
+    pub fn new(core: Arc<Core>) -> Self {
+        AdminApi { core }
+    }
+
+    /// The caller's grant for a call needing `access`; notes who it is.
+    fn caller<T>(&self, req: &Request<T>, access: Access, note: &mut Note) -> Result<Grant> {
+        let id = auth::identity(&self.core.auth, req)?;
+        note.actor = id.actor();
+        auth::authorize_admin(&self.core.auth, &id, access)
+    }
+
+    /// Logs (and, for a mutating call, audits) the outcome of a call, and turns it into a reply.
+    async fn finish<T>(&self, note: Note, result: Result<T>) -> Reply<T> {
+        let (outcome, detail) = match &result {
+            Ok(_) => ("ok".to_owned(), note.detail.clone()),
+            Err(Error::PermissionDenied(why)) => ("denied".to_owned(), why.clone()),
+            Err(e) => (code_name(e.code()), e.to_string()),
+        };
+        let denied = outcome == "denied";
+        if note.mutating || denied {
+            tracing::info!(
+                identity = %note.actor,
+                rpc = note.rpc,
+                target = %note.target,
+                outcome = %outcome,
+                detail = %detail,
+                "admin call {}",
+                if denied { "denied" } else { "audited" }
+            );
+        }
+        if note.mutating {
+            let entry = AuditEntry {
+                id: 0,
+                at: self.now(),
+                actor: note.actor,
+                rpc: note.rpc.to_owned(),
+                target: note.target,
+                app: note.app,
+                outcome,
+                detail,
+                before: note.before,
+                after: note.after,
+            };
+            if let Err(e) = self.core.pools.admin.insert_audit(&entry).await {
+                tracing::warn!(error = %e, rpc = entry.rpc, target = %entry.target, "could not write the audit entry");
+            }
+        }
+        result.map(Response::new).map_err(Status::from)
+    }
+
+    fn now(&self) -> Ts {
+        self.core.clock.now()
+    }
+
+    async fn task(&self, name: &str) -> Result<Task> {
+        validate::task_name("name", name)?;
+        self.core
+            .pools
+            .admin
+            .get_task(name)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("task {}", validate::quote(name))))
+    }
+
+    fn preview_of(task: &Task, now: Ts) -> pb::SchedulePreview {
+        match Compiled::compile(&task.config.schedule) {
+            Ok(c) => {
+                // Preview from the stored next fire (inclusive) so the list starts with what will happen.
+                let from = task.next_fire_at.map_or(now, |n| crate::model::sub(n, Duration::from_micros(1)));
+                let mut p = preview(&c, from, 5);
+                if !task.config.enabled {
+                    p.warnings.push("the task is disabled: it does not fire until enabled".to_owned());
+                }
+                convert::preview_to_pb(&p)
+            }
+            Err(e) => {
+                pb::SchedulePreview { warnings: vec![format!("{}: {}", e.field, e.reason)], ..Default::default() }
+            }
+        }
+    }
+
+    /// Applies `change` to the task named `name` until it lands on an unchanged version.
+    async fn change_task(
+        &self,
+        name: &str,
+        grant: &Grant,
+        note: &mut Note,
+        change: impl Fn(&Task, Ts) -> Result<Option<TaskUpdate>>,
+    ) -> Result<Task> {
+        for _ in 0..8 {
+            let task = self.task(name).await?;
+            note.app = task.config.app.clone();
+            grant.app(&task.config.app)?;
+            let now = self.now();
+            let Some(update) = change(&task, now)? else {
+                note.detail = "no change".to_owned();
+                return Ok(task);
+            };
+            grant.app(&update.config.app)?;
+            let actor = grant.identity.actor();
+            let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
+            if let Some(t) = self.core.pools.admin.update_task(&update, now, &a).await? {
+                self.core.signals.trigger.notify_one();
+                note.before = Some(task_json(&task));
+                note.after = Some(task_json(&t));
+                note.detail = update.event.1.clone();
+                return Ok(t);
+            }
+        }
+        Err(Error::Aborted(format!("task {} kept changing; retry", validate::quote(name))))
+    }
+}
+
+fn page_size(field: &str, v: u32, default: u32) -> Result<u32> {
+    match v {
+        0 => Ok(default),
+        1..=1000 => Ok(v),
+        n => Err(Error::invalid(field, format!("{n} is out of range 1-1000"))),
+    }
+}
+
+fn unique_key() -> String {
+    format!("manual:{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
+}
+
+type Reply<T> = std::result::Result<Response<T>, Status>;
+
+/// What [`AdminApi::finish`] logs and audits about one call.
+#[derive(Debug, Default)]
+struct Note {
+    rpc: &'static str,
+    mutating: bool,
+    actor: String,
+    target: String,
+    app: String,
+    detail: String,
+    before: Option<String>,
+    after: Option<String>,
+}
+
+impl Note {
+    fn read(rpc: &'static str, target: impl Into<String>) -> Note {
+        Note { rpc, target: target.into(), actor: "unknown".to_owned(), ..Default::default() }
+    }
+
+    fn write(rpc: &'static str, target: impl Into<String>) -> Note {
+        Note { mutating: true, ..Note::read(rpc, target) }
+    }
+}
+
+/// `not_found` for `Code::NotFound`, …
+fn code_name(code: tonic::Code) -> String {
+    let mut out = String::new();
+    for (i, c) in format!("{code:?}").chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// A task as JSON, for the audit trail's before and after.
+fn task_json(t: &Task) -> String {
+    let c = &t.config;
+    serde_json::json!({
+        "name": t.name,
+        "version": t.version,
+        "app": c.app,
+        "handler": c.handler,
+        "description": c.description,
+        "schedule": format!("{:?}", c.schedule),
+        "params": serde_json::from_str::<serde_json::Value>(&c.params).unwrap_or(serde_json::Value::String(c.params.clone())),
+        "enabled": c.enabled,
+        "misfire_policy": format!("{:?}", c.misfire_policy),
+        "misfire_threshold_ms": u64::try_from(c.misfire_threshold.as_millis()).unwrap_or(u64::MAX),
+        "max_catch_up": c.max_catch_up.get(),
+        "concurrency": format!("{:?}", c.concurrency),
+        "routing": format!("{:?}", c.routing),
+        "timeout_ms": c.timeout.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        "retry": format!("{:?}", c.retry),
+        "labels": c.labels,
+    })
+    .to_string()
+}
+
+fn task_target(name: &str) -> String {
+    format!("task/{}", clip(name))
+}
+
+/// At most 128 bytes of a name from the wire, for logs and the audit trail.
+fn clip(s: &str) -> &str {
+    let mut end = s.len().min(128);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[tonic::async_trait]
+impl AdminService for AdminApi {
+    async fn create_task(&self, req: Request<pb::CreateTaskRequest>) -> Reply<pb::CreateTaskResponse> {
+        let name = req.get_ref().task.as_ref().map(|t| t.name.as_str()).unwrap_or_default();
+        let mut n = Note::write("CreateTask", task_target(name));
+        let r = self.create_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn get_task(&self, req: Request<pb::GetTaskRequest>) -> Reply<pb::GetTaskResponse> {
+        let mut n = Note::read("GetTask", task_target(&req.get_ref().name));
+        let r = self.get_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn list_tasks(&self, req: Request<pb::ListTasksRequest>) -> Reply<pb::ListTasksResponse> {
+        let mut n = Note::read("ListTasks", "tasks");
+        let r = self.list_tasks_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn update_task(&self, req: Request<pb::UpdateTaskRequest>) -> Reply<pb::UpdateTaskResponse> {
+        let mut n = Note::write("UpdateTask", task_target(&req.get_ref().name));
+        let r = self.update_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn delete_task(&self, req: Request<pb::DeleteTaskRequest>) -> Reply<pb::DeleteTaskResponse> {
+        let mut n = Note::write("DeleteTask", task_target(&req.get_ref().name));
+        let r = self.delete_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn enable_task(&self, req: Request<pb::EnableTaskRequest>) -> Reply<pb::EnableTaskResponse> {
+        let mut n = Note::write("EnableTask", task_target(&req.get_ref().name));
+        let r = self.enable_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn disable_task(&self, req: Request<pb::DisableTaskRequest>) -> Reply<pb::DisableTaskResponse> {
+        let mut n = Note::write("DisableTask", task_target(&req.get_ref().name));
+        let r = self.disable_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn trigger_task(&self, req: Request<pb::TriggerTaskRequest>) -> Reply<pb::TriggerTaskResponse> {
+        let mut n = Note::write("TriggerTask", task_target(&req.get_ref().name));
+        let r = self.trigger_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn preview_schedule(&self, req: Request<pb::PreviewScheduleRequest>) -> Reply<pb::PreviewScheduleResponse> {
+        let mut n = Note::read("PreviewSchedule", "schedule");
+        let r = self.preview_schedule_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn list_instances(&self, req: Request<pb::ListInstancesRequest>) -> Reply<pb::ListInstancesResponse> {
+        let mut n = Note::read("ListInstances", "instances");
+        let r = self.list_instances_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn get_instance(&self, req: Request<pb::GetInstanceRequest>) -> Reply<pb::GetInstanceResponse> {
+        let mut n = Note::read("GetInstance", format!("instance/{}", req.get_ref().id));
+        let r = self.get_instance_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn cancel_instance(&self, req: Request<pb::CancelInstanceRequest>) -> Reply<pb::CancelInstanceResponse> {
+        let mut n = Note::write("CancelInstance", format!("instance/{}", req.get_ref().id));
+        let r = self.cancel_instance_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn retry_instance(&self, req: Request<pb::RetryInstanceRequest>) -> Reply<pb::RetryInstanceResponse> {
+        let mut n = Note::write("RetryInstance", format!("instance/{}", req.get_ref().id));
+        let r = self.retry_instance_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn get_instance_logs(&self, req: Request<pb::GetInstanceLogsRequest>) -> Reply<pb::GetInstanceLogsResponse> {
+        let mut n = Note::read("GetInstanceLogs", format!("instance/{}", req.get_ref().id));
+        let r = self.get_instance_logs_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn list_workers(&self, req: Request<pb::ListWorkersRequest>) -> Reply<pb::ListWorkersResponse> {
+        let mut n = Note::read("ListWorkers", "workers");
+        let r = self.list_workers_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn list_schedulers(&self, req: Request<pb::ListSchedulersRequest>) -> Reply<pb::ListSchedulersResponse> {
+        let mut n = Note::read("ListSchedulers", "schedulers");
+        let r = self.list_schedulers_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn get_cluster_stats(&self, req: Request<pb::GetClusterStatsRequest>) -> Reply<pb::GetClusterStatsResponse> {
+        let mut n = Note::read("GetClusterStats", "cluster");
+        let r = self.get_cluster_stats_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn list_audit_entries(
+        &self,
+        req: Request<pb::ListAuditEntriesRequest>,
+    ) -> Reply<pb::ListAuditEntriesResponse> {
+        let mut n = Note::read("ListAuditEntries", "audit");
+        let r = self.list_audit_entries_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+}

@@ -625,7 +625,10 @@ async fn chaos(db: &TestDb, restart_command: &str) {
             undo.push((tokio::time::Instant::now() + d, u));
         }
         undo.sort_by_key(|(at, _)| *at);
-        for (at, u) in undo {
+        // Starting an axd waits until its database answers: it goes after the step's other undos,
+        // or a database freeze that ends later would wait for the start that waits for it.
+        let (starts, others): (Vec<_>, Vec<_>) = undo.into_iter().partition(|(_, u)| matches!(u, Undo::StartAxd(_)));
+        for (at, u) in others.into_iter().chain(starts) {
             tokio::time::sleep_until(at).await;
             c.end(u).await;
         }

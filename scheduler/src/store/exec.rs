@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use sqlx::{Database, Executor, IntoArguments, pool::PoolConnection, query::Query};
 
 use super::{
+    Notice, Pool,
     dialect::Dialect,
     value::{Kind, Row, Stmt, Value},
 };
@@ -35,6 +36,49 @@ pub(crate) trait Driver: Database {
     /// Starts a write transaction.
     fn begin(pool: &sqlx::Pool<Self>) -> BoxFuture<'_, Result<sqlx::Transaction<'static, Self>, sqlx::Error>> {
         Box::pin(pool.begin())
+    }
+
+    /// Applies the embedded migrations under a database-wide lock.
+    fn migrate(pool: &sqlx::Pool<Self>) -> BoxFuture<'_, StoreResult<()>>;
+
+    /// Receives notifications until the connection fails; without them, `Ok(false)` at once (the
+    /// loops poll, see `poll_interval`).
+    fn listen<'a>(
+        _pool: &'a sqlx::Pool<Self>,
+        _on: &'a (dyn Fn(Notice) + Send + Sync),
+    ) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(async { Ok(false) })
+    }
+}
+
+/// The pool of one backend: every backend's [`Pool`] is this, over its sqlx database type.
+#[derive(Debug, Clone)]
+pub struct SqlxPool<DB: Database>(pub(crate) sqlx::Pool<DB>);
+
+#[async_trait]
+impl<DB: Driver> Pool for SqlxPool<DB>
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+{
+    async fn begin(&self) -> StoreResult<Box<dyn Exec>> {
+        Ok(Box::new(Conn::Tx(DB::begin(&self.0).await?)))
+    }
+
+    async fn conn(&self) -> StoreResult<Box<dyn Exec>> {
+        Ok(Box::new(Conn::<DB>::Pooled(self.0.acquire().await?)))
+    }
+
+    async fn migrate(&self) -> StoreResult<()> {
+        DB::migrate(&self.0).await
+    }
+
+    async fn listen(&self, on: &(dyn Fn(Notice) + Send + Sync)) -> StoreResult<bool> {
+        DB::listen(&self.0, on).await
+    }
+
+    async fn close(&self) {
+        self.0.close().await
     }
 }
 

@@ -6,7 +6,6 @@
 
 use std::str::FromStr;
 
-use async_trait::async_trait;
 use sqlx::{
     MySql, Row as _,
     mysql::{MySqlArguments, MySqlConnectOptions},
@@ -14,19 +13,16 @@ use sqlx::{
 };
 
 use super::{
-    ConnectOptions, Notice, Pool,
+    ConnectOptions,
     dialect::{Dialect, MYSQL},
-    exec::{Conn, Driver, Exec, unsupported},
+    exec::{BoxFuture, Driver, SqlxPool, unsupported},
     migrations::embed_migrations,
     value::{Kind, Value},
 };
 use crate::error::StoreResult;
 
 /// A pool on a MySQL or MariaDB database.
-#[derive(Debug, Clone)]
-pub struct MySqlPool {
-    pool: sqlx::MySqlPool,
-}
+pub type MySqlPool = SqlxPool<MySql>;
 
 impl MySqlPool {
     /// Connects to `opts.url` (`mariadb://` is accepted as a synonym of `mysql://`).
@@ -56,7 +52,7 @@ impl MySqlPool {
             })
             .connect_with(o)
             .await?;
-        Ok(MySqlPool { pool })
+        Ok(SqlxPool(pool))
     }
 }
 
@@ -78,30 +74,6 @@ async fn run_migrations(pool: &sqlx::MySqlPool) -> crate::error::StoreResult<()>
     let _ = sqlx::query("SELECT RELEASE_LOCK(CONCAT('ax_migrate_', DATABASE()))").execute(&mut *conn).await;
     result?;
     Ok(())
-}
-
-#[async_trait]
-impl Pool for MySqlPool {
-    async fn begin(&self) -> StoreResult<Box<dyn Exec>> {
-        Ok(Box::new(Conn::Tx(MySql::begin(&self.pool).await?)))
-    }
-
-    async fn conn(&self) -> StoreResult<Box<dyn Exec>> {
-        Ok(Box::new(Conn::<MySql>::Pooled(self.pool.acquire().await?)))
-    }
-
-    async fn migrate(&self) -> StoreResult<()> {
-        run_migrations(&self.pool).await
-    }
-
-    /// No notifications on this backend: loops poll (see `poll_interval`).
-    async fn listen(&self, _on: &(dyn Fn(Notice) + Send + Sync)) -> StoreResult<bool> {
-        Ok(false)
-    }
-
-    async fn close(&self) {
-        self.pool.close().await
-    }
 }
 
 impl Driver for MySql {
@@ -138,5 +110,9 @@ impl Driver for MySql {
 
     fn last_insert_id(r: &sqlx::mysql::MySqlQueryResult) -> Option<i64> {
         i64::try_from(r.last_insert_id()).ok()
+    }
+
+    fn migrate(pool: &sqlx::MySqlPool) -> BoxFuture<'_, StoreResult<()>> {
+        Box::pin(run_migrations(pool))
     }
 }

@@ -5,7 +5,6 @@
 
 use std::str::FromStr;
 
-use async_trait::async_trait;
 use sqlx::{
     Postgres, Row as _,
     postgres::{PgArguments, PgConnectOptions},
@@ -13,19 +12,16 @@ use sqlx::{
 };
 
 use super::{
-    ConnectOptions, Notice, Pool,
+    ConnectOptions, Notice,
     dialect::{Dialect, POSTGRES},
-    exec::{Conn, Driver, Exec},
+    exec::{BoxFuture, Driver, SqlxPool},
     migrations::embed_migrations,
     value::{Kind, Stmt, Value},
 };
 use crate::error::StoreResult;
 
 /// A pool on a PostgreSQL database.
-#[derive(Debug, Clone)]
-pub struct PgPool {
-    pool: sqlx::PgPool,
-}
+pub type PgPool = SqlxPool<Postgres>;
 
 impl PgPool {
     /// Connects to `opts.url`.
@@ -41,7 +37,7 @@ impl PgPool {
             .acquire_timeout(opts.acquire_timeout)
             .connect_with(o)
             .await?;
-        Ok(PgPool { pool })
+        Ok(SqlxPool(pool))
     }
 }
 
@@ -50,36 +46,6 @@ impl PgPool {
 async fn run_migrations(pool: &sqlx::PgPool) -> crate::error::StoreResult<()> {
     super::migrations::migrator(&embed_migrations!("postgres"), true).run(pool).await?;
     Ok(())
-}
-
-#[async_trait]
-impl Pool for PgPool {
-    async fn begin(&self) -> StoreResult<Box<dyn Exec>> {
-        Ok(Box::new(Conn::Tx(Postgres::begin(&self.pool).await?)))
-    }
-
-    async fn conn(&self) -> StoreResult<Box<dyn Exec>> {
-        Ok(Box::new(Conn::<Postgres>::Pooled(self.pool.acquire().await?)))
-    }
-
-    async fn migrate(&self) -> StoreResult<()> {
-        run_migrations(&self.pool).await
-    }
-
-    async fn listen(&self, on: &(dyn Fn(Notice) + Send + Sync)) -> StoreResult<bool> {
-        let mut listener = sqlx::postgres::PgListener::connect_with(&self.pool).await?;
-        listener.listen_all(Notice::CHANNELS).await?;
-        loop {
-            let n = listener.recv().await?;
-            if let Some(notice) = Notice::parse(n.channel(), n.payload()) {
-                on(notice);
-            }
-        }
-    }
-
-    async fn close(&self) {
-        self.pool.close().await
-    }
 }
 
 impl Driver for Postgres {
@@ -118,6 +84,23 @@ impl Driver for Postgres {
 
     fn last_insert_id(_r: &sqlx::postgres::PgQueryResult) -> Option<i64> {
         None
+    }
+
+    fn migrate(pool: &sqlx::PgPool) -> BoxFuture<'_, StoreResult<()>> {
+        Box::pin(run_migrations(pool))
+    }
+
+    fn listen<'a>(pool: &'a sqlx::PgPool, on: &'a (dyn Fn(Notice) + Send + Sync)) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(async move {
+            let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
+            listener.listen_all(Notice::CHANNELS).await?;
+            loop {
+                let n = listener.recv().await?;
+                if let Some(notice) = Notice::parse(n.channel(), n.payload()) {
+                    on(notice);
+                }
+            }
+        })
     }
 }
 

@@ -7,7 +7,6 @@
 
 use std::{str::FromStr, time::Duration};
 
-use async_trait::async_trait;
 use sqlx::{
     Row as _, Sqlite,
     query::Query,
@@ -15,19 +14,16 @@ use sqlx::{
 };
 
 use super::{
-    ConnectOptions, Notice, Pool,
+    ConnectOptions,
     dialect::{Dialect, SQLITE},
-    exec::{BoxFuture, Conn, Driver, Exec, unsupported},
+    exec::{BoxFuture, Driver, SqlxPool, unsupported},
     migrations::embed_migrations,
     value::{Kind, Value},
 };
 use crate::error::StoreResult;
 
 /// A pool on an SQLite file.
-#[derive(Debug, Clone)]
-pub struct SqlitePool {
-    pool: sqlx::SqlitePool,
-}
+pub type SqlitePool = SqlxPool<Sqlite>;
 
 impl SqlitePool {
     /// Opens (creating if needed) the database file named by `opts.url`.
@@ -51,7 +47,7 @@ impl SqlitePool {
                 .connect_with(o.clone())
                 .await;
             match pool {
-                Ok(pool) => return Ok(SqlitePool { pool }),
+                Ok(pool) => return Ok(SqlxPool(pool)),
                 Err(sqlx::Error::Database(e)) if attempt < 10 && e.message().contains("locked") => {
                     attempt += 1;
                     tokio::time::sleep(Duration::from_millis(20 * attempt)).await;
@@ -126,30 +122,6 @@ async fn run_migrations(pool: &sqlx::SqlitePool) -> crate::error::StoreResult<()
     }
 }
 
-#[async_trait]
-impl Pool for SqlitePool {
-    async fn begin(&self) -> StoreResult<Box<dyn Exec>> {
-        Ok(Box::new(Conn::Tx(Sqlite::begin(&self.pool).await?)))
-    }
-
-    async fn conn(&self) -> StoreResult<Box<dyn Exec>> {
-        Ok(Box::new(Conn::<Sqlite>::Pooled(self.pool.acquire().await?)))
-    }
-
-    async fn migrate(&self) -> StoreResult<()> {
-        run_migrations(&self.pool).await
-    }
-
-    /// No notifications on this backend: loops poll (see `poll_interval`).
-    async fn listen(&self, _on: &(dyn Fn(Notice) + Send + Sync)) -> StoreResult<bool> {
-        Ok(false)
-    }
-
-    async fn close(&self) {
-        self.pool.close().await
-    }
-}
-
 impl Driver for Sqlite {
     const DIALECT: &'static Dialect = &SQLITE;
 
@@ -187,6 +159,10 @@ impl Driver for Sqlite {
     fn begin(pool: &sqlx::SqlitePool) -> BoxFuture<'_, Result<sqlx::Transaction<'static, Self>, sqlx::Error>> {
         Box::pin(pool.begin_with("BEGIN IMMEDIATE"))
     }
+
+    fn migrate(pool: &sqlx::SqlitePool) -> BoxFuture<'_, StoreResult<()>> {
+        Box::pin(run_migrations(pool))
+    }
 }
 
 #[cfg(test)]
@@ -194,6 +170,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt as _;
 
     use super::*;
+    use crate::store::Pool as _;
 
     fn mode(p: &std::path::Path) -> u32 {
         std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777
@@ -213,7 +190,7 @@ mod tests {
         let pool = SqlitePool::connect(&opts).await.expect("connect");
         pool.migrate().await.expect("migrate");
         // A write puts pages in the WAL, so both -wal and -shm exist now.
-        sqlx::query("CREATE TABLE perm_probe (x INTEGER)").execute(&pool.pool).await.expect("write");
+        sqlx::query("CREATE TABLE perm_probe (x INTEGER)").execute(&pool.0).await.expect("write");
         assert_eq!(mode(&root.join("ax-data")), 0o700, "a new directory");
         assert_eq!(mode(&root.join("ax-data").join("nested")), 0o700, "a new directory");
         assert_eq!(mode(&db), 0o600, "the database file");

@@ -660,9 +660,10 @@ async fn session<F: Future<Output = ()>>(
             },
             () = tokio::time::sleep_until(last_heard + hb * 3) => {
                 // Messages that arrived while this process was not running (paused, or starved of
-                // CPU) are read first, briefly: they show the axd is alive, and a stale Assign
-                // among them is rejected rather than dropped unread with the stream.
-                match tokio::time::timeout((hb / 10).min(Duration::from_millis(100)), inbound.message()).await {
+                // CPU) are read first, for up to half an interval (the connection's own task may
+                // need a moment to hand them over after a pause): they show the axd is alive, and a
+                // stale Assign among them is rejected rather than dropped unread with the stream.
+                match tokio::time::timeout((hb / 2).min(Duration::from_secs(1)), inbound.message()).await {
                     Ok(Ok(Some(pb::SchedulerMessage { msg: Some(m) }))) => {
                         last_heard = Instant::now();
                         if let Some(end) = on_message(config, stats, state, ev_tx, &tx, &mut sent, m).await {

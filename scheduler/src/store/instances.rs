@@ -379,7 +379,9 @@ impl Tx {
         if self.dialect().arrays {
             let kinds: Vec<Kind> = std::iter::once(Kind::I64).chain(InstanceRaw::WRITE_KINDS.iter().copied()).collect();
             let sql = self.dialect().update_from_derived("ax_instance", set, "SELECT * FROM {UNNEST}");
-            let s = postgres::unnest_stmt(&sql, &names, &kinds, rows.iter().map(|i| values(i)).collect());
+            let mut s = Stmt::new(sql.replace("{UNNEST}", &postgres::unnest(&names, &kinds)));
+            s.args.push(Value::I64s(rows.iter().map(|i| i.id).collect()));
+            s.args.extend(InstanceRaw::write_columns(rows));
             self.execute(s).await?;
             return Ok(());
         }
@@ -440,7 +442,18 @@ impl Tx {
         }
         if self.dialect().arrays {
             let sql = format!("INSERT INTO ax_instance_event ({}) SELECT * FROM {{UNNEST}}", names.join(", "));
-            let s = postgres::unnest_stmt(&sql, names, &EventRaw::KINDS[1..], events.iter().map(row).collect());
+            let mut s = Stmt::new(sql.replace("{UNNEST}", &postgres::unnest(names, &EventRaw::KINDS[1..])));
+            let text = |f: fn(&NewEvent) -> &str| Value::Strs(events.iter().map(|e| f(e).into()).collect());
+            s.args = vec![
+                Value::I64s(events.iter().map(|e| e.instance_id).collect()),
+                Value::I64s(events.iter().map(|e| to_micros(e.at)).collect()),
+                Value::OptStrs(events.iter().map(|e| e.from.map(|s| s.as_str().into())).collect()),
+                text(|e| e.to.as_str()),
+                Value::I32s(events.iter().map(|e| i32::try_from(e.attempt).unwrap_or(i32::MAX)).collect()),
+                text(|e| &e.scheduler_id),
+                text(|e| &e.worker_id),
+                text(|e| &e.reason),
+            ];
             self.execute(s).await?;
             return Ok(());
         }

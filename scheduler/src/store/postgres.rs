@@ -132,6 +132,25 @@ pub(crate) fn columns_of<'a>(rows: Vec<Vec<Value<'a>>>, kinds: &[Kind]) -> Vec<V
     cols
 }
 
+/// One column's values as the array parameter of their kind.
+pub(crate) fn array_of<'a>(kind: Kind, values: impl Iterator<Item = Value<'a>>) -> Value<'a> {
+    fn bad(v: &Value<'_>, kind: Kind) -> ! {
+        panic!("a {:?} value in a column of {kind:?}", v.kind())
+    }
+    match kind {
+        Kind::I64 => Value::I64s(values.map(|v| if let Value::I64(x) = v { x } else { bad(&v, kind) }).collect()),
+        Kind::OptI64 => {
+            Value::OptI64s(values.map(|v| if let Value::OptI64(x) = v { x } else { bad(&v, kind) }).collect())
+        }
+        Kind::I32 => Value::I32s(values.map(|v| if let Value::I32(x) = v { x } else { bad(&v, kind) }).collect()),
+        Kind::Str => Value::Strs(values.map(|v| if let Value::Str(x) = v { x } else { bad(&v, kind) }).collect()),
+        Kind::OptStr => {
+            Value::OptStrs(values.map(|v| if let Value::OptStr(x) = v { x } else { bad(&v, kind) }).collect())
+        }
+        Kind::Bool => panic!("no boolean array columns are written"),
+    }
+}
+
 /// `UNNEST(?::bigint[], ?::text[], ...) AS v(names...)` for columns of these kinds.
 pub(crate) fn unnest(names: &[&str], kinds: &[Kind]) -> String {
     let params: Vec<String> = kinds.iter().map(|k| format!("?::{}", k.pg_array())).collect();

@@ -69,6 +69,16 @@ macro_rules! table {
             pub fn write_values<'v>($src: &'v $srcty) -> Vec<Value<'v>> {
                 vec![$($(first!(Value::from($w), $field),)?)*]
             }
+
+            /// The values of [`Self::WRITE_NAMES`] for many source rows, one array per column
+            /// (PostgreSQL's `UNNEST` parameters), built without a vector per row.
+            #[allow(unused_variables)] // tables without batch-written columns
+            pub fn write_columns<'v>(rows: &[&'v $srcty]) -> Vec<Value<'v>> {
+                vec![$($(first!(
+                    super::postgres::array_of(<$ty as Column>::KIND, rows.iter().copied().map(|$src| Value::from($w))),
+                    $field
+                ),)?)*]
+            }
         }
     };
 }

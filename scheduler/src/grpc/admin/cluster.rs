@@ -154,11 +154,7 @@ impl AdminApi {
             limit,
         };
         let list = self.core.pools.admin.list_audit(&filter).await.map_err(Error::from)?;
-        let next_page_token = if list.len() == limit as usize {
-            list.last().map(|e| e.id.to_string()).unwrap_or_default()
-        } else {
-            String::new()
-        };
+        let next_page_token = next_page_token(&list, limit, |e| e.id);
         Ok(pb::ListAuditEntriesResponse {
             entries: list
                 .into_iter()

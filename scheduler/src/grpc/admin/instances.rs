@@ -31,11 +31,7 @@ impl AdminApi {
             limit,
         };
         let list = self.core.pools.admin.list_instances(&filter).await.map_err(Error::from)?;
-        let next_page_token = if list.len() == limit as usize {
-            list.last().map(|i| i.id.to_string()).unwrap_or_default()
-        } else {
-            String::new()
-        };
+        let next_page_token = next_page_token(&list, limit, |i| i.id);
         Ok(pb::ListInstancesResponse { instances: list.iter().map(convert::instance_to_pb).collect(), next_page_token })
     }
 

@@ -161,6 +161,14 @@ fn page_size(field: &str, v: u32, default: u32) -> Result<u32> {
     }
 }
 
+/// The token of the page after `list` (the last id), or empty when `list` is the last page.
+fn next_page_token<T>(list: &[T], limit: u32, id: impl Fn(&T) -> i64) -> String {
+    match list.last() {
+        Some(last) if list.len() == limit as usize => id(last).to_string(),
+        _ => String::new(),
+    }
+}
+
 fn unique_key() -> String {
     format!("manual:{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
 }

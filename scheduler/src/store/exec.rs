@@ -170,6 +170,37 @@ fn corrupt(reason: &str) -> StoreError {
     StoreError::Corrupt { table: "(insert)", reason: reason.to_owned() }
 }
 
+/// Binds the scalar values the same way on every backend; `$rest` handles what is left (arrays).
+macro_rules! bind_scalars {
+    ($q:expr, $v:expr, $rest:pat => $other:expr) => {
+        match $v {
+            Value::I64(x) => $q.bind(*x),
+            Value::OptI64(x) => $q.bind(*x),
+            Value::I32(x) => $q.bind(*x),
+            Value::Bool(x) => $q.bind(*x),
+            Value::Str(x) => $q.bind(x.as_ref()),
+            Value::OptStr(x) => $q.bind(x.as_deref()),
+            $rest => $other,
+        }
+    };
+}
+pub(crate) use bind_scalars;
+
+/// Decodes column `$i` as `$kind` with the row getter `$get` (`try_get`, or `try_get_unchecked`).
+macro_rules! decode_with {
+    ($row:expr, $i:expr, $kind:expr, $get:ident) => {
+        Ok(match $kind {
+            Kind::I64 => Value::I64($row.$get($i)?),
+            Kind::OptI64 => Value::OptI64($row.$get($i)?),
+            Kind::I32 => Value::I32($row.$get($i)?),
+            Kind::Bool => Value::Bool($row.$get($i)?),
+            Kind::Str => Value::Str(std::borrow::Cow::Owned($row.$get($i)?)),
+            Kind::OptStr => Value::OptStr($row.$get::<Option<String>, _>($i)?.map(std::borrow::Cow::Owned)),
+        })
+    };
+}
+pub(crate) use decode_with;
+
 /// A bound value of a type this backend cannot take (arrays outside PostgreSQL): a bug in ax.
 pub(crate) fn unsupported(backend: &str, v: &Value<'_>) -> ! {
     panic!("{backend} cannot bind {:?}: array parameters are for PostgreSQL only", v.kind())

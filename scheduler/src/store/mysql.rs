@@ -15,7 +15,7 @@ use sqlx::{
 use super::{
     ConnectOptions,
     dialect::{Dialect, MYSQL},
-    exec::{BoxFuture, Driver, SqlxPool, unsupported},
+    exec::{BoxFuture, Driver, SqlxPool, bind_scalars, decode_with, unsupported},
     migrations::embed_migrations,
     value::{Kind, Value},
 };
@@ -80,28 +80,13 @@ impl Driver for MySql {
     const DIALECT: &'static Dialect = &MYSQL;
 
     fn bind<'q>(q: Query<'q, Self, MySqlArguments>, v: &'q Value<'_>) -> Query<'q, Self, MySqlArguments> {
-        match v {
-            Value::I64(x) => q.bind(*x),
-            Value::OptI64(x) => q.bind(*x),
-            Value::I32(x) => q.bind(*x),
-            Value::Bool(x) => q.bind(*x),
-            Value::Str(x) => q.bind(x.as_ref()),
-            Value::OptStr(x) => q.bind(x.as_deref()),
-            other => unsupported("MySQL", other),
-        }
+        bind_scalars!(q, v, other => unsupported("MySQL", other))
     }
 
     /// Unchecked: sqlx 0.8 reports the case-sensitive (`utf8mb4_bin`) text columns as binary and
     /// would refuse to read them as `String`.
     fn decode(row: &sqlx::mysql::MySqlRow, i: usize, kind: Kind) -> Result<Value<'static>, sqlx::Error> {
-        Ok(match kind {
-            Kind::I64 => Value::I64(row.try_get_unchecked(i)?),
-            Kind::OptI64 => Value::OptI64(row.try_get_unchecked(i)?),
-            Kind::I32 => Value::I32(row.try_get_unchecked(i)?),
-            Kind::Bool => Value::Bool(row.try_get_unchecked(i)?),
-            Kind::Str => Value::Str(std::borrow::Cow::Owned(row.try_get_unchecked(i)?)),
-            Kind::OptStr => Value::OptStr(row.try_get_unchecked::<Option<String>, _>(i)?.map(std::borrow::Cow::Owned)),
-        })
+        decode_with!(row, i, kind, try_get_unchecked)
     }
 
     fn rows_affected(r: &sqlx::mysql::MySqlQueryResult) -> u64 {

@@ -14,7 +14,7 @@ use sqlx::{
 use super::{
     ConnectOptions, Notice,
     dialect::{Dialect, POSTGRES},
-    exec::{BoxFuture, Driver, SqlxPool},
+    exec::{BoxFuture, Driver, SqlxPool, bind_scalars, decode_with},
     migrations::embed_migrations,
     value::{Kind, Stmt, Value},
 };
@@ -52,30 +52,18 @@ impl Driver for Postgres {
     const DIALECT: &'static Dialect = &POSTGRES;
 
     fn bind<'q>(q: Query<'q, Self, PgArguments>, v: &'q Value<'_>) -> Query<'q, Self, PgArguments> {
-        match v {
-            Value::I64(x) => q.bind(*x),
-            Value::OptI64(x) => q.bind(*x),
-            Value::I32(x) => q.bind(*x),
-            Value::Bool(x) => q.bind(*x),
-            Value::Str(x) => q.bind(x.as_ref()),
-            Value::OptStr(x) => q.bind(x.as_deref()),
+        bind_scalars!(q, v, arrays => match arrays {
             Value::I64s(x) => q.bind(x),
             Value::OptI64s(x) => q.bind(x),
             Value::I32s(x) => q.bind(x),
             Value::Strs(x) => q.bind(x.iter().map(|c| c.as_ref()).collect::<Vec<&str>>()),
             Value::OptStrs(x) => q.bind(x.iter().map(|c| c.as_deref()).collect::<Vec<Option<&str>>>()),
-        }
+            scalar => unreachable!("{:?} is bound above", scalar.kind()),
+        })
     }
 
     fn decode(row: &sqlx::postgres::PgRow, i: usize, kind: Kind) -> Result<Value<'static>, sqlx::Error> {
-        Ok(match kind {
-            Kind::I64 => Value::I64(row.try_get(i)?),
-            Kind::OptI64 => Value::OptI64(row.try_get(i)?),
-            Kind::I32 => Value::I32(row.try_get(i)?),
-            Kind::Bool => Value::Bool(row.try_get(i)?),
-            Kind::Str => Value::Str(std::borrow::Cow::Owned(row.try_get(i)?)),
-            Kind::OptStr => Value::OptStr(row.try_get::<Option<String>, _>(i)?.map(std::borrow::Cow::Owned)),
-        })
+        decode_with!(row, i, kind, try_get)
     }
 
     fn rows_affected(r: &sqlx::postgres::PgQueryResult) -> u64 {

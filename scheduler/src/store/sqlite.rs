@@ -16,7 +16,7 @@ use sqlx::{
 use super::{
     ConnectOptions,
     dialect::{Dialect, SQLITE},
-    exec::{BoxFuture, Driver, SqlxPool, unsupported},
+    exec::{BoxFuture, Driver, SqlxPool, bind_scalars, decode_with, unsupported},
     migrations::embed_migrations,
     value::{Kind, Value},
 };
@@ -126,26 +126,11 @@ impl Driver for Sqlite {
     const DIALECT: &'static Dialect = &SQLITE;
 
     fn bind<'q>(q: Query<'q, Self, SqliteArguments<'q>>, v: &'q Value<'_>) -> Query<'q, Self, SqliteArguments<'q>> {
-        match v {
-            Value::I64(x) => q.bind(*x),
-            Value::OptI64(x) => q.bind(*x),
-            Value::I32(x) => q.bind(*x),
-            Value::Bool(x) => q.bind(*x),
-            Value::Str(x) => q.bind(x.as_ref()),
-            Value::OptStr(x) => q.bind(x.as_deref()),
-            other => unsupported("SQLite", other),
-        }
+        bind_scalars!(q, v, other => unsupported("SQLite", other))
     }
 
     fn decode(row: &sqlx::sqlite::SqliteRow, i: usize, kind: Kind) -> Result<Value<'static>, sqlx::Error> {
-        Ok(match kind {
-            Kind::I64 => Value::I64(row.try_get(i)?),
-            Kind::OptI64 => Value::OptI64(row.try_get(i)?),
-            Kind::I32 => Value::I32(row.try_get(i)?),
-            Kind::Bool => Value::Bool(row.try_get(i)?),
-            Kind::Str => Value::Str(std::borrow::Cow::Owned(row.try_get(i)?)),
-            Kind::OptStr => Value::OptStr(row.try_get::<Option<String>, _>(i)?.map(std::borrow::Cow::Owned)),
-        })
+        decode_with!(row, i, kind, try_get)
     }
 
     fn rows_affected(r: &sqlx::sqlite::SqliteQueryResult) -> u64 {

@@ -51,7 +51,8 @@ connection).
 
 Leases and self-fencing. Every attempt in `running` has a lease end on the monotonic clock. Until a
 renewal covers it, that is its Assign.accept_by, converted through the estimate of the database
-clock (`ServerClock`). SchedulerHeartbeat{renewed_seq: k} moves the end of every attempt whose
+clock (`ServerClock`, which counts from when the message axd answered was sent, so that it is never
+slow). SchedulerHeartbeat{renewed_seq: k} moves the end of every attempt whose
 Accepted went out before heartbeat k to at least sent_time(k) + Welcome.lease_ttl; Welcome moves
 the attempts it adopts to at least the time Hello went out + lease_ttl. When less than
 Welcome.fence_margin is left, the handler is told to stop (`ctx.cancelled`, `ctx.lease_expired()`);
@@ -214,37 +215,50 @@ def show_time(ns: int) -> str:
     return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
-class ServerClock:
-    """The database clock as far as this worker can tell.
+SAMPLE_REFRESH = 60.0  # seconds a clock sample is kept when later ones are looser (rate drift)
 
-    Welcome.server_time and SchedulerHeartbeat.server_time are axd's estimate of the database clock
-    when it sent them, and never run ahead of it; the message then took some time to arrive. So
-    `server_time + (now - received_at)` (monotonic clock) is a lower bound of the database time
-    now. The estimate is the largest of these bounds over all samples: a sample that was delayed on
-    its way (or read late, after this process was paused) says less, and is ignored.
+
+class ServerClock:
+    """The database clock as far as this worker can tell, estimated never to be behind it.
+
+    axd reads its clock (Welcome.server_time, SchedulerHeartbeat.server_time) after the message it
+    answers has arrived: Hello for Welcome, heartbeat `renewed_seq` (Hello when 0) for a
+    SchedulerHeartbeat. So `server_time + (now - sent_at)`, counted on the monotonic clock from when
+    this worker *sent* that message, is at least the database time now (less axd's own small lag,
+    which the fence margin covers), however late the answer was read. The estimate is the smallest
+    of these bounds; a sample older than SAMPLE_REFRESH gives way to the next one.
+
+    Counting from when the answer arrived would be a lower bound instead: a Welcome read late (the
+    process was stopped right after sending Hello) would make the clock slow by as much, and an
+    assignment axd has already taken back would look fresh.
     """
 
     def __init__(self) -> None:
-        self._sample: Optional[tuple[int, float]] = None  # (server time in ns, monotonic receipt)
+        # (server time in ns, monotonic time the reading counts from, monotonic receipt)
+        self._sample: Optional[tuple[int, float, float]] = None
 
-    def observe(self, server_time_ns: int, received_at: float) -> None:
-        current = self.at(received_at)
-        if current is None or server_time_ns > current:
-            self._sample = (server_time_ns, received_at)
+    def observe(self, server_time_ns: int, sent_at: float, received_at: float) -> None:
+        """Records a reading axd took after this worker sent a message at `sent_at`."""
+        if self._sample is not None:
+            server, since, received = self._sample
+            current = server + round((sent_at - since) * 1e9)
+            if received_at - received < SAMPLE_REFRESH and server_time_ns >= current:
+                return
+        self._sample = (server_time_ns, sent_at, received_at)
 
     def at(self, t: float) -> Optional[int]:
         """The estimated database time (ns since the epoch) at monotonic time `t`."""
         if self._sample is None:
             return None
-        server, received = self._sample
-        return server + round((t - received) * 1e9)
+        server, since, _ = self._sample
+        return server + round((t - since) * 1e9)
 
     def monotonic_of(self, server_ns: int) -> Optional[float]:
-        """The monotonic time at which the database clock will read `server_ns` (estimated)."""
+        """The monotonic time by which the database clock will read `server_ns` (estimated)."""
         if self._sample is None:
             return None
-        server, received = self._sample
-        return received + (server_ns - server) / 1e9
+        server, since, _ = self._sample
+        return since + (server_ns - server) / 1e9
 
 
 class Lease:
@@ -852,7 +866,8 @@ class Worker:
         self.lease_ttl = duration_field(w, "lease_ttl")
         self.fence_margin = duration_field(w, "fence_margin") or 0.0
         if w.HasField("server_time"):
-            self.clock.observe(nanos_of(w.server_time), received_at)
+            # axd read its clock after our Hello arrived.
+            self.clock.observe(nanos_of(w.server_time), s.hello_at, received_at)
         taking_work = self.shutdown_at is None
         log.info(
             "connected to %s: session %s on %s, heartbeat %.2fs, lease %s, adopted %d, released %d",
@@ -894,10 +909,11 @@ class Worker:
             s.send(credit=pb.Credit(grant=0, reset=True))
 
     def _on_scheduler_heartbeat(self, s: Session, h: Any, received_at: float) -> None:
-        if h.HasField("server_time"):
-            self.clock.observe(nanos_of(h.server_time), received_at)
         k = h.renewed_seq
         sent = s.heartbeat_sent_at(k) if k > 0 else None
+        if h.HasField("server_time"):
+            # axd read its clock after heartbeat k arrived (after Hello, for 0).
+            self.clock.observe(nanos_of(h.server_time), sent if sent is not None else s.hello_at, received_at)
         if self.lease_ttl is None or sent is None:
             return
         # A renewal covering every attempt whose Accepted went out before heartbeat k committed:

@@ -443,13 +443,18 @@ async fn enforce_shutdown(config: &Config, state: &mut State) {
 }
 
 /// The heartbeats sent on one stream: their numbers and when they went out.
-#[derive(Default)]
 struct Sent {
+    /// When Hello went out on this stream.
+    opened: Instant,
     seq: u64,
     times: VecDeque<(u64, Instant)>,
 }
 
 impl Sent {
+    fn new(opened: Instant) -> Self {
+        Sent { opened, seq: 0, times: VecDeque::new() }
+    }
+
     fn next(&mut self) -> u64 {
         self.seq += 1;
         self.times.push_back((self.seq, Instant::now()));
@@ -560,7 +565,7 @@ async fn session<F: Future<Output = ()>>(
         margin: duration_of(welcome.fence_margin).unwrap_or(Duration::ZERO),
     };
     if let Some(t) = time_of(welcome.server_time) {
-        state.clock.observe(t, last_heard);
+        state.clock.observe(t, hello_at, last_heard);
     }
     // Heartbeat numbers start again on this stream: nothing is covered by a renewal here yet.
     for r in state.running.values_mut() {
@@ -596,32 +601,32 @@ async fn session<F: Future<Output = ()>>(
     let hb = state.timing.heartbeat;
     let mut heartbeat = tokio::time::interval_at(Instant::now() + hb, hb);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut sent = Sent::default();
+    let mut sent = Sent::new(hello_at);
 
-    loop {
+    let end = 'serve: loop {
         if state.done() {
-            return SessionEnd::Finished;
+            break 'serve SessionEnd::Finished;
         }
         if shutdown_expired(config, state) {
             tracing::warn!(unacked = state.unacked.len(), "giving up delivering results after the shutdown deadline");
-            return SessionEnd::Finished;
+            break 'serve SessionEnd::Finished;
         }
         tokio::select! {
             m = inbound.message() => match m {
                 Ok(Some(pb::SchedulerMessage { msg: Some(m) })) => {
                     last_heard = Instant::now();
                     if let Some(end) = on_message(config, stats, state, ev_tx, &tx, &mut sent, m).await {
-                        return end;
+                        break 'serve end;
                     }
                 }
                 Ok(Some(_)) => last_heard = Instant::now(),
-                Ok(None) => return SessionEnd::Lost { established: true },
-                Err(status) => return refused_or_lost(status, true),
+                Ok(None) => break 'serve SessionEnd::Lost { established: true },
+                Err(status) => break 'serve refused_or_lost(status, true),
             },
             Some(ev) = ev_rx.recv() => match ev {
                 Event::Started { key } => {
                     if !started(state, &tx, &sent, key).await {
-                        return SessionEnd::Lost { established: true };
+                        break 'serve SessionEnd::Lost { established: true };
                     }
                 }
                 ev @ (Event::Progress { .. } | Event::Log { .. }) => forward(&tx, ev),
@@ -635,13 +640,13 @@ async fn session<F: Future<Output = ()>>(
                         match ev {
                             Event::Started { key } => {
                                 if !started(state, &tx, &sent, key).await {
-                                    return SessionEnd::Lost { established: true };
+                                    break 'serve SessionEnd::Lost { established: true };
                                 }
                             }
                             Event::Done { .. } => {
                                 if let Some((_, result)) = state.absorb(ev) {
                                     if tx.send(out(Out::Result(result))).await.is_err() {
-                                        return SessionEnd::Lost { established: true };
+                                        break 'serve SessionEnd::Lost { established: true };
                                     }
                                     freed += 1;
                                 }
@@ -667,7 +672,7 @@ async fn session<F: Future<Output = ()>>(
                     Ok(Ok(Some(pb::SchedulerMessage { msg: Some(m) }))) => {
                         last_heard = Instant::now();
                         if let Some(end) = on_message(config, stats, state, ev_tx, &tx, &mut sent, m).await {
-                            return end;
+                            break 'serve end;
                         }
                         continue;
                     }
@@ -675,21 +680,21 @@ async fn session<F: Future<Output = ()>>(
                         last_heard = Instant::now();
                         continue;
                     }
-                    Ok(Ok(None)) => return SessionEnd::Lost { established: true },
-                    Ok(Err(status)) => return refused_or_lost(status, true),
+                    Ok(Ok(None)) => break 'serve SessionEnd::Lost { established: true },
+                    Ok(Err(status)) => break 'serve refused_or_lost(status, true),
                     Err(_) => {}
                 }
                 // A stalled or unreachable axd says nothing, and TCP may not notice for minutes:
                 // move on while the leases still have time to be renewed elsewhere.
                 stats.0.silent_axd.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(url, silent = ?last_heard.elapsed(), "axd has said nothing for three heartbeat intervals; moving to another endpoint");
-                return SessionEnd::Lost { established: true };
+                break 'serve SessionEnd::Lost { established: true };
             }
             _ = heartbeat.tick() => {
                 let running = u32::try_from(state.running.len()).unwrap_or(u32::MAX);
                 let seq = sent.next();
                 if tx.send(out(Out::Heartbeat(pb::Heartbeat { running, seq }))).await.is_err() {
-                    return SessionEnd::Lost { established: true };
+                    break 'serve SessionEnd::Lost { established: true };
                 }
             }
             () = &mut shutdown, if state.shutdown.is_none() => {
@@ -698,7 +703,11 @@ async fn session<F: Future<Output = ()>>(
             }
             () = shutdown_tick(config, state) => enforce_shutdown(config, state).await,
         }
+    };
+    if let SessionEnd::Lost { .. } = end {
+        read_what_arrived(config, stats, state, ev_tx, &tx, &mut sent, &mut inbound).await;
     }
+    end
 }
 
 /// A held assignment's handler started: Accepted goes out, and renewals from the next heartbeat on
@@ -767,6 +776,53 @@ fn refused_or_lost(status: tonic::Status, established: bool) -> SessionEnd {
     }
 }
 
+/// Why an assignment read now is too late to start, if it is: the process was paused, or the
+/// message waited in a buffer, and axd has taken it back by now (or is about to) and may have given
+/// it to another worker.
+fn stale(state: &State, a: &pb::Assign) -> Option<String> {
+    let accept_by = time_of(a.accept_by)?;
+    let now = state.clock.at(Instant::now())?;
+    let margin = chrono::TimeDelta::from_std(state.timing.margin).unwrap_or_default();
+    (now + margin >= accept_by).then(|| {
+        format!(
+            "stale assignment: read at {} (database time, estimated), too close to or after its accept-by time {}",
+            now.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            accept_by.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        )
+    })
+}
+
+/// The stream is gone (a send failed, or axd ended it): what axd had already sent is read before
+/// reconnecting, so that cancels and acknowledgements take effect and no assignment is dropped
+/// unread. An assignment is never started on a dead stream (axd can no longer hear Accepted); it is
+/// logged with the reason it was not started, and axd takes it back at its accept-by time.
+async fn read_what_arrived(
+    config: &Config,
+    stats: &Stats,
+    state: &mut State,
+    ev_tx: &mpsc::Sender<Event>,
+    tx: &mpsc::Sender<pb::WorkerMessage>,
+    sent: &mut Sent,
+    inbound: &mut tonic::Streaming<pb::SchedulerMessage>,
+) {
+    // Only what is already here: a zero timeout polls the stream once.
+    while let Ok(Ok(Some(m))) = tokio::time::timeout(Duration::ZERO, inbound.message()).await {
+        match m.msg {
+            Some(In::Assign(a)) => {
+                let reason =
+                    stale(state, &a).unwrap_or_else(|| "the stream to axd closed before it could start".to_owned());
+                stats.0.rejected.fetch_add(1, Ordering::Relaxed);
+                stats.0.stale.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(instance = a.instance_id, attempt = a.attempt, %reason, "assignment not started");
+            }
+            Some(m) => {
+                let _ = on_message(config, stats, state, ev_tx, tx, sent, m).await;
+            }
+            None => {}
+        }
+    }
+}
+
 async fn reject(tx: &mpsc::Sender<pb::WorkerMessage>, key: Key, reason: String) {
     let reason = truncate(reason, MAX_REJECT_REASON);
     let _ = tx.send(out(Out::Reject(pb::Reject { instance_id: key.0, attempt: key.1, reason }))).await;
@@ -785,7 +841,9 @@ async fn on_message(
         In::Welcome(_) => None,
         In::Heartbeat(h) => {
             if let Some(t) = time_of(h.server_time) {
-                state.clock.observe(t, Instant::now());
+                // axd read its clock after heartbeat `renewed_seq` arrived (after Hello, for 0).
+                let sent_before = if h.renewed_seq > 0 { sent.sent_at(h.renewed_seq) } else { None };
+                state.clock.observe(t, sent_before.unwrap_or(sent.opened), Instant::now());
             }
             if let (Some(ttl), Some(at)) = (state.timing.lease_ttl, sent.sent_at(h.renewed_seq)) {
                 let k = h.renewed_seq;
@@ -816,25 +874,15 @@ async fn on_message(
             if state.running.contains_key(&key) {
                 return None;
             }
-            // Read too late (the process was paused, or the message waited in a buffer): axd has
-            // taken it back by now, or is about to, and may have given it to another worker.
-            let accept_by = time_of(a.accept_by);
-            let margin = chrono::TimeDelta::from_std(state.timing.margin).unwrap_or_default();
-            if let (Some(accept_by), Some(now)) = (accept_by, state.clock.at(Instant::now()))
-                && now + margin >= accept_by
-            {
+            if let Some(reason) = stale(state, &a) {
                 stats.0.rejected.fetch_add(1, Ordering::Relaxed);
                 stats.0.stale.fetch_add(1, Ordering::Relaxed);
-                let reason = format!(
-                    "stale assignment: read at {} (database time, estimated), too close to or after its accept-by time {}",
-                    now.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-                    accept_by.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-                );
                 tracing::warn!(instance = key.0, attempt = key.1, %reason, "assignment not started");
                 reject(tx, key, reason).await;
                 let _ = tx.send(credit(1)).await;
                 return None;
             }
+            let accept_by = time_of(a.accept_by);
             let Some(handler) = config.handlers.get(&a.handler).cloned() else {
                 stats.0.rejected.fetch_add(1, Ordering::Relaxed);
                 let reason = format!("handler {:?} is not registered on this worker", a.handler);

@@ -96,39 +96,74 @@ impl LeaseCell {
     }
 }
 
-/// The database clock as seen from here: the largest of the estimates that Welcome and
-/// SchedulerHeartbeat samples give (each is a lower bound: axd's estimate never runs ahead of the
-/// database, and the message took some time to arrive), carried forward on the monotonic clock.
+/// How long a sample stays the one estimates count from, even when later ones are looser: it is
+/// carried forward on the monotonic clock, whose rate may drift from the database's.
+const SAMPLE_REFRESH: Duration = Duration::from_secs(60);
+
+/// The database clock as seen from here, estimated so that it is never behind: an assignment read
+/// late must look late, and a lease must end early rather than late.
+///
+/// axd reads its clock (`Welcome.server_time`, `SchedulerHeartbeat.server_time`) after the message
+/// it answers has arrived: Hello for Welcome, heartbeat `renewed_seq` (or, when 0, Hello) for a
+/// SchedulerHeartbeat. So `server_time` plus the monotonic time since this process *sent* that
+/// message is at least the database time (less axd's own lag behind it, which the fence margin
+/// covers), however long the answer then waited to be read — in a buffer, or in a process that was
+/// paused. The estimate is the smallest of these bounds, and a sample older than
+/// [`SAMPLE_REFRESH`] gives way to the next one.
+///
+/// Counting from when the answer was *received* would be a lower bound instead: a Welcome read nine
+/// seconds late (the process was stopped right after sending Hello) then makes the clock nine
+/// seconds slow, and an assignment axd has already taken back looks fresh.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct ServerClock {
-    sample: Option<(DateTime<Utc>, Instant)>,
+    sample: Option<Sample>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    /// axd's reading of the database clock.
+    server: DateTime<Utc>,
+    /// A local instant before axd took the reading (when the message it answers was sent).
+    from: Instant,
+    /// When the reading was received.
+    received: Instant,
+}
+
+/// `b - a` on the monotonic clock, signed.
+fn signed(a: Instant, b: Instant) -> chrono::TimeDelta {
+    let d = |x: Duration| chrono::TimeDelta::from_std(x).unwrap_or(chrono::TimeDelta::MAX);
+    if b >= a { d(b - a) } else { -d(a - b) }
 }
 
 impl ServerClock {
-    /// Records `server_time` received at `at`.
-    pub(crate) fn observe(&mut self, server_time: DateTime<Utc>, at: Instant) {
-        let better = match self.sample {
+    /// Records `server_time`, read by axd after this process's instant `sent` (when it sent the
+    /// message axd answers), and received at `received`.
+    pub(crate) fn observe(&mut self, server_time: DateTime<Utc>, sent: Instant, received: Instant) {
+        let replace = match self.sample {
             None => true,
-            Some(_) => self.at(at).is_none_or(|current| server_time > current),
+            Some(s) => {
+                received.saturating_duration_since(s.received) >= SAMPLE_REFRESH
+                    || server_time < s.server + signed(s.from, sent)
+            }
         };
-        if better {
-            self.sample = Some((server_time, at));
+        if replace {
+            self.sample = Some(Sample { server: server_time, from: sent, received });
         }
     }
 
-    /// The estimated database time at `t`.
+    /// The estimated database time at `t` (never behind it, but for axd's own lag).
     pub(crate) fn at(&self, t: Instant) -> Option<DateTime<Utc>> {
-        let (s, at) = self.sample?;
-        let d = chrono::TimeDelta::from_std(t.saturating_duration_since(at)).ok()?;
-        Some(s + d)
+        let s = self.sample?;
+        Some(s.server + signed(s.from, t))
     }
 
-    /// The local instant at which the database time will be `ts` (in the past if it already is).
+    /// The local instant at which the database time will be `ts`, at the latest (in the past if it
+    /// already is).
     pub(crate) fn instant_of(&self, ts: DateTime<Utc>) -> Option<Instant> {
-        let (s, at) = self.sample?;
-        Some(match (ts - s).to_std() {
-            Ok(ahead) => at + ahead,
-            Err(_) => at.checked_sub((s - ts).to_std().unwrap_or(Duration::ZERO)).unwrap_or_else(base),
+        let s = self.sample?;
+        Some(match (ts - s.server).to_std() {
+            Ok(ahead) => s.from + ahead,
+            Err(_) => s.from.checked_sub((s.server - ts).to_std().unwrap_or(Duration::ZERO)).unwrap_or_else(base),
         })
     }
 }
@@ -142,19 +177,30 @@ mod tests {
     }
 
     #[test]
-    fn the_server_clock_keeps_the_largest_estimate() {
-        let now = Instant::now();
+    fn the_server_clock_counts_from_the_send_and_keeps_the_smallest_estimate() {
+        let sent = Instant::now();
+        let secs = chrono::TimeDelta::seconds;
         let mut c = ServerClock::default();
-        c.observe(t0(), now);
-        // A sample that was delayed on its way says less than the carried estimate: ignored.
-        c.observe(t0(), now + Duration::from_secs(5));
-        let est = c.at(now + Duration::from_secs(5)).expect("estimate");
-        assert_eq!(est, t0() + chrono::TimeDelta::seconds(5));
-        // A later one wins.
-        c.observe(t0() + chrono::TimeDelta::seconds(7), now + Duration::from_secs(5));
-        assert_eq!(c.at(now + Duration::from_secs(5)), Some(t0() + chrono::TimeDelta::seconds(7)));
-        let when = c.instant_of(t0() + chrono::TimeDelta::seconds(10)).expect("instant");
-        assert_eq!(when, now + Duration::from_secs(8));
+        // A Welcome read 9 s after its Hello went out (the process was paused): the database time
+        // is taken to be at least 9 s past the reading, not just past it.
+        c.observe(t0(), sent, sent + Duration::from_secs(9));
+        assert_eq!(c.at(sent + Duration::from_secs(9)), Some(t0() + secs(9)));
+        // A reading that answers a later message and came back quickly is tighter: it wins.
+        let hb = sent + Duration::from_secs(10);
+        c.observe(t0() + secs(2), hb, hb + Duration::from_millis(5));
+        assert_eq!(c.at(hb), Some(t0() + secs(2)));
+        // A looser one (it answers an older message) is ignored...
+        c.observe(t0() + secs(3), sent + Duration::from_secs(1), hb + Duration::from_secs(1));
+        assert_eq!(c.at(hb), Some(t0() + secs(2)));
+        // ... until the sample has been carried forward for a minute.
+        let later = hb + SAMPLE_REFRESH + Duration::from_secs(1);
+        c.observe(t0() + secs(64), later - Duration::from_secs(1), later);
+        assert_eq!(c.at(later), Some(t0() + secs(65)));
+        // Instants before the sample's own are estimated too (a lease that began earlier).
+        assert_eq!(c.at(later - Duration::from_secs(4)), Some(t0() + secs(61)));
+        let when = c.instant_of(t0() + secs(70)).expect("instant");
+        assert_eq!(when, later + Duration::from_secs(5));
+        assert_eq!(c.instant_of(t0() + secs(60)), Some(later - Duration::from_secs(5)));
     }
 
     #[test]

@@ -247,6 +247,30 @@ async fn an_assignment_read_after_its_accept_by_time_is_rejected_not_started() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_welcome_read_late_does_not_make_a_taken_back_assignment_look_fresh() {
+    let axd = FakeAxd::start().await;
+    let seen = Arc::new(Seen::default());
+    let (stop, task) = worker(&[&axd.url], seen.clone(), Arc::default());
+    let c = axd.next(T).await;
+    // axd reads its clock on Hello, but its Welcome and a first Assign reach the worker 3 s later (as
+    // when the worker's process is stopped right after sending Hello). The Assign's accept-by time,
+    // 2 s after the reading, has passed by then: counting the clock from when the Welcome arrived
+    // would make it look 2 s away still.
+    let read_at = Utc::now();
+    let mut w = welcome(Duration::from_secs(5), Duration::from_secs(10), Duration::from_millis(500));
+    w.server_time = ts(read_at);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    c.send(Out::Welcome(w)).await;
+    c.send(assign(1, 1, "wait", read_at + chrono::TimeDelta::seconds(2))).await;
+    let mut c = c;
+    let reason = c.expect("Reject", T, |m| if let In::Reject(r) = m { Some(r.reason.clone()) } else { None }).await;
+    assert!(reason.starts_with("stale assignment"), "{reason}");
+    assert_eq!(seen.started.load(Ordering::SeqCst), 0, "the stale assignment never started");
+    let _ = stop.send(());
+    task.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_that_is_not_renewed_stops_the_handler_before_it_ends() {
     let axd = FakeAxd::start().await;
     let seen = Arc::new(Seen::default());

@@ -105,25 +105,22 @@ impl Tx {
             s.push(" AND id < ").push_bind(b);
         }
         s.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(f.limit));
-        self.fetch(s, AuditRaw::KINDS, AuditRaw::TABLE)
-            .await?
-            .into_iter()
-            .map(|r| {
-                let a = AuditRaw::read(r)?;
-                Ok(AuditEntry {
-                    id: a.id,
-                    at: from_micros(a.at),
-                    actor: a.actor,
-                    rpc: a.rpc,
-                    target: a.target,
-                    app: a.app,
-                    outcome: a.outcome,
-                    detail: a.detail,
-                    before: a.before_json,
-                    after: a.after_json,
-                })
+        self.fetch(s, AuditRaw::TABLE, |r| {
+            let a = AuditRaw::read(r)?;
+            Ok(AuditEntry {
+                id: a.id,
+                at: from_micros(a.at),
+                actor: a.actor,
+                rpc: a.rpc,
+                target: a.target,
+                app: a.app,
+                outcome: a.outcome,
+                detail: a.detail,
+                before: a.before_json,
+                after: a.after_json,
             })
-            .collect()
+        })
+        .await
     }
 
     /// Deletes up to `limit` audit entries older than `before`; how many.
@@ -132,12 +129,7 @@ impl Tx {
         let s = Stmt::new("SELECT id FROM ax_audit WHERE at < ? ORDER BY id LIMIT ?")
             .bind(to_micros(before))
             .bind(i64::from(limit));
-        let ids: Vec<i64> = self
-            .fetch(s, &[super::value::Kind::I64], AuditRaw::TABLE)
-            .await?
-            .into_iter()
-            .map(|mut r| r.take())
-            .collect::<Result<_, _>>()?;
+        let ids: Vec<i64> = self.fetch(s, AuditRaw::TABLE, |r| r.take()).await?;
         for chunk in ids.chunks(super::BATCH) {
             let mut s = Stmt::new("DELETE FROM ax_audit WHERE id IN ");
             s.push_list(chunk.iter().copied());

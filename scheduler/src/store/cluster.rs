@@ -3,7 +3,7 @@
 use super::{
     BATCH, ClusterStats, Command, SessionSync, Tx,
     tables::WorkerRaw,
-    value::{Kind, Stmt, Value},
+    value::{Stmt, Value},
 };
 use crate::{
     error::{StoreError, StoreResult},
@@ -35,19 +35,17 @@ impl Tx {
         let s = Stmt::new(
             "SELECT scheduler_id, host, address, version, started_at, heartbeat_at FROM ax_scheduler ORDER BY scheduler_id",
         );
-        let kinds = [Kind::Str, Kind::Str, Kind::Str, Kind::Str, Kind::I64, Kind::I64];
-        let mut out = Vec::new();
-        for mut r in self.fetch(s, &kinds, "ax_scheduler").await? {
-            out.push(SchedulerRecord {
+        self.fetch(s, "ax_scheduler", |r| {
+            Ok(SchedulerRecord {
                 scheduler_id: r.take()?,
                 host: r.take()?,
                 address: r.take()?,
                 version: r.take()?,
                 started_at: from_micros(r.take()?),
                 heartbeat_at: from_micros(r.take()?),
-            });
-        }
-        Ok(out)
+            })
+        })
+        .await
     }
 
     /// Removes up to 100 axd whose heartbeat is older than `dead_before`, with their worker
@@ -58,12 +56,7 @@ impl Tx {
             self.dialect().skip_locked
         ))
         .bind(to_micros(dead_before));
-        let ids: Vec<String> = self
-            .fetch(s, &[Kind::Str], "ax_scheduler")
-            .await?
-            .into_iter()
-            .map(|mut r| r.take())
-            .collect::<Result<_, _>>()?;
+        let ids: Vec<String> = self.fetch(s, "ax_scheduler", |r| r.take()).await?;
         for id in &ids {
             for table in ["ax_worker", "ax_command", "ax_scheduler"] {
                 self.execute(Stmt::new(format!("DELETE FROM {table} WHERE scheduler_id = ?")).bind(id.as_str()))
@@ -108,11 +101,7 @@ impl Tx {
             s.push(" AND app = ").push_bind(app);
         }
         s.push(" ORDER BY app, worker_id, session_id");
-        self.fetch(s, WorkerRaw::KINDS, WorkerRaw::TABLE)
-            .await?
-            .into_iter()
-            .map(|r| WorkerRaw::read(r)?.into_record())
-            .collect()
+        self.fetch(s, WorkerRaw::TABLE, |r| WorkerRaw::read(r)?.into_record()).await
     }
 
     /// Queues Cancel commands for the axd holding the streams.
@@ -146,19 +135,20 @@ impl Tx {
         ))
         .bind(scheduler_id)
         .bind(i64::from(limit));
-        let kinds = [Kind::I64, Kind::Str, Kind::I64, Kind::I32, Kind::Str];
-        let mut ids = Vec::new();
-        let mut out = Vec::new();
-        for mut r in self.fetch(s, &kinds, "ax_command").await? {
-            ids.push(r.take::<i64>()?);
-            out.push(Command {
-                scheduler_id: scheduler_id.to_owned(),
-                session_id: r.take()?,
-                instance_id: r.take()?,
-                attempt: u32::try_from(r.take::<i32>()?).unwrap_or(0),
-                reason: r.take()?,
-            });
-        }
+        let taken = self
+            .fetch(s, "ax_command", |r| {
+                let id: i64 = r.take()?;
+                let command = Command {
+                    scheduler_id: scheduler_id.to_owned(),
+                    session_id: r.take()?,
+                    instance_id: r.take()?,
+                    attempt: u32::try_from(r.take::<i32>()?).unwrap_or(0),
+                    reason: r.take()?,
+                };
+                Ok((id, command))
+            })
+            .await?;
+        let (ids, out): (Vec<i64>, Vec<Command>) = taken.into_iter().unzip();
         if !ids.is_empty() {
             let mut s = Stmt::new("DELETE FROM ax_command WHERE id IN ");
             s.push_list(ids);
@@ -171,30 +161,27 @@ impl Tx {
     pub async fn cluster_stats(&mut self, alive_since: Ts) -> StoreResult<ClusterStats> {
         let mut stats = ClusterStats::default();
         let n = |v: i64| u64::try_from(v).unwrap_or(0);
-        let mut r = self
-            .fetch_one(
-                Stmt::new("SELECT COUNT(*), COUNT(CASE WHEN enabled THEN 1 END) FROM ax_task"),
-                &[Kind::I64, Kind::I64],
-                "ax_task",
-            )
-            .await?;
-        stats.tasks = n(r.take()?);
-        stats.enabled_tasks = n(r.take()?);
+        let s = Stmt::new("SELECT COUNT(*), COUNT(CASE WHEN enabled THEN 1 END) FROM ax_task");
+        let (tasks, enabled) = self.fetch_one(s, "ax_task", |r| Ok((n(r.take()?), n(r.take()?)))).await?;
+        (stats.tasks, stats.enabled_tasks) = (tasks, enabled);
         let s = Stmt::new("SELECT status, COUNT(*) FROM ax_instance GROUP BY status");
-        for mut r in self.fetch(s, &[Kind::Str, Kind::I64], "ax_instance").await? {
-            let s: String = r.take()?;
-            let status: InstanceStatus =
-                s.parse().map_err(|e| StoreError::Corrupt { table: "ax_instance", reason: e })?;
-            stats.instances.insert(status, n(r.take()?));
-        }
+        let counts = self
+            .fetch(s, "ax_instance", |r| {
+                let status: String = r.take()?;
+                let status: InstanceStatus =
+                    status.parse().map_err(|e| StoreError::Corrupt { table: "ax_instance", reason: e })?;
+                Ok((status, n(r.take()?)))
+            })
+            .await?;
+        stats.instances.extend(counts);
         let s = Stmt::new(
             "SELECT COUNT(*) FROM ax_worker w JOIN ax_scheduler s ON w.scheduler_id = s.scheduler_id \
              WHERE s.heartbeat_at >= ?",
         )
         .bind(to_micros(alive_since));
-        stats.workers = n(self.fetch_one(s, &[Kind::I64], "ax_worker").await?.take()?);
+        stats.workers = n(self.fetch_one(s, "ax_worker", |r| r.take()).await?);
         let s = Stmt::new("SELECT COUNT(*) FROM ax_scheduler WHERE heartbeat_at >= ?").bind(to_micros(alive_since));
-        stats.schedulers = n(self.fetch_one(s, &[Kind::I64], "ax_scheduler").await?.take()?);
+        stats.schedulers = n(self.fetch_one(s, "ax_scheduler", |r| r.take()).await?);
         Ok(stats)
     }
 }

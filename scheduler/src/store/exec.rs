@@ -4,14 +4,17 @@
 //! decodes a column; [`Conn`] is generic over it, so the execution code exists once.
 
 use async_trait::async_trait;
-use sqlx::{Database, Executor, IntoArguments, pool::PoolConnection, query::Query};
+use sqlx::{Database, Executor, IntoArguments, Row as _, pool::PoolConnection, query::Query};
 
 use super::{
     Notice, Pool,
     dialect::Dialect,
-    value::{Kind, Row, Stmt, Value},
+    value::{Columns, Row, Stmt, Value},
 };
 use crate::error::{StoreError, StoreResult};
+
+/// What [`Exec::fetch`] calls with each row.
+pub(crate) type EachRow<'a> = dyn for<'r, 's> FnMut(&'s mut Row<'r>) -> StoreResult<()> + Send + 'a;
 
 /// A boxed future that can move between threads.
 pub(crate) type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
@@ -24,8 +27,13 @@ pub(crate) trait Driver: Database {
     /// Binds one value.
     fn bind<'q>(q: Query<'q, Self, Self::Arguments<'q>>, v: &'q Value<'_>) -> Query<'q, Self, Self::Arguments<'q>>;
 
-    /// Decodes column `i` as `kind`.
-    fn decode(row: &Self::Row, i: usize, kind: Kind) -> Result<Value<'static>, sqlx::Error>;
+    /// Decodes column `i` of a row, by type (implemented with [`getters!`]).
+    fn i64(row: &Self::Row, i: usize) -> Result<i64, sqlx::Error>;
+    fn opt_i64(row: &Self::Row, i: usize) -> Result<Option<i64>, sqlx::Error>;
+    fn i32(row: &Self::Row, i: usize) -> Result<i32, sqlx::Error>;
+    fn bool(row: &Self::Row, i: usize) -> Result<bool, sqlx::Error>;
+    fn string(row: &Self::Row, i: usize) -> Result<String, sqlx::Error>;
+    fn opt_string(row: &Self::Row, i: usize) -> Result<Option<String>, sqlx::Error>;
 
     /// Rows changed by a statement.
     fn rows_affected(r: &Self::QueryResult) -> u64;
@@ -87,8 +95,8 @@ where
 pub(crate) trait Exec: Send {
     /// Runs a statement; rows changed.
     async fn execute(&mut self, s: Stmt<'_>) -> StoreResult<u64>;
-    /// Runs a query and decodes every row by `kinds` (`table` names it in errors).
-    async fn fetch(&mut self, s: Stmt<'_>, kinds: &[Kind], table: &'static str) -> StoreResult<Vec<Row>>;
+    /// Runs a query and hands each row to `each` in order (`table` names it in errors).
+    async fn fetch(&mut self, s: Stmt<'_>, table: &'static str, each: &mut EachRow<'_>) -> StoreResult<()>;
     /// Runs an INSERT of one row and returns its generated id.
     async fn insert_id(&mut self, s: Stmt<'_>) -> StoreResult<i64>;
     /// Commits (a plain connection has nothing to commit).
@@ -132,26 +140,25 @@ where
         Ok(DB::rows_affected(&r))
     }
 
-    async fn fetch(&mut self, s: Stmt<'_>, kinds: &[Kind], table: &'static str) -> StoreResult<Vec<Row>> {
+    async fn fetch(&mut self, s: Stmt<'_>, table: &'static str, each: &mut EachRow<'_>) -> StoreResult<()> {
         let sql = DB::DIALECT.placeholders(&s.sql);
         let rows = query::<DB>(&sql, &s.args).fetch_all(self.conn()).await?;
-        let mut out = Vec::with_capacity(rows.len());
-        for r in &rows {
-            // With its capacity known: collecting from a fallible iterator grew it by doubling.
-            let mut values = Vec::with_capacity(kinds.len());
-            for (i, k) in kinds.iter().enumerate() {
-                values.push(DB::decode(r, i, *k)?);
-            }
-            out.push(Row::new(values, table));
+        for row in &rows {
+            each(&mut Row::new(&Cursor::<DB>(row), table))?;
         }
-        Ok(out)
+        Ok(())
     }
 
     async fn insert_id(&mut self, mut s: Stmt<'_>) -> StoreResult<i64> {
         if DB::DIALECT.returning {
             s.push(" RETURNING id");
-            let mut rows = self.fetch(s, &[Kind::I64], "(insert)").await?;
-            return rows.pop().ok_or_else(|| corrupt("INSERT returned no id"))?.take();
+            let mut id = None;
+            self.fetch(s, "(insert)", &mut |r| {
+                id = Some(r.take()?);
+                Ok(())
+            })
+            .await?;
+            return id.ok_or_else(|| corrupt("INSERT returned no id"));
         }
         let sql = DB::DIALECT.placeholders(&s.sql);
         let r = query::<DB>(&sql, &s.args).execute(self.conn()).await?;
@@ -163,6 +170,33 @@ where
             Conn::Tx(t) => Ok(t.commit().await?),
             Conn::Pooled(_) => Ok(()),
         }
+    }
+}
+
+/// The columns of one driver row, decoded where they lie.
+struct Cursor<'r, DB: Database>(&'r DB::Row);
+
+impl<DB: Driver> Columns for Cursor<'_, DB> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn i64(&self, i: usize) -> Result<i64, sqlx::Error> {
+        DB::i64(self.0, i)
+    }
+    fn opt_i64(&self, i: usize) -> Result<Option<i64>, sqlx::Error> {
+        DB::opt_i64(self.0, i)
+    }
+    fn i32(&self, i: usize) -> Result<i32, sqlx::Error> {
+        DB::i32(self.0, i)
+    }
+    fn bool(&self, i: usize) -> Result<bool, sqlx::Error> {
+        DB::bool(self.0, i)
+    }
+    fn string(&self, i: usize) -> Result<String, sqlx::Error> {
+        DB::string(self.0, i)
+    }
+    fn opt_string(&self, i: usize) -> Result<Option<String>, sqlx::Error> {
+        DB::opt_string(self.0, i)
     }
 }
 
@@ -186,20 +220,31 @@ macro_rules! bind_scalars {
 }
 pub(crate) use bind_scalars;
 
-/// Decodes column `$i` as `$kind` with the row getter `$get` (`try_get`, or `try_get_unchecked`).
-macro_rules! decode_with {
-    ($row:expr, $i:expr, $kind:expr, $get:ident) => {
-        Ok(match $kind {
-            Kind::I64 => Value::I64($row.$get($i)?),
-            Kind::OptI64 => Value::OptI64($row.$get($i)?),
-            Kind::I32 => Value::I32($row.$get($i)?),
-            Kind::Bool => Value::Bool($row.$get($i)?),
-            Kind::Str => Value::Str(std::borrow::Cow::Owned($row.$get($i)?)),
-            Kind::OptStr => Value::OptStr($row.$get::<Option<String>, _>($i)?.map(std::borrow::Cow::Owned)),
-        })
+/// The typed column getters of a [`Driver`], with the row getter `$get` (`try_get`, or
+/// `try_get_unchecked`) on its row type `$row`.
+macro_rules! getters {
+    ($row:ty, $get:ident) => {
+        fn i64(row: &$row, i: usize) -> Result<i64, sqlx::Error> {
+            row.$get(i)
+        }
+        fn opt_i64(row: &$row, i: usize) -> Result<Option<i64>, sqlx::Error> {
+            row.$get(i)
+        }
+        fn i32(row: &$row, i: usize) -> Result<i32, sqlx::Error> {
+            row.$get(i)
+        }
+        fn bool(row: &$row, i: usize) -> Result<bool, sqlx::Error> {
+            row.$get(i)
+        }
+        fn string(row: &$row, i: usize) -> Result<String, sqlx::Error> {
+            row.$get(i)
+        }
+        fn opt_string(row: &$row, i: usize) -> Result<Option<String>, sqlx::Error> {
+            row.$get(i)
+        }
     };
 }
-pub(crate) use decode_with;
+pub(crate) use getters;
 
 /// A bound value of a type this backend cannot take (arrays outside PostgreSQL): a bug in ax.
 pub(crate) fn unsupported(backend: &str, v: &Value<'_>) -> ! {

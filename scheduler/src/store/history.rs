@@ -3,7 +3,7 @@
 use super::{
     BATCH, Tx,
     tables::InstanceRaw,
-    value::{Kind, Stmt, Value},
+    value::{Stmt, Value},
 };
 use crate::{
     error::StoreResult,
@@ -79,22 +79,19 @@ impl Tx {
         .bind(id)
         .bind(after_seq)
         .bind(i64::from(limit));
-        let kinds = [Kind::I64, Kind::I32, Kind::Str, Kind::I64, Kind::Str];
-        let mut lines = Vec::new();
-        for mut r in self.fetch(s, &kinds, "ax_instance_log").await? {
-            lines.push(LogLine {
-                seq: r.take()?,
-                attempt: u32::try_from(r.take::<i32>()?).unwrap_or(0),
-                level: r.take()?,
-                at: from_micros(r.take()?),
-                message: r.take()?,
-            });
-        }
+        let lines = self
+            .fetch(s, "ax_instance_log", |r| {
+                Ok(LogLine {
+                    seq: r.take()?,
+                    attempt: u32::try_from(r.take::<i32>()?).unwrap_or(0),
+                    level: r.take()?,
+                    at: from_micros(r.take()?),
+                    message: r.take()?,
+                })
+            })
+            .await?;
         let s = Stmt::new("SELECT log_dropped FROM ax_instance WHERE id = ?").bind(id);
-        let dropped: i64 = match self.fetch(s, &[Kind::I64], InstanceRaw::TABLE).await?.pop() {
-            Some(mut r) => r.take()?,
-            None => 0,
-        };
+        let dropped: i64 = self.fetch(s, InstanceRaw::TABLE, |r| r.take()).await?.pop().unwrap_or(0);
         Ok((lines, u64::try_from(dropped).unwrap_or(0)))
     }
 

@@ -74,15 +74,16 @@ impl InstanceRaw {
     }
 }
 
-fn read_instances(rows: Vec<Row>) -> StoreResult<Vec<Instance>> {
-    rows.into_iter().map(|r| InstanceRaw::read(r)?.into_instance()).collect()
-}
-
 fn select_instances(filter: &str) -> Stmt<'static> {
     Stmt::new(format!("SELECT {} FROM ax_instance{filter}", InstanceRaw::columns()))
 }
 
 impl Tx {
+    /// The instances a `SELECT` of [`InstanceRaw::columns`] returns.
+    async fn read_instances(&mut self, s: Stmt<'_>) -> StoreResult<Vec<Instance>> {
+        self.fetch(s, InstanceRaw::TABLE, |r| InstanceRaw::read(r)?.into_instance()).await
+    }
+
     /// Which of these (task, idempotency key) pairs have an instance already.
     pub async fn existing_keys(&mut self, keys: &[(i64, &str)]) -> StoreResult<HashSet<(i64, String)>> {
         let mut out = HashSet::new();
@@ -90,12 +91,7 @@ impl Tx {
             return Ok(out);
         }
         let kinds = [Kind::I64, Kind::Str];
-        let mut read = |rows: Vec<Row>| -> StoreResult<()> {
-            for mut r in rows {
-                out.insert((r.take()?, r.take()?));
-            }
-            Ok(())
-        };
+        let pair = |r: &mut Row<'_>| -> StoreResult<(i64, String)> { Ok((r.take()?, r.take()?)) };
         if self.dialect().arrays {
             // A row-value IN list of hundreds of pairs was planned as a scan (~60 ms for 500 keys);
             // joining the arrays probes the primary key once per pair.
@@ -107,14 +103,14 @@ impl Tx {
                 &kinds,
                 rows,
             );
-            read(self.fetch(s, &kinds, "ax_instance_key").await?)?;
+            out.extend(self.fetch(s, "ax_instance_key", pair).await?);
             return Ok(out);
         }
         for chunk in keys.chunks(BATCH) {
             let mut s =
                 Stmt::new("SELECT task_id, idempotency_key FROM ax_instance_key WHERE (task_id, idempotency_key) IN ");
             s.push_row_list(chunk.iter().map(|(t, k)| vec![Value::I64(*t), Value::from(*k)]));
-            read(self.fetch(s, &kinds, "ax_instance_key").await?)?;
+            out.extend(self.fetch(s, "ax_instance_key", pair).await?);
         }
         Ok(out)
     }
@@ -183,8 +179,7 @@ impl Tx {
     }
 
     pub(super) async fn read_created(&mut self, s: Stmt<'_>) -> StoreResult<Vec<(i64, i64, String)>> {
-        let rows = self.fetch(s, &[Kind::I64, Kind::I64, Kind::Str], InstanceRaw::TABLE).await?;
-        rows.into_iter().map(|mut r| Ok((r.take()?, r.take()?, r.take()?))).collect()
+        self.fetch(s, InstanceRaw::TABLE, |r| Ok((r.take()?, r.take()?, r.take()?))).await
     }
 
     /// `INSERT ... RETURNING` (SQLite).
@@ -252,13 +247,13 @@ impl Tx {
         )
         .bind(task_id)
         .bind(key);
-        Ok(read_instances(self.fetch(s, InstanceRaw::KINDS, InstanceRaw::TABLE).await?)?.pop())
+        Ok(self.read_instances(s).await?.pop())
     }
 
     /// One instance.
     pub async fn get_instance(&mut self, id: i64) -> StoreResult<Option<Instance>> {
         let s = select_instances(" WHERE id = ?").bind(id);
-        Ok(read_instances(self.fetch(s, InstanceRaw::KINDS, InstanceRaw::TABLE).await?)?.pop())
+        Ok(self.read_instances(s).await?.pop())
     }
 
     /// Instances newest first.
@@ -292,7 +287,7 @@ impl Tx {
             }
         }
         s.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(f.limit));
-        read_instances(self.fetch(s, InstanceRaw::KINDS, InstanceRaw::TABLE).await?)
+        self.read_instances(s).await
     }
 
     /// The event trail of an instance, oldest first.
@@ -302,11 +297,7 @@ impl Tx {
             EventRaw::columns()
         ))
         .bind(id);
-        self.fetch(s, EventRaw::KINDS, EventRaw::TABLE)
-            .await?
-            .into_iter()
-            .map(|r| EventRaw::read(r)?.into_event())
-            .collect()
+        self.fetch(s, EventRaw::TABLE, |r| EventRaw::read(r)?.into_event()).await
     }
 
     /// Locks instances by id (in id order, so concurrent writers cannot deadlock).
@@ -328,7 +319,7 @@ impl Tx {
                 .collect()
         };
         for s in stmts {
-            for i in read_instances(self.fetch(s, InstanceRaw::KINDS, InstanceRaw::TABLE).await?)? {
+            for i in self.read_instances(s).await? {
                 out.insert(i.id, i);
             }
         }
@@ -342,7 +333,7 @@ impl Tx {
             self.dialect().for_update
         ))
         .bind(task_id);
-        read_instances(self.fetch(s, InstanceRaw::KINDS, InstanceRaw::TABLE).await?)
+        self.read_instances(s).await
     }
 
     /// The ids of the DISPATCHED or RUNNING instances held by a session.
@@ -351,7 +342,7 @@ impl Tx {
             "SELECT id FROM ax_instance WHERE session_id = ? AND status IN ('DISPATCHED', 'RUNNING') ORDER BY id",
         )
         .bind(session_id);
-        self.fetch(s, &[Kind::I64], InstanceRaw::TABLE).await?.into_iter().map(|mut r| r.take()).collect()
+        self.fetch(s, InstanceRaw::TABLE, |r| r.take()).await
     }
 
     /// The id of an instance of the task that is not final yet (PENDING, DISPATCHED or RUNNING).
@@ -360,10 +351,7 @@ impl Tx {
             "SELECT id FROM ax_instance WHERE task_id = ? AND status IN ('PENDING', 'DISPATCHED', 'RUNNING') ORDER BY id LIMIT 1",
         )
         .bind(task_id);
-        match self.fetch(s, &[Kind::I64], InstanceRaw::TABLE).await?.pop() {
-            Some(mut r) => Ok(Some(r.take()?)),
-            None => Ok(None),
-        }
+        Ok(self.fetch(s, InstanceRaw::TABLE, |r| r.take()).await?.pop())
     }
 
     /// Writes the lifecycle columns (those `InstanceRaw` marks with `= expr`) of changed instances.
@@ -483,7 +471,7 @@ impl Tx {
             s.push("IN ").push_list(handlers.iter().map(String::as_str));
         }
         s.push(" ORDER BY available_at LIMIT ").push_bind(i64::from(limit)).push(d.skip_locked);
-        read_instances(self.fetch(s, InstanceRaw::KINDS, InstanceRaw::TABLE).await?)
+        self.read_instances(s).await
     }
 
     /// Marks instances this transaction has locked DISPATCHED to one session, attempt + 1. The
@@ -532,7 +520,7 @@ impl Tx {
             self.dialect().ready_index
         ));
         s.push_list(apps.iter().map(String::as_str));
-        let v: Option<i64> = self.fetch_one(s, &[Kind::OptI64], InstanceRaw::TABLE).await?.take()?;
+        let v: Option<i64> = self.fetch_one(s, InstanceRaw::TABLE, |r| r.take()).await?;
         Ok(v.map(from_micros))
     }
 
@@ -556,7 +544,7 @@ impl Tx {
         ))
         .bind(to_micros(now))
         .bind(i64::from(limit));
-        read_instances(self.fetch(s, InstanceRaw::KINDS, InstanceRaw::TABLE).await?)
+        self.read_instances(s).await
     }
 
     /// The earliest lease or run deadline of held instances.
@@ -565,9 +553,8 @@ impl Tx {
             "SELECT (SELECT MIN(lease_expires_at) FROM ax_instance WHERE status IN ('DISPATCHED', 'RUNNING')), \
              (SELECT MIN(deadline_at) FROM ax_instance WHERE status = 'RUNNING')",
         );
-        let mut r = self.fetch_one(s, &[Kind::OptI64, Kind::OptI64], InstanceRaw::TABLE).await?;
-        let a: Option<i64> = r.take()?;
-        let b: Option<i64> = r.take()?;
+        let (a, b): (Option<i64>, Option<i64>) =
+            self.fetch_one(s, InstanceRaw::TABLE, |r| Ok((r.take()?, r.take()?))).await?;
         Ok(match (a, b) {
             (Some(a), Some(b)) => Some(from_micros(a.min(b))),
             (a, b) => a.or(b).map(from_micros),
@@ -587,8 +574,10 @@ impl Tx {
             );
             s.push_bind(worker_id).push(" AND instance_id IN ").push_list(chunk.iter().map(|(id, _)| *id));
             let wanted: HashSet<(i64, u32)> = chunk.iter().copied().collect();
-            for mut r in self.fetch(s, &[Kind::I64, Kind::I32], EventRaw::TABLE).await? {
-                let key = (r.take::<i64>()?, u32::try_from(r.take::<i32>()?).unwrap_or(0));
+            let keys = self
+                .fetch(s, EventRaw::TABLE, |r| Ok((r.take::<i64>()?, u32::try_from(r.take::<i32>()?).unwrap_or(0))))
+                .await?;
+            for key in keys {
                 if wanted.contains(&key) && !out.contains(&key) {
                     out.push(key);
                 }

@@ -40,7 +40,7 @@ pub use instances::{Expiry, InstanceRow, NewEvent};
 
 use dialect::Dialect;
 use exec::Exec;
-use value::{Kind, Row, Stmt};
+use value::{Row, Stmt};
 
 /// The largest batch of rows written by one multi-row statement (well under every backend's limit
 /// on bound parameters).
@@ -190,13 +190,31 @@ impl Tx {
         self.exec.execute(s).await
     }
 
-    pub(crate) async fn fetch(&mut self, s: Stmt<'_>, kinds: &[Kind], table: &'static str) -> StoreResult<Vec<Row>> {
-        self.exec.fetch(s, kinds, table).await
+    /// Runs a query and reads each row with `read`.
+    pub(crate) async fn fetch<T: Send>(
+        &mut self,
+        s: Stmt<'_>,
+        table: &'static str,
+        mut read: impl FnMut(&mut Row<'_>) -> StoreResult<T> + Send,
+    ) -> StoreResult<Vec<T>> {
+        let mut out = Vec::new();
+        self.exec
+            .fetch(s, table, &mut |r| {
+                out.push(read(r)?);
+                Ok(())
+            })
+            .await?;
+        Ok(out)
     }
 
-    /// The single row of a query that always returns one.
-    pub(crate) async fn fetch_one(&mut self, s: Stmt<'_>, kinds: &[Kind], table: &'static str) -> StoreResult<Row> {
-        self.fetch(s, kinds, table)
+    /// The single row of a query that always returns one, read with `read`.
+    pub(crate) async fn fetch_one<T: Send>(
+        &mut self,
+        s: Stmt<'_>,
+        table: &'static str,
+        read: impl FnMut(&mut Row<'_>) -> StoreResult<T> + Send,
+    ) -> StoreResult<T> {
+        self.fetch(s, table, read)
             .await?
             .pop()
             .ok_or_else(|| StoreError::Corrupt { table, reason: "the query returned no row".to_owned() })
@@ -222,8 +240,8 @@ impl Tx {
 
     /// The database's current time.
     pub async fn db_now(&mut self) -> StoreResult<Ts> {
-        let mut r = self.fetch_one(Stmt::new(format!("SELECT {}", self.d.now_us)), &[Kind::I64], "(clock)").await?;
-        Ok(crate::model::from_micros(r.take()?))
+        let us = self.fetch_one(Stmt::new(format!("SELECT {}", self.d.now_us)), "(clock)", |r| r.take()).await?;
+        Ok(crate::model::from_micros(us))
     }
 }
 

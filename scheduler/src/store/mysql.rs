@@ -15,9 +15,9 @@ use sqlx::{
 use super::{
     ConnectOptions,
     dialect::{Dialect, MYSQL},
-    exec::{BoxFuture, Driver, SqlxPool, bind_scalars, decode_with, unsupported},
+    exec::{BoxFuture, Driver, SqlxPool, bind_scalars, getters, unsupported},
     migrations::embed_migrations,
-    value::{Kind, Value},
+    value::Value,
 };
 use crate::error::StoreResult;
 
@@ -83,11 +83,9 @@ impl Driver for MySql {
         bind_scalars!(q, v, other => unsupported("MySQL", other))
     }
 
-    /// Unchecked: sqlx 0.8 reports the case-sensitive (`utf8mb4_bin`) text columns as binary and
-    /// would refuse to read them as `String`.
-    fn decode(row: &sqlx::mysql::MySqlRow, i: usize, kind: Kind) -> Result<Value<'static>, sqlx::Error> {
-        decode_with!(row, i, kind, try_get_unchecked)
-    }
+    // Unchecked: sqlx 0.8 reports the case-sensitive (`utf8mb4_bin`) text columns as binary and
+    // would refuse to read them as `String`.
+    getters!(sqlx::mysql::MySqlRow, try_get_unchecked);
 
     fn rows_affected(r: &sqlx::mysql::MySqlQueryResult) -> u64 {
         r.rows_affected()

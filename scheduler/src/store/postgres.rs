@@ -14,7 +14,7 @@ use sqlx::{
 use super::{
     ConnectOptions, Notice,
     dialect::{Dialect, POSTGRES},
-    exec::{BoxFuture, Driver, SqlxPool, bind_scalars, decode_with},
+    exec::{BoxFuture, Driver, SqlxPool, bind_scalars, getters},
     migrations::embed_migrations,
     value::{Kind, Stmt, Value},
 };
@@ -62,9 +62,7 @@ impl Driver for Postgres {
         })
     }
 
-    fn decode(row: &sqlx::postgres::PgRow, i: usize, kind: Kind) -> Result<Value<'static>, sqlx::Error> {
-        decode_with!(row, i, kind, try_get)
-    }
+    getters!(sqlx::postgres::PgRow, try_get);
 
     fn rows_affected(r: &sqlx::postgres::PgQueryResult) -> u64 {
         r.rows_affected()

@@ -16,9 +16,9 @@ use sqlx::{
 use super::{
     ConnectOptions,
     dialect::{Dialect, SQLITE},
-    exec::{BoxFuture, Driver, SqlxPool, bind_scalars, decode_with, unsupported},
+    exec::{BoxFuture, Driver, SqlxPool, bind_scalars, getters, unsupported},
     migrations::embed_migrations,
-    value::{Kind, Value},
+    value::Value,
 };
 use crate::error::StoreResult;
 
@@ -129,9 +129,7 @@ impl Driver for Sqlite {
         bind_scalars!(q, v, other => unsupported("SQLite", other))
     }
 
-    fn decode(row: &sqlx::sqlite::SqliteRow, i: usize, kind: Kind) -> Result<Value<'static>, sqlx::Error> {
-        decode_with!(row, i, kind, try_get)
-    }
+    getters!(sqlx::sqlite::SqliteRow, try_get);
 
     fn rows_affected(r: &sqlx::sqlite::SqliteQueryResult) -> u64 {
         r.rows_affected()

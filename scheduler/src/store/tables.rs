@@ -56,7 +56,7 @@ macro_rules! table {
             }
 
             /// Reads a row selected with [`Self::columns`].
-            pub fn read(mut r: Row) -> StoreResult<Self> {
+            pub fn read(r: &mut Row<'_>) -> StoreResult<Self> {
                 Ok($name { $($field: r.take()?,)* })
             }
 

@@ -13,14 +13,15 @@ use crate::{
 /// Columns an update of a task's configuration leaves alone (identity, schedule state, versioning).
 const NOT_CONFIG: [&str; 6] = ["id", "name", "next_fire_at", "version", "created_at", "updated_at"];
 
-fn read_tasks(rows: Vec<super::value::Row>) -> StoreResult<Vec<Task>> {
-    rows.into_iter().map(|r| TaskRaw::read(r)?.into_task()).collect()
-}
-
 /// A due task claimed by the trigger, or the id of a row that could not be read.
 pub type Claimed = Result<Task, (i64, StoreError)>;
 
 impl Tx {
+    /// The tasks a `SELECT` of [`TaskRaw::columns`] returns.
+    async fn read_tasks(&mut self, s: Stmt<'_>) -> StoreResult<Vec<Task>> {
+        self.fetch(s, TaskRaw::TABLE, |r| TaskRaw::read(r)?.into_task()).await
+    }
+
     /// Inserts a task at version 1; its id. [`StoreError::UniqueViolation`] if the name exists.
     pub async fn insert_task(&mut self, task: &NewTask, now: Ts) -> StoreResult<i64> {
         let mut raw = TaskRaw::from_config(0, &task.name, &task.config);
@@ -61,22 +62,19 @@ impl Tx {
     /// The task with this id.
     pub async fn task_by_id(&mut self, id: i64) -> StoreResult<Option<Task>> {
         let s = Stmt::new(format!("SELECT {} FROM ax_task WHERE id = ?", TaskRaw::columns())).bind(id);
-        Ok(read_tasks(self.fetch(s, TaskRaw::KINDS, TaskRaw::TABLE).await?)?.pop())
+        Ok(self.read_tasks(s).await?.pop())
     }
 
     /// The task with this name.
     pub async fn get_task(&mut self, name: &str) -> StoreResult<Option<Task>> {
         let s = Stmt::new(format!("SELECT {} FROM ax_task WHERE name = ?", TaskRaw::columns())).bind(name);
-        Ok(read_tasks(self.fetch(s, TaskRaw::KINDS, TaskRaw::TABLE).await?)?.pop())
+        Ok(self.read_tasks(s).await?.pop())
     }
 
     /// Locks the task with this name (waiting for other writers); its id.
     pub async fn lock_task(&mut self, name: &str) -> StoreResult<Option<i64>> {
         let s = Stmt::new(format!("SELECT id FROM ax_task WHERE name = ?{}", self.dialect().for_update)).bind(name);
-        match self.fetch(s, &[Kind::I64], TaskRaw::TABLE).await?.pop() {
-            Some(mut r) => Ok(Some(r.take()?)),
-            None => Ok(None),
-        }
+        Ok(self.fetch(s, TaskRaw::TABLE, |r| r.take()).await?.pop())
     }
 
     /// Tasks ordered by name, after `after_name`, optionally of one app.
@@ -100,7 +98,7 @@ impl Tx {
             s.push(" AND name > ").push_bind(after);
         }
         s.push(" ORDER BY name LIMIT ").push_bind(i64::from(limit));
-        read_tasks(self.fetch(s, TaskRaw::KINDS, TaskRaw::TABLE).await?)
+        self.read_tasks(s).await
     }
 
     /// Deletes the task row.
@@ -139,21 +137,19 @@ impl Tx {
         )
         .bind(task_id)
         .bind(i64::from(limit));
-        let kinds = [Kind::I64, Kind::I64, Kind::Str, Kind::Str, Kind::Str];
-        let mut out = Vec::new();
-        for mut r in self.fetch(s, &kinds, "ax_task_event").await? {
+        self.fetch(s, "ax_task_event", |r| {
             let task_id = r.take()?;
             let at = from_micros(r.take()?);
             let kind: String = r.take()?;
-            out.push(TaskEvent {
+            Ok(TaskEvent {
                 task_id,
                 at,
                 kind: kind.parse().map_err(|e| StoreError::Corrupt { table: "ax_task_event", reason: e })?,
                 actor: r.take()?,
                 message: r.take()?,
-            });
-        }
-        Ok(out)
+            })
+        })
+        .await
     }
 
     /// The earliest next fire of tasks that allow overlapping instances, and of FORBID tasks.
@@ -163,9 +159,8 @@ impl Tx {
              AND next_fire_at IS NOT NULL), (SELECT MIN(next_fire_at) FROM ax_task \
              WHERE concurrency_policy = 'FORBID' AND next_fire_at IS NOT NULL)",
         );
-        let mut r = self.fetch_one(s, &[Kind::OptI64, Kind::OptI64], TaskRaw::TABLE).await?;
-        let allow: Option<i64> = r.take()?;
-        let forbid: Option<i64> = r.take()?;
+        let (allow, forbid): (Option<i64>, Option<i64>) =
+            self.fetch_one(s, TaskRaw::TABLE, |r| Ok((r.take()?, r.take()?))).await?;
         Ok((allow.map(from_micros), forbid.map(from_micros)))
     }
 
@@ -181,15 +176,16 @@ impl Tx {
         .bind(to_micros(horizon))
         .bind(to_micros(now))
         .bind(i64::from(limit));
-        let rows = self.fetch(s, TaskRaw::KINDS, TaskRaw::TABLE).await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                let raw = TaskRaw::read(r).map_err(|e| (0, e))?;
-                let id = raw.id;
-                raw.into_task().map_err(|e| (id, e))
+        self.fetch(s, TaskRaw::TABLE, |r| {
+            Ok(match TaskRaw::read(r) {
+                Ok(raw) => {
+                    let id = raw.id;
+                    raw.into_task().map_err(|e| (id, e))
+                }
+                Err(e) => Err((0, e)),
             })
-            .collect())
+        })
+        .await
     }
 
     /// Disables a task and clears its next fire time.

@@ -1,10 +1,10 @@
 //! Statements and values in a form every dialect binds and reads the same way.
 //!
 //! The shared SQL of `store/` builds a [`Stmt`] (text with `?` placeholders and its [`Value`]s) and
-//! reads [`Row`]s whose columns it names by [`Kind`]; each dialect's driver (`exec.rs`) binds the
-//! values and decodes the columns with its own sqlx types. Values borrow the text they bind (a
-//! statement lives only as long as the call that runs it), so writing a batch copies no strings.
-//! Arrays exist for PostgreSQL only.
+//! reads [`Row`]s, taking each column as a Rust type (each has its [`Kind`]); each dialect's driver
+//! (`exec.rs`) binds the values and decodes the columns with its own sqlx types. Values borrow the
+//! text they bind (a statement lives only as long as the call that runs it), so writing a batch
+//! copies no strings. Arrays exist for PostgreSQL only.
 
 use std::borrow::Cow;
 
@@ -74,23 +74,43 @@ impl Kind {
 
 /// A Rust type that a column of one [`Kind`] is read into.
 pub trait Column: Sized {
-    /// The kind to decode.
+    /// Its kind (the PostgreSQL array type of batch writes comes from it).
     const KIND: Kind;
-    /// Takes the value out (`None` if the driver decoded another kind).
-    fn from_value(v: Value<'static>) -> Option<Self>;
+    /// Decodes column `i` of a row.
+    fn get(cols: &dyn Columns, i: usize) -> Result<Self, sqlx::Error>;
+}
+
+/// The columns of one row as the driver holds them, decoded where they lie by type.
+pub trait Columns {
+    /// How many columns the row has.
+    fn len(&self) -> usize;
+    fn i64(&self, i: usize) -> Result<i64, sqlx::Error>;
+    fn opt_i64(&self, i: usize) -> Result<Option<i64>, sqlx::Error>;
+    fn i32(&self, i: usize) -> Result<i32, sqlx::Error>;
+    fn bool(&self, i: usize) -> Result<bool, sqlx::Error>;
+    fn string(&self, i: usize) -> Result<String, sqlx::Error>;
+    fn opt_string(&self, i: usize) -> Result<Option<String>, sqlx::Error>;
 }
 
 macro_rules! column {
-    ($t:ty, $kind:ident) => {
+    ($t:ty, $kind:ident, $get:ident) => {
         impl Column for $t {
             const KIND: Kind = Kind::$kind;
-            fn from_value(v: Value<'static>) -> Option<Self> {
-                match v {
-                    Value::$kind(x) => Some(x),
-                    _ => None,
-                }
+            fn get(cols: &dyn Columns, i: usize) -> Result<Self, sqlx::Error> {
+                cols.$get(i)
             }
         }
+    };
+}
+column!(i64, I64, i64);
+column!(Option<i64>, OptI64, opt_i64);
+column!(i32, I32, i32);
+column!(bool, Bool, bool);
+column!(String, Str, string);
+column!(Option<String>, OptStr, opt_string);
+
+macro_rules! value_from {
+    ($t:ty, $kind:ident) => {
         impl From<$t> for Value<'_> {
             fn from(v: $t) -> Self {
                 Value::$kind(v)
@@ -98,30 +118,10 @@ macro_rules! column {
         }
     };
 }
-column!(i64, I64);
-column!(Option<i64>, OptI64);
-column!(i32, I32);
-column!(bool, Bool);
-
-impl Column for String {
-    const KIND: Kind = Kind::Str;
-    fn from_value(v: Value<'static>) -> Option<Self> {
-        match v {
-            Value::Str(x) => Some(x.into_owned()),
-            _ => None,
-        }
-    }
-}
-
-impl Column for Option<String> {
-    const KIND: Kind = Kind::OptStr;
-    fn from_value(v: Value<'static>) -> Option<Self> {
-        match v {
-            Value::OptStr(x) => Some(x.map(Cow::into_owned)),
-            _ => None,
-        }
-    }
-}
+value_from!(i64, I64);
+value_from!(Option<i64>, OptI64);
+value_from!(i32, I32);
+value_from!(bool, Bool);
 
 impl From<String> for Value<'_> {
     fn from(v: String) -> Self {
@@ -230,29 +230,33 @@ impl<'a> Stmt<'a> {
     }
 }
 
-/// A row read back: its columns in the order of the statement, decoded by the kinds asked for.
-#[derive(Debug)]
-pub struct Row {
-    values: std::vec::IntoIter<Value<'static>>,
+/// A row read back: its columns in the order of the statement, each decoded straight from the
+/// driver's row as the type [`take`](Row::take) asks for.
+pub struct Row<'r> {
+    cols: &'r dyn Columns,
+    next: usize,
     table: &'static str,
 }
 
-impl Row {
+impl<'r> Row<'r> {
     /// A row of `table` (named in errors).
-    pub fn new(values: Vec<Value<'static>>, table: &'static str) -> Row {
-        Row { values: values.into_iter(), table }
+    pub(crate) fn new(cols: &'r dyn Columns, table: &'static str) -> Row<'r> {
+        Row { cols, next: 0, table }
     }
 
     /// The next column.
     pub fn take<T: Column>(&mut self) -> StoreResult<T> {
-        let v = self
-            .values
-            .next()
-            .ok_or_else(|| StoreError::Corrupt { table: self.table, reason: "fewer columns than read".to_owned() })?;
-        let kind = v.kind();
-        T::from_value(v).ok_or_else(|| StoreError::Corrupt {
-            table: self.table,
-            reason: format!("column holds {kind:?}, expected {:?}", T::KIND),
-        })
+        if self.next >= self.cols.len() {
+            return Err(StoreError::Corrupt { table: self.table, reason: "fewer columns than read".to_owned() });
+        }
+        let v = T::get(self.cols, self.next)?;
+        self.next += 1;
+        Ok(v)
+    }
+}
+
+impl std::fmt::Debug for Row<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Row").field("table", &self.table).finish_non_exhaustive()
     }
 }

@@ -47,7 +47,8 @@ fn msg(m: pb::scheduler_message::Msg) -> crate::worker::registry::Outbound {
 }
 
 async fn apply(core: &Core, batch: Vec<Pending>) {
-    let ops: Vec<WorkerOp> = batch.iter().map(|p| p.op.clone()).collect();
+    // The ops move into the write; what answers them needs only their sessions and keys.
+    let (ops, sessions): (Vec<WorkerOp>, Vec<_>) = batch.into_iter().map(|p| (p.op, p.session)).unzip();
     let started = std::time::Instant::now();
     let mut pause = Duration::from_millis(50);
     let mut attempt = 0;
@@ -80,10 +81,8 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
             // (results are kept until acknowledged; re-announced attempts are re-adopted).
             tracing::error!(error = %e, ops = ops.len(), "could not record worker messages; ending their streams");
             let mut ended = std::collections::HashSet::new();
-            for p in &batch {
-                if let Some(s) = &p.session
-                    && ended.insert(s.id.clone())
-                {
+            for s in sessions.iter().flatten() {
+                if ended.insert(s.id.clone()) {
                     s.send(Err(tonic::Status::unavailable(format!(
                         "axd could not record messages ({e}); reconnect and resend"
                     ))));
@@ -94,9 +93,9 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
     };
     let mut wake_dispatch = false;
     let mut wake_sweep: Option<crate::model::Ts> = None;
-    for (p, outcome) in batch.into_iter().zip(outcomes) {
-        let Some(session) = p.session else { continue };
-        match (outcome, p.op) {
+    for ((session, op), outcome) in sessions.into_iter().zip(&ops).zip(outcomes) {
+        let Some(session) = session else { continue };
+        match (outcome, op) {
             (WorkerOpOutcome::Accepted(AcceptOutcome::Started { wake_at }), _) => {
                 wake_sweep = Some(wake_sweep.map_or(wake_at, |w| w.min(wake_at)));
             }
@@ -105,7 +104,11 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
                 WorkerOpOutcome::Accepted(AcceptOutcome::NotCurrent(why)),
                 WorkerOp::Accepted { instance_id, attempt, .. },
             ) => {
-                let cancel = pb::Cancel { instance_id, attempt, reason: format!("not yours to run: {why}") };
+                let cancel = pb::Cancel {
+                    instance_id: *instance_id,
+                    attempt: *attempt,
+                    reason: format!("not yours to run: {why}"),
+                };
                 session.send(msg(pb::scheduler_message::Msg::Cancel(cancel)));
             }
             (WorkerOpOutcome::Result(r), WorkerOp::Result(c)) => {

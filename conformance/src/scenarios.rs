@@ -42,6 +42,10 @@ pub const ALL: &[(&str, &str)] = &[
     ("silent-axd", "the worker leaves an axd that says nothing for 3 heartbeat intervals, keeping its attempt"),
     ("lease-fence", "an attempt whose lease is not renewed is stopped and reported before the lease ends"),
     ("stale-assignment", "an Assign read after its accept_by is rejected, not started"),
+    (
+        "late-welcome",
+        "a Welcome read late does not slow the worker's database clock: a stale Assign behind it is rejected",
+    ),
 ];
 
 /// How long a cooperative handler may take to stop once told to.
@@ -68,6 +72,7 @@ pub async fn run(name: &str, s: &mut S<'_>) -> anyhow::Result<Verdict> {
         "silent-axd" => silent_axd(s).await,
         "lease-fence" => lease_fence(s).await,
         "stale-assignment" => stale_assignment(s).await,
+        "late-welcome" => late_welcome(s).await,
         other => bail!("no scenario named {other:?}"),
     }
 }
@@ -675,4 +680,119 @@ async fn stale_assignment(s: &mut S<'_>) -> anyhow::Result<Verdict> {
         format!("expected the instance to succeed on attempt 2, it ended on attempt {}", i.attempt)
     })?;
     Ok(Verdict::Pass(format!("rejected ({reason:?}); attempt 2 ran")))
+}
+
+/// What the relay holds back of a new stream in `late-welcome`.
+#[derive(Default)]
+struct Held {
+    welcome: Option<pb::Welcome>,
+    assigns: Vec<pb::Assign>,
+    released: bool,
+}
+
+async fn late_welcome(s: &mut S<'_>) -> anyhow::Result<Verdict> {
+    // On the next stream, the Welcome reaches the worker LATE after axd sent it, with nothing
+    // before it (axd's heartbeats are dropped, Assigns held). Counted from its receipt, its
+    // server_time would put the worker's database clock LATE behind; counted from the Hello it
+    // answers (the proto's rule), the clock can only run ahead. The Assign that follows has an
+    // accept_by half-way: in the past on the database clock, in the future on a slow one.
+    let held: Arc<Mutex<Held>> = Arc::default();
+    let h = held.clone();
+    s.relay.set_down(Some(Box::new(move |st, m| {
+        let mut h = h.lock().unwrap_or_else(|p| p.into_inner());
+        if st == 0 || h.released {
+            return true;
+        }
+        match m {
+            Down::Welcome(w) if h.welcome.is_none() => h.welcome = Some(w.clone()),
+            Down::Assign(a) => h.assigns.push(a.clone()),
+            _ => {}
+        }
+        false
+    })));
+    s.relay.cut(0);
+    let (_, st, _) = s.rehello(SOON).await?;
+    let welcome = s
+        .relay
+        .wait("axd's Welcome on the new stream (held back)", SOON, |log| {
+            log.iter().find_map(|r| match &r.ev {
+                Ev::ToWorker { msg: Down::Welcome(w), forwarded: false } if r.stream == st => Some(w.clone()),
+                _ => None,
+            })
+        })
+        .await?;
+    let sent = need(welcome.server_time, "Welcome.server_time")?;
+    // The worker rejects an Assign within the fence margin of its accept_by; axd ends a stream
+    // silent for 3 intervals (the worker says nothing before its Welcome). So: accept_by is
+    // margin + slack after the Welcome was sent, and the Welcome arrives margin + 3 slack late.
+    let margin = s.timing.fence_margin;
+    let slack = s.timing.heartbeat / 3;
+    let late = margin + slack * 3;
+    if late + slack * 2 > s.timing.heartbeat * 3 {
+        return Ok(Verdict::Skip(format!(
+            "needs a fence margin of at most 4/3 heartbeat intervals (axd has {} and {})",
+            ms(margin),
+            ms(s.timing.heartbeat)
+        )));
+    }
+    let id = s.run("echo", r#"{"late_welcome":true}"#).await?;
+    tokio::time::sleep(late).await;
+    let half_way = ts_plus(sent, margin + slack);
+    let stale = move |mut a: pb::Assign| {
+        if a.instance_id == id && a.attempt == 1 {
+            a.accept_by = Some(half_way);
+            a.start_after = None;
+        }
+        a
+    };
+    let assigns = {
+        let mut h = held.lock().unwrap_or_else(|p| p.into_inner());
+        h.released = true;
+        std::mem::take(&mut h.assigns)
+    };
+    // From here on the stream flows, except axd's heartbeats (their server_time would correct a
+    // slow clock before the Assign is read); an Assign of attempt 1 not yet sent gets the same
+    // accept_by.
+    s.relay.set_down(Some(Box::new(move |x, m| match m {
+        Down::Heartbeat(_) if x == st => false,
+        Down::Assign(a) if x == st => {
+            *a = stale(a.clone());
+            true
+        }
+        _ => true,
+    })));
+    s.relay.inject(st, Down::Welcome(welcome)).await?;
+    for a in assigns {
+        s.relay.inject(st, Down::Assign(stale(a))).await?;
+    }
+    let (_, _, answer) = s
+        .wait_up("the worker's answer to the Assign behind the late Welcome", SOON, |x, m| match m {
+            Up::Reject(r) if x == st && r.instance_id == id && r.attempt == 1 => Some(Ok(r.reason.clone())),
+            Up::Accepted(a) if a.instance_id == id && a.attempt == 1 => Some(Err(())),
+            Up::Result(r) if r.instance_id == id && r.attempt == 1 => Some(Err(())),
+            _ => None,
+        })
+        .await?;
+    s.relay.set_down(None);
+    let Ok(reason) = answer else {
+        bail!(
+            "the worker started an Assign whose accept_by had passed {} before it read it: it counted the late \
+             Welcome's server_time from when it read it, not from when it sent the Hello",
+            ms(late - margin - slack)
+        );
+    };
+    let (i, _) = s.kit.admin.expect_final(id, pb::InstanceStatus::Success, SOON).await?;
+    ensure(i.attempt == 2, || {
+        format!("expected the instance to succeed on attempt 2, it ended on attempt {}", i.attempt)
+    })?;
+    Ok(Verdict::Pass(format!("rejected ({reason:?}) after a Welcome {} late; attempt 2 ran", ms(late))))
+}
+
+/// `t` plus `d`.
+fn ts_plus(t: prost_types::Timestamp, d: Duration) -> prost_types::Timestamp {
+    let nanos = i64::from(t.nanos) + i64::from(d.subsec_nanos());
+    prost_types::Timestamp {
+        seconds: t.seconds + i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 2) + nanos / 1_000_000_000,
+        nanos: i32::try_from(nanos % 1_000_000_000).unwrap_or(0),
+    }
 }

@@ -221,9 +221,13 @@ pub fn preview(schedule: &Compiled, from: Ts, count: usize) -> Preview {
         last = at;
         t = schedule.preview_next(at);
     }
-    let span_days =
-        if n >= FREQUENCY_SAMPLE_CAP { ((last - from).num_milliseconds().max(1) as f64) / 86_400_000.0 } else { 7.0 };
-    let fires_per_day = if n == 0 { 0.0 } else { n as f64 / span_days };
+    let days = |d: chrono::TimeDelta| (d.num_microseconds().unwrap_or(i64::MAX).max(1) as f64) / 86_400e6;
+    let fires_per_day = match first {
+        // A sample cut short: n fires span n - 1 gaps from the first to the last (counting from
+        // `from` instead made `--every 2s` 43,201 or 43,202 a day).
+        Some(first) if n >= FREQUENCY_SAMPLE_CAP => (n - 1) as f64 / days(last - first),
+        _ => n as f64 / 7.0,
+    };
     let mut warnings = match schedule {
         Compiled::Cron(c) => c.warnings(fires_per_day),
         Compiled::FixedRate { interval_us, .. } if *interval_us < 60_000_000 => {

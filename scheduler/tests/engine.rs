@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use ax_scheduler::{
     cron::CronExpr,
-    model::{CronDialect, InstanceSource, MisfirePolicy, Schedule, TaskEventKind, Ts},
+    model::{CronDialect, InstanceSource, MisfirePolicy, Schedule, TaskEventKind, Ts, to_micros},
     schedule::{Compiled, MisfireRules, plan, preview},
 };
 use chrono::{Datelike, TimeZone, Utc, Weekday};
@@ -378,6 +378,21 @@ fn preview_warns_about_the_every_minute_typo() {
     let p = preview(&Compiled::Cron(Box::new(cron("0 0 * * *", "UTC"))), utc(2026, 1, 1, 0, 0, 0), 3);
     assert!(p.warnings.is_empty(), "{:?}", p.warnings);
     assert!((p.fires_per_day - 1.0).abs() < 0.01);
+}
+
+#[test]
+fn fires_per_day_is_exact_for_periodic_schedules() {
+    // Seen as 43,201 / 43,202 and 8,640.17: the sample was counted from the preview's start, not
+    // from its first fire.
+    let from = utc(2026, 1, 1, 0, 0, 0) + chrono::TimeDelta::milliseconds(700);
+    let every_2s = Compiled::FixedRate { interval_us: 2_000_000, start_us: to_micros(utc(2026, 1, 1, 0, 0, 0)) };
+    let p = preview(&every_2s, from, 3);
+    assert_eq!(p.fires_per_day, 43_200.0);
+    assert!(p.warnings.iter().any(|w| w.contains("(43200 times a day)")), "{:?}", p.warnings);
+    let p = preview(&Compiled::Cron(Box::new(cron("*/10 * * * * *", "UTC"))), from, 3);
+    assert_eq!(p.fires_per_day, 8_640.0);
+    let p = preview(&Compiled::Cron(Box::new(cron("0 0 * * *", "UTC"))), from, 3);
+    assert_eq!(p.fires_per_day, 1.0);
 }
 
 #[test]

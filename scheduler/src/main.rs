@@ -23,7 +23,11 @@ fn main() -> ExitCode {
     });
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        // Colour only on a terminal, and not when NO_COLOR is set (https://no-color.org).
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {

@@ -123,6 +123,11 @@ async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("AX_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
+        // Colour only on a terminal, and not when NO_COLOR is set (https://no-color.org).
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        )
         .init();
     let _ = rustls::crypto::ring::default_provider().install_default();
     let args = Args::parse();

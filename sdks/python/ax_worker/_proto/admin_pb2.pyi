@@ -1,0 +1,688 @@
+import datetime
+
+from . import types_pb2 as _types_pb2
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class CronDialect(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CRON_DIALECT_UNSPECIFIED: _ClassVar[CronDialect]
+    CRON_DIALECT_UNIX: _ClassVar[CronDialect]
+    CRON_DIALECT_QUARTZ: _ClassVar[CronDialect]
+
+class MisfirePolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MISFIRE_POLICY_UNSPECIFIED: _ClassVar[MisfirePolicy]
+    MISFIRE_POLICY_FIRE_ONCE: _ClassVar[MisfirePolicy]
+    MISFIRE_POLICY_FIRE_ALL: _ClassVar[MisfirePolicy]
+    MISFIRE_POLICY_SKIP: _ClassVar[MisfirePolicy]
+
+class ConcurrencyPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONCURRENCY_POLICY_UNSPECIFIED: _ClassVar[ConcurrencyPolicy]
+    CONCURRENCY_POLICY_ALLOW: _ClassVar[ConcurrencyPolicy]
+    CONCURRENCY_POLICY_FORBID: _ClassVar[ConcurrencyPolicy]
+
+class RoutingStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ROUTING_STRATEGY_UNSPECIFIED: _ClassVar[RoutingStrategy]
+    ROUTING_STRATEGY_LEAST_LOADED: _ClassVar[RoutingStrategy]
+    ROUTING_STRATEGY_ROUND_ROBIN: _ClassVar[RoutingStrategy]
+    ROUTING_STRATEGY_RANDOM: _ClassVar[RoutingStrategy]
+
+class InstanceSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    INSTANCE_SOURCE_UNSPECIFIED: _ClassVar[InstanceSource]
+    INSTANCE_SOURCE_SCHEDULE: _ClassVar[InstanceSource]
+    INSTANCE_SOURCE_CATCH_UP: _ClassVar[InstanceSource]
+    INSTANCE_SOURCE_MANUAL: _ClassVar[InstanceSource]
+CRON_DIALECT_UNSPECIFIED: CronDialect
+CRON_DIALECT_UNIX: CronDialect
+CRON_DIALECT_QUARTZ: CronDialect
+MISFIRE_POLICY_UNSPECIFIED: MisfirePolicy
+MISFIRE_POLICY_FIRE_ONCE: MisfirePolicy
+MISFIRE_POLICY_FIRE_ALL: MisfirePolicy
+MISFIRE_POLICY_SKIP: MisfirePolicy
+CONCURRENCY_POLICY_UNSPECIFIED: ConcurrencyPolicy
+CONCURRENCY_POLICY_ALLOW: ConcurrencyPolicy
+CONCURRENCY_POLICY_FORBID: ConcurrencyPolicy
+ROUTING_STRATEGY_UNSPECIFIED: RoutingStrategy
+ROUTING_STRATEGY_LEAST_LOADED: RoutingStrategy
+ROUTING_STRATEGY_ROUND_ROBIN: RoutingStrategy
+ROUTING_STRATEGY_RANDOM: RoutingStrategy
+INSTANCE_SOURCE_UNSPECIFIED: InstanceSource
+INSTANCE_SOURCE_SCHEDULE: InstanceSource
+INSTANCE_SOURCE_CATCH_UP: InstanceSource
+INSTANCE_SOURCE_MANUAL: InstanceSource
+
+class CronSchedule(_message.Message):
+    __slots__ = ("expression", "time_zone", "dialect")
+    EXPRESSION_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
+    DIALECT_FIELD_NUMBER: _ClassVar[int]
+    expression: str
+    time_zone: str
+    dialect: CronDialect
+    def __init__(self, expression: _Optional[str] = ..., time_zone: _Optional[str] = ..., dialect: _Optional[_Union[CronDialect, str]] = ...) -> None: ...
+
+class IntervalSchedule(_message.Message):
+    __slots__ = ("interval", "start_at")
+    INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    START_AT_FIELD_NUMBER: _ClassVar[int]
+    interval: _duration_pb2.Duration
+    start_at: _timestamp_pb2.Timestamp
+    def __init__(self, interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., start_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class OneTimeSchedule(_message.Message):
+    __slots__ = ("at", "after")
+    AT_FIELD_NUMBER: _ClassVar[int]
+    AFTER_FIELD_NUMBER: _ClassVar[int]
+    at: _timestamp_pb2.Timestamp
+    after: _duration_pb2.Duration
+    def __init__(self, at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class ManualSchedule(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class Schedule(_message.Message):
+    __slots__ = ("cron", "fixed_rate", "fixed_delay", "one_time", "manual")
+    CRON_FIELD_NUMBER: _ClassVar[int]
+    FIXED_RATE_FIELD_NUMBER: _ClassVar[int]
+    FIXED_DELAY_FIELD_NUMBER: _ClassVar[int]
+    ONE_TIME_FIELD_NUMBER: _ClassVar[int]
+    MANUAL_FIELD_NUMBER: _ClassVar[int]
+    cron: CronSchedule
+    fixed_rate: IntervalSchedule
+    fixed_delay: IntervalSchedule
+    one_time: OneTimeSchedule
+    manual: ManualSchedule
+    def __init__(self, cron: _Optional[_Union[CronSchedule, _Mapping]] = ..., fixed_rate: _Optional[_Union[IntervalSchedule, _Mapping]] = ..., fixed_delay: _Optional[_Union[IntervalSchedule, _Mapping]] = ..., one_time: _Optional[_Union[OneTimeSchedule, _Mapping]] = ..., manual: _Optional[_Union[ManualSchedule, _Mapping]] = ...) -> None: ...
+
+class Backoff(_message.Message):
+    __slots__ = ("list", "exponential")
+    LIST_FIELD_NUMBER: _ClassVar[int]
+    EXPONENTIAL_FIELD_NUMBER: _ClassVar[int]
+    list: ListBackoff
+    exponential: ExponentialBackoff
+    def __init__(self, list: _Optional[_Union[ListBackoff, _Mapping]] = ..., exponential: _Optional[_Union[ExponentialBackoff, _Mapping]] = ...) -> None: ...
+
+class ListBackoff(_message.Message):
+    __slots__ = ("delays",)
+    DELAYS_FIELD_NUMBER: _ClassVar[int]
+    delays: _containers.RepeatedCompositeFieldContainer[_duration_pb2.Duration]
+    def __init__(self, delays: _Optional[_Iterable[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]]] = ...) -> None: ...
+
+class ExponentialBackoff(_message.Message):
+    __slots__ = ("initial", "multiplier", "max", "jitter")
+    INITIAL_FIELD_NUMBER: _ClassVar[int]
+    MULTIPLIER_FIELD_NUMBER: _ClassVar[int]
+    MAX_FIELD_NUMBER: _ClassVar[int]
+    JITTER_FIELD_NUMBER: _ClassVar[int]
+    initial: _duration_pb2.Duration
+    multiplier: float
+    max: _duration_pb2.Duration
+    jitter: float
+    def __init__(self, initial: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., multiplier: _Optional[float] = ..., max: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., jitter: _Optional[float] = ...) -> None: ...
+
+class RetryPolicy(_message.Message):
+    __slots__ = ("max_retries", "backoff")
+    MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    BACKOFF_FIELD_NUMBER: _ClassVar[int]
+    max_retries: int
+    backoff: Backoff
+    def __init__(self, max_retries: _Optional[int] = ..., backoff: _Optional[_Union[Backoff, _Mapping]] = ...) -> None: ...
+
+class TaskSpec(_message.Message):
+    __slots__ = ("name", "app", "handler", "description", "schedule", "params", "enabled", "misfire_policy", "misfire_threshold", "max_catch_up", "concurrency_policy", "routing", "timeout", "retry_policy", "labels")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    APP_FIELD_NUMBER: _ClassVar[int]
+    HANDLER_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    MISFIRE_POLICY_FIELD_NUMBER: _ClassVar[int]
+    MISFIRE_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    MAX_CATCH_UP_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_POLICY_FIELD_NUMBER: _ClassVar[int]
+    ROUTING_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    RETRY_POLICY_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    app: str
+    handler: str
+    description: str
+    schedule: Schedule
+    params: str
+    enabled: bool
+    misfire_policy: MisfirePolicy
+    misfire_threshold: _duration_pb2.Duration
+    max_catch_up: int
+    concurrency_policy: ConcurrencyPolicy
+    routing: RoutingStrategy
+    timeout: _duration_pb2.Duration
+    retry_policy: RetryPolicy
+    labels: _containers.ScalarMap[str, str]
+    def __init__(self, name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., description: _Optional[str] = ..., schedule: _Optional[_Union[Schedule, _Mapping]] = ..., params: _Optional[str] = ..., enabled: _Optional[bool] = ..., misfire_policy: _Optional[_Union[MisfirePolicy, str]] = ..., misfire_threshold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_catch_up: _Optional[int] = ..., concurrency_policy: _Optional[_Union[ConcurrencyPolicy, str]] = ..., routing: _Optional[_Union[RoutingStrategy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_policy: _Optional[_Union[RetryPolicy, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class Task(_message.Message):
+    __slots__ = ("id", "spec", "next_fire_time", "create_time", "update_time", "version")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    NEXT_FIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    spec: TaskSpec
+    next_fire_time: _timestamp_pb2.Timestamp
+    create_time: _timestamp_pb2.Timestamp
+    update_time: _timestamp_pb2.Timestamp
+    version: int
+    def __init__(self, id: _Optional[int] = ..., spec: _Optional[_Union[TaskSpec, _Mapping]] = ..., next_fire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ...) -> None: ...
+
+class TaskEvent(_message.Message):
+    __slots__ = ("time", "kind", "actor", "message")
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    time: _timestamp_pb2.Timestamp
+    kind: str
+    actor: str
+    message: str
+    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., kind: _Optional[str] = ..., actor: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
+class Fire(_message.Message):
+    __slots__ = ("time", "local_time")
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_TIME_FIELD_NUMBER: _ClassVar[int]
+    time: _timestamp_pb2.Timestamp
+    local_time: str
+    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., local_time: _Optional[str] = ...) -> None: ...
+
+class SchedulePreview(_message.Message):
+    __slots__ = ("fires", "fires_per_day", "warnings", "description")
+    FIRES_FIELD_NUMBER: _ClassVar[int]
+    FIRES_PER_DAY_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    fires: _containers.RepeatedCompositeFieldContainer[Fire]
+    fires_per_day: float
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    description: str
+    def __init__(self, fires: _Optional[_Iterable[_Union[Fire, _Mapping]]] = ..., fires_per_day: _Optional[float] = ..., warnings: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ...) -> None: ...
+
+class CreateTaskRequest(_message.Message):
+    __slots__ = ("task",)
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    task: TaskSpec
+    def __init__(self, task: _Optional[_Union[TaskSpec, _Mapping]] = ...) -> None: ...
+
+class CreateTaskResponse(_message.Message):
+    __slots__ = ("task", "preview")
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    PREVIEW_FIELD_NUMBER: _ClassVar[int]
+    task: Task
+    preview: SchedulePreview
+    def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ..., preview: _Optional[_Union[SchedulePreview, _Mapping]] = ...) -> None: ...
+
+class GetTaskRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class GetTaskResponse(_message.Message):
+    __slots__ = ("task", "events")
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    task: Task
+    events: _containers.RepeatedCompositeFieldContainer[TaskEvent]
+    def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ..., events: _Optional[_Iterable[_Union[TaskEvent, _Mapping]]] = ...) -> None: ...
+
+class ListTasksRequest(_message.Message):
+    __slots__ = ("app", "page_size", "page_token")
+    APP_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    app: str
+    page_size: int
+    page_token: str
+    def __init__(self, app: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListTasksResponse(_message.Message):
+    __slots__ = ("tasks", "next_page_token")
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    tasks: _containers.RepeatedCompositeFieldContainer[Task]
+    next_page_token: str
+    def __init__(self, tasks: _Optional[_Iterable[_Union[Task, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class UpdateTaskRequest(_message.Message):
+    __slots__ = ("name", "task", "update_mask")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    task: TaskSpec
+    update_mask: _field_mask_pb2.FieldMask
+    def __init__(self, name: _Optional[str] = ..., task: _Optional[_Union[TaskSpec, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
+
+class UpdateTaskResponse(_message.Message):
+    __slots__ = ("task", "preview")
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    PREVIEW_FIELD_NUMBER: _ClassVar[int]
+    task: Task
+    preview: SchedulePreview
+    def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ..., preview: _Optional[_Union[SchedulePreview, _Mapping]] = ...) -> None: ...
+
+class DeleteTaskRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class DeleteTaskResponse(_message.Message):
+    __slots__ = ("canceled_instances",)
+    CANCELED_INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    canceled_instances: int
+    def __init__(self, canceled_instances: _Optional[int] = ...) -> None: ...
+
+class EnableTaskRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class EnableTaskResponse(_message.Message):
+    __slots__ = ("task",)
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    task: Task
+    def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ...) -> None: ...
+
+class DisableTaskRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class DisableTaskResponse(_message.Message):
+    __slots__ = ("task",)
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    task: Task
+    def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ...) -> None: ...
+
+class TriggerTaskRequest(_message.Message):
+    __slots__ = ("name", "params", "idempotency_key")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    params: str
+    idempotency_key: str
+    def __init__(self, name: _Optional[str] = ..., params: _Optional[str] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+
+class TriggerTaskResponse(_message.Message):
+    __slots__ = ("instance", "created")
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    instance: Instance
+    created: bool
+    def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ..., created: _Optional[bool] = ...) -> None: ...
+
+class PreviewScheduleRequest(_message.Message):
+    __slots__ = ("schedule", "count")
+    SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    FROM_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    schedule: Schedule
+    count: int
+    def __init__(self, schedule: _Optional[_Union[Schedule, _Mapping]] = ..., count: _Optional[int] = ..., **kwargs) -> None: ...
+
+class PreviewScheduleResponse(_message.Message):
+    __slots__ = ("preview",)
+    PREVIEW_FIELD_NUMBER: _ClassVar[int]
+    preview: SchedulePreview
+    def __init__(self, preview: _Optional[_Union[SchedulePreview, _Mapping]] = ...) -> None: ...
+
+class Instance(_message.Message):
+    __slots__ = ("id", "task_id", "task_name", "app", "handler", "params", "idempotency_key", "source", "trigger_time", "available_time", "status", "attempt", "max_retries", "failures", "worker_id", "session_id", "scheduler_id", "start_time", "finish_time", "deadline", "message", "output", "progress_percent", "progress_message", "create_time", "update_time", "lease_expire_time")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_NAME_FIELD_NUMBER: _ClassVar[int]
+    APP_FIELD_NUMBER: _ClassVar[int]
+    HANDLER_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_TIME_FIELD_NUMBER: _ClassVar[int]
+    AVAILABLE_TIME_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULER_ID_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    FINISH_TIME_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_PERCENT_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    LEASE_EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    task_id: int
+    task_name: str
+    app: str
+    handler: str
+    params: str
+    idempotency_key: str
+    source: InstanceSource
+    trigger_time: _timestamp_pb2.Timestamp
+    available_time: _timestamp_pb2.Timestamp
+    status: _types_pb2.InstanceStatus
+    attempt: int
+    max_retries: int
+    failures: int
+    worker_id: str
+    session_id: str
+    scheduler_id: str
+    start_time: _timestamp_pb2.Timestamp
+    finish_time: _timestamp_pb2.Timestamp
+    deadline: _timestamp_pb2.Timestamp
+    message: str
+    output: str
+    progress_percent: int
+    progress_message: str
+    create_time: _timestamp_pb2.Timestamp
+    update_time: _timestamp_pb2.Timestamp
+    lease_expire_time: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[int] = ..., task_id: _Optional[int] = ..., task_name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., params: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., source: _Optional[_Union[InstanceSource, str]] = ..., trigger_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., available_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., attempt: _Optional[int] = ..., max_retries: _Optional[int] = ..., failures: _Optional[int] = ..., worker_id: _Optional[str] = ..., session_id: _Optional[str] = ..., scheduler_id: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finish_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., output: _Optional[str] = ..., progress_percent: _Optional[int] = ..., progress_message: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class InstanceEvent(_message.Message):
+    __slots__ = ("time", "from_status", "to_status", "attempt", "scheduler_id", "worker_id", "reason")
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    FROM_STATUS_FIELD_NUMBER: _ClassVar[int]
+    TO_STATUS_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULER_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    time: _timestamp_pb2.Timestamp
+    from_status: _types_pb2.InstanceStatus
+    to_status: _types_pb2.InstanceStatus
+    attempt: int
+    scheduler_id: str
+    worker_id: str
+    reason: str
+    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., from_status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., to_status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., attempt: _Optional[int] = ..., scheduler_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ListInstancesRequest(_message.Message):
+    __slots__ = ("task_name", "status", "page_size", "page_token")
+    TASK_NAME_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    task_name: str
+    status: _types_pb2.InstanceStatus
+    page_size: int
+    page_token: str
+    def __init__(self, task_name: _Optional[str] = ..., status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListInstancesResponse(_message.Message):
+    __slots__ = ("instances", "next_page_token")
+    INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    instances: _containers.RepeatedCompositeFieldContainer[Instance]
+    next_page_token: str
+    def __init__(self, instances: _Optional[_Iterable[_Union[Instance, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetInstanceRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    def __init__(self, id: _Optional[int] = ...) -> None: ...
+
+class GetInstanceResponse(_message.Message):
+    __slots__ = ("instance", "events")
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    instance: Instance
+    events: _containers.RepeatedCompositeFieldContainer[InstanceEvent]
+    def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ..., events: _Optional[_Iterable[_Union[InstanceEvent, _Mapping]]] = ...) -> None: ...
+
+class CancelInstanceRequest(_message.Message):
+    __slots__ = ("id", "reason")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    reason: str
+    def __init__(self, id: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class CancelInstanceResponse(_message.Message):
+    __slots__ = ("instance",)
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    instance: Instance
+    def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ...) -> None: ...
+
+class RetryInstanceRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    def __init__(self, id: _Optional[int] = ...) -> None: ...
+
+class RetryInstanceResponse(_message.Message):
+    __slots__ = ("instance",)
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    instance: Instance
+    def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ...) -> None: ...
+
+class GetInstanceLogsRequest(_message.Message):
+    __slots__ = ("id", "after_seq", "limit")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    after_seq: int
+    limit: int
+    def __init__(self, id: _Optional[int] = ..., after_seq: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class LogLine(_message.Message):
+    __slots__ = ("seq", "attempt", "level", "time", "message")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    attempt: int
+    level: _types_pb2.LogLevel
+    time: _timestamp_pb2.Timestamp
+    message: str
+    def __init__(self, seq: _Optional[int] = ..., attempt: _Optional[int] = ..., level: _Optional[_Union[_types_pb2.LogLevel, str]] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ...) -> None: ...
+
+class GetInstanceLogsResponse(_message.Message):
+    __slots__ = ("lines", "dropped")
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    lines: _containers.RepeatedCompositeFieldContainer[LogLine]
+    dropped: int
+    def __init__(self, lines: _Optional[_Iterable[_Union[LogLine, _Mapping]]] = ..., dropped: _Optional[int] = ...) -> None: ...
+
+class ListWorkersRequest(_message.Message):
+    __slots__ = ("app",)
+    APP_FIELD_NUMBER: _ClassVar[int]
+    app: str
+    def __init__(self, app: _Optional[str] = ...) -> None: ...
+
+class WorkerSession(_message.Message):
+    __slots__ = ("session_id", "worker_id", "app", "handlers", "capacity", "credits", "in_flight", "labels", "scheduler_id", "client", "connect_time", "last_seen_time")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    APP_FIELD_NUMBER: _ClassVar[int]
+    HANDLERS_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    CREDITS_FIELD_NUMBER: _ClassVar[int]
+    IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULER_ID_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    CONNECT_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEEN_TIME_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    worker_id: str
+    app: str
+    handlers: _containers.RepeatedScalarFieldContainer[str]
+    capacity: int
+    credits: int
+    in_flight: int
+    labels: _containers.ScalarMap[str, str]
+    scheduler_id: str
+    client: str
+    connect_time: _timestamp_pb2.Timestamp
+    last_seen_time: _timestamp_pb2.Timestamp
+    def __init__(self, session_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., app: _Optional[str] = ..., handlers: _Optional[_Iterable[str]] = ..., capacity: _Optional[int] = ..., credits: _Optional[int] = ..., in_flight: _Optional[int] = ..., labels: _Optional[_Mapping[str, str]] = ..., scheduler_id: _Optional[str] = ..., client: _Optional[str] = ..., connect_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_seen_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ListWorkersResponse(_message.Message):
+    __slots__ = ("workers",)
+    WORKERS_FIELD_NUMBER: _ClassVar[int]
+    workers: _containers.RepeatedCompositeFieldContainer[WorkerSession]
+    def __init__(self, workers: _Optional[_Iterable[_Union[WorkerSession, _Mapping]]] = ...) -> None: ...
+
+class ListSchedulersRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SchedulerNode(_message.Message):
+    __slots__ = ("scheduler_id", "host", "address", "version", "start_time", "heartbeat_time", "workers", "alive", "worker_ids")
+    SCHEDULER_ID_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_TIME_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_FIELD_NUMBER: _ClassVar[int]
+    ALIVE_FIELD_NUMBER: _ClassVar[int]
+    WORKER_IDS_FIELD_NUMBER: _ClassVar[int]
+    scheduler_id: str
+    host: str
+    address: str
+    version: str
+    start_time: _timestamp_pb2.Timestamp
+    heartbeat_time: _timestamp_pb2.Timestamp
+    workers: int
+    alive: bool
+    worker_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, scheduler_id: _Optional[str] = ..., host: _Optional[str] = ..., address: _Optional[str] = ..., version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., heartbeat_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., workers: _Optional[int] = ..., alive: _Optional[bool] = ..., worker_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListSchedulersResponse(_message.Message):
+    __slots__ = ("schedulers",)
+    SCHEDULERS_FIELD_NUMBER: _ClassVar[int]
+    schedulers: _containers.RepeatedCompositeFieldContainer[SchedulerNode]
+    def __init__(self, schedulers: _Optional[_Iterable[_Union[SchedulerNode, _Mapping]]] = ...) -> None: ...
+
+class GetClusterStatsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class StatusCount(_message.Message):
+    __slots__ = ("status", "count")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    status: _types_pb2.InstanceStatus
+    count: int
+    def __init__(self, status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., count: _Optional[int] = ...) -> None: ...
+
+class GetClusterStatsResponse(_message.Message):
+    __slots__ = ("tasks", "enabled_tasks", "instances", "workers", "schedulers")
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_TASKS_FIELD_NUMBER: _ClassVar[int]
+    INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULERS_FIELD_NUMBER: _ClassVar[int]
+    tasks: int
+    enabled_tasks: int
+    instances: _containers.RepeatedCompositeFieldContainer[StatusCount]
+    workers: int
+    schedulers: int
+    def __init__(self, tasks: _Optional[int] = ..., enabled_tasks: _Optional[int] = ..., instances: _Optional[_Iterable[_Union[StatusCount, _Mapping]]] = ..., workers: _Optional[int] = ..., schedulers: _Optional[int] = ...) -> None: ...
+
+class AuditEntry(_message.Message):
+    __slots__ = ("id", "time", "actor", "rpc", "target", "app", "outcome", "detail", "before_json", "after_json")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    RPC_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    APP_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_JSON_FIELD_NUMBER: _ClassVar[int]
+    AFTER_JSON_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    time: _timestamp_pb2.Timestamp
+    actor: str
+    rpc: str
+    target: str
+    app: str
+    outcome: str
+    detail: str
+    before_json: str
+    after_json: str
+    def __init__(self, id: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., actor: _Optional[str] = ..., rpc: _Optional[str] = ..., target: _Optional[str] = ..., app: _Optional[str] = ..., outcome: _Optional[str] = ..., detail: _Optional[str] = ..., before_json: _Optional[str] = ..., after_json: _Optional[str] = ...) -> None: ...
+
+class ListAuditEntriesRequest(_message.Message):
+    __slots__ = ("actor", "target", "rpc", "start_time", "end_time", "page_size", "page_token")
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    RPC_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    actor: str
+    target: str
+    rpc: str
+    start_time: _timestamp_pb2.Timestamp
+    end_time: _timestamp_pb2.Timestamp
+    page_size: int
+    page_token: str
+    def __init__(self, actor: _Optional[str] = ..., target: _Optional[str] = ..., rpc: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListAuditEntriesResponse(_message.Message):
+    __slots__ = ("entries", "next_page_token")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[AuditEntry]
+    next_page_token: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[AuditEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

@@ -1,0 +1,90 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
+
+import type { AdminServiceClient as _ax_v1_AdminServiceClient, AdminServiceDefinition as _ax_v1_AdminServiceDefinition } from './ax/v1/AdminService';
+
+type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
+  new(...args: ConstructorParameters<Constructor>): Subtype;
+};
+
+export interface ProtoGrpcType {
+  ax: {
+    v1: {
+      AdminService: SubtypeConstructor<typeof grpc.Client, _ax_v1_AdminServiceClient> & { service: _ax_v1_AdminServiceDefinition }
+      AuditEntry: MessageTypeDefinition
+      Backoff: MessageTypeDefinition
+      CancelInstanceRequest: MessageTypeDefinition
+      CancelInstanceResponse: MessageTypeDefinition
+      ConcurrencyPolicy: EnumTypeDefinition
+      CreateTaskRequest: MessageTypeDefinition
+      CreateTaskResponse: MessageTypeDefinition
+      CronDialect: EnumTypeDefinition
+      CronSchedule: MessageTypeDefinition
+      DeleteTaskRequest: MessageTypeDefinition
+      DeleteTaskResponse: MessageTypeDefinition
+      DisableTaskRequest: MessageTypeDefinition
+      DisableTaskResponse: MessageTypeDefinition
+      EnableTaskRequest: MessageTypeDefinition
+      EnableTaskResponse: MessageTypeDefinition
+      ExponentialBackoff: MessageTypeDefinition
+      Fire: MessageTypeDefinition
+      GetClusterStatsRequest: MessageTypeDefinition
+      GetClusterStatsResponse: MessageTypeDefinition
+      GetInstanceLogsRequest: MessageTypeDefinition
+      GetInstanceLogsResponse: MessageTypeDefinition
+      GetInstanceRequest: MessageTypeDefinition
+      GetInstanceResponse: MessageTypeDefinition
+      GetTaskRequest: MessageTypeDefinition
+      GetTaskResponse: MessageTypeDefinition
+      Instance: MessageTypeDefinition
+      InstanceAttempt: MessageTypeDefinition
+      InstanceEvent: MessageTypeDefinition
+      InstanceSource: EnumTypeDefinition
+      InstanceStatus: EnumTypeDefinition
+      IntervalSchedule: MessageTypeDefinition
+      ListAuditEntriesRequest: MessageTypeDefinition
+      ListAuditEntriesResponse: MessageTypeDefinition
+      ListBackoff: MessageTypeDefinition
+      ListInstancesRequest: MessageTypeDefinition
+      ListInstancesResponse: MessageTypeDefinition
+      ListSchedulersRequest: MessageTypeDefinition
+      ListSchedulersResponse: MessageTypeDefinition
+      ListTasksRequest: MessageTypeDefinition
+      ListTasksResponse: MessageTypeDefinition
+      ListWorkersRequest: MessageTypeDefinition
+      ListWorkersResponse: MessageTypeDefinition
+      LogLevel: EnumTypeDefinition
+      LogLine: MessageTypeDefinition
+      ManualSchedule: MessageTypeDefinition
+      MisfirePolicy: EnumTypeDefinition
+      OneTimeSchedule: MessageTypeDefinition
+      Outcome: EnumTypeDefinition
+      PreviewScheduleRequest: MessageTypeDefinition
+      PreviewScheduleResponse: MessageTypeDefinition
+      RetryInstanceRequest: MessageTypeDefinition
+      RetryInstanceResponse: MessageTypeDefinition
+      RetryPolicy: MessageTypeDefinition
+      RoutingStrategy: EnumTypeDefinition
+      Schedule: MessageTypeDefinition
+      SchedulePreview: MessageTypeDefinition
+      SchedulerNode: MessageTypeDefinition
+      StatusCount: MessageTypeDefinition
+      Task: MessageTypeDefinition
+      TaskEvent: MessageTypeDefinition
+      TaskSpec: MessageTypeDefinition
+      TriggerTaskRequest: MessageTypeDefinition
+      TriggerTaskResponse: MessageTypeDefinition
+      UpdateTaskRequest: MessageTypeDefinition
+      UpdateTaskResponse: MessageTypeDefinition
+      WorkerSession: MessageTypeDefinition
+    }
+  }
+  google: {
+    protobuf: {
+      Duration: MessageTypeDefinition
+      FieldMask: MessageTypeDefinition
+      Timestamp: MessageTypeDefinition
+    }
+  }
+}
+

@@ -1,0 +1,265 @@
+// Original file: ax/v1/admin.proto
+
+import type * as grpc from '@grpc/grpc-js'
+import type { MethodDefinition } from '@grpc/proto-loader'
+import type { CancelInstanceRequest as _ax_v1_CancelInstanceRequest, CancelInstanceRequest__Output as _ax_v1_CancelInstanceRequest__Output } from '../../ax/v1/CancelInstanceRequest';
+import type { CancelInstanceResponse as _ax_v1_CancelInstanceResponse, CancelInstanceResponse__Output as _ax_v1_CancelInstanceResponse__Output } from '../../ax/v1/CancelInstanceResponse';
+import type { CreateTaskRequest as _ax_v1_CreateTaskRequest, CreateTaskRequest__Output as _ax_v1_CreateTaskRequest__Output } from '../../ax/v1/CreateTaskRequest';
+import type { CreateTaskResponse as _ax_v1_CreateTaskResponse, CreateTaskResponse__Output as _ax_v1_CreateTaskResponse__Output } from '../../ax/v1/CreateTaskResponse';
+import type { DeleteTaskRequest as _ax_v1_DeleteTaskRequest, DeleteTaskRequest__Output as _ax_v1_DeleteTaskRequest__Output } from '../../ax/v1/DeleteTaskRequest';
+import type { DeleteTaskResponse as _ax_v1_DeleteTaskResponse, DeleteTaskResponse__Output as _ax_v1_DeleteTaskResponse__Output } from '../../ax/v1/DeleteTaskResponse';
+import type { DisableTaskRequest as _ax_v1_DisableTaskRequest, DisableTaskRequest__Output as _ax_v1_DisableTaskRequest__Output } from '../../ax/v1/DisableTaskRequest';
+import type { DisableTaskResponse as _ax_v1_DisableTaskResponse, DisableTaskResponse__Output as _ax_v1_DisableTaskResponse__Output } from '../../ax/v1/DisableTaskResponse';
+import type { EnableTaskRequest as _ax_v1_EnableTaskRequest, EnableTaskRequest__Output as _ax_v1_EnableTaskRequest__Output } from '../../ax/v1/EnableTaskRequest';
+import type { EnableTaskResponse as _ax_v1_EnableTaskResponse, EnableTaskResponse__Output as _ax_v1_EnableTaskResponse__Output } from '../../ax/v1/EnableTaskResponse';
+import type { GetClusterStatsRequest as _ax_v1_GetClusterStatsRequest, GetClusterStatsRequest__Output as _ax_v1_GetClusterStatsRequest__Output } from '../../ax/v1/GetClusterStatsRequest';
+import type { GetClusterStatsResponse as _ax_v1_GetClusterStatsResponse, GetClusterStatsResponse__Output as _ax_v1_GetClusterStatsResponse__Output } from '../../ax/v1/GetClusterStatsResponse';
+import type { GetInstanceLogsRequest as _ax_v1_GetInstanceLogsRequest, GetInstanceLogsRequest__Output as _ax_v1_GetInstanceLogsRequest__Output } from '../../ax/v1/GetInstanceLogsRequest';
+import type { GetInstanceLogsResponse as _ax_v1_GetInstanceLogsResponse, GetInstanceLogsResponse__Output as _ax_v1_GetInstanceLogsResponse__Output } from '../../ax/v1/GetInstanceLogsResponse';
+import type { GetInstanceRequest as _ax_v1_GetInstanceRequest, GetInstanceRequest__Output as _ax_v1_GetInstanceRequest__Output } from '../../ax/v1/GetInstanceRequest';
+import type { GetInstanceResponse as _ax_v1_GetInstanceResponse, GetInstanceResponse__Output as _ax_v1_GetInstanceResponse__Output } from '../../ax/v1/GetInstanceResponse';
+import type { GetTaskRequest as _ax_v1_GetTaskRequest, GetTaskRequest__Output as _ax_v1_GetTaskRequest__Output } from '../../ax/v1/GetTaskRequest';
+import type { GetTaskResponse as _ax_v1_GetTaskResponse, GetTaskResponse__Output as _ax_v1_GetTaskResponse__Output } from '../../ax/v1/GetTaskResponse';
+import type { ListAuditEntriesRequest as _ax_v1_ListAuditEntriesRequest, ListAuditEntriesRequest__Output as _ax_v1_ListAuditEntriesRequest__Output } from '../../ax/v1/ListAuditEntriesRequest';
+import type { ListAuditEntriesResponse as _ax_v1_ListAuditEntriesResponse, ListAuditEntriesResponse__Output as _ax_v1_ListAuditEntriesResponse__Output } from '../../ax/v1/ListAuditEntriesResponse';
+import type { ListInstancesRequest as _ax_v1_ListInstancesRequest, ListInstancesRequest__Output as _ax_v1_ListInstancesRequest__Output } from '../../ax/v1/ListInstancesRequest';
+import type { ListInstancesResponse as _ax_v1_ListInstancesResponse, ListInstancesResponse__Output as _ax_v1_ListInstancesResponse__Output } from '../../ax/v1/ListInstancesResponse';
+import type { ListSchedulersRequest as _ax_v1_ListSchedulersRequest, ListSchedulersRequest__Output as _ax_v1_ListSchedulersRequest__Output } from '../../ax/v1/ListSchedulersRequest';
+import type { ListSchedulersResponse as _ax_v1_ListSchedulersResponse, ListSchedulersResponse__Output as _ax_v1_ListSchedulersResponse__Output } from '../../ax/v1/ListSchedulersResponse';
+import type { ListTasksRequest as _ax_v1_ListTasksRequest, ListTasksRequest__Output as _ax_v1_ListTasksRequest__Output } from '../../ax/v1/ListTasksRequest';
+import type { ListTasksResponse as _ax_v1_ListTasksResponse, ListTasksResponse__Output as _ax_v1_ListTasksResponse__Output } from '../../ax/v1/ListTasksResponse';
+import type { ListWorkersRequest as _ax_v1_ListWorkersRequest, ListWorkersRequest__Output as _ax_v1_ListWorkersRequest__Output } from '../../ax/v1/ListWorkersRequest';
+import type { ListWorkersResponse as _ax_v1_ListWorkersResponse, ListWorkersResponse__Output as _ax_v1_ListWorkersResponse__Output } from '../../ax/v1/ListWorkersResponse';
+import type { PreviewScheduleRequest as _ax_v1_PreviewScheduleRequest, PreviewScheduleRequest__Output as _ax_v1_PreviewScheduleRequest__Output } from '../../ax/v1/PreviewScheduleRequest';
+import type { PreviewScheduleResponse as _ax_v1_PreviewScheduleResponse, PreviewScheduleResponse__Output as _ax_v1_PreviewScheduleResponse__Output } from '../../ax/v1/PreviewScheduleResponse';
+import type { RetryInstanceRequest as _ax_v1_RetryInstanceRequest, RetryInstanceRequest__Output as _ax_v1_RetryInstanceRequest__Output } from '../../ax/v1/RetryInstanceRequest';
+import type { RetryInstanceResponse as _ax_v1_RetryInstanceResponse, RetryInstanceResponse__Output as _ax_v1_RetryInstanceResponse__Output } from '../../ax/v1/RetryInstanceResponse';
+import type { TriggerTaskRequest as _ax_v1_TriggerTaskRequest, TriggerTaskRequest__Output as _ax_v1_TriggerTaskRequest__Output } from '../../ax/v1/TriggerTaskRequest';
+import type { TriggerTaskResponse as _ax_v1_TriggerTaskResponse, TriggerTaskResponse__Output as _ax_v1_TriggerTaskResponse__Output } from '../../ax/v1/TriggerTaskResponse';
+import type { UpdateTaskRequest as _ax_v1_UpdateTaskRequest, UpdateTaskRequest__Output as _ax_v1_UpdateTaskRequest__Output } from '../../ax/v1/UpdateTaskRequest';
+import type { UpdateTaskResponse as _ax_v1_UpdateTaskResponse, UpdateTaskResponse__Output as _ax_v1_UpdateTaskResponse__Output } from '../../ax/v1/UpdateTaskResponse';
+
+export interface AdminServiceClient extends grpc.Client {
+  CancelInstance(argument: _ax_v1_CancelInstanceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CancelInstanceResponse__Output>): grpc.ClientUnaryCall;
+  CancelInstance(argument: _ax_v1_CancelInstanceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_CancelInstanceResponse__Output>): grpc.ClientUnaryCall;
+  CancelInstance(argument: _ax_v1_CancelInstanceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CancelInstanceResponse__Output>): grpc.ClientUnaryCall;
+  CancelInstance(argument: _ax_v1_CancelInstanceRequest, callback: grpc.requestCallback<_ax_v1_CancelInstanceResponse__Output>): grpc.ClientUnaryCall;
+  cancelInstance(argument: _ax_v1_CancelInstanceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CancelInstanceResponse__Output>): grpc.ClientUnaryCall;
+  cancelInstance(argument: _ax_v1_CancelInstanceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_CancelInstanceResponse__Output>): grpc.ClientUnaryCall;
+  cancelInstance(argument: _ax_v1_CancelInstanceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CancelInstanceResponse__Output>): grpc.ClientUnaryCall;
+  cancelInstance(argument: _ax_v1_CancelInstanceRequest, callback: grpc.requestCallback<_ax_v1_CancelInstanceResponse__Output>): grpc.ClientUnaryCall;
+  
+  CreateTask(argument: _ax_v1_CreateTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CreateTaskResponse__Output>): grpc.ClientUnaryCall;
+  CreateTask(argument: _ax_v1_CreateTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_CreateTaskResponse__Output>): grpc.ClientUnaryCall;
+  CreateTask(argument: _ax_v1_CreateTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CreateTaskResponse__Output>): grpc.ClientUnaryCall;
+  CreateTask(argument: _ax_v1_CreateTaskRequest, callback: grpc.requestCallback<_ax_v1_CreateTaskResponse__Output>): grpc.ClientUnaryCall;
+  createTask(argument: _ax_v1_CreateTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CreateTaskResponse__Output>): grpc.ClientUnaryCall;
+  createTask(argument: _ax_v1_CreateTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_CreateTaskResponse__Output>): grpc.ClientUnaryCall;
+  createTask(argument: _ax_v1_CreateTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CreateTaskResponse__Output>): grpc.ClientUnaryCall;
+  createTask(argument: _ax_v1_CreateTaskRequest, callback: grpc.requestCallback<_ax_v1_CreateTaskResponse__Output>): grpc.ClientUnaryCall;
+  
+  DeleteTask(argument: _ax_v1_DeleteTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteTaskResponse__Output>): grpc.ClientUnaryCall;
+  DeleteTask(argument: _ax_v1_DeleteTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_DeleteTaskResponse__Output>): grpc.ClientUnaryCall;
+  DeleteTask(argument: _ax_v1_DeleteTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteTaskResponse__Output>): grpc.ClientUnaryCall;
+  DeleteTask(argument: _ax_v1_DeleteTaskRequest, callback: grpc.requestCallback<_ax_v1_DeleteTaskResponse__Output>): grpc.ClientUnaryCall;
+  deleteTask(argument: _ax_v1_DeleteTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteTaskResponse__Output>): grpc.ClientUnaryCall;
+  deleteTask(argument: _ax_v1_DeleteTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_DeleteTaskResponse__Output>): grpc.ClientUnaryCall;
+  deleteTask(argument: _ax_v1_DeleteTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteTaskResponse__Output>): grpc.ClientUnaryCall;
+  deleteTask(argument: _ax_v1_DeleteTaskRequest, callback: grpc.requestCallback<_ax_v1_DeleteTaskResponse__Output>): grpc.ClientUnaryCall;
+  
+  DisableTask(argument: _ax_v1_DisableTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DisableTaskResponse__Output>): grpc.ClientUnaryCall;
+  DisableTask(argument: _ax_v1_DisableTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_DisableTaskResponse__Output>): grpc.ClientUnaryCall;
+  DisableTask(argument: _ax_v1_DisableTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DisableTaskResponse__Output>): grpc.ClientUnaryCall;
+  DisableTask(argument: _ax_v1_DisableTaskRequest, callback: grpc.requestCallback<_ax_v1_DisableTaskResponse__Output>): grpc.ClientUnaryCall;
+  disableTask(argument: _ax_v1_DisableTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DisableTaskResponse__Output>): grpc.ClientUnaryCall;
+  disableTask(argument: _ax_v1_DisableTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_DisableTaskResponse__Output>): grpc.ClientUnaryCall;
+  disableTask(argument: _ax_v1_DisableTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DisableTaskResponse__Output>): grpc.ClientUnaryCall;
+  disableTask(argument: _ax_v1_DisableTaskRequest, callback: grpc.requestCallback<_ax_v1_DisableTaskResponse__Output>): grpc.ClientUnaryCall;
+  
+  EnableTask(argument: _ax_v1_EnableTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_EnableTaskResponse__Output>): grpc.ClientUnaryCall;
+  EnableTask(argument: _ax_v1_EnableTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_EnableTaskResponse__Output>): grpc.ClientUnaryCall;
+  EnableTask(argument: _ax_v1_EnableTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_EnableTaskResponse__Output>): grpc.ClientUnaryCall;
+  EnableTask(argument: _ax_v1_EnableTaskRequest, callback: grpc.requestCallback<_ax_v1_EnableTaskResponse__Output>): grpc.ClientUnaryCall;
+  enableTask(argument: _ax_v1_EnableTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_EnableTaskResponse__Output>): grpc.ClientUnaryCall;
+  enableTask(argument: _ax_v1_EnableTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_EnableTaskResponse__Output>): grpc.ClientUnaryCall;
+  enableTask(argument: _ax_v1_EnableTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_EnableTaskResponse__Output>): grpc.ClientUnaryCall;
+  enableTask(argument: _ax_v1_EnableTaskRequest, callback: grpc.requestCallback<_ax_v1_EnableTaskResponse__Output>): grpc.ClientUnaryCall;
+  
+  GetClusterStats(argument: _ax_v1_GetClusterStatsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetClusterStatsResponse__Output>): grpc.ClientUnaryCall;
+  GetClusterStats(argument: _ax_v1_GetClusterStatsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_GetClusterStatsResponse__Output>): grpc.ClientUnaryCall;
+  GetClusterStats(argument: _ax_v1_GetClusterStatsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetClusterStatsResponse__Output>): grpc.ClientUnaryCall;
+  GetClusterStats(argument: _ax_v1_GetClusterStatsRequest, callback: grpc.requestCallback<_ax_v1_GetClusterStatsResponse__Output>): grpc.ClientUnaryCall;
+  getClusterStats(argument: _ax_v1_GetClusterStatsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetClusterStatsResponse__Output>): grpc.ClientUnaryCall;
+  getClusterStats(argument: _ax_v1_GetClusterStatsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_GetClusterStatsResponse__Output>): grpc.ClientUnaryCall;
+  getClusterStats(argument: _ax_v1_GetClusterStatsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetClusterStatsResponse__Output>): grpc.ClientUnaryCall;
+  getClusterStats(argument: _ax_v1_GetClusterStatsRequest, callback: grpc.requestCallback<_ax_v1_GetClusterStatsResponse__Output>): grpc.ClientUnaryCall;
+  
+  GetInstance(argument: _ax_v1_GetInstanceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetInstanceResponse__Output>): grpc.ClientUnaryCall;
+  GetInstance(argument: _ax_v1_GetInstanceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_GetInstanceResponse__Output>): grpc.ClientUnaryCall;
+  GetInstance(argument: _ax_v1_GetInstanceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetInstanceResponse__Output>): grpc.ClientUnaryCall;
+  GetInstance(argument: _ax_v1_GetInstanceRequest, callback: grpc.requestCallback<_ax_v1_GetInstanceResponse__Output>): grpc.ClientUnaryCall;
+  getInstance(argument: _ax_v1_GetInstanceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetInstanceResponse__Output>): grpc.ClientUnaryCall;
+  getInstance(argument: _ax_v1_GetInstanceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_GetInstanceResponse__Output>): grpc.ClientUnaryCall;
+  getInstance(argument: _ax_v1_GetInstanceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetInstanceResponse__Output>): grpc.ClientUnaryCall;
+  getInstance(argument: _ax_v1_GetInstanceRequest, callback: grpc.requestCallback<_ax_v1_GetInstanceResponse__Output>): grpc.ClientUnaryCall;
+  
+  GetInstanceLogs(argument: _ax_v1_GetInstanceLogsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetInstanceLogsResponse__Output>): grpc.ClientUnaryCall;
+  GetInstanceLogs(argument: _ax_v1_GetInstanceLogsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_GetInstanceLogsResponse__Output>): grpc.ClientUnaryCall;
+  GetInstanceLogs(argument: _ax_v1_GetInstanceLogsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetInstanceLogsResponse__Output>): grpc.ClientUnaryCall;
+  GetInstanceLogs(argument: _ax_v1_GetInstanceLogsRequest, callback: grpc.requestCallback<_ax_v1_GetInstanceLogsResponse__Output>): grpc.ClientUnaryCall;
+  getInstanceLogs(argument: _ax_v1_GetInstanceLogsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetInstanceLogsResponse__Output>): grpc.ClientUnaryCall;
+  getInstanceLogs(argument: _ax_v1_GetInstanceLogsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_GetInstanceLogsResponse__Output>): grpc.ClientUnaryCall;
+  getInstanceLogs(argument: _ax_v1_GetInstanceLogsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetInstanceLogsResponse__Output>): grpc.ClientUnaryCall;
+  getInstanceLogs(argument: _ax_v1_GetInstanceLogsRequest, callback: grpc.requestCallback<_ax_v1_GetInstanceLogsResponse__Output>): grpc.ClientUnaryCall;
+  
+  GetTask(argument: _ax_v1_GetTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
+  GetTask(argument: _ax_v1_GetTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
+  GetTask(argument: _ax_v1_GetTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
+  GetTask(argument: _ax_v1_GetTaskRequest, callback: grpc.requestCallback<_ax_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
+  getTask(argument: _ax_v1_GetTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
+  getTask(argument: _ax_v1_GetTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
+  getTask(argument: _ax_v1_GetTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
+  getTask(argument: _ax_v1_GetTaskRequest, callback: grpc.requestCallback<_ax_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
+  
+  ListAuditEntries(argument: _ax_v1_ListAuditEntriesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAuditEntriesResponse__Output>): grpc.ClientUnaryCall;
+  ListAuditEntries(argument: _ax_v1_ListAuditEntriesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListAuditEntriesResponse__Output>): grpc.ClientUnaryCall;
+  ListAuditEntries(argument: _ax_v1_ListAuditEntriesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAuditEntriesResponse__Output>): grpc.ClientUnaryCall;
+  ListAuditEntries(argument: _ax_v1_ListAuditEntriesRequest, callback: grpc.requestCallback<_ax_v1_ListAuditEntriesResponse__Output>): grpc.ClientUnaryCall;
+  listAuditEntries(argument: _ax_v1_ListAuditEntriesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAuditEntriesResponse__Output>): grpc.ClientUnaryCall;
+  listAuditEntries(argument: _ax_v1_ListAuditEntriesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListAuditEntriesResponse__Output>): grpc.ClientUnaryCall;
+  listAuditEntries(argument: _ax_v1_ListAuditEntriesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAuditEntriesResponse__Output>): grpc.ClientUnaryCall;
+  listAuditEntries(argument: _ax_v1_ListAuditEntriesRequest, callback: grpc.requestCallback<_ax_v1_ListAuditEntriesResponse__Output>): grpc.ClientUnaryCall;
+  
+  ListInstances(argument: _ax_v1_ListInstancesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListInstancesResponse__Output>): grpc.ClientUnaryCall;
+  ListInstances(argument: _ax_v1_ListInstancesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListInstancesResponse__Output>): grpc.ClientUnaryCall;
+  ListInstances(argument: _ax_v1_ListInstancesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListInstancesResponse__Output>): grpc.ClientUnaryCall;
+  ListInstances(argument: _ax_v1_ListInstancesRequest, callback: grpc.requestCallback<_ax_v1_ListInstancesResponse__Output>): grpc.ClientUnaryCall;
+  listInstances(argument: _ax_v1_ListInstancesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListInstancesResponse__Output>): grpc.ClientUnaryCall;
+  listInstances(argument: _ax_v1_ListInstancesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListInstancesResponse__Output>): grpc.ClientUnaryCall;
+  listInstances(argument: _ax_v1_ListInstancesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListInstancesResponse__Output>): grpc.ClientUnaryCall;
+  listInstances(argument: _ax_v1_ListInstancesRequest, callback: grpc.requestCallback<_ax_v1_ListInstancesResponse__Output>): grpc.ClientUnaryCall;
+  
+  ListSchedulers(argument: _ax_v1_ListSchedulersRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListSchedulersResponse__Output>): grpc.ClientUnaryCall;
+  ListSchedulers(argument: _ax_v1_ListSchedulersRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListSchedulersResponse__Output>): grpc.ClientUnaryCall;
+  ListSchedulers(argument: _ax_v1_ListSchedulersRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListSchedulersResponse__Output>): grpc.ClientUnaryCall;
+  ListSchedulers(argument: _ax_v1_ListSchedulersRequest, callback: grpc.requestCallback<_ax_v1_ListSchedulersResponse__Output>): grpc.ClientUnaryCall;
+  listSchedulers(argument: _ax_v1_ListSchedulersRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListSchedulersResponse__Output>): grpc.ClientUnaryCall;
+  listSchedulers(argument: _ax_v1_ListSchedulersRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListSchedulersResponse__Output>): grpc.ClientUnaryCall;
+  listSchedulers(argument: _ax_v1_ListSchedulersRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListSchedulersResponse__Output>): grpc.ClientUnaryCall;
+  listSchedulers(argument: _ax_v1_ListSchedulersRequest, callback: grpc.requestCallback<_ax_v1_ListSchedulersResponse__Output>): grpc.ClientUnaryCall;
+  
+  ListTasks(argument: _ax_v1_ListTasksRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListTasksResponse__Output>): grpc.ClientUnaryCall;
+  ListTasks(argument: _ax_v1_ListTasksRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListTasksResponse__Output>): grpc.ClientUnaryCall;
+  ListTasks(argument: _ax_v1_ListTasksRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListTasksResponse__Output>): grpc.ClientUnaryCall;
+  ListTasks(argument: _ax_v1_ListTasksRequest, callback: grpc.requestCallback<_ax_v1_ListTasksResponse__Output>): grpc.ClientUnaryCall;
+  listTasks(argument: _ax_v1_ListTasksRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListTasksResponse__Output>): grpc.ClientUnaryCall;
+  listTasks(argument: _ax_v1_ListTasksRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListTasksResponse__Output>): grpc.ClientUnaryCall;
+  listTasks(argument: _ax_v1_ListTasksRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListTasksResponse__Output>): grpc.ClientUnaryCall;
+  listTasks(argument: _ax_v1_ListTasksRequest, callback: grpc.requestCallback<_ax_v1_ListTasksResponse__Output>): grpc.ClientUnaryCall;
+  
+  ListWorkers(argument: _ax_v1_ListWorkersRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListWorkersResponse__Output>): grpc.ClientUnaryCall;
+  ListWorkers(argument: _ax_v1_ListWorkersRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListWorkersResponse__Output>): grpc.ClientUnaryCall;
+  ListWorkers(argument: _ax_v1_ListWorkersRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListWorkersResponse__Output>): grpc.ClientUnaryCall;
+  ListWorkers(argument: _ax_v1_ListWorkersRequest, callback: grpc.requestCallback<_ax_v1_ListWorkersResponse__Output>): grpc.ClientUnaryCall;
+  listWorkers(argument: _ax_v1_ListWorkersRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListWorkersResponse__Output>): grpc.ClientUnaryCall;
+  listWorkers(argument: _ax_v1_ListWorkersRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListWorkersResponse__Output>): grpc.ClientUnaryCall;
+  listWorkers(argument: _ax_v1_ListWorkersRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListWorkersResponse__Output>): grpc.ClientUnaryCall;
+  listWorkers(argument: _ax_v1_ListWorkersRequest, callback: grpc.requestCallback<_ax_v1_ListWorkersResponse__Output>): grpc.ClientUnaryCall;
+  
+  PreviewSchedule(argument: _ax_v1_PreviewScheduleRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_PreviewScheduleResponse__Output>): grpc.ClientUnaryCall;
+  PreviewSchedule(argument: _ax_v1_PreviewScheduleRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_PreviewScheduleResponse__Output>): grpc.ClientUnaryCall;
+  PreviewSchedule(argument: _ax_v1_PreviewScheduleRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_PreviewScheduleResponse__Output>): grpc.ClientUnaryCall;
+  PreviewSchedule(argument: _ax_v1_PreviewScheduleRequest, callback: grpc.requestCallback<_ax_v1_PreviewScheduleResponse__Output>): grpc.ClientUnaryCall;
+  previewSchedule(argument: _ax_v1_PreviewScheduleRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_PreviewScheduleResponse__Output>): grpc.ClientUnaryCall;
+  previewSchedule(argument: _ax_v1_PreviewScheduleRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_PreviewScheduleResponse__Output>): grpc.ClientUnaryCall;
+  previewSchedule(argument: _ax_v1_PreviewScheduleRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_PreviewScheduleResponse__Output>): grpc.ClientUnaryCall;
+  previewSchedule(argument: _ax_v1_PreviewScheduleRequest, callback: grpc.requestCallback<_ax_v1_PreviewScheduleResponse__Output>): grpc.ClientUnaryCall;
+  
+  RetryInstance(argument: _ax_v1_RetryInstanceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_RetryInstanceResponse__Output>): grpc.ClientUnaryCall;
+  RetryInstance(argument: _ax_v1_RetryInstanceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_RetryInstanceResponse__Output>): grpc.ClientUnaryCall;
+  RetryInstance(argument: _ax_v1_RetryInstanceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_RetryInstanceResponse__Output>): grpc.ClientUnaryCall;
+  RetryInstance(argument: _ax_v1_RetryInstanceRequest, callback: grpc.requestCallback<_ax_v1_RetryInstanceResponse__Output>): grpc.ClientUnaryCall;
+  retryInstance(argument: _ax_v1_RetryInstanceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_RetryInstanceResponse__Output>): grpc.ClientUnaryCall;
+  retryInstance(argument: _ax_v1_RetryInstanceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_RetryInstanceResponse__Output>): grpc.ClientUnaryCall;
+  retryInstance(argument: _ax_v1_RetryInstanceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_RetryInstanceResponse__Output>): grpc.ClientUnaryCall;
+  retryInstance(argument: _ax_v1_RetryInstanceRequest, callback: grpc.requestCallback<_ax_v1_RetryInstanceResponse__Output>): grpc.ClientUnaryCall;
+  
+  TriggerTask(argument: _ax_v1_TriggerTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_TriggerTaskResponse__Output>): grpc.ClientUnaryCall;
+  TriggerTask(argument: _ax_v1_TriggerTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_TriggerTaskResponse__Output>): grpc.ClientUnaryCall;
+  TriggerTask(argument: _ax_v1_TriggerTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_TriggerTaskResponse__Output>): grpc.ClientUnaryCall;
+  TriggerTask(argument: _ax_v1_TriggerTaskRequest, callback: grpc.requestCallback<_ax_v1_TriggerTaskResponse__Output>): grpc.ClientUnaryCall;
+  triggerTask(argument: _ax_v1_TriggerTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_TriggerTaskResponse__Output>): grpc.ClientUnaryCall;
+  triggerTask(argument: _ax_v1_TriggerTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_TriggerTaskResponse__Output>): grpc.ClientUnaryCall;
+  triggerTask(argument: _ax_v1_TriggerTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_TriggerTaskResponse__Output>): grpc.ClientUnaryCall;
+  triggerTask(argument: _ax_v1_TriggerTaskRequest, callback: grpc.requestCallback<_ax_v1_TriggerTaskResponse__Output>): grpc.ClientUnaryCall;
+  
+  UpdateTask(argument: _ax_v1_UpdateTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_UpdateTaskResponse__Output>): grpc.ClientUnaryCall;
+  UpdateTask(argument: _ax_v1_UpdateTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_UpdateTaskResponse__Output>): grpc.ClientUnaryCall;
+  UpdateTask(argument: _ax_v1_UpdateTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_UpdateTaskResponse__Output>): grpc.ClientUnaryCall;
+  UpdateTask(argument: _ax_v1_UpdateTaskRequest, callback: grpc.requestCallback<_ax_v1_UpdateTaskResponse__Output>): grpc.ClientUnaryCall;
+  updateTask(argument: _ax_v1_UpdateTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_UpdateTaskResponse__Output>): grpc.ClientUnaryCall;
+  updateTask(argument: _ax_v1_UpdateTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_UpdateTaskResponse__Output>): grpc.ClientUnaryCall;
+  updateTask(argument: _ax_v1_UpdateTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_UpdateTaskResponse__Output>): grpc.ClientUnaryCall;
+  updateTask(argument: _ax_v1_UpdateTaskRequest, callback: grpc.requestCallback<_ax_v1_UpdateTaskResponse__Output>): grpc.ClientUnaryCall;
+  
+}
+
+export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation {
+  CancelInstance: grpc.handleUnaryCall<_ax_v1_CancelInstanceRequest__Output, _ax_v1_CancelInstanceResponse>;
+  
+  CreateTask: grpc.handleUnaryCall<_ax_v1_CreateTaskRequest__Output, _ax_v1_CreateTaskResponse>;
+  
+  DeleteTask: grpc.handleUnaryCall<_ax_v1_DeleteTaskRequest__Output, _ax_v1_DeleteTaskResponse>;
+  
+  DisableTask: grpc.handleUnaryCall<_ax_v1_DisableTaskRequest__Output, _ax_v1_DisableTaskResponse>;
+  
+  EnableTask: grpc.handleUnaryCall<_ax_v1_EnableTaskRequest__Output, _ax_v1_EnableTaskResponse>;
+  
+  GetClusterStats: grpc.handleUnaryCall<_ax_v1_GetClusterStatsRequest__Output, _ax_v1_GetClusterStatsResponse>;
+  
+  GetInstance: grpc.handleUnaryCall<_ax_v1_GetInstanceRequest__Output, _ax_v1_GetInstanceResponse>;
+  
+  GetInstanceLogs: grpc.handleUnaryCall<_ax_v1_GetInstanceLogsRequest__Output, _ax_v1_GetInstanceLogsResponse>;
+  
+  GetTask: grpc.handleUnaryCall<_ax_v1_GetTaskRequest__Output, _ax_v1_GetTaskResponse>;
+  
+  ListAuditEntries: grpc.handleUnaryCall<_ax_v1_ListAuditEntriesRequest__Output, _ax_v1_ListAuditEntriesResponse>;
+  
+  ListInstances: grpc.handleUnaryCall<_ax_v1_ListInstancesRequest__Output, _ax_v1_ListInstancesResponse>;
+  
+  ListSchedulers: grpc.handleUnaryCall<_ax_v1_ListSchedulersRequest__Output, _ax_v1_ListSchedulersResponse>;
+  
+  ListTasks: grpc.handleUnaryCall<_ax_v1_ListTasksRequest__Output, _ax_v1_ListTasksResponse>;
+  
+  ListWorkers: grpc.handleUnaryCall<_ax_v1_ListWorkersRequest__Output, _ax_v1_ListWorkersResponse>;
+  
+  PreviewSchedule: grpc.handleUnaryCall<_ax_v1_PreviewScheduleRequest__Output, _ax_v1_PreviewScheduleResponse>;
+  
+  RetryInstance: grpc.handleUnaryCall<_ax_v1_RetryInstanceRequest__Output, _ax_v1_RetryInstanceResponse>;
+  
+  TriggerTask: grpc.handleUnaryCall<_ax_v1_TriggerTaskRequest__Output, _ax_v1_TriggerTaskResponse>;
+  
+  UpdateTask: grpc.handleUnaryCall<_ax_v1_UpdateTaskRequest__Output, _ax_v1_UpdateTaskResponse>;
+  
+}
+
+export interface AdminServiceDefinition extends grpc.ServiceDefinition {
+  CancelInstance: MethodDefinition<_ax_v1_CancelInstanceRequest, _ax_v1_CancelInstanceResponse, _ax_v1_CancelInstanceRequest__Output, _ax_v1_CancelInstanceResponse__Output>
+  CreateTask: MethodDefinition<_ax_v1_CreateTaskRequest, _ax_v1_CreateTaskResponse, _ax_v1_CreateTaskRequest__Output, _ax_v1_CreateTaskResponse__Output>
+  DeleteTask: MethodDefinition<_ax_v1_DeleteTaskRequest, _ax_v1_DeleteTaskResponse, _ax_v1_DeleteTaskRequest__Output, _ax_v1_DeleteTaskResponse__Output>
+  DisableTask: MethodDefinition<_ax_v1_DisableTaskRequest, _ax_v1_DisableTaskResponse, _ax_v1_DisableTaskRequest__Output, _ax_v1_DisableTaskResponse__Output>
+  EnableTask: MethodDefinition<_ax_v1_EnableTaskRequest, _ax_v1_EnableTaskResponse, _ax_v1_EnableTaskRequest__Output, _ax_v1_EnableTaskResponse__Output>
+  GetClusterStats: MethodDefinition<_ax_v1_GetClusterStatsRequest, _ax_v1_GetClusterStatsResponse, _ax_v1_GetClusterStatsRequest__Output, _ax_v1_GetClusterStatsResponse__Output>
+  GetInstance: MethodDefinition<_ax_v1_GetInstanceRequest, _ax_v1_GetInstanceResponse, _ax_v1_GetInstanceRequest__Output, _ax_v1_GetInstanceResponse__Output>
+  GetInstanceLogs: MethodDefinition<_ax_v1_GetInstanceLogsRequest, _ax_v1_GetInstanceLogsResponse, _ax_v1_GetInstanceLogsRequest__Output, _ax_v1_GetInstanceLogsResponse__Output>
+  GetTask: MethodDefinition<_ax_v1_GetTaskRequest, _ax_v1_GetTaskResponse, _ax_v1_GetTaskRequest__Output, _ax_v1_GetTaskResponse__Output>
+  ListAuditEntries: MethodDefinition<_ax_v1_ListAuditEntriesRequest, _ax_v1_ListAuditEntriesResponse, _ax_v1_ListAuditEntriesRequest__Output, _ax_v1_ListAuditEntriesResponse__Output>
+  ListInstances: MethodDefinition<_ax_v1_ListInstancesRequest, _ax_v1_ListInstancesResponse, _ax_v1_ListInstancesRequest__Output, _ax_v1_ListInstancesResponse__Output>
+  ListSchedulers: MethodDefinition<_ax_v1_ListSchedulersRequest, _ax_v1_ListSchedulersResponse, _ax_v1_ListSchedulersRequest__Output, _ax_v1_ListSchedulersResponse__Output>
+  ListTasks: MethodDefinition<_ax_v1_ListTasksRequest, _ax_v1_ListTasksResponse, _ax_v1_ListTasksRequest__Output, _ax_v1_ListTasksResponse__Output>
+  ListWorkers: MethodDefinition<_ax_v1_ListWorkersRequest, _ax_v1_ListWorkersResponse, _ax_v1_ListWorkersRequest__Output, _ax_v1_ListWorkersResponse__Output>
+  PreviewSchedule: MethodDefinition<_ax_v1_PreviewScheduleRequest, _ax_v1_PreviewScheduleResponse, _ax_v1_PreviewScheduleRequest__Output, _ax_v1_PreviewScheduleResponse__Output>
+  RetryInstance: MethodDefinition<_ax_v1_RetryInstanceRequest, _ax_v1_RetryInstanceResponse, _ax_v1_RetryInstanceRequest__Output, _ax_v1_RetryInstanceResponse__Output>
+  TriggerTask: MethodDefinition<_ax_v1_TriggerTaskRequest, _ax_v1_TriggerTaskResponse, _ax_v1_TriggerTaskRequest__Output, _ax_v1_TriggerTaskResponse__Output>
+  UpdateTask: MethodDefinition<_ax_v1_UpdateTaskRequest, _ax_v1_UpdateTaskResponse, _ax_v1_UpdateTaskRequest__Output, _ax_v1_UpdateTaskResponse__Output>
+}

@@ -1,0 +1,11 @@
+// Original file: ax/v1/admin.proto
+
+import type { Instance as _ax_v1_Instance, Instance__Output as _ax_v1_Instance__Output } from '../../ax/v1/Instance';
+
+export interface CancelInstanceResponse {
+  'instance'?: (_ax_v1_Instance | null);
+}
+
+export interface CancelInstanceResponse__Output {
+  'instance': (_ax_v1_Instance__Output | null);
+}

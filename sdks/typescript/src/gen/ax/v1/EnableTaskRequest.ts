@@ -1,0 +1,10 @@
+// Original file: ax/v1/admin.proto
+
+
+export interface EnableTaskRequest {
+  'name'?: (string);
+}
+
+export interface EnableTaskRequest__Output {
+  'name': (string);
+}

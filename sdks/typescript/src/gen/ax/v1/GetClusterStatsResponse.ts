@@ -1,0 +1,20 @@
+// Original file: ax/v1/admin.proto
+
+import type { StatusCount as _ax_v1_StatusCount, StatusCount__Output as _ax_v1_StatusCount__Output } from '../../ax/v1/StatusCount';
+import type { Long } from '@grpc/proto-loader';
+
+export interface GetClusterStatsResponse {
+  'tasks'?: (number | string | Long);
+  'enabled_tasks'?: (number | string | Long);
+  'instances'?: (_ax_v1_StatusCount)[];
+  'workers'?: (number | string | Long);
+  'schedulers'?: (number | string | Long);
+}
+
+export interface GetClusterStatsResponse__Output {
+  'tasks': (string);
+  'enabled_tasks': (string);
+  'instances': (_ax_v1_StatusCount__Output)[];
+  'workers': (string);
+  'schedulers': (string);
+}

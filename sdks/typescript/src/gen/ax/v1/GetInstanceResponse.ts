@@ -1,0 +1,14 @@
+// Original file: ax/v1/admin.proto
+
+import type { Instance as _ax_v1_Instance, Instance__Output as _ax_v1_Instance__Output } from '../../ax/v1/Instance';
+import type { InstanceEvent as _ax_v1_InstanceEvent, InstanceEvent__Output as _ax_v1_InstanceEvent__Output } from '../../ax/v1/InstanceEvent';
+
+export interface GetInstanceResponse {
+  'instance'?: (_ax_v1_Instance | null);
+  'events'?: (_ax_v1_InstanceEvent)[];
+}
+
+export interface GetInstanceResponse__Output {
+  'instance': (_ax_v1_Instance__Output | null);
+  'events': (_ax_v1_InstanceEvent__Output)[];
+}

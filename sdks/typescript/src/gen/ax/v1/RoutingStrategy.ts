@@ -1,0 +1,20 @@
+// Original file: ax/v1/admin.proto
+
+export const RoutingStrategy = {
+  ROUTING_STRATEGY_UNSPECIFIED: 'ROUTING_STRATEGY_UNSPECIFIED',
+  ROUTING_STRATEGY_LEAST_LOADED: 'ROUTING_STRATEGY_LEAST_LOADED',
+  ROUTING_STRATEGY_ROUND_ROBIN: 'ROUTING_STRATEGY_ROUND_ROBIN',
+  ROUTING_STRATEGY_RANDOM: 'ROUTING_STRATEGY_RANDOM',
+} as const;
+
+export type RoutingStrategy =
+  | 'ROUTING_STRATEGY_UNSPECIFIED'
+  | 0
+  | 'ROUTING_STRATEGY_LEAST_LOADED'
+  | 1
+  | 'ROUTING_STRATEGY_ROUND_ROBIN'
+  | 2
+  | 'ROUTING_STRATEGY_RANDOM'
+  | 3
+
+export type RoutingStrategy__Output = typeof RoutingStrategy[keyof typeof RoutingStrategy]

@@ -1,0 +1,23 @@
+// Original file: ax/v1/admin.proto
+
+import type { TaskSpec as _ax_v1_TaskSpec, TaskSpec__Output as _ax_v1_TaskSpec__Output } from '../../ax/v1/TaskSpec';
+import type { Timestamp as _google_protobuf_Timestamp, Timestamp__Output as _google_protobuf_Timestamp__Output } from '../../google/protobuf/Timestamp';
+import type { Long } from '@grpc/proto-loader';
+
+export interface Task {
+  'id'?: (number | string | Long);
+  'spec'?: (_ax_v1_TaskSpec | null);
+  'next_fire_time'?: (_google_protobuf_Timestamp | null);
+  'create_time'?: (_google_protobuf_Timestamp | null);
+  'update_time'?: (_google_protobuf_Timestamp | null);
+  'version'?: (number | string | Long);
+}
+
+export interface Task__Output {
+  'id': (string);
+  'spec': (_ax_v1_TaskSpec__Output | null);
+  'next_fire_time': (_google_protobuf_Timestamp__Output | null);
+  'create_time': (_google_protobuf_Timestamp__Output | null);
+  'update_time': (_google_protobuf_Timestamp__Output | null);
+  'version': (string);
+}

@@ -1,0 +1,46 @@
+// Original file: ax/v1/admin.proto
+
+import type { Schedule as _ax_v1_Schedule, Schedule__Output as _ax_v1_Schedule__Output } from '../../ax/v1/Schedule';
+import type { MisfirePolicy as _ax_v1_MisfirePolicy, MisfirePolicy__Output as _ax_v1_MisfirePolicy__Output } from '../../ax/v1/MisfirePolicy';
+import type { Duration as _google_protobuf_Duration, Duration__Output as _google_protobuf_Duration__Output } from '../../google/protobuf/Duration';
+import type { ConcurrencyPolicy as _ax_v1_ConcurrencyPolicy, ConcurrencyPolicy__Output as _ax_v1_ConcurrencyPolicy__Output } from '../../ax/v1/ConcurrencyPolicy';
+import type { RoutingStrategy as _ax_v1_RoutingStrategy, RoutingStrategy__Output as _ax_v1_RoutingStrategy__Output } from '../../ax/v1/RoutingStrategy';
+import type { RetryPolicy as _ax_v1_RetryPolicy, RetryPolicy__Output as _ax_v1_RetryPolicy__Output } from '../../ax/v1/RetryPolicy';
+
+export interface TaskSpec {
+  'name'?: (string);
+  'app'?: (string);
+  'handler'?: (string);
+  'description'?: (string);
+  'schedule'?: (_ax_v1_Schedule | null);
+  'params'?: (string);
+  'enabled'?: (boolean);
+  'misfire_policy'?: (_ax_v1_MisfirePolicy);
+  'misfire_threshold'?: (_google_protobuf_Duration | null);
+  'max_catch_up'?: (number);
+  'concurrency_policy'?: (_ax_v1_ConcurrencyPolicy);
+  'routing'?: (_ax_v1_RoutingStrategy);
+  'timeout'?: (_google_protobuf_Duration | null);
+  'retry_policy'?: (_ax_v1_RetryPolicy | null);
+  'labels'?: ({[key: string]: string});
+  '_enabled'?: "enabled";
+}
+
+export interface TaskSpec__Output {
+  'name': (string);
+  'app': (string);
+  'handler': (string);
+  'description': (string);
+  'schedule': (_ax_v1_Schedule__Output | null);
+  'params': (string);
+  'enabled'?: (boolean);
+  'misfire_policy': (_ax_v1_MisfirePolicy__Output);
+  'misfire_threshold': (_google_protobuf_Duration__Output | null);
+  'max_catch_up': (number);
+  'concurrency_policy': (_ax_v1_ConcurrencyPolicy__Output);
+  'routing': (_ax_v1_RoutingStrategy__Output);
+  'timeout': (_google_protobuf_Duration__Output | null);
+  'retry_policy': (_ax_v1_RetryPolicy__Output | null);
+  'labels': ({[key: string]: string});
+  '_enabled'?: "enabled";
+}

@@ -1,14 +1,11 @@
 #!/usr/bin/env bash
 # The worker protocol as a product: buf lint and format, no breaking change against the released
-# contract (tools/buf/baseline), docs/proto up to date, and the conformance kit passed by the Rust
-# SDK's worker (every scenario). `./scripts/test.sh` runs it last; it also runs alone.
+# contract (tools/buf/baseline), docs/proto up to date, and the conformance kit passed by the
+# workers of the three SDKs — Rust, Python, TypeScript — every scenario each. `./scripts/test.sh` runs it last; it also runs alone.
 # buf comes from npm, pinned by tools/buf/package-lock.json (needs node and npm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v npm >/dev/null 2>&1; then
-  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
-fi
+./scripts/ensure-node.sh
 npm ci --prefix tools/buf --no-audit --no-fund --loglevel=error
 buf=tools/buf/node_modules/.bin/buf
 
@@ -26,3 +23,8 @@ cargo build --locked -q -p ax-conformance
 cargo build --locked -q -p ax-worker --example conformance-worker
 target="${CARGO_TARGET_DIR:-target}"
 "$target/debug/ax-conformance" -- "$target/debug/examples/conformance-worker"
+
+echo "== ax-conformance against the Python SDK (sdks/python/run-kit.sh)"
+sdks/python/run-kit.sh
+echo "== ax-conformance against the TypeScript SDK (sdks/typescript/run-kit.sh)"
+sdks/typescript/run-kit.sh

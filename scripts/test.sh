@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of ax: checks formatting, clippy and rustdoc, makes PostgreSQL and MariaDB available
-# (scripts/test-databases.sh), installs the Python example worker's requirements, then runs `cargo test`
-# on the whole workspace.
+# (scripts/test-databases.sh), installs the Python example worker's and SDK's requirements and builds
+# the TypeScript SDK, runs `cargo test` on the whole workspace, then scripts/conformance.sh (the
+# proto's checks and the conformance kit against the three SDKs).
 # Extra arguments go to cargo test (e.g. `./scripts/test.sh -p ax-scheduler`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,12 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps --locked
 urls=$(./scripts/test-databases.sh)
 while IFS= read -r line; do export "${line?}"; done <<<"$urls"
-python3 -m pip install --quiet --disable-pip-version-check -r examples/python-worker/requirements.txt
+python3 -m pip install --quiet --disable-pip-version-check -r examples/python-worker/requirements.txt \
+  -r sdks/python/requirements.txt
+# The TypeScript SDK built, for tests/tests/sdk_mtls.rs (its kit run in conformance.sh builds it again).
+./scripts/ensure-node.sh
+npm ci --prefix sdks/typescript --no-audit --no-fund --loglevel=error
+npm run build --prefix sdks/typescript --silent
 # libfaketime lets the cluster tests run axd with a skewed wall clock.
 if ! ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo

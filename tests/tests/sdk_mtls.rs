@@ -1,8 +1,8 @@
 //! The Python and TypeScript SDKs over mTLS. Each SDK's conformance worker
 //! (`sdks/python/examples/conformance_worker.py`, `sdks/typescript/examples/conformance-worker.ts`)
 //! connects to an axd that requires client certificates: with the certificate `axctl certs init`
-//! issued for its app it runs an instance; with the certificate of another app axd refuses its
-//! Hello and it runs nothing.
+//! issued for its app it runs an instance (after failing over from an endpoint that answers
+//! nothing); with the certificate of another app axd refuses its Hello and it runs nothing.
 //!
 //! Needs python3 with `sdks/python/requirements.txt` installed and the TypeScript SDK built
 //! (`npm ci --prefix sdks/typescript && npm run build --prefix sdks/typescript`); `scripts/test.sh`
@@ -161,8 +161,11 @@ async fn runs_over_mtls(sdk: Sdk) {
     assert!(sessions(&mut admin).await.is_empty(), "a worker holding another app's certificate registered");
     drop(refused);
 
-    // Its own app's certificate: it connects and runs the instance.
-    let worker = WorkerProc::start(sdk, &endpoint, &dir, "worker-kit", dir.join("kit.log"));
+    // Its own app's certificate: it connects and runs the instance. The first endpoint it is given
+    // answers nothing (a port just released), so it also has to fail over to the second.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let endpoints = format!("https://localhost:{dead},{endpoint}");
+    let worker = WorkerProc::start(sdk, &endpoints, &dir, "worker-kit", dir.join("kit.log"));
     let id = trigger_with(&mut admin, "echo", "over-mtls", r#"{"over":"mtls"}"#).await;
     let done = wait_status(&mut admin, id, pb::InstanceStatus::Success, LONG).await;
     assert_eq!(done.output, r#"{"over":"mtls"}"#, "echo returns its params");

@@ -18,7 +18,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps --locked
 urls=$(./scripts/test-databases.sh)
 while IFS= read -r line; do export "${line?}"; done <<<"$urls"
-python3 -m pip install --quiet --disable-pip-version-check -r examples/python-worker/requirements.txt \
+python3 -m pip install --quiet --disable-pip-version-check \
   -r sdks/python/requirements.txt
 # The TypeScript SDK built, for tests/tests/sdk_mtls.rs (its kit run in conformance.sh builds it again).
 ./scripts/ensure-node.sh

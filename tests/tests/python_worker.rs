@@ -1,12 +1,12 @@
-//! The polyglot proof: the plain-Python worker of examples/python-worker, speaking the protocol
-//! through stubs that grpcio-tools generates from proto/ax/v1, runs tasks on a real axd (SQLite).
+//! The Python SDK (sdks/python) against a real axd (SQLite): the example worker of
+//! examples/python-worker, built on it, runs tasks.
 //!
 //! Besides the happy path, the worker's side of liveness and leases: it leaves an axd that went
 //! silent for another endpoint and keeps its attempt, stops its handlers before their lease runs out
 //! when it is cut off from every axd (and reports them late once it is back), and rejects an
 //! assignment it reads after the fence margin before its accept-by time.
 //!
-//! Needs python3 with the packages of examples/python-worker/requirements.txt. Without them the test
+//! Needs python3 with the packages of sdks/python/requirements.txt. Without them the test
 //! fails and says how to install them; outside CI, `AX_SKIP_PYTHON_TESTS=1` turns that into a skip.
 //! `PYTHON` names another interpreter than `python3`.
 
@@ -47,25 +47,25 @@ fn may_skip() -> bool {
         && std::env::var("AX_SKIP_PYTHON_TESTS").is_ok_and(|v| v == "1")
 }
 
-/// Whether python3 with grpcio and grpcio-tools is available; fails the test (or skips it, when
+/// Whether python3 with grpcio and protobuf is available; fails the test (or skips it, when
 /// allowed) with the install instructions otherwise.
 fn python_ready() -> bool {
-    let probe = Command::new(python()).args(["-c", "import grpc, grpc_tools"]).output();
+    let probe = Command::new(python()).args(["-c", "import grpc, google.protobuf"]).output();
     let why = match probe {
         Ok(o) if o.status.success() => return true,
         // The last line of the traceback, e.g. "ModuleNotFoundError: No module named 'grpc'".
         Ok(o) => String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or_default().to_owned(),
         Err(e) => format!("cannot run {}: {e}", python()),
     };
-    let reqs = repo_root().join("examples/python-worker/requirements.txt");
+    let reqs = repo_root().join("sdks/python/requirements.txt");
     if may_skip() {
         ax_tests::skip(&format!(
-            "the Python worker test needs python3 with grpcio and grpcio-tools ({why}) and AX_SKIP_PYTHON_TESTS=1"
+            "the Python worker test needs python3 with grpcio and protobuf ({why}) and AX_SKIP_PYTHON_TESTS=1"
         ));
         return false;
     }
     panic!(
-        "the Python worker test needs python3 with grpcio and grpcio-tools ({why}). Install them \
+        "the Python worker test needs python3 with grpcio and protobuf ({why}). Install them \
          with `{} -m pip install -r {}`, or set AX_SKIP_PYTHON_TESTS=1 outside CI to skip",
         python(),
         reqs.display()
@@ -103,7 +103,7 @@ struct PythonWorker {
 impl PythonWorker {
     /// Starts worker.py for the app `py` with `--endpoint` for each of `endpoints` (host:port), its
     /// log and execution log in `dir`.
-    fn start(endpoints: &[String], worker_id: &str, stubs: &Path, dir: &Path) -> PythonWorker {
+    fn start(endpoints: &[String], worker_id: &str, dir: &Path) -> PythonWorker {
         let log = dir.join(format!("{worker_id}.log"));
         let exec_log = dir.join(format!("{worker_id}.exec.jsonl"));
         let out = File::create(&log).expect("worker log file");
@@ -115,8 +115,6 @@ impl PythonWorker {
         }
         let child = cmd
             .args(["--app", "py", "--worker-id", worker_id])
-            .arg("--stubs")
-            .arg(stubs)
             .arg("--exec-log")
             .arg(&exec_log)
             .env("PYTHONUNBUFFERED", "1")
@@ -179,24 +177,6 @@ impl Drop for PythonWorker {
     }
 }
 
-/// Generates the ax.v1 Python stubs into `dir` with the example's generate.sh.
-fn generate_stubs(dir: &Path) {
-    let out = Command::new("bash")
-        .arg(repo_root().join("examples/python-worker/generate.sh"))
-        .arg(dir)
-        .env("PYTHON", python())
-        .output()
-        .expect("run generate.sh");
-    assert!(
-        out.status.success(),
-        "generate.sh failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(dir.join("ax/v1/worker_pb2_grpc.py").exists());
-    assert!(dir.join("ax/v1/__init__.py").exists());
-}
-
 async fn workers(
     admin: &mut pb::admin_service_client::AdminServiceClient<tonic::transport::Channel>,
 ) -> Vec<pb::WorkerSession> {
@@ -213,8 +193,6 @@ async fn a_python_worker_generated_from_the_proto_runs_tasks_and_shuts_down_clea
         return;
     }
     let tmp = TempDir::new("ax-python-worker");
-    let stubs = tmp.0.join("stubs");
-    generate_stubs(&stubs);
 
     let Some(db) = TestDb::create(Db::Sqlite).await else {
         return;
@@ -236,7 +214,7 @@ async fn a_python_worker_generated_from_the_proto_runs_tasks_and_shuts_down_clea
     flaky.retry_policy = Some(retries(1, Duration::ZERO));
     create(&mut admin, flaky).await;
 
-    let worker = PythonWorker::start(&[endpoint], "py-1", &stubs, &tmp.0);
+    let worker = PythonWorker::start(&[endpoint], "py-1", &tmp.0);
 
     // The worker announces itself with its handlers.
     let listed = eventually(LONG, "the Python worker to be listed", || {
@@ -349,15 +327,12 @@ async fn a_python_worker_generated_from_the_proto_runs_tasks_and_shuts_down_clea
     db.cleanup().await;
 }
 
-/// Stubs in a fresh temporary directory, or `None` if the Python test is skipped.
-fn prepare(prefix: &str) -> Option<(TempDir, PathBuf)> {
+/// A fresh temporary directory, or `None` if the Python test is skipped.
+fn prepare(prefix: &str) -> Option<TempDir> {
     if !python_ready() {
         return None;
     }
-    let tmp = TempDir::new(prefix);
-    let stubs = tmp.0.join("stubs");
-    generate_stubs(&stubs);
-    Some((tmp, stubs))
+    Some(TempDir::new(prefix))
 }
 
 /// A manual task of the app `py` running the handler `py-sleep`, with one retry right away.
@@ -393,7 +368,7 @@ fn execution<'a>(runs: &'a [Execution], instance: i64, attempt: u32, worker: &st
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_worker_leaves_a_silent_axd_for_its_next_endpoint_and_keeps_its_attempt() {
-    let Some((tmp, stubs)) = prepare("ax-python-silent") else {
+    let Some(tmp) = prepare("ax-python-silent") else {
         return;
     };
     let Some(db) = TestDb::create(Db::Sqlite).await else {
@@ -405,7 +380,7 @@ async fn a_python_worker_leaves_a_silent_axd_for_its_next_endpoint_and_keeps_its
     create(&mut admin, sleep_task("py-silent")).await;
     // The first endpoint goes through a proxy that can hold every byte; the second is direct.
     let proxy = Proxy::start(axd.running.addr).await;
-    let worker = PythonWorker::start(&[proxy.addr.to_string(), direct(&axd)], "py-a", &stubs, &tmp.0);
+    let worker = PythonWorker::start(&[proxy.addr.to_string(), direct(&axd)], "py-a", &tmp.0);
     let first = listed(&admin, "py-a").await;
 
     let id = trigger_with(&mut admin, "py-silent", "one", r#"{"ms": 4000}"#).await;
@@ -442,7 +417,7 @@ async fn a_python_worker_leaves_a_silent_axd_for_its_next_endpoint_and_keeps_its
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_worker_cut_off_from_every_axd_stops_its_handlers_before_their_lease_ends() {
-    let Some((tmp, stubs)) = prepare("ax-python-fence") else {
+    let Some(tmp) = prepare("ax-python-fence") else {
         return;
     };
     let Some(db) = TestDb::create(Db::Sqlite).await else {
@@ -462,7 +437,7 @@ async fn a_python_worker_cut_off_from_every_axd_stops_its_handlers_before_their_
     create(&mut admin, spec("py-after", "py", "py-echo", manual())).await;
     let proxies = [Proxy::start(axd.running.addr).await, Proxy::start(axd.running.addr).await];
     let endpoints: Vec<String> = proxies.iter().map(|p| p.addr.to_string()).collect();
-    let w1 = PythonWorker::start(&endpoints, "py-cut-1", &stubs, &tmp.0);
+    let w1 = PythonWorker::start(&endpoints, "py-cut-1", &tmp.0);
     listed(&admin, "py-cut-1").await;
 
     // Attempt 1 of each sleeps (a minute, or 5 s without ever looking at ctx.cancelled); the
@@ -480,7 +455,7 @@ async fn a_python_worker_cut_off_from_every_axd_stops_its_handlers_before_their_
     for p in &proxies {
         p.hold();
     }
-    let w2 = PythonWorker::start(&[direct(&axd)], "py-cut-2", &stubs, &tmp.0);
+    let w2 = PythonWorker::start(&[direct(&axd)], "py-cut-2", &tmp.0);
     for i in [id, stuck] {
         let done = wait_status(&mut admin, i, S::Success, LONG).await;
         assert_eq!((done.attempt, done.worker_id.as_str()), (2, "py-cut-2"));
@@ -534,7 +509,7 @@ async fn a_python_worker_cut_off_from_every_axd_stops_its_handlers_before_their_
     assert!(!events.iter().any(|e| e.reason.contains("SUCCESS result")), "{:?}", steps(&events));
     let log = w1.log_text();
     assert!(
-        log.contains(&format!("abandoned handler {stuck}/1 returned (OUTCOME_SUCCESS); its result is discarded")),
+        log.contains(&format!("abandoned handler {stuck}/1 ended (OUTCOME_SUCCESS); its result is discarded")),
         "{log}"
     );
 
@@ -545,7 +520,7 @@ async fn a_python_worker_cut_off_from_every_axd_stops_its_handlers_before_their_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_worker_rejects_an_assignment_it_reads_too_close_to_its_accept_by_time() {
-    let Some((tmp, stubs)) = prepare("ax-python-stale") else {
+    let Some(tmp) = prepare("ax-python-stale") else {
         return;
     };
     let Some(db) = TestDb::create(Db::Sqlite).await else {
@@ -563,7 +538,7 @@ async fn a_python_worker_rejects_an_assignment_it_reads_too_close_to_its_accept_
     .await;
     let mut admin = axd.admin().await;
     create(&mut admin, spec("py-late", "py", "py-echo", manual())).await;
-    let worker = PythonWorker::start(&[direct(&axd)], "py-late-1", &stubs, &tmp.0);
+    let worker = PythonWorker::start(&[direct(&axd)], "py-late-1", &tmp.0);
     listed(&admin, "py-late-1").await;
 
     // Frozen before the instance exists, so the Assign waits unread in its socket.

@@ -1,8 +1,8 @@
 """The worker: one asyncio task (the driver) that owns all state and speaks the protocol.
 
-Read this next to the comment at the top of proto/ax/v1/worker.proto; the thread-based
-examples/python-worker/worker.py and the Rust SDK (worker-sdk/src/driver.rs) implement the same
-rules.
+Read this next to the comment at the top of proto/ax/v1/worker.proto; the Rust SDK
+(worker-sdk/src/driver.rs) and the TypeScript SDK (sdks/typescript/src/worker.ts) implement the
+same rules.
 
 How it is built
 ---------------

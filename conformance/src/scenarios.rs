@@ -682,18 +682,17 @@ async fn stale_assignment(s: &mut S<'_>) -> anyhow::Result<Verdict> {
     Ok(Verdict::Pass(format!("rejected ({reason:?}); attempt 2 ran")))
 }
 
-/// What the relay holds back of a new stream in `late-welcome`.
+/// What the relay holds back of a new stream in `late-welcome`: its Assigns, until `released`.
 #[derive(Default)]
 struct Held {
-    welcome: Option<pb::Welcome>,
     assigns: Vec<pb::Assign>,
     released: bool,
 }
 
 async fn late_welcome(s: &mut S<'_>) -> anyhow::Result<Verdict> {
-    // On the next stream, the Welcome reaches the worker LATE after axd sent it, with nothing
+    // On the next stream, the Welcome reaches the worker `late` after axd sent it, with nothing
     // before it (axd's heartbeats are dropped, Assigns held). Counted from its receipt, its
-    // server_time would put the worker's database clock LATE behind; counted from the Hello it
+    // server_time would put the worker's database clock `late` behind; counted from the Hello it
     // answers (the proto's rule), the clock can only run ahead. The Assign that follows has an
     // accept_by half-way: in the past on the database clock, in the future on a slow one.
     let held: Arc<Mutex<Held>> = Arc::default();
@@ -703,10 +702,9 @@ async fn late_welcome(s: &mut S<'_>) -> anyhow::Result<Verdict> {
         if st == 0 || h.released {
             return true;
         }
-        match m {
-            Down::Welcome(w) if h.welcome.is_none() => h.welcome = Some(w.clone()),
-            Down::Assign(a) => h.assigns.push(a.clone()),
-            _ => {}
+        // The Welcome is sent later from the record of what was dropped; heartbeats are dropped.
+        if let Down::Assign(a) = m {
+            h.assigns.push(a.clone());
         }
         false
     })));

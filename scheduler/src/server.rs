@@ -53,6 +53,18 @@ pub enum ServerError {
     /// A TLS file could not be read or used.
     #[error("tls: {0}")]
     Tls(String),
+    /// The database clock could not be read precisely enough at startup (every round trip was
+    /// slower than a quarter of the heartbeat interval for [`STARTUP_WAIT`]).
+    #[error(
+        "the database clock could not be read within {wanted:?} in {STARTUP_WAIT:?} (the fastest round trip took \
+         {got:?}): the leases axd gives workers would not be safe"
+    )]
+    ClockUnknown {
+        /// The round trip needed.
+        wanted: Duration,
+        /// The last round trip.
+        got: Duration,
+    },
     /// The listen address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -144,10 +156,10 @@ async fn pool(url: &str, size: u32) -> Result<Arc<Store>, StoreError> {
 /// started after axd) before it gives up and exits.
 pub const STARTUP_WAIT: Duration = Duration::from_secs(60);
 
-/// Opens the pools, migrates and reads the database clock, retrying while the database is
+/// Opens the pools, migrates and reads the database clock once, retrying while the database is
 /// unavailable, for up to [`STARTUP_WAIT`]. Any other error (a bad URL, a failed migration) ends
 /// the start at once.
-async fn open_database(config: &Config) -> Result<(Pools, chrono::DateTime<chrono::Utc>), StoreError> {
+async fn open_database(config: &Config) -> Result<Pools, StoreError> {
     let url = &config.database_url;
     let deadline = Instant::now() + STARTUP_WAIT;
     let mut pause = Duration::from_millis(200);
@@ -162,8 +174,8 @@ async fn open_database(config: &Config) -> Result<(Pools, chrono::DateTime<chron
                 workers: pool(url, config.pools.workers).await?,
                 sweeper: pool(url, config.pools.sweeper).await?,
             };
-            let now = admin.db_now().await?;
-            Ok::<_, StoreError>((pools, now))
+            admin.db_now().await?;
+            Ok::<_, StoreError>(pools)
         };
         match opened.await {
             Ok(v) => return Ok(v),
@@ -180,10 +192,18 @@ async fn open_database(config: &Config) -> Result<(Pools, chrono::DateTime<chron
 /// Starts axd with `config`. `clock` overrides the database clock (tests).
 pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Running, ServerError> {
     let url = &config.database_url;
-    let (pools, db_now) = open_database(config).await?;
+    let pools = open_database(config).await?;
     let admin = pools.admin.clone();
 
-    let db_clock = DbClock::new(db_now); // dated on arrival, as `refresh` does
+    // Workers' clocks are set from this one: start it from a sample known to within a quarter of
+    // the fence margin (one heartbeat interval), so that no Welcome or Assign lags the database by
+    // more than that (see `DbClock::from_tight_sample`).
+    let tight = config.heartbeat_interval / 4;
+    let (db_clock, round_trip) =
+        DbClock::from_tight_sample(|| admin.db_now(), tight, std::time::Instant::now() + STARTUP_WAIT).await?;
+    if round_trip > tight {
+        return Err(ServerError::ClockUnknown { wanted: tight, got: round_trip });
+    }
     let clock: Arc<dyn Clock> = clock.unwrap_or_else(|| Arc::new(db_clock.clone()));
     let host = host_name();
     let scheduler_id = format!("{host}-{}-{:04x}", std::process::id(), fastrand::u16(..));

@@ -62,6 +62,47 @@ impl DbClock {
         *s = if fresh >= carried || add(fresh, round_trip) < carried { (fresh, at) } else { (carried, at) };
     }
 
+    /// A clock started from a sample known to within `max_round_trip`: reads the database time
+    /// with `read` until one answer comes back within that round trip, or `deadline` passes
+    /// (failed reads are tried again until then).
+    /// Returns the clock and the round trip of the sample it started from (the most the estimate
+    /// can lag the database, which only shrinks afterwards).
+    ///
+    /// Why: the first sample decides how far this axd's clock may lag the database until a
+    /// faster one arrives, and workers keep the earliest reading they were given (worker.proto,
+    /// "The database clock") for a minute. A sample the database gave just before a freeze, read
+    /// seconds later, would make Welcomes and the accept-by times of Assigns seconds behind the
+    /// database, while another axd's sweeper expires the same leases on time: more than the fence
+    /// margin of lag, and an attempt could start after it was given to another worker.
+    pub async fn from_tight_sample<E, F, Fut>(
+        mut read: F,
+        max_round_trip: Duration,
+        deadline: Instant,
+    ) -> Result<(DbClock, Duration), E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<Ts, E>>,
+    {
+        loop {
+            let sent = Instant::now();
+            let now = match read().await {
+                Ok(now) => now,
+                // The database may be restarting or frozen: keep trying until the deadline.
+                Err(_) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let arrived = Instant::now();
+            let round_trip = arrived - sent;
+            if round_trip <= max_round_trip || arrived >= deadline {
+                return Ok((DbClock { sample: Arc::new(Mutex::new((now, arrived))) }, round_trip));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Reads the database time with `read` and records it as of the moment the answer arrived.
     ///
     /// The database read its clock somewhere inside the round trip, and where is unknown: a wait
@@ -143,6 +184,27 @@ mod tests {
         clock.refresh(slow_read).await.expect("read");
         let (estimate, truth) = (clock.now(), chrono::Utc::now());
         assert!(estimate <= truth, "estimate {estimate} is ahead of the real time {truth}");
+    }
+
+    #[tokio::test]
+    async fn the_first_sample_is_one_known_to_within_the_round_trip_asked_for() {
+        // The first two answers are slow, and stale by as much as they were slow (the database read
+        // its clock, then froze): a clock started from them would lag by 300 ms.
+        let mut delays = vec![Duration::ZERO, Duration::from_millis(300), Duration::from_millis(300)];
+        let read = || {
+            let delay = delays.pop().expect("no more reads expected");
+            async move {
+                let read_at = chrono::Utc::now();
+                tokio::time::sleep(delay).await;
+                Ok::<_, ()>(read_at)
+            }
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let (clock, round_trip) =
+            DbClock::from_tight_sample(read, Duration::from_millis(100), deadline).await.expect("read");
+        assert!(round_trip <= Duration::from_millis(100), "{round_trip:?}");
+        let lag = chrono::Utc::now() - clock.now();
+        assert!(lag < chrono::TimeDelta::milliseconds(100), "the clock lags the database by {lag}");
     }
 
     #[test]

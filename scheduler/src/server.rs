@@ -56,7 +56,7 @@ pub enum ServerError {
     /// The database clock could not be read precisely enough at startup (every round trip was
     /// slower than a quarter of the heartbeat interval for [`STARTUP_WAIT`]).
     #[error(
-        "the database clock could not be read within {wanted:?} in {STARTUP_WAIT:?} (the fastest round trip took \
+        "the database clock could not be read within {wanted:?} in {STARTUP_WAIT:?} (the last round trip took \
          {got:?}): the leases axd gives workers would not be safe"
     )]
     ClockUnknown {

@@ -190,6 +190,28 @@ impl AdminService for Fake {
         };
         Ok(Response::new(GetInstanceLogsResponse { lines: vec![line], dropped: 0 }))
     }
+    async fn explain_task(&self, _: Request<ExplainTaskRequest>) -> Reply<ExplainTaskResponse> {
+        Ok(Response::new(ExplainTaskResponse {
+            task: Some(Task {
+                spec: Some(TaskSpec { name: HOSTILE.into(), app: HOSTILE.into(), ..TaskSpec::default() }),
+                ..Task::default()
+            }),
+            at: ts(1_767_261_600, 0),
+            findings: vec![ExplainFinding {
+                kind: ExplainFindingKind::NoWorker as i32,
+                time: ts(1_767_261_600, 0),
+                message: HOSTILE.into(),
+                instance_id: 9,
+            }],
+            recent: vec![ExplainedFire {
+                instance: Some(hostile_instance(9)),
+                waited_for: HOSTILE.into(),
+                ..ExplainedFire::default()
+            }],
+            workers: Some(ExplainWorkers::default()),
+            ..ExplainTaskResponse::default()
+        }))
+    }
     async fn list_workers(&self, _: Request<ListWorkersRequest>) -> Reply<ListWorkersResponse> {
         Err(Status::unimplemented("fake"))
     }
@@ -496,7 +518,12 @@ fn raw_controls(text: &str) -> Vec<char> {
 #[tokio::test]
 async fn server_text_cannot_drive_the_terminal_but_json_keeps_it_exact() {
     let fake = Harness::start("hostile").await;
-    for args in [&["instance", "logs", "9"][..], &["instance", "list"], &["task", "trigger", "nightly"]] {
+    for args in [
+        &["instance", "logs", "9"][..],
+        &["instance", "list"],
+        &["task", "trigger", "nightly"],
+        &["task", "explain", "x"],
+    ] {
         let out = fake.axctl(args).await;
         assert_eq!(out.code, Some(0), "{args:?}: {}", out.stderr);
         assert_eq!(raw_controls(&out.stdout), [], "{args:?}: raw control characters on stdout:\n{}", out.stdout);
@@ -513,6 +540,10 @@ async fn server_text_cannot_drive_the_terminal_but_json_keeps_it_exact() {
     assert_eq!(logs["lines"][0]["message"], HOSTILE, "JSON is exact");
     let listed = fake.axctl(&["instance", "list", "-o", "json"]).await.json();
     assert_eq!(listed["instances"][0]["message"], HOSTILE);
+    let explained = fake.axctl(&["task", "explain", "x", "-o", "json"]).await.json();
+    assert_eq!(explained["findings"][0]["message"], HOSTILE);
+    assert_eq!(explained["findings"][0]["kind"], "NO_WORKER");
+    assert_eq!(explained["recent"][0]["waited_for"], HOSTILE);
 }
 
 /// `axctl ... >log 2>&1`: the report's last line ends before the warnings repeated on stderr.

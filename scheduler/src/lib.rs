@@ -15,6 +15,7 @@ pub mod config;
 pub mod core;
 pub mod cron;
 pub mod error;
+pub mod explain;
 pub mod grpc;
 pub mod lifecycle;
 pub mod loops;

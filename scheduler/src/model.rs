@@ -566,6 +566,30 @@ pub struct LogLine {
     pub message: String,
 }
 
+/// A worker session as history (`ax_session_log`): when it was open.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionSpan {
+    pub session_id: String,
+    pub worker_id: String,
+    pub app: String,
+    pub handlers: Vec<String>,
+    pub capacity: u32,
+    /// axd that held the stream.
+    pub scheduler_id: String,
+    pub connected_at: Ts,
+    /// When it ended; `None` while it lasts (or until its axd is forgotten).
+    pub closed_at: Option<Ts>,
+    /// Why it ended ("" while open).
+    pub close_reason: String,
+}
+
+impl SessionSpan {
+    /// Whether it was open at `t` and serves `handler`.
+    pub fn serves_at(&self, handler: &str, t: Ts) -> bool {
+        self.connected_at <= t && self.closed_at.is_none_or(|c| c >= t) && self.handlers.iter().any(|h| h == handler)
+    }
+}
+
 /// A worker session as recorded in `ax_worker`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkerRecord {

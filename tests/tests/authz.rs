@@ -46,9 +46,10 @@ enum Rpc {
     ListSchedulers,
     GetClusterStats,
     ListAuditEntries,
+    ExplainTask,
 }
 
-const RPCS: [Rpc; 18] = [
+const RPCS: [Rpc; 19] = [
     Rpc::CreateTask,
     Rpc::GetTask,
     Rpc::ListTasks,
@@ -67,6 +68,7 @@ const RPCS: [Rpc; 18] = [
     Rpc::ListSchedulers,
     Rpc::GetClusterStats,
     Rpc::ListAuditEntries,
+    Rpc::ExplainTask,
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -205,6 +207,10 @@ async fn call(c: &mut Client, rpc: Rpc, t: &Target, n: usize) -> Result<Vec<Stri
         Rpc::ListAuditEntries => {
             let r = c.list_audit_entries(pb::ListAuditEntriesRequest::default()).await?;
             r.into_inner().entries.iter().map(|e| e.app.clone()).collect()
+        }
+        Rpc::ExplainTask => {
+            let r = c.explain_task(pb::ExplainTaskRequest { name, ..Default::default() }).await?.into_inner();
+            vec![r.task.expect("task").spec.expect("spec").app]
         }
     })
 }

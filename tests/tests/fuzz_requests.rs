@@ -304,6 +304,12 @@ fn typed() -> BoxedStrategy<Vec<u8>> {
         }
         .encode_to_vec()),
         text().prop_map(|name| pb::GetTaskRequest { name }.encode_to_vec()),
+        (text(), ts(), prop_oneof![0u32..120, any::<u32>()]).prop_map(|(name, at, limit)| pb::ExplainTaskRequest {
+            name,
+            at,
+            limit
+        }
+        .encode_to_vec()),
         worker_message(),
     ]
     .boxed()
@@ -360,6 +366,7 @@ async fn admin_calls(admin: &AdminServiceClient<Channel>, b: &[u8]) -> usize {
         list_workers(pb::ListWorkersRequest),
         list_schedulers(pb::ListSchedulersRequest),
         get_cluster_stats(pb::GetClusterStatsRequest),
+        explain_task(pb::ExplainTaskRequest),
     );
     calls
 }

@@ -473,6 +473,94 @@ async fn schedulers_register_refresh_and_leave(db: &TestDb) {
     assert_eq!(left, vec!["axd-alive".to_owned()]);
 }
 
+async fn session_history_records_opens_closes_and_forgotten_axd(db: &TestDb) {
+    use ax_scheduler::{
+        model::WorkerRecord,
+        worker::sessions::{close_session, open_session},
+    };
+    let store = db.store().await;
+    let session = |id: &str, scheduler: &str, at: Ts| WorkerRecord {
+        session_id: id.into(),
+        worker_id: format!("w-{id}"),
+        app: "billing".into(),
+        handlers: vec!["send-invoice".into()],
+        capacity: 4,
+        credits: 4,
+        in_flight: 0,
+        labels: BTreeMap::new(),
+        scheduler_id: scheduler.into(),
+        client: "test".into(),
+        connected_at: at,
+        last_seen_at: at,
+    };
+    // axd-1 stays alive; axd-gone's last heartbeat is at +10 s.
+    for (id, scheduler, at, beat) in
+        [("s1", "axd-1", t0(), add(t0(), secs(60))), ("s2", "axd-gone", add(t0(), secs(10)), add(t0(), secs(10)))]
+    {
+        let rec = SchedulerRecord {
+            scheduler_id: scheduler.into(),
+            host: "h".into(),
+            address: "127.0.0.1:7070".into(),
+            version: "0".into(),
+            started_at: t0(),
+            heartbeat_at: beat,
+        };
+        store.upsert_scheduler(&rec).await.unwrap();
+        open_session(&store, &session(id, scheduler, at), &[], at, add(at, secs(5))).await.unwrap();
+    }
+    // Both open now; s1 ends at +20 s with its reason.
+    let spans =
+        store.conn().await.unwrap().session_spans("billing", add(t0(), secs(15)), add(t0(), secs(15))).await.unwrap();
+    assert_eq!(spans.iter().map(|s| s.session_id.as_str()).collect::<Vec<_>>(), ["s1", "s2"]);
+    assert!(spans.iter().all(|s| s.closed_at.is_none() && s.capacity == 4 && s.handlers == ["send-invoice"]));
+    close_session(&store, "s1", "stream closed", add(t0(), secs(20)), add(t0(), secs(21)), "axd-1", false)
+        .await
+        .unwrap();
+    // axd-gone stops heartbeating: when it is forgotten, its session ends at its last sign of life.
+    let mut tx = store.begin().await.unwrap();
+    tx.update_workers(&[ax_scheduler::store::SessionSync {
+        session_id: "s2".into(),
+        credits: 4,
+        in_flight: 0,
+        last_seen_at: add(t0(), secs(25)),
+    }])
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(purge_dead_schedulers(&store, add(t0(), secs(30))).await.unwrap(), 1);
+    let spans = store.conn().await.unwrap().session_spans("billing", t0(), add(t0(), secs(60))).await.unwrap();
+    let ends: Vec<(Option<Ts>, &str)> = spans.iter().map(|s| (s.closed_at, s.close_reason.as_str())).collect();
+    assert_eq!(
+        ends,
+        [
+            (Some(add(t0(), secs(20))), "stream closed"),
+            (Some(add(t0(), secs(25))), "axd axd-gone stopped heartbeating")
+        ]
+    );
+    assert!(
+        spans[0].serves_at("send-invoice", add(t0(), secs(20)))
+            && !spans[0].serves_at("send-invoice", add(t0(), secs(21)))
+    );
+    // Only sessions open at some instant of the window are returned.
+    assert!(
+        store
+            .conn()
+            .await
+            .unwrap()
+            .session_spans("billing", add(t0(), secs(26)), add(t0(), secs(60)))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(store.conn().await.unwrap().session_spans("other", t0(), add(t0(), secs(60))).await.unwrap().is_empty());
+    // Retention removes ended sessions only.
+    let mut tx = store.begin().await.unwrap();
+    assert_eq!(tx.purge_session_log(add(t0(), secs(22))).await.unwrap(), 1);
+    tx.commit().await.unwrap();
+    let left = store.conn().await.unwrap().session_spans("billing", t0(), add(t0(), secs(60))).await.unwrap();
+    assert_eq!(left.iter().map(|s| s.session_id.as_str()).collect::<Vec<_>>(), ["s2"]);
+}
+
 async fn database_clock_is_close_to_real_time(db: &TestDb) {
     let store = db.store().await;
     let db_now = store.db_now().await.unwrap();
@@ -552,6 +640,7 @@ on_every_backend!(
     fixed_delay_fires_again_only_after_completion,
     instances_list_newest_first_with_filters_and_pages,
     schedulers_register_refresh_and_leave,
+    session_history_records_opens_closes_and_forgotten_axd,
     database_clock_is_close_to_real_time,
     racing_trigger_loops_create_exactly_one_instance_per_fire,
     racing_manual_triggers_with_one_key_create_one_instance,

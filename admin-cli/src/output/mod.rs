@@ -21,6 +21,7 @@
 
 mod audit;
 mod cluster;
+mod explain;
 mod instances;
 mod layout;
 mod preview;
@@ -38,6 +39,7 @@ use clap::ValueEnum;
 
 pub use audit::{AuditEntryView, audit_table};
 pub use cluster::{SchedulerView, StatsView, WorkerView, scheduler_table, stats_details, worker_table};
+pub use explain::{ExplainView, explain_report};
 pub use instances::{InstanceView, instance_details, instance_table};
 pub use layout::indent;
 pub use preview::{PreviewView, preview_details};

@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use ax_proto::v1::{
-    ConcurrencyPolicy, CronDialect, InstanceSource, InstanceStatus, LogLevel, MisfirePolicy, RoutingStrategy,
+    ConcurrencyPolicy, CronDialect, ExplainFindingKind, InstanceSource, InstanceStatus, LogLevel, MisfirePolicy,
+    RoutingStrategy,
 };
 use serde_json::Value;
 
@@ -29,6 +30,7 @@ macro_rules! proto_enum {
 }
 
 proto_enum! {
+    ExplainFindingKind => "EXPLAIN_FINDING_KIND_",
     InstanceStatus => "INSTANCE_STATUS_",
     InstanceSource => "INSTANCE_SOURCE_",
     MisfirePolicy => "MISFIRE_POLICY_",
@@ -105,6 +107,7 @@ mod tests {
         check::<RoutingStrategy>();
         check::<CronDialect>();
         check::<LogLevel>();
+        check::<ExplainFindingKind>();
     }
 
     #[test]

@@ -161,6 +161,10 @@ impl Sweeper {
         // already covered by their leases.
         let dead_after = (self.core.scheduler_heartbeat * 10).max(Duration::from_secs(30));
         purge_dead_schedulers(&self.core.pools.sweeper, sub(now, dead_after)).await?;
+        // Session history lasts as long as the instances it explains.
+        let mut tx = self.core.pools.sweeper.begin().await?;
+        tx.purge_session_log(sub(now, self.config.retention)).await?;
+        tx.commit().await?;
         let audit = purge_audit(&self.core.pools.sweeper, sub(now, self.config.audit_retention)).await?;
         if audit > 0 {
             tracing::info!(purged = audit, "purged audit entries past audit retention");

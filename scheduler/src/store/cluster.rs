@@ -58,6 +58,7 @@ impl Tx {
         .bind(to_micros(dead_before));
         let ids: Vec<String> = self.fetch(s, "ax_scheduler", |r| r.take()).await?;
         for id in &ids {
+            self.close_session_log_of(id).await?;
             for table in ["ax_worker", "ax_command", "ax_scheduler"] {
                 self.execute(Stmt::new(format!("DELETE FROM {table} WHERE scheduler_id = ?")).bind(id.as_str()))
                     .await?;
@@ -71,6 +72,7 @@ impl Tx {
         let mut s = Stmt::new(format!("INSERT INTO ax_worker ({}) VALUES ", WorkerRaw::columns()));
         s.push_list(WorkerRaw::from_record(w).into_values());
         self.execute(s).await?;
+        self.open_session_log(w).await?;
         Ok(())
     }
 

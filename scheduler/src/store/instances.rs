@@ -74,13 +74,13 @@ impl InstanceRaw {
     }
 }
 
-fn select_instances(filter: &str) -> Stmt<'static> {
+pub(super) fn select_instances(filter: &str) -> Stmt<'static> {
     Stmt::new(format!("SELECT {} FROM ax_instance{filter}", InstanceRaw::columns()))
 }
 
 impl Tx {
     /// The instances a `SELECT` of [`InstanceRaw::columns`] returns.
-    async fn read_instances(&mut self, s: Stmt<'_>) -> StoreResult<Vec<Instance>> {
+    pub(super) async fn read_instances(&mut self, s: Stmt<'_>) -> StoreResult<Vec<Instance>> {
         self.fetch(s, InstanceRaw::TABLE, |r| InstanceRaw::read(r)?.into_instance()).await
     }
 

@@ -15,6 +15,11 @@ macro_rules! embed_migrations {
                 "audit",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0002_audit.sql")),
             ),
+            (
+                4_i64,
+                "session_log",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0004_session_log.sql")),
+            ),
         ]
     };
 }

@@ -30,6 +30,7 @@ mod instances;
 mod migrations;
 pub mod mysql;
 pub mod postgres;
+mod sessions_log;
 pub mod sqlite;
 pub(crate) mod tables;
 mod tasks;

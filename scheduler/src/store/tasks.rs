@@ -132,11 +132,22 @@ impl Tx {
 
     /// The most recent task events, newest first.
     pub async fn task_events(&mut self, task_id: i64, limit: u32) -> StoreResult<Vec<TaskEvent>> {
-        let s = Stmt::new(
-            "SELECT task_id, at, kind, actor, message FROM ax_task_event WHERE task_id = ? ORDER BY id DESC LIMIT ?",
-        )
-        .bind(task_id)
-        .bind(i64::from(limit));
+        self.task_events_before(task_id, None, limit).await
+    }
+
+    /// The most recent task events at or before `at` (any time if `None`), newest first.
+    pub async fn task_events_before(
+        &mut self,
+        task_id: i64,
+        at: Option<Ts>,
+        limit: u32,
+    ) -> StoreResult<Vec<TaskEvent>> {
+        let mut s =
+            Stmt::new("SELECT task_id, at, kind, actor, message FROM ax_task_event WHERE task_id = ?").bind(task_id);
+        if let Some(at) = at {
+            s.push(" AND at <= ").push_bind(to_micros(at));
+        }
+        s.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(limit));
         self.fetch(s, "ax_task_event", |r| {
             let task_id = r.take()?;
             let at = from_micros(r.take()?);

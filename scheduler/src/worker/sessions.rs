@@ -90,6 +90,7 @@ pub async fn close_session(
     }
     persist(&mut tx, &rows, batch, ctx).await?;
     tx.delete_worker(session_id).await?;
+    tx.close_session_log(session_id, now, reason).await?;
     tx.commit().await?;
     Ok(())
 }

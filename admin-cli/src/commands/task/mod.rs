@@ -14,6 +14,7 @@ mod create;
 mod delete;
 mod disable;
 mod enable;
+mod explain;
 mod fields;
 mod get;
 mod list;
@@ -48,6 +49,9 @@ pub enum TaskCommand {
     Disable(disable::DisableArgs),
     /// Run a task now (also when disabled), optionally with other params.
     Trigger(trigger::TriggerArgs),
+    /// Why a task did or did not run: disabled, misfires, fires with no instance, instances that
+    /// waited for a worker (none connected, or all at capacity), failed attempts.
+    Explain(explain::ExplainArgs),
 }
 
 impl TaskCommand {
@@ -62,6 +66,7 @@ impl TaskCommand {
             TaskCommand::Enable(args) => enable::run(args, ctx).await,
             TaskCommand::Disable(args) => disable::run(args, ctx).await,
             TaskCommand::Trigger(args) => trigger::run(args, ctx).await,
+            TaskCommand::Explain(args) => explain::run(args, ctx).await,
         }
     }
 }

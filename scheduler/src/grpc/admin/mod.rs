@@ -29,6 +29,7 @@ use crate::{
 };
 
 mod cluster;
+mod explain;
 mod instances;
 mod tasks;
 
@@ -325,6 +326,12 @@ impl AdminService for AdminApi {
     async fn retry_instance(&self, req: Request<pb::RetryInstanceRequest>) -> Reply<pb::RetryInstanceResponse> {
         let mut n = Note::write("RetryInstance", format!("instance/{}", req.get_ref().id));
         let r = self.retry_instance_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn explain_task(&self, req: Request<pb::ExplainTaskRequest>) -> Reply<pb::ExplainTaskResponse> {
+        let mut n = Note::read("ExplainTask", task_target(&req.get_ref().name));
+        let r = self.explain_task_(&req, &mut n).await;
         self.finish(n, r).await
     }
 

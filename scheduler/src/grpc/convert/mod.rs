@@ -22,6 +22,7 @@ use crate::{
 const DAY: Duration = Duration::from_secs(86_400);
 
 mod enums;
+mod explain;
 #[cfg(test)]
 mod props;
 mod records;
@@ -31,7 +32,7 @@ mod tasks;
 mod time;
 
 use self::retry::*;
-pub use self::{enums::*, records::*, schedule::*, tasks::*, time::*};
+pub use self::{enums::*, explain::*, records::*, schedule::*, tasks::*, time::*};
 
 #[cfg(test)]
 mod tests {

@@ -45,6 +45,26 @@ class InstanceSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INSTANCE_SOURCE_SCHEDULE: _ClassVar[InstanceSource]
     INSTANCE_SOURCE_CATCH_UP: _ClassVar[InstanceSource]
     INSTANCE_SOURCE_MANUAL: _ClassVar[InstanceSource]
+
+class ExplainFindingKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EXPLAIN_FINDING_KIND_UNSPECIFIED: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_DISABLED: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_MANUAL: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_NO_MORE_FIRES: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_MISFIRE_SKIPPED: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_MISFIRE_CAUGHT_UP: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_SKIPPED_OVERLAP: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_NO_WORKER: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_AT_CAPACITY: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_ATTEMPT_FAILED: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_FAILED: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_CANCELED: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_SCHEDULE_BROKEN: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_RUNNING: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_WAITING: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_NO_INSTANCE: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_OK: _ClassVar[ExplainFindingKind]
 CRON_DIALECT_UNSPECIFIED: CronDialect
 CRON_DIALECT_UNIX: CronDialect
 CRON_DIALECT_QUARTZ: CronDialect
@@ -63,6 +83,23 @@ INSTANCE_SOURCE_UNSPECIFIED: InstanceSource
 INSTANCE_SOURCE_SCHEDULE: InstanceSource
 INSTANCE_SOURCE_CATCH_UP: InstanceSource
 INSTANCE_SOURCE_MANUAL: InstanceSource
+EXPLAIN_FINDING_KIND_UNSPECIFIED: ExplainFindingKind
+EXPLAIN_FINDING_KIND_DISABLED: ExplainFindingKind
+EXPLAIN_FINDING_KIND_MANUAL: ExplainFindingKind
+EXPLAIN_FINDING_KIND_NO_MORE_FIRES: ExplainFindingKind
+EXPLAIN_FINDING_KIND_MISFIRE_SKIPPED: ExplainFindingKind
+EXPLAIN_FINDING_KIND_MISFIRE_CAUGHT_UP: ExplainFindingKind
+EXPLAIN_FINDING_KIND_SKIPPED_OVERLAP: ExplainFindingKind
+EXPLAIN_FINDING_KIND_NO_WORKER: ExplainFindingKind
+EXPLAIN_FINDING_KIND_AT_CAPACITY: ExplainFindingKind
+EXPLAIN_FINDING_KIND_ATTEMPT_FAILED: ExplainFindingKind
+EXPLAIN_FINDING_KIND_FAILED: ExplainFindingKind
+EXPLAIN_FINDING_KIND_CANCELED: ExplainFindingKind
+EXPLAIN_FINDING_KIND_SCHEDULE_BROKEN: ExplainFindingKind
+EXPLAIN_FINDING_KIND_RUNNING: ExplainFindingKind
+EXPLAIN_FINDING_KIND_WAITING: ExplainFindingKind
+EXPLAIN_FINDING_KIND_NO_INSTANCE: ExplainFindingKind
+EXPLAIN_FINDING_KIND_OK: ExplainFindingKind
 
 class CronSchedule(_message.Message):
     __slots__ = ("expression", "time_zone", "dialect")
@@ -531,6 +568,88 @@ class GetInstanceLogsResponse(_message.Message):
     lines: _containers.RepeatedCompositeFieldContainer[LogLine]
     dropped: int
     def __init__(self, lines: _Optional[_Iterable[_Union[LogLine, _Mapping]]] = ..., dropped: _Optional[int] = ...) -> None: ...
+
+class ExplainTaskRequest(_message.Message):
+    __slots__ = ("name", "at", "limit")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    AT_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    at: _timestamp_pb2.Timestamp
+    limit: int
+    def __init__(self, name: _Optional[str] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ExplainFinding(_message.Message):
+    __slots__ = ("kind", "time", "message", "instance_id")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    kind: ExplainFindingKind
+    time: _timestamp_pb2.Timestamp
+    message: str
+    instance_id: int
+    def __init__(self, kind: _Optional[_Union[ExplainFindingKind, str]] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., instance_id: _Optional[int] = ...) -> None: ...
+
+class ExplainedAttempt(_message.Message):
+    __slots__ = ("attempt", "worker_id", "dispatch_time", "start_time", "end_time", "outcome", "reason")
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    DISPATCH_TIME_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    attempt: int
+    worker_id: str
+    dispatch_time: _timestamp_pb2.Timestamp
+    start_time: _timestamp_pb2.Timestamp
+    end_time: _timestamp_pb2.Timestamp
+    outcome: _types_pb2.InstanceStatus
+    reason: str
+    def __init__(self, attempt: _Optional[int] = ..., worker_id: _Optional[str] = ..., dispatch_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., outcome: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ExplainedFire(_message.Message):
+    __slots__ = ("instance", "dispatch_delay", "waited_for", "attempts")
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    DISPATCH_DELAY_FIELD_NUMBER: _ClassVar[int]
+    WAITED_FOR_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    instance: Instance
+    dispatch_delay: _duration_pb2.Duration
+    waited_for: str
+    attempts: _containers.RepeatedCompositeFieldContainer[ExplainedAttempt]
+    def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ..., dispatch_delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., waited_for: _Optional[str] = ..., attempts: _Optional[_Iterable[_Union[ExplainedAttempt, _Mapping]]] = ...) -> None: ...
+
+class ExplainWorkers(_message.Message):
+    __slots__ = ("sessions", "serving", "capacity", "free_credits")
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    SERVING_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    FREE_CREDITS_FIELD_NUMBER: _ClassVar[int]
+    sessions: int
+    serving: int
+    capacity: int
+    free_credits: int
+    def __init__(self, sessions: _Optional[int] = ..., serving: _Optional[int] = ..., capacity: _Optional[int] = ..., free_credits: _Optional[int] = ...) -> None: ...
+
+class ExplainTaskResponse(_message.Message):
+    __slots__ = ("task", "at", "findings", "next_fires", "recent", "events", "workers")
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    AT_FIELD_NUMBER: _ClassVar[int]
+    FINDINGS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_FIRES_FIELD_NUMBER: _ClassVar[int]
+    RECENT_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_FIELD_NUMBER: _ClassVar[int]
+    task: Task
+    at: _timestamp_pb2.Timestamp
+    findings: _containers.RepeatedCompositeFieldContainer[ExplainFinding]
+    next_fires: _containers.RepeatedCompositeFieldContainer[Fire]
+    recent: _containers.RepeatedCompositeFieldContainer[ExplainedFire]
+    events: _containers.RepeatedCompositeFieldContainer[TaskEvent]
+    workers: ExplainWorkers
+    def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., findings: _Optional[_Iterable[_Union[ExplainFinding, _Mapping]]] = ..., next_fires: _Optional[_Iterable[_Union[Fire, _Mapping]]] = ..., recent: _Optional[_Iterable[_Union[ExplainedFire, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[TaskEvent, _Mapping]]] = ..., workers: _Optional[_Union[ExplainWorkers, _Mapping]] = ...) -> None: ...
 
 class ListWorkersRequest(_message.Message):
     __slots__ = ("app",)

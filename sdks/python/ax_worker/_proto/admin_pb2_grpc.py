@@ -100,6 +100,11 @@ class AdminServiceStub:
                 request_serializer=ax_dot_v1_dot_admin__pb2.RetryInstanceRequest.SerializeToString,
                 response_deserializer=ax_dot_v1_dot_admin__pb2.RetryInstanceResponse.FromString,
                 _registered_method=True)
+        self.ExplainTask = channel.unary_unary(
+                '/ax.v1.AdminService/ExplainTask',
+                request_serializer=ax_dot_v1_dot_admin__pb2.ExplainTaskRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.ExplainTaskResponse.FromString,
+                _registered_method=True)
         self.GetInstanceLogs = channel.unary_unary(
                 '/ax.v1.AdminService/GetInstanceLogs',
                 request_serializer=ax_dot_v1_dot_admin__pb2.GetInstanceLogsRequest.SerializeToString,
@@ -226,6 +231,17 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExplainTask(self, request, context):
+        """Explains why a task did or did not run around an instant: its state (disabled, manual, no more
+        fires), its next fires, its recent fires with their instances, what each waited for (no worker
+        of the app connected, or all at capacity) and its failed attempts with worker and duration,
+        misfire and overlap decisions, and fire times that have no instance. Built only from what ax
+        records; changes nothing. Needs a read role.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetInstanceLogs(self, request, context):
         """Returns the log lines workers sent for an instance, oldest first.
         """
@@ -333,6 +349,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.RetryInstance,
                     request_deserializer=ax_dot_v1_dot_admin__pb2.RetryInstanceRequest.FromString,
                     response_serializer=ax_dot_v1_dot_admin__pb2.RetryInstanceResponse.SerializeToString,
+            ),
+            'ExplainTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExplainTask,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.ExplainTaskRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.ExplainTaskResponse.SerializeToString,
             ),
             'GetInstanceLogs': grpc.unary_unary_rpc_method_handler(
                     servicer.GetInstanceLogs,
@@ -712,6 +733,33 @@ class AdminService:
             '/ax.v1.AdminService/RetryInstance',
             ax_dot_v1_dot_admin__pb2.RetryInstanceRequest.SerializeToString,
             ax_dot_v1_dot_admin__pb2.RetryInstanceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExplainTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/ExplainTask',
+            ax_dot_v1_dot_admin__pb2.ExplainTaskRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.ExplainTaskResponse.FromString,
             options,
             channel_credentials,
             insecure,

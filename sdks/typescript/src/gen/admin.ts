@@ -26,6 +26,13 @@ export interface ProtoGrpcType {
       DisableTaskResponse: MessageTypeDefinition
       EnableTaskRequest: MessageTypeDefinition
       EnableTaskResponse: MessageTypeDefinition
+      ExplainFinding: MessageTypeDefinition
+      ExplainFindingKind: EnumTypeDefinition
+      ExplainTaskRequest: MessageTypeDefinition
+      ExplainTaskResponse: MessageTypeDefinition
+      ExplainWorkers: MessageTypeDefinition
+      ExplainedAttempt: MessageTypeDefinition
+      ExplainedFire: MessageTypeDefinition
       ExponentialBackoff: MessageTypeDefinition
       Fire: MessageTypeDefinition
       GetClusterStatsRequest: MessageTypeDefinition

@@ -12,6 +12,8 @@ import type { DisableTaskRequest as _ax_v1_DisableTaskRequest, DisableTaskReques
 import type { DisableTaskResponse as _ax_v1_DisableTaskResponse, DisableTaskResponse__Output as _ax_v1_DisableTaskResponse__Output } from '../../ax/v1/DisableTaskResponse';
 import type { EnableTaskRequest as _ax_v1_EnableTaskRequest, EnableTaskRequest__Output as _ax_v1_EnableTaskRequest__Output } from '../../ax/v1/EnableTaskRequest';
 import type { EnableTaskResponse as _ax_v1_EnableTaskResponse, EnableTaskResponse__Output as _ax_v1_EnableTaskResponse__Output } from '../../ax/v1/EnableTaskResponse';
+import type { ExplainTaskRequest as _ax_v1_ExplainTaskRequest, ExplainTaskRequest__Output as _ax_v1_ExplainTaskRequest__Output } from '../../ax/v1/ExplainTaskRequest';
+import type { ExplainTaskResponse as _ax_v1_ExplainTaskResponse, ExplainTaskResponse__Output as _ax_v1_ExplainTaskResponse__Output } from '../../ax/v1/ExplainTaskResponse';
 import type { GetClusterStatsRequest as _ax_v1_GetClusterStatsRequest, GetClusterStatsRequest__Output as _ax_v1_GetClusterStatsRequest__Output } from '../../ax/v1/GetClusterStatsRequest';
 import type { GetClusterStatsResponse as _ax_v1_GetClusterStatsResponse, GetClusterStatsResponse__Output as _ax_v1_GetClusterStatsResponse__Output } from '../../ax/v1/GetClusterStatsResponse';
 import type { GetInstanceLogsRequest as _ax_v1_GetInstanceLogsRequest, GetInstanceLogsRequest__Output as _ax_v1_GetInstanceLogsRequest__Output } from '../../ax/v1/GetInstanceLogsRequest';
@@ -84,6 +86,15 @@ export interface AdminServiceClient extends grpc.Client {
   enableTask(argument: _ax_v1_EnableTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_EnableTaskResponse__Output>): grpc.ClientUnaryCall;
   enableTask(argument: _ax_v1_EnableTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_EnableTaskResponse__Output>): grpc.ClientUnaryCall;
   enableTask(argument: _ax_v1_EnableTaskRequest, callback: grpc.requestCallback<_ax_v1_EnableTaskResponse__Output>): grpc.ClientUnaryCall;
+  
+  ExplainTask(argument: _ax_v1_ExplainTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ExplainTaskResponse__Output>): grpc.ClientUnaryCall;
+  ExplainTask(argument: _ax_v1_ExplainTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ExplainTaskResponse__Output>): grpc.ClientUnaryCall;
+  ExplainTask(argument: _ax_v1_ExplainTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ExplainTaskResponse__Output>): grpc.ClientUnaryCall;
+  ExplainTask(argument: _ax_v1_ExplainTaskRequest, callback: grpc.requestCallback<_ax_v1_ExplainTaskResponse__Output>): grpc.ClientUnaryCall;
+  explainTask(argument: _ax_v1_ExplainTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ExplainTaskResponse__Output>): grpc.ClientUnaryCall;
+  explainTask(argument: _ax_v1_ExplainTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ExplainTaskResponse__Output>): grpc.ClientUnaryCall;
+  explainTask(argument: _ax_v1_ExplainTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ExplainTaskResponse__Output>): grpc.ClientUnaryCall;
+  explainTask(argument: _ax_v1_ExplainTaskRequest, callback: grpc.requestCallback<_ax_v1_ExplainTaskResponse__Output>): grpc.ClientUnaryCall;
   
   GetClusterStats(argument: _ax_v1_GetClusterStatsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetClusterStatsResponse__Output>): grpc.ClientUnaryCall;
   GetClusterStats(argument: _ax_v1_GetClusterStatsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_GetClusterStatsResponse__Output>): grpc.ClientUnaryCall;
@@ -215,6 +226,8 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
   
   EnableTask: grpc.handleUnaryCall<_ax_v1_EnableTaskRequest__Output, _ax_v1_EnableTaskResponse>;
   
+  ExplainTask: grpc.handleUnaryCall<_ax_v1_ExplainTaskRequest__Output, _ax_v1_ExplainTaskResponse>;
+  
   GetClusterStats: grpc.handleUnaryCall<_ax_v1_GetClusterStatsRequest__Output, _ax_v1_GetClusterStatsResponse>;
   
   GetInstance: grpc.handleUnaryCall<_ax_v1_GetInstanceRequest__Output, _ax_v1_GetInstanceResponse>;
@@ -249,6 +262,7 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
   DeleteTask: MethodDefinition<_ax_v1_DeleteTaskRequest, _ax_v1_DeleteTaskResponse, _ax_v1_DeleteTaskRequest__Output, _ax_v1_DeleteTaskResponse__Output>
   DisableTask: MethodDefinition<_ax_v1_DisableTaskRequest, _ax_v1_DisableTaskResponse, _ax_v1_DisableTaskRequest__Output, _ax_v1_DisableTaskResponse__Output>
   EnableTask: MethodDefinition<_ax_v1_EnableTaskRequest, _ax_v1_EnableTaskResponse, _ax_v1_EnableTaskRequest__Output, _ax_v1_EnableTaskResponse__Output>
+  ExplainTask: MethodDefinition<_ax_v1_ExplainTaskRequest, _ax_v1_ExplainTaskResponse, _ax_v1_ExplainTaskRequest__Output, _ax_v1_ExplainTaskResponse__Output>
   GetClusterStats: MethodDefinition<_ax_v1_GetClusterStatsRequest, _ax_v1_GetClusterStatsResponse, _ax_v1_GetClusterStatsRequest__Output, _ax_v1_GetClusterStatsResponse__Output>
   GetInstance: MethodDefinition<_ax_v1_GetInstanceRequest, _ax_v1_GetInstanceResponse, _ax_v1_GetInstanceRequest__Output, _ax_v1_GetInstanceResponse__Output>
   GetInstanceLogs: MethodDefinition<_ax_v1_GetInstanceLogsRequest, _ax_v1_GetInstanceLogsResponse, _ax_v1_GetInstanceLogsRequest__Output, _ax_v1_GetInstanceLogsResponse__Output>

@@ -1,0 +1,332 @@
+//! Unit tests of the explanations: each answer from hand-built records, at injected instants.
+use super::*;
+use crate::model::{
+    Backoff, ConcurrencyPolicy, DEFAULT_MAX_CATCH_UP, MisfirePolicy, RetryPolicy, Routing, Schedule, TaskConfig, add,
+};
+use chrono::TimeZone;
+
+fn t0() -> Ts {
+    chrono::Utc.with_ymd_and_hms(2026, 1, 1, 10, 0, 0).single().expect("t")
+}
+
+fn secs(s: u64) -> Ts {
+    add(t0(), Duration::from_secs(s))
+}
+
+/// A task firing every minute since `t0 - 1h`, created then.
+fn task(enabled: bool) -> Task {
+    let created = sub(t0(), Duration::from_secs(3600));
+    Task {
+        id: 1,
+        name: "report".into(),
+        config: TaskConfig {
+            app: "billing".into(),
+            handler: "invoice".into(),
+            description: String::new(),
+            schedule: Schedule::FixedRate { interval: Duration::from_secs(60), start_at: created },
+            params: "{}".into(),
+            enabled,
+            misfire_policy: MisfirePolicy::FireOnce,
+            misfire_threshold: Duration::from_secs(60),
+            max_catch_up: DEFAULT_MAX_CATCH_UP,
+            concurrency: ConcurrencyPolicy::Allow,
+            routing: Routing::LeastLoaded,
+            timeout: None,
+            retry: RetryPolicy { max_retries: 1, backoff: Backoff::List { delays_us: vec![1_000_000] } },
+            labels: Default::default(),
+        },
+        next_fire_at: enabled.then(|| secs(60)),
+        created_at: created,
+        updated_at: created,
+        version: 1,
+    }
+}
+
+fn instance(id: i64, fire_at: Ts, status: InstanceStatus) -> Instance {
+    Instance {
+        id,
+        task_id: 1,
+        task_name: "report".into(),
+        app: "billing".into(),
+        handler: "invoice".into(),
+        params: "{}".into(),
+        idempotency_key: fire_key(fire_at),
+        source: InstanceSource::Schedule,
+        fire_at,
+        available_at: fire_at,
+        status,
+        attempt: 0,
+        max_retries: 1,
+        failures: 0,
+        timeout: None,
+        backoff: Backoff::List { delays_us: vec![1_000_000] },
+        routing: Routing::LeastLoaded,
+        worker_id: None,
+        session_id: None,
+        scheduler_id: None,
+        lease_expires_at: None,
+        deadline_at: None,
+        started_at: None,
+        finished_at: None,
+        message: String::new(),
+        output: String::new(),
+        progress_percent: 0,
+        progress_message: String::new(),
+        created_at: fire_at,
+        updated_at: fire_at,
+    }
+}
+
+fn ev(
+    at: Ts,
+    from: Option<InstanceStatus>,
+    to: InstanceStatus,
+    attempt: u32,
+    worker: &str,
+    reason: &str,
+) -> InstanceEvent {
+    InstanceEvent {
+        id: 0,
+        instance_id: 0,
+        at,
+        from,
+        to,
+        attempt,
+        scheduler_id: "axd-1".into(),
+        worker_id: worker.into(),
+        reason: reason.into(),
+    }
+}
+
+fn task_event(at: Ts, kind: TaskEventKind, actor: &str, message: &str) -> TaskEvent {
+    TaskEvent { task_id: 1, at, kind, actor: actor.into(), message: message.into() }
+}
+
+fn span(worker: &str, from: Ts, to: Option<Ts>) -> SessionSpan {
+    SessionSpan {
+        session_id: format!("s-{worker}"),
+        worker_id: worker.into(),
+        app: "billing".into(),
+        handlers: vec!["invoice".into()],
+        capacity: 4,
+        scheduler_id: "axd-1".into(),
+        connected_at: from,
+        closed_at: to,
+        close_reason: String::new(),
+    }
+}
+
+fn live(credits: u32) -> WorkerRecord {
+    WorkerRecord {
+        session_id: "s-live".into(),
+        worker_id: "w-live".into(),
+        app: "billing".into(),
+        handlers: vec!["invoice".into()],
+        capacity: 4,
+        credits,
+        in_flight: 4 - credits,
+        labels: Default::default(),
+        scheduler_id: "axd-1".into(),
+        client: String::new(),
+        connected_at: t0(),
+        last_seen_at: t0(),
+    }
+}
+
+/// A successful run on `worker`, dispatched `delay` seconds after its fire.
+fn succeeded(id: i64, fire: Ts, delay: u64, worker: &str) -> (Instance, Vec<InstanceEvent>) {
+    let mut i = instance(id, fire, InstanceStatus::Success);
+    i.attempt = 1;
+    i.worker_id = Some(worker.into());
+    let d = add(fire, Duration::from_secs(delay));
+    i.finished_at = Some(add(d, Duration::from_secs(1)));
+    let trail = vec![
+        ev(fire, None, InstanceStatus::Pending, 0, "", "fired"),
+        ev(d, Some(InstanceStatus::Pending), InstanceStatus::Dispatched, 1, worker, "assigned"),
+        ev(d, Some(InstanceStatus::Dispatched), InstanceStatus::Running, 1, worker, "accepted"),
+        ev(
+            add(d, Duration::from_secs(1)),
+            Some(InstanceStatus::Running),
+            InstanceStatus::Success,
+            1,
+            worker,
+            "succeeded",
+        ),
+    ];
+    (i, trail)
+}
+
+fn kinds(e: &Explanation) -> Vec<FindingKind> {
+    e.findings.iter().map(|f| f.kind).collect()
+}
+
+fn run(
+    task: &Task,
+    at: Ts,
+    events: &[TaskEvent],
+    instances: &[(Instance, Vec<InstanceEvent>)],
+    sessions: &[SessionSpan],
+    live: &[WorkerRecord],
+) -> Explanation {
+    explain(&Inputs { task, at, now: at, limit: 10, events, instances, sessions, live, fired: &[] })
+}
+
+#[test]
+fn a_disabled_task_names_who_disabled_it_and_when() {
+    let t = task(false);
+    let events =
+        [task_event(sub(t0(), Duration::from_secs(30)), TaskEventKind::Disabled, "spiffe://ax/admin/alice", "")];
+    let e = run(&t, secs(30), &events, &[], &[], &[]);
+    let f = &e.findings[0];
+    assert_eq!(f.kind, FindingKind::Disabled, "{e:#?}");
+    assert!(f.message.contains("disabled by spiffe://ax/admin/alice at 2026-01-01T09:59:30.000Z"), "{}", f.message);
+    // What it would do if enabled is still shown.
+    assert_eq!(e.next_fires.first().map(|f| f.at), Some(secs(60)));
+    // The fire at 10:00, while disabled, has no instance, and the answer says why; the one at
+    // 09:59, before, has nothing recorded.
+    let missing: Vec<&Finding> = e.findings.iter().filter(|f| f.kind == FindingKind::NoInstance).collect();
+    assert!(!missing.is_empty(), "{e:#?}");
+    assert!(
+        missing[0].message.contains("the task was disabled then (by spiffe://ax/admin/alice"),
+        "{}",
+        missing[0].message
+    );
+}
+
+#[test]
+fn an_instance_that_waited_for_a_worker_says_none_was_connected_and_when_one_came() {
+    let t = task(true);
+    let fire = t0();
+    let inst = succeeded(5, fire, 200, "w-2");
+    let sessions = [
+        span("w-1", sub(fire, Duration::from_secs(600)), Some(sub(fire, Duration::from_secs(10)))),
+        span("w-2", secs(200), None),
+    ];
+    let e = run(&t, secs(300), &[], std::slice::from_ref(&inst), &sessions, &[]);
+    let f = e.findings.iter().find(|f| f.instance_id == 5).expect("a finding about instance 5");
+    assert_eq!(f.kind, FindingKind::NoWorker, "{e:#?}");
+    assert!(f.message.contains("waited 3m20s before its first dispatch"), "{}", f.message);
+    assert!(f.message.contains("worker w-2 connected at 2026-01-01T10:03:20.000Z"), "{}", f.message);
+    assert_eq!(e.recent[0].dispatch_delay, Some(chrono::Duration::seconds(200)));
+    // With a worker connected at the fire time, the same wait is "at capacity".
+    let sessions = [span("w-1", sub(fire, Duration::from_secs(600)), None)];
+    let e = run(&t, secs(300), &[], &[inst], &sessions, &[]);
+    assert_eq!(e.findings.iter().find(|f| f.instance_id == 5).map(|f| f.kind), Some(FindingKind::AtCapacity));
+}
+
+#[test]
+fn a_due_pending_instance_says_what_it_waits_for_now() {
+    let t = task(true);
+    let inst =
+        (instance(6, t0(), InstanceStatus::Pending), vec![ev(t0(), None, InstanceStatus::Pending, 0, "", "fired")]);
+    let at = secs(30);
+    let e = run(&t, at, &[], std::slice::from_ref(&inst), &[], &[]);
+    let f = e.findings.iter().find(|f| f.instance_id == 6).expect("finding");
+    assert_eq!(f.kind, FindingKind::NoWorker);
+    assert!(f.message.contains("no worker of app billing is connected"), "{}", f.message);
+    let e = run(&t, at, &[], std::slice::from_ref(&inst), &[], &[live(0)]);
+    assert_eq!(e.findings.iter().find(|f| f.instance_id == 6).map(|f| f.kind), Some(FindingKind::AtCapacity));
+    assert_eq!(e.workers, WorkersNow { sessions: 1, serving: 1, capacity: 4, free_credits: 0 });
+    let e = run(&t, at, &[], &[inst], &[], &[live(2)]);
+    assert_eq!(e.findings.iter().find(|f| f.instance_id == 6).map(|f| f.kind), Some(FindingKind::Waiting));
+}
+
+#[test]
+fn a_misfired_task_reports_the_decision_and_the_fires_it_skipped() {
+    let t = task(true);
+    // axd was down from 10:00 to 10:05; on its return it skipped the missed fires.
+    let decided = secs(300);
+    let events = [task_event(
+        decided,
+        TaskEventKind::MisfireSkipped,
+        "axd-1",
+        "skipped 5 missed fires from 2026-01-01T10:00:00Z to 2026-01-01T10:04:00Z",
+    )];
+    let before = succeeded(3, sub(t0(), Duration::from_secs(60)), 0, "w-1");
+    let after = succeeded(4, decided, 0, "w-1");
+    let e = run(&t, secs(310), &events, &[after, before], &[], &[]);
+    assert!(kinds(&e).contains(&FindingKind::MisfireSkipped), "{e:#?}");
+    let missing: Vec<&Finding> = e.findings.iter().filter(|f| f.kind == FindingKind::NoInstance).collect();
+    assert_eq!(missing.len(), 5, "{e:#?}");
+    assert!(missing.iter().all(|f| f.message.contains("missed: skipped 5 missed fires")), "{missing:#?}");
+    assert_eq!(missing.last().and_then(|f| f.at), Some(t0()));
+}
+
+#[test]
+fn a_failing_task_lists_each_failed_attempt_with_worker_and_duration() {
+    let t = task(true);
+    let fire = t0();
+    let mut i = instance(9, fire, InstanceStatus::Failed);
+    i.attempt = 2;
+    i.failures = 2;
+    i.message = "handler failed: boom (all 1 retries used)".into();
+    i.finished_at = Some(secs(8));
+    let trail = vec![
+        ev(fire, None, InstanceStatus::Pending, 0, "", "fired"),
+        ev(fire, Some(InstanceStatus::Pending), InstanceStatus::Dispatched, 1, "w-1", "assigned"),
+        ev(secs(1), Some(InstanceStatus::Dispatched), InstanceStatus::Running, 1, "w-1", "accepted"),
+        ev(secs(3), Some(InstanceStatus::Running), InstanceStatus::Failed, 1, "w-1", "handler failed: boom"),
+        ev(secs(3), Some(InstanceStatus::Failed), InstanceStatus::Pending, 1, "", "retry 1/1 in 1s"),
+        ev(secs(4), Some(InstanceStatus::Pending), InstanceStatus::Dispatched, 2, "w-2", "assigned"),
+        ev(secs(4), Some(InstanceStatus::Dispatched), InstanceStatus::Running, 2, "w-2", "accepted"),
+        ev(
+            secs(8),
+            Some(InstanceStatus::Running),
+            InstanceStatus::Failed,
+            2,
+            "w-2",
+            "handler failed: boom (all 1 retries used)",
+        ),
+    ];
+    let e = run(&t, secs(10), &[], &[(i, trail)], &[], &[]);
+    let failed: Vec<&Finding> = e.findings.iter().filter(|f| f.kind == FindingKind::AttemptFailed).collect();
+    assert_eq!(failed.len(), 2, "{e:#?}");
+    assert!(
+        failed[0].message.contains("attempt 1 on worker w-1 after 2s: handler failed: boom"),
+        "{}",
+        failed[0].message
+    );
+    assert!(failed[1].message.contains("attempt 2 on worker w-2 after 4s"), "{}", failed[1].message);
+    assert!(kinds(&e).contains(&FindingKind::Failed));
+    assert!(!kinds(&e).contains(&FindingKind::Ok));
+    let a = &e.recent[0].attempts;
+    assert_eq!(a.len(), 2);
+    assert_eq!(
+        (a[0].started_at, a[0].ended_at, a[0].outcome),
+        (Some(secs(1)), Some(secs(3)), Some(InstanceStatus::Failed))
+    );
+    assert_eq!((a[1].worker_id.as_str(), a[1].dispatched_at), ("w-2", secs(4)));
+}
+
+#[test]
+fn on_time_successes_are_ok_and_a_manual_schedule_says_so() {
+    let t = task(true);
+    let recent = [succeeded(2, t0(), 0, "w-1"), succeeded(1, sub(t0(), Duration::from_secs(60)), 0, "w-1")];
+    let e = run(&t, add(t0(), Duration::from_secs(5)), &[], &recent, &[], &[]);
+    assert_eq!(kinds(&e), vec![FindingKind::Ok], "{e:#?}");
+    let mut m = task(true);
+    m.config.schedule = Schedule::Manual;
+    m.next_fire_at = None;
+    let e = run(&m, t0(), &[], &[], &[], &[]);
+    assert_eq!(kinds(&e), vec![FindingKind::Manual, FindingKind::Ok]);
+    assert!(e.next_fires.is_empty());
+}
+
+#[test]
+fn attempts_end_at_the_first_event_out_of_the_held_states() {
+    let trail = [
+        ev(t0(), None, InstanceStatus::Pending, 0, "", "triggered"),
+        ev(secs(1), Some(InstanceStatus::Pending), InstanceStatus::Dispatched, 1, "w-1", "assigned"),
+        ev(secs(11), Some(InstanceStatus::Dispatched), InstanceStatus::Pending, 1, "w-1", "ack timeout"),
+        ev(secs(12), Some(InstanceStatus::Pending), InstanceStatus::Dispatched, 2, "w-2", "assigned"),
+        ev(secs(12), Some(InstanceStatus::Dispatched), InstanceStatus::Running, 2, "w-2", "accepted"),
+        ev(secs(13), Some(InstanceStatus::Running), InstanceStatus::Running, 2, "w-2", "re-announced"),
+    ];
+    let a = attempts(&trail);
+    assert_eq!(a.len(), 2);
+    assert_eq!(
+        (a[0].outcome, a[0].ended_at, a[0].reason.as_str()),
+        (Some(InstanceStatus::Pending), Some(secs(11)), "ack timeout")
+    );
+    assert_eq!((a[1].started_at, a[1].outcome), (Some(secs(12)), None));
+}

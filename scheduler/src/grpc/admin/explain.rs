@@ -1,0 +1,79 @@
+//! AdminService.ExplainTask: gathers what ax recorded about a task around an instant and hands it
+//! to [`crate::explain::explain`].
+
+use super::*;
+use crate::explain::{Inputs, expected_fires, explain};
+
+/// Task events read for the analysis (the response returns at most `limit` of them).
+const EVENTS_READ: u32 = 200;
+
+impl AdminApi {
+    pub(super) async fn explain_task_(
+        &self,
+        req: &Request<pb::ExplainTaskRequest>,
+        n: &mut Note,
+    ) -> Result<pb::ExplainTaskResponse> {
+        let grant = self.caller(req, Access::Read, n)?;
+        let r = req.get_ref();
+        let limit = match r.limit {
+            0 => 10,
+            1..=100 => r.limit,
+            v => return Err(Error::invalid("limit", format!("{v} is out of range 1-100"))),
+        };
+        let task = self.task(&r.name).await?;
+        grant.app(&task.config.app)?;
+        let now = self.now();
+        let at = match &r.at {
+            Some(t) => {
+                let at = convert::ts_from_pb("at", t)?;
+                if at > now {
+                    return Err(Error::invalid(
+                        "at",
+                        format!(
+                            "{} is in the future (now is {}); `schedule preview` shows what will happen",
+                            at.to_rfc3339(),
+                            now.to_rfc3339()
+                        ),
+                    ));
+                }
+                at
+            }
+            None => now,
+        };
+        let mut c = self.core.pools.admin.conn().await?;
+        let events = c.task_events_before(task.id, Some(at), EVENTS_READ).await?;
+        let mut instances = Vec::new();
+        for i in c.instances_triggered_before(&task.name, at, limit).await? {
+            let trail = c.instance_events(i.id).await?;
+            instances.push((i, trail));
+        }
+        // Fires of the window whose instance is not among the recent ones (created later, e.g. a
+        // catch-up) still count as fired.
+        let mut fired = Vec::new();
+        for f in expected_fires(&task, &events, &instances, at, now, limit as usize) {
+            let key = crate::schedule::fire_key(f);
+            if !instances.iter().any(|(i, _)| i.idempotency_key == key)
+                && c.instance_by_key(task.id, &key).await?.is_some()
+            {
+                fired.push(f);
+            }
+        }
+        let since = instances.iter().map(|(i, _)| i.fire_at.min(i.created_at)).min().unwrap_or(at);
+        let sessions = c.session_spans(&task.config.app, since, now).await?;
+        drop(c);
+        let live = self.live_workers(&grant, Some(&task.config.app)).await?;
+        let explanation = explain(&Inputs {
+            task: &task,
+            at,
+            now,
+            limit: limit as usize,
+            events: &events,
+            instances: &instances,
+            sessions: &sessions,
+            live: &live,
+            fired: &fired,
+        });
+        let shown = &events[..events.len().min(limit as usize)];
+        Ok(convert::explanation_to_pb(&task, at, shown, &explanation))
+    }
+}

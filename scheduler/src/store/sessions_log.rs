@@ -1,6 +1,7 @@
-//! `ax_session_log`: worker sessions as history. A row is written when a session opens and closed
-//! when it ends (or when its axd is forgotten), so that `axctl task explain` can say whether a
-//! worker of an app was connected at a past instant. Two writes per session, none per instance.
+//! What `axctl task explain` reads that nothing else does: `ax_session_log`, worker sessions as
+//! history (a row is written when a session opens and closed when it ends, or when its axd is
+//! forgotten, so that explain can say whether a worker of an app was connected at a past instant;
+//! two writes per session, none per instance), and a task's instances triggered up to an instant.
 
 use super::{Tx, tables::decode_list, tables::encode_list, value::Stmt};
 use crate::{

@@ -17,6 +17,7 @@ pub mod cron;
 pub mod error;
 pub mod grpc;
 pub mod lifecycle;
+pub mod logging;
 pub mod loops;
 pub mod model;
 pub mod schedule;

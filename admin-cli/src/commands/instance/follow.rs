@@ -104,7 +104,8 @@ async fn round(client: &mut AdminClient, id: i64, printer: &mut Printer) -> Resu
         let page = client.get_instance_logs(request).await?.into_inner();
         let full = page.lines.len() >= PAGE as usize;
         printer.dropped = page.dropped;
-        printer.print(&page.lines.iter().map(LogLineView::from).collect::<Vec<_>>())
+        printer
+            .print(&page.lines.iter().map(LogLineView::from).collect::<Vec<_>>())
             .map_err(|e| tonic::Status::internal(format!("{e:#}")))?;
         if !full {
             return Ok(Round { finished });

@@ -33,9 +33,7 @@ pub fn run(args: ManArgs, ctx: &Context, command: clap::Command) -> Result<()> {
     let files: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
     match ctx.output {
         OutputFormat::Json => output::print_json(&Written { files }),
-        OutputFormat::Table => {
-            output::print_text(&format!("wrote {} man pages:\n{}\n", files.len(), files.join("\n")))
-        }
+        OutputFormat::Table => output::print_text(&format!("wrote {} man pages:\n{}\n", files.len(), files.join("\n"))),
     }
 }
 

@@ -1,7 +1,8 @@
 //! `axctl instance logs ID --follow` against a real axd and an SDK worker whose handler logs lines
 //! when the test says so: lines logged after the follow started are printed as they arrive, the
-//! command exits 0 once the instance is final, an unknown instance is an error, and losing axd ends
-//! the follow with an error after `--reconnect-for` instead of waiting forever.
+//! command exits 0 once the instance is final, an unknown instance is an error, an outage shorter
+//! than `--reconnect-for` is ridden out without losing or repeating a line, and a longer one ends
+//! the follow with an error instead of waiting forever.
 
 use std::{process::Stdio, sync::Arc, time::Duration};
 
@@ -11,12 +12,13 @@ use ax_tests::{
     axd::Axd,
     client::{create, manual, spec, trigger, wait_status},
     procs::{axctl, bin},
+    proxy::Proxy,
 };
 use ax_worker::{Context, HandlerError, Level, Worker};
 use serde_json::Value;
 use tokio::{
     io::{AsyncBufReadExt as _, BufReader, Lines},
-    process::{Child, ChildStdout},
+    process::{Child, ChildStderr, ChildStdout},
     sync::{Mutex, mpsc},
 };
 
@@ -26,6 +28,7 @@ const LONG: Duration = Duration::from_secs(20);
 struct Follower {
     child: Child,
     lines: Lines<BufReader<ChildStdout>>,
+    errors: Lines<BufReader<ChildStderr>>,
 }
 
 impl Follower {
@@ -40,7 +43,22 @@ impl Follower {
             .spawn()
             .expect("start axctl");
         let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        Follower { child, lines }
+        let errors = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        Follower { child, lines, errors }
+    }
+
+    /// Waits for a line on stderr containing `what`; the line.
+    async fn said(&mut self, what: &str) -> String {
+        loop {
+            let line = tokio::time::timeout(LONG, self.errors.next_line())
+                .await
+                .unwrap_or_else(|_| panic!("no {what:?} on stderr within the deadline"))
+                .expect("read stderr")
+                .unwrap_or_else(|| panic!("stderr ended before {what:?}"));
+            if line.contains(what) {
+                return line;
+            }
+        }
     }
 
     /// The next line the follower printed, parsed as one JSON object.
@@ -62,8 +80,9 @@ impl Follower {
         }
         let status = tokio::time::timeout(LONG, self.child.wait()).await.expect("exits").expect("wait");
         let mut stderr = String::new();
-        if let Some(mut e) = self.child.stderr.take() {
-            tokio::io::AsyncReadExt::read_to_string(&mut e, &mut stderr).await.expect("stderr");
+        while let Some(line) = self.errors.next_line().await.expect("read stderr") {
+            stderr.push_str(&line);
+            stderr.push('\n');
         }
         (status.code().unwrap_or(-1), rest, stderr)
     }
@@ -187,5 +206,71 @@ async fn following_stops_with_an_error_when_axd_stays_away_past_reconnect_for() 
     assert!(stderr.contains("retrying for 1s"), "{stderr}");
     assert!(stderr.contains("error: lost http://127.0.0.1:") && stderr.contains("for 1s"), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(15), "gave up after {:?}", started.elapsed());
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn following_rides_out_an_outage_shorter_than_reconnect_for_without_losing_a_line() {
+    let db = TestDb::create(Db::Sqlite).await.expect("sqlite");
+    let axd = Axd::start(&db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    // The follower reaches axd through a proxy the test takes down; the worker connects directly.
+    let proxy = Proxy::start(axd.running.addr).await;
+    let (go, steps) = mpsc::channel::<()>(1);
+    let steps = Arc::new(Mutex::new(steps));
+    let worker = Worker::builder()
+        .endpoint(&axd.endpoint)
+        .app("follow")
+        .worker_id("outage")
+        .handler("outage", move |ctx: Context| {
+            let steps = steps.clone();
+            async move {
+                ctx.log(Level::Info, "before");
+                let mut steps = steps.lock().await;
+                while steps.recv().await.is_some() {
+                    ctx.log(Level::Info, "during");
+                }
+                Ok::<_, HandlerError>("done")
+            }
+        })
+        .build()
+        .expect("worker");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let worker = tokio::spawn(worker.run_until(async move {
+        let _ = stopped.await;
+    }));
+    create(&mut admin, spec("outage", "follow", "outage", manual())).await;
+    let id = trigger(&mut admin, "outage", "outage-1").await;
+    wait_status(&mut admin, id, S::Running, LONG).await;
+    let via_proxy = format!("http://{}", proxy.addr);
+    let mut follower = Follower::start(&via_proxy, id, &["--reconnect-for", "30s"]);
+    assert_eq!(follower.next().await["message"], "before");
+
+    proxy.down().await;
+    let lost = follower.said("retrying for 30s").await;
+    assert!(lost.contains(&format!("lost {via_proxy}")), "{lost}");
+    // A line stored while the follower cannot reach axd.
+    go.send(()).await.expect("handler waiting");
+    ax_tests::eventually(LONG, "the second line stored", || {
+        let mut admin = admin.clone();
+        async move {
+            let request = ax_proto::v1::GetInstanceLogsRequest { id, after_seq: 0, limit: 0 };
+            let lines = admin.get_instance_logs(request).await.expect("logs").into_inner().lines;
+            (lines.len() == 2).then_some(())
+        }
+    })
+    .await;
+    proxy.up();
+    let during = follower.next().await;
+    assert_eq!(during["message"], "during", "the line logged during the outage, and not `before` again: {during}");
+    follower.said("again; following").await;
+    drop(go);
+    let (code, rest, stderr) = follower.exit().await;
+    assert_eq!(code, 0, "stderr: {stderr}");
+    assert_eq!(rest, "", "no line repeated or added");
+
+    let _ = stop.send(());
+    let _ = worker.await;
+    axd.stop().await;
     db.cleanup().await;
 }

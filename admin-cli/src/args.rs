@@ -48,6 +48,13 @@ pub fn parse_duration(text: &str) -> Result<prost_types::Duration, String> {
     Ok(prost_types::Duration { seconds, nanos: duration.subsec_nanos() as i32 })
 }
 
+/// [`parse_duration`] as a std duration, for options axctl uses itself (poll intervals, deadlines).
+pub fn parse_std_duration(text: &str) -> Result<std::time::Duration, String> {
+    let d = parse_duration(text)?;
+    // parse_duration never returns a negative duration.
+    Ok(std::time::Duration::new(d.seconds as u64, d.nanos as u32))
+}
+
 /// Parses an RFC 3339 timestamp with an offset, e.g. `2026-03-08T02:30:00-05:00` or
 /// `2026-03-08T07:30:00Z`.
 pub fn parse_timestamp(text: &str) -> Result<prost_types::Timestamp, String> {

@@ -136,6 +136,10 @@ pub struct Options {
     /// Log filter, e.g. info or ax_scheduler=debug [default: info]
     #[arg(long, env = "AX_LOG")]
     pub log: Option<String>,
+    /// Log format on stderr: text, or json (one object per line with instance_id, attempt, task,
+    /// app and worker as fields where they apply) [default: text]
+    #[arg(long, env = "AX_LOG_FORMAT", value_enum)]
+    pub log_format: Option<crate::logging::LogFormat>,
 
     // Access control and audit.
     /// SPIFFE trust domain of client certificates: identities are spiffe://THIS/ROLE/NAME
@@ -207,6 +211,7 @@ impl Options {
             retention: self.retention.or(other.retention),
             shutdown_timeout: self.shutdown_timeout.or(other.shutdown_timeout),
             log: self.log.or(other.log),
+            log_format: self.log_format.or(other.log_format),
             trust_domain: self.trust_domain.or(other.trust_domain),
             scope: self.scope.or(other.scope),
             audit_retention: self.audit_retention.or(other.audit_retention),
@@ -274,6 +279,8 @@ pub struct Config {
     pub shutdown_timeout: Duration,
     /// Log filter.
     pub log: String,
+    /// Log output format.
+    pub log_format: crate::logging::LogFormat,
 
     // Access control and audit.
     /// Trust domain and app scopes (used with mTLS).
@@ -384,6 +391,7 @@ impl Config {
             retention: d(o.retention, Duration::from_secs(30 * 86_400)),
             shutdown_timeout: d(o.shutdown_timeout, Duration::from_secs(10)),
             log: o.log.unwrap_or_else(|| "info".to_owned()),
+            log_format: o.log_format.unwrap_or_default(),
             policy: crate::auth::Policy {
                 trust_domain: o.trust_domain.unwrap_or_else(|| "ax".to_owned()),
                 scopes: Default::default(),

@@ -18,6 +18,7 @@ pub mod error;
 pub mod explain;
 pub mod grpc;
 pub mod lifecycle;
+pub mod logging;
 pub mod loops;
 pub mod model;
 pub mod schedule;

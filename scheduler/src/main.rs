@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use ax_scheduler::{
     config::{Args, Config},
+    logging::LogFormat,
     server,
 };
 use clap::Parser as _;
@@ -17,19 +18,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let filter = tracing_subscriber::EnvFilter::try_new(&config.log).unwrap_or_else(|e| {
-        eprintln!("axd: log: {e}; using \"info\"");
-        tracing_subscriber::EnvFilter::new("info")
-    });
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        // Colour only on a terminal, and not when NO_COLOR is set (https://no-color.org).
-        .with_ansi(
-            std::io::IsTerminal::is_terminal(&std::io::stderr())
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    let (filter, bad_filter) = match tracing_subscriber::EnvFilter::try_new(&config.log) {
+        Ok(f) => (f, None),
+        Err(e) => (tracing_subscriber::EnvFilter::new("info"), Some(e)),
+    };
+    ax_scheduler::logging::init(config.log_format, filter);
+    if let Some(e) = bad_filter {
+        tracing::warn!(filter = %config.log, "log: {e}; using \"info\"");
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -37,11 +33,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let config_format = config.log_format;
     match runtime.block_on(run(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e:#}");
-            eprintln!("axd: {e:#}");
+            // In JSON every stderr line is an object; the error above is the one.
+            if config_format == LogFormat::Text {
+                eprintln!("axd: {e:#}");
+            }
             ExitCode::FAILURE
         }
     }

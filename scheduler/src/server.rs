@@ -372,7 +372,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     let server = tokio::spawn(
         router
             .serve_with_incoming_shutdown(incoming, async move { shutdown.cancelled().await })
-            .instrument(tracing::info_span!("task", name = "grpc")),
+            .instrument(tracing::info_span!("axd", part = "grpc")),
     );
     tracing::info!(%addr, %scheduler_id, database = %redact(&config.database_url), "axd started");
     Ok(Running { addr, core, trigger_reports, connections, cancel, writer_cancel, tasks, writer, server })

@@ -15,6 +15,7 @@ pub mod cluster;
 pub mod instance;
 pub mod schedule;
 pub mod scheduler;
+pub mod shell;
 pub mod task;
 pub mod worker;
 
@@ -37,6 +38,11 @@ impl Context {
 /// A response field axd always sets; without it the server is broken or speaks another version.
 pub fn required<T>(value: Option<T>, what: &str) -> Result<T> {
     value.ok_or_else(|| anyhow!("axd sent a response without {what}"))
+}
+
+/// axctl's whole command line, as clap defines it (completions and man pages are made from it).
+pub fn definition() -> clap::Command {
+    <crate::Cli as clap::CommandFactory>::command()
 }
 
 /// Top-level nouns.
@@ -67,6 +73,11 @@ pub enum Command {
     /// Development certificates for mTLS (local files only, no server needed).
     #[command(subcommand)]
     Certs(certs::CertsCommand),
+    /// Print the shell completion script for bash, zsh or fish on stdout (no server needed).
+    Completions(shell::CompletionsArgs),
+    /// Write man pages generated from this CLI into a directory: axctl.1 and one page per
+    /// subcommand (axctl-task-create.1, ...). No server needed.
+    Man(shell::ManArgs),
 }
 
 impl Command {
@@ -81,6 +92,8 @@ impl Command {
             Command::Cluster(command) => command.run(ctx).await,
             Command::Audit(command) => command.run(ctx).await,
             Command::Certs(command) => command.run(ctx),
+            Command::Completions(args) => shell::completions(args, ctx, definition()),
+            Command::Man(args) => shell::man(args, ctx, definition()),
         }
     }
 }

@@ -43,10 +43,10 @@ pub use explain::{ExplainView, explain_report};
 pub use instances::{InstanceView, instance_details, instance_table};
 pub use layout::indent;
 pub use preview::{PreviewView, preview_details};
-pub use print::{print_json, print_page, print_report, print_text};
+pub use print::{print_json, print_json_line, print_page, print_report, print_text};
 pub use tasks::{TaskEventView, TaskView, task_details, task_event_table, task_table};
 pub use terminal::escape_controls;
-pub use trail::{InstanceEventView, LogLineView, event_trail, instance_event_views, log_table};
+pub use trail::{InstanceEventView, LogLineView, event_trail, instance_event_views, log_line_text, log_table};
 
 /// What `-o/--output` selects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -39,6 +39,13 @@ pub fn print_json(value: &impl Serialize) -> Result<()> {
     write_stdout(&text)
 }
 
+/// Writes one compact JSON object on a line of its own (JSON Lines, for streams such as
+/// `instance logs --follow`), flushed so a reader sees it at once.
+pub fn print_json_line(value: &impl Serialize) -> Result<()> {
+    let text = serde_json::to_string(value).context("cannot encode the JSON output")?;
+    write_stdout(&text)
+}
+
 /// Prints one page of a list: the table (or a note when it is empty), then how to get the next page.
 pub fn print_page<const N: usize>(table: &Table<N>, what: &str, next_page_token: &str) -> Result<()> {
     let mut text = if table.is_empty() { format!("no {what}\n") } else { table.render() };

@@ -112,6 +112,14 @@ pub fn log_table(lines: &[LogLineView]) -> Table<4> {
     table
 }
 
+/// One line of `instance logs --follow`: `TIME  attempt N  LEVEL  MESSAGE`, the message escaped
+/// like any server text (a line cannot be aligned with lines not yet received, so no table).
+pub fn log_line_text(line: &LogLineView) -> String {
+    let time = or_dash(line.time.clone());
+    let message = super::terminal::escape_controls(&line.message);
+    format!("{time}  attempt {}  {:<5}  {message}", line.attempt, line.level)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -202,6 +210,21 @@ mod tests {
         assert_eq!(
             log_table(&[LogLineView::from(&line)]).render(),
             "TIME                  ATTEMPT  LEVEL  MESSAGE\n2026-01-01T10:00:00Z  2        WARN   disk almost full\n"
+        );
+    }
+
+    #[test]
+    fn a_followed_log_line_is_one_line_with_its_controls_escaped() {
+        let line = LogLine {
+            seq: 7,
+            attempt: 1,
+            level: LogLevel::Info as i32,
+            time: Some(prost_types::Timestamp { seconds: 1_767_261_600, nanos: 0 }),
+            message: "two\nlines\x1b[2J".into(),
+        };
+        assert_eq!(
+            log_line_text(&LogLineView::from(&line)),
+            "2026-01-01T10:00:00Z  attempt 1  INFO   two\\nlines\\x1b[2J"
         );
     }
 }

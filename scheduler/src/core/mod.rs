@@ -196,12 +196,13 @@ impl SweepHint {
     }
 }
 
-/// Spawns a background task whose traces carry `name`.
+/// Spawns a background task whose traces carry `name` (in a span `axd{part=NAME}`: a field of
+/// its own, as JSON logs name the span itself `name`, and `task` there means an ax task).
 pub fn spawn<F>(name: &'static str, fut: F) -> tokio::task::JoinHandle<()>
 where
     F: std::future::Future<Output = ()> + Send + 'static,
 {
-    tokio::spawn(tracing::Instrument::instrument(fut, tracing::info_span!("task", name)))
+    tokio::spawn(tracing::Instrument::instrument(fut, tracing::info_span!("axd", part = name)))
 }
 
 #[cfg(test)]

@@ -4,7 +4,10 @@
 
 use std::collections::HashMap;
 
-use super::{AcceptOutcome, Batch, CompleteOutcome, Ctx, WorkerOp, WorkerOpOutcome};
+use super::{
+    AcceptOutcome, Batch, CompleteOutcome, Ctx, WorkerOp, WorkerOpOutcome,
+    log::{Change, Changes},
+};
 use crate::{
     error::StoreResult,
     model::{Instance, Ts},
@@ -34,12 +37,27 @@ pub enum RetryOutcome {
 }
 
 /// Writes what a batch of transitions decided: changed rows, events, cancels and the next fire of
-/// FIXED_DELAY tasks whose instance finished.
-pub async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, ctx: Ctx<'_>) -> StoreResult<()> {
+/// FIXED_DELAY tasks whose instance finished. Returns the changes to log once the caller has
+/// committed.
+pub async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, ctx: Ctx<'_>) -> StoreResult<Changes> {
     let t0 = std::time::Instant::now();
     let changed: Vec<&Instance> = batch.changed.iter().filter_map(|id| rows.get(id)).collect();
     tx.write_instances(&changed).await?;
     let t1 = t0.elapsed();
+    let mut changes = Changes::new();
+    for e in &batch.events {
+        let Some(i) = rows.get(&e.instance_id).filter(|_| Changes::wants(e.from, e.to)) else { continue };
+        changes.push(Change {
+            instance_id: e.instance_id,
+            attempt: e.attempt,
+            task: i.task_name.clone(),
+            app: i.app.clone(),
+            worker: e.worker_id.clone(),
+            from: e.from,
+            to: e.to,
+            reason: e.reason.clone(),
+        });
+    }
     let events: Vec<NewEvent> = batch
         .events
         .into_iter()
@@ -78,7 +96,7 @@ pub async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, c
     for t in targets {
         tx.notify(Notice::Commands(t.to_owned())).await?;
     }
-    Ok(())
+    Ok(changes)
 }
 
 /// Applies worker messages (Accepted, Result, Reject) in order, in one transaction (group commit
@@ -131,9 +149,10 @@ pub async fn apply_worker_ops(
         outcomes.push(outcome);
     }
     let t3 = t0.elapsed();
-    persist(&mut tx, &rows, batch, ctx).await?;
+    let changes = persist(&mut tx, &rows, batch, ctx).await?;
     let t4 = t0.elapsed();
     tx.commit().await?;
+    changes.log();
     tracing::debug!(ops = ops.len(), begin = ?t1, lock = ?(t2 - t1), decide = ?(t3 - t2), persist = ?(t4 - t3), commit = ?(t0.elapsed() - t4), "apply_worker_ops");
     Ok(outcomes)
 }
@@ -155,8 +174,9 @@ pub async fn cancel_instance(
     };
     let mut batch = Batch::default();
     batch.add(id, fx);
-    persist(&mut tx, &rows, batch, ctx).await?;
+    let changes = persist(&mut tx, &rows, batch, ctx).await?;
     tx.commit().await?;
+    changes.log();
     Ok(CancelOutcome::Canceled(rows.remove(&id).expect("locked above")))
 }
 
@@ -171,8 +191,9 @@ pub async fn retry_instance(store: &Store, id: i64, now: Ts, actor: &Actor<'_>) 
     };
     let mut batch = Batch::default();
     batch.add(id, fx);
-    persist(&mut tx, &rows, batch, ctx).await?;
+    let changes = persist(&mut tx, &rows, batch, ctx).await?;
     tx.commit().await?;
+    changes.log();
     Ok(RetryOutcome::Retried(rows.remove(&id).expect("locked above")))
 }
 
@@ -192,11 +213,12 @@ pub async fn delete_task(store: &Store, name: &str, now: Ts, actor: &Actor<'_>) 
             canceled += 1;
         }
     }
-    persist(&mut tx, &rows, batch, ctx).await?;
+    let changes = persist(&mut tx, &rows, batch, ctx).await?;
     tx.delete_task_row(id).await?;
     let message = format!("deleted; {canceled} pending instance(s) canceled");
     tx.insert_task_event(id, name, now, crate::model::TaskEventKind::Deleted, actor.caller, &message).await?;
     tx.notify(Notice::Tasks).await?;
     tx.commit().await?;
+    changes.log();
     Ok(Some(canceled))
 }

@@ -16,6 +16,7 @@ use crate::{
 };
 
 pub mod apply;
+pub mod log;
 
 /// How an attempt ends, as reported or decided.
 #[derive(Debug, Clone)]

@@ -21,7 +21,10 @@ use crate::{
     core::Core,
     error::StoreResult,
     grpc::convert::{duration_to_pb, ts_to_pb},
-    lifecycle::WorkerOp,
+    lifecycle::{
+        WorkerOp,
+        log::{Change, Changes},
+    },
     model::{Instance, InstanceStatus},
     model::{Ts, add},
     store::{NewEvent, Store},
@@ -88,6 +91,8 @@ pub async fn claim(
         tx.mark_dispatched(session, worker, scheduler_id, lease_until, now, ids).await?;
     }
     let mut events = Vec::with_capacity(chosen.len());
+    let mut changes = Changes::new();
+    let logged = Changes::wants(Some(InstanceStatus::Pending), InstanceStatus::Dispatched);
     let mut out = Vec::with_capacity(chosen.len());
     for (mut inst, s) in chosen {
         let at = now.max(inst.updated_at);
@@ -108,6 +113,18 @@ pub async fn claim(
         } else {
             format!("assigned to worker {} (session {})", s.worker_id, s.session_id)
         };
+        if logged {
+            changes.push(Change {
+                instance_id: inst.id,
+                attempt: inst.attempt,
+                task: inst.task_name.clone(),
+                app: inst.app.clone(),
+                worker: s.worker_id.clone(),
+                from: Some(InstanceStatus::Pending),
+                to: InstanceStatus::Dispatched,
+                reason: reason.clone(),
+            });
+        }
         events.push(NewEvent {
             instance_id: inst.id,
             at,
@@ -124,6 +141,7 @@ pub async fn claim(
     tx.insert_events(&events).await?;
     let t_events = t0.elapsed();
     tx.commit().await?;
+    changes.log();
     tracing::debug!(
         rows = out.len(),
         begin_us = t_begin.as_micros() as u64,

@@ -61,8 +61,9 @@ pub async fn sweep(store: &Store, now: Ts, limit: u32, scheduler_id: &str) -> St
         let inst = rows.entry(id).or_insert(i);
         batch.add(id, crate::lifecycle::lose(inst, ctx, fastrand::f64()));
     }
-    persist(&mut tx, &rows, batch, ctx).await?;
+    let changes = persist(&mut tx, &rows, batch, ctx).await?;
     tx.commit().await?;
+    changes.log();
     Ok(report)
 }
 

@@ -20,6 +20,7 @@ use crate::{
         health::{Loop, Progress},
     },
     error::{StoreError, StoreResult},
+    lifecycle::log::{Change, Changes},
     model::{ConcurrencyPolicy, Instance, InstanceSource, InstanceStatus, Task, TaskEventKind, Ts, add, sub},
     schedule::{Compiled, FirePlan, MisfireRules, fire_key, plan},
     store::{InstanceRow, ManualTrigger, NewEvent, NewInstance, Store},
@@ -355,6 +356,7 @@ pub async fn trigger_due(
     let by_key: HashMap<(i64, &str), (usize, &NewInstance)> =
         planned.iter().map(|(ti, n)| ((tasks[*ti].id, n.key.as_str()), (*ti, n))).collect();
     let mut events = Vec::with_capacity(inserted.len());
+    let mut changes = Changes::new();
     for (id, task_id, key) in &inserted {
         let Some((ti, n)) = by_key.get(&(*task_id, key.as_str())).copied() else { continue };
         if n.status == InstanceStatus::Skipped {
@@ -362,7 +364,20 @@ pub async fn trigger_due(
         } else {
             round.created.push((*id, tasks[ti].config.app.clone(), n.available_at));
         }
-        events.push(creation_event(*id, n, now, scheduler_id));
+        let event = creation_event(*id, n, now, scheduler_id);
+        if Changes::wants(None, n.status) {
+            changes.push(Change {
+                instance_id: *id,
+                attempt: 0,
+                task: tasks[ti].name.clone(),
+                app: tasks[ti].config.app.clone(),
+                worker: String::new(),
+                from: None,
+                to: n.status,
+                reason: event.reason.clone(),
+            });
+        }
+        events.push(event);
     }
     tx.insert_events(&events).await?;
     if !round.created.is_empty() {
@@ -370,6 +385,7 @@ pub async fn trigger_due(
     }
     let t_events = t0.elapsed();
     tx.commit().await?;
+    changes.log();
     tracing::debug!(
         tasks = round.tasks,
         instances = events.len(),
@@ -427,6 +443,18 @@ pub async fn trigger_manual(
         tx.insert_events(&[creation_event(id, &new, now, scheduler_id)]).await?;
         tx.notify(crate::store::Notice::Work).await?;
         tx.commit().await?;
+        let mut changes = Changes::new();
+        changes.push(Change {
+            instance_id: id,
+            attempt: 0,
+            task: task.name.clone(),
+            app: task.config.app.clone(),
+            worker: String::new(),
+            from: None,
+            to: new.status,
+            reason: new.reason.clone(),
+        });
+        changes.log();
     } else {
         drop(tx);
     }

@@ -46,11 +46,11 @@ pub async fn deliver(core: &Core) {
                     let cancel = pb::Cancel { instance_id: c.instance_id, attempt: c.attempt, reason: c.reason };
                     let m = pb::SchedulerMessage { msg: Some(pb::scheduler_message::Msg::Cancel(cancel)) };
                     if !s.send(Ok(m)) {
-                        tracing::warn!(session = %c.session_id, instance = c.instance_id, "stream full or closed; cancel not sent");
+                        tracing::warn!(session = %c.session_id, instance_id = c.instance_id, "stream full or closed; cancel not sent");
                     }
                 }
                 None => {
-                    tracing::debug!(session = %c.session_id, instance = c.instance_id, "cancel for a session that is gone")
+                    tracing::debug!(session = %c.session_id, instance_id = c.instance_id, "cancel for a session that is gone")
                 }
             }
         }

@@ -57,8 +57,9 @@ pub async fn open_session(
     // Released attempts that were assigned to this worker (their DISPATCHED event names it): a
     // result it still holds for them is recorded as a late result.
     out.released_to_worker = tx.dispatched_to_worker(&w.worker_id, &others).await?;
-    persist(&mut tx, &rows, batch, ctx).await?;
+    let changes = persist(&mut tx, &rows, batch, ctx).await?;
     tx.commit().await?;
+    changes.log();
     Ok(out)
 }
 
@@ -88,10 +89,11 @@ pub async fn close_session(
         };
         batch.add(*id, fx);
     }
-    persist(&mut tx, &rows, batch, ctx).await?;
+    let changes = persist(&mut tx, &rows, batch, ctx).await?;
     tx.delete_worker(session_id).await?;
     tx.close_session_log(session_id, now, reason).await?;
     tx.commit().await?;
+    changes.log();
     Ok(())
 }
 

@@ -390,7 +390,7 @@ async fn run_session(
     };
     core.registry.remove(&session.id);
     if session.dropped() > 0 {
-        tracing::warn!(session = %session.id, worker = %session.worker_id, dropped = session.dropped(),
+        tracing::warn!(session = %session.id, worker = %session.worker_id, app = %session.app, dropped = session.dropped(),
             "messages about attempts this session did not hold were dropped");
     }
     let now = core.clock.now();
@@ -406,10 +406,11 @@ async fn run_session(
     );
     if let Err(e) = closed.await {
         // The leases expire on their own; the sweeper then applies the same rule.
-        tracing::warn!(session = %session.id, error = %e, "recording the end of a session failed");
+        tracing::warn!(session = %session.id, worker = %session.worker_id, app = %session.app, error = %e,
+            "recording the end of a session failed");
     }
     core.signals.sweep.offer(grace_until);
-    tracing::info!(session = %session.id, worker = %session.worker_id, %reason, "worker session ended");
+    tracing::info!(session = %session.id, worker = %session.worker_id, app = %session.app, %reason, "worker session ended");
 }
 
 /// Keeps `status` as the one the worker's stream ends with (after what is queued for it); returns
@@ -424,7 +425,7 @@ fn stored_end(slot: &Mutex<Option<Status>>, status: Status) -> String {
 /// logged; the count is logged when the session ends.
 fn foreign(session: &Session, what: &str, instance_id: i64, attempt: u32) {
     if session.drop_foreign() {
-        tracing::warn!(session = %session.id, worker = %session.worker_id, instance = instance_id, attempt,
+        tracing::warn!(session = %session.id, worker = %session.worker_id, app = %session.app, instance_id, attempt,
             "{what} for an attempt this session does not hold; dropped (further ones are only counted)");
     }
 }
@@ -499,7 +500,8 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
                 conn.record_progress(p.instance_id, p.attempt, &session.id, p.percent.min(100), &message, now).await
             };
             if let Err(e) = recorded.await {
-                tracing::warn!(instance = p.instance_id, error = %e, "recording progress failed");
+                tracing::warn!(instance_id = p.instance_id, attempt = p.attempt, app = %session.app,
+                    worker = %session.worker_id, error = %e, "recording progress failed");
             }
             Ok(())
         }
@@ -522,7 +524,8 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
                 tx.commit().await
             };
             if let Err(e) = stored.await {
-                tracing::warn!(instance = l.instance_id, error = %e, "storing a log line failed");
+                tracing::warn!(instance_id = l.instance_id, attempt = l.attempt, app = %session.app,
+                    worker = %session.worker_id, error = %e, "storing a log line failed");
             }
             Ok(())
         }

@@ -11,6 +11,7 @@ use crate::{
 };
 
 mod cancel;
+mod follow;
 mod get;
 mod list;
 mod logs;
@@ -28,7 +29,8 @@ pub enum InstanceCommand {
     Cancel(cancel::CancelArgs),
     /// Run a finished instance again as a new attempt.
     Retry(retry::RetryArgs),
-    /// Show the log lines workers sent for an instance.
+    /// Show the log lines workers sent for an instance; with --follow, keep printing new ones until
+    /// the instance is final.
     Logs(logs::LogsArgs),
 }
 

@@ -64,7 +64,7 @@ impl AdminApi {
             tracing::info!(
                 identity = %note.actor,
                 rpc = note.rpc,
-                target = %note.target,
+                audit_target = %note.target,
                 outcome = %outcome,
                 detail = %detail,
                 "admin call {}",
@@ -85,7 +85,7 @@ impl AdminApi {
                 after: note.after,
             };
             if let Err(e) = self.core.pools.admin.insert_audit(&entry).await {
-                tracing::warn!(error = %e, rpc = entry.rpc, target = %entry.target, "could not write the audit entry");
+                tracing::warn!(error = %e, rpc = entry.rpc, audit_target = %entry.target, "could not write the audit entry");
             }
         }
         result.map(Response::new).map_err(Status::from)

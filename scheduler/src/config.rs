@@ -136,6 +136,13 @@ pub struct Options {
     /// Log filter, e.g. info or ax_scheduler=debug [default: info]
     #[arg(long, env = "AX_LOG")]
     pub log: Option<String>,
+    /// OpenTelemetry: send trace spans over OTLP/gRPC to this collector, e.g. http://127.0.0.1:4317
+    /// (README "Tracing") [default: off]
+    #[arg(long, env = "AX_OTLP_ENDPOINT")]
+    pub otlp_endpoint: Option<String>,
+    /// service.name of axd's spans [default: axd]
+    #[arg(long, env = "AX_OTLP_SERVICE_NAME")]
+    pub otlp_service_name: Option<String>,
 
     // Access control and audit.
     /// SPIFFE trust domain of client certificates: identities are spiffe://THIS/ROLE/NAME
@@ -207,6 +214,8 @@ impl Options {
             retention: self.retention.or(other.retention),
             shutdown_timeout: self.shutdown_timeout.or(other.shutdown_timeout),
             log: self.log.or(other.log),
+            otlp_endpoint: self.otlp_endpoint.or(other.otlp_endpoint),
+            otlp_service_name: self.otlp_service_name.or(other.otlp_service_name),
             trust_domain: self.trust_domain.or(other.trust_domain),
             scope: self.scope.or(other.scope),
             audit_retention: self.audit_retention.or(other.audit_retention),
@@ -228,6 +237,15 @@ pub struct TlsFiles {
     pub key: PathBuf,
     /// CA of client certificates.
     pub client_ca: PathBuf,
+}
+
+/// Where axd sends its trace spans.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtlpConfig {
+    /// OTLP/gRPC collector, `http://host:port`.
+    pub endpoint: String,
+    /// `service.name` resource attribute (default `axd`).
+    pub service_name: String,
 }
 
 /// Database connections per role.
@@ -274,6 +292,8 @@ pub struct Config {
     pub shutdown_timeout: Duration,
     /// Log filter.
     pub log: String,
+    /// OTLP trace export, if configured.
+    pub otlp: Option<OtlpConfig>,
 
     // Access control and audit.
     /// Trust domain and app scopes (used with mTLS).
@@ -384,6 +404,10 @@ impl Config {
             retention: d(o.retention, Duration::from_secs(30 * 86_400)),
             shutdown_timeout: d(o.shutdown_timeout, Duration::from_secs(10)),
             log: o.log.unwrap_or_else(|| "info".to_owned()),
+            otlp: o.otlp_endpoint.map(|endpoint| OtlpConfig {
+                endpoint,
+                service_name: o.otlp_service_name.clone().unwrap_or_else(|| "axd".to_owned()),
+            }),
             policy: crate::auth::Policy {
                 trust_domain: o.trust_domain.unwrap_or_else(|| "ax".to_owned()),
                 scopes: Default::default(),
@@ -398,6 +422,14 @@ impl Config {
                 request_timeout: d(o.request_timeout, Duration::from_secs(30)),
             },
         };
+        if let Some(otlp) = &c.otlp {
+            ax_proto::otlp::check_endpoint(&otlp.endpoint).map_err(|e| invalid("otlp_endpoint", &e.to_string()))?;
+            if otlp.service_name.trim().is_empty() {
+                return Err(invalid("otlp_service_name", "must not be empty"));
+            }
+        } else if o.otlp_service_name.is_some() {
+            return Err(invalid("otlp_service_name", "is set but otlp_endpoint is not (tracing is off)"));
+        }
         crate::auth::check_trust_domain(&c.policy.trust_domain)
             .map_err(|reason| ConfigError::Invalid { option: "trust_domain", reason })?;
         for entry in o.scope.unwrap_or_default() {

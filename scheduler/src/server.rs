@@ -35,6 +35,7 @@ use crate::{
     },
     model::SchedulerRecord,
     store::{self, ConnectOptions, Notice, Store},
+    traces::Traces,
     transport::{self, TrackLayer, Tracker},
     worker::{
         commands, lease,
@@ -65,6 +66,9 @@ pub enum ServerError {
         /// The last round trip.
         got: Duration,
     },
+    /// The OTLP endpoint cannot be used (configuration checks it first).
+    #[error("otlp_endpoint: {0}")]
+    Otlp(#[from] ax_proto::otlp::EndpointError),
     /// The listen address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -123,6 +127,8 @@ impl Running {
             // Streams are closed: whatever they handed over is written before axd leaves.
             self.writer_cancel.cancel();
             let _ = self.writer.await;
+            // The spans of what was just written, and of every round before.
+            self.core.traces.flush().await;
         };
         if tokio::time::timeout_at(deadline, stop).await.is_err() {
             tracing::warn!("shutdown did not finish within {timeout:?}; exiting anyway");
@@ -207,6 +213,10 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     let clock: Arc<dyn Clock> = clock.unwrap_or_else(|| Arc::new(db_clock.clone()));
     let host = host_name();
     let scheduler_id = format!("{host}-{}-{:04x}", std::process::id(), fastrand::u16(..));
+    let traces = match &config.otlp {
+        Some(o) => Traces::start(&o.endpoint, &o.service_name, &scheduler_id)?,
+        None => Traces::off(),
+    };
     let auth_mode = if config.tls.is_some() { AuthMode::Mtls(Arc::new(config.policy.clone())) } else { AuthMode::Open };
     let (writer, writer_queue) = Writer::new();
     let progress = Arc::new(Progress::default());
@@ -228,6 +238,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
             drain_timeout: (config.shutdown_timeout / 2).min(Duration::from_secs(5)),
         },
         scheduler_heartbeat: config.scheduler_heartbeat,
+        traces,
     });
 
     if config.lost_worker_grace < config.heartbeat_interval * 5 {
@@ -273,6 +284,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         core.signals.dispatch.clone(),
         core.signals.trigger.clone(),
         progress.clone(),
+        core.traces.clone(),
     ));
     let trigger_reports = trigger.reports();
     tasks.push(spawn("trigger", trigger.clone().run(cancel.clone())));

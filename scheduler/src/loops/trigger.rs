@@ -23,6 +23,7 @@ use crate::{
     model::{ConcurrencyPolicy, Instance, InstanceSource, InstanceStatus, Task, TaskEventKind, Ts, add, sub},
     schedule::{Compiled, FirePlan, MisfireRules, fire_key, plan},
     store::{InstanceRow, ManualTrigger, NewEvent, NewInstance, Store},
+    traces::Traces,
 };
 
 /// What the trigger loop decides for one claimed task.
@@ -129,6 +130,7 @@ pub struct TriggerLoop {
     created: Arc<Notify>,
     progress: Arc<Progress>,
     report: watch::Sender<RoundReport>,
+    traces: Traces,
 }
 
 impl TriggerLoop {
@@ -143,6 +145,7 @@ impl TriggerLoop {
         created: Arc<Notify>,
         wake: Arc<Notify>,
         progress: Arc<Progress>,
+        traces: Traces,
     ) -> Self {
         TriggerLoop {
             store,
@@ -153,6 +156,7 @@ impl TriggerLoop {
             created,
             progress,
             report: watch::channel(RoundReport::default()).0,
+            traces,
         }
     }
 
@@ -170,7 +174,9 @@ impl TriggerLoop {
         let mut total = TriggerRound::default();
         loop {
             // Each batch's phase timings are the `trigger_due` debug line.
-            let round = trigger_due(&self.store, now, horizon, self.config.batch, &planner, &self.scheduler_id).await?;
+            let round =
+                trigger_due(&self.store, now, horizon, self.config.batch, &planner, &self.scheduler_id, &self.traces)
+                    .await?;
             let claimed = round.tasks;
             // Each transaction is progress: a backlog of thousands of due tasks takes many of them,
             // and the health monitor must not read that as a stalled loop.
@@ -293,8 +299,10 @@ pub async fn trigger_due(
     limit: u32,
     planner: &dyn Planner,
     scheduler_id: &str,
+    traces: &Traces,
 ) -> StoreResult<TriggerRound> {
     let t0 = std::time::Instant::now();
+    let span_start = std::time::SystemTime::now();
     let mut tx = store.begin().await?;
     let claimed = tx.claim_due_tasks(now, horizon, limit).await?;
     let mut round = TriggerRound { tasks: claimed.len(), ..TriggerRound::default() };
@@ -338,6 +346,7 @@ pub async fn trigger_due(
                 status,
                 params: task.config.params.clone(),
                 reason,
+                trace_parent: traces.new_root(),
             };
             planned.push((ti, new));
         }
@@ -355,6 +364,7 @@ pub async fn trigger_due(
     let by_key: HashMap<(i64, &str), (usize, &NewInstance)> =
         planned.iter().map(|(ti, n)| ((tasks[*ti].id, n.key.as_str()), (*ti, n))).collect();
     let mut events = Vec::with_capacity(inserted.len());
+    let mut spans = Vec::new();
     for (id, task_id, key) in &inserted {
         let Some((ti, n)) = by_key.get(&(*task_id, key.as_str())).copied() else { continue };
         if n.status == InstanceStatus::Skipped {
@@ -363,6 +373,9 @@ pub async fn trigger_due(
             round.created.push((*id, tasks[ti].config.app.clone(), n.available_at));
         }
         events.push(creation_event(*id, n, now, scheduler_id));
+        if traces.is_on() {
+            spans.push((*id, ti, n));
+        }
     }
     tx.insert_events(&events).await?;
     if !round.created.is_empty() {
@@ -370,6 +383,11 @@ pub async fn trigger_due(
     }
     let t_events = t0.elapsed();
     tx.commit().await?;
+    let span = (span_start, std::time::SystemTime::now());
+    for (id, ti, n) in spans {
+        let t = &tasks[ti];
+        traces.created(n.trace_parent.as_deref(), id, &t.name, &t.config.app, n.source, n.status, n.fire_at, span);
+    }
     tracing::debug!(
         tasks = round.tasks,
         instances = events.len(),
@@ -405,7 +423,9 @@ pub async fn trigger_manual(
     trigger: &ManualTrigger,
     now: Ts,
     scheduler_id: &str,
+    traces: &Traces,
 ) -> StoreResult<(Instance, bool)> {
+    let span_start = std::time::SystemTime::now();
     let new = NewInstance {
         fire_at: now,
         available_at: now,
@@ -414,6 +434,7 @@ pub async fn trigger_manual(
         status: InstanceStatus::Pending,
         params: trigger.params.clone(),
         reason: format!("triggered by {}", trigger.actor),
+        trace_parent: traces.new_root(),
     };
     let mut tx = store.begin().await?;
     let created = match tx.insert_instances(&[InstanceRow { task, new: &new }], now).await {
@@ -427,6 +448,9 @@ pub async fn trigger_manual(
         tx.insert_events(&[creation_event(id, &new, now, scheduler_id)]).await?;
         tx.notify(crate::store::Notice::Work).await?;
         tx.commit().await?;
+        let span = (span_start, std::time::SystemTime::now());
+        let (tp, app) = (new.trace_parent.as_deref(), &task.config.app);
+        traces.created(tp, id, &task.name, app, new.source, new.status, new.fire_at, span);
     } else {
         drop(tx);
     }

@@ -15,6 +15,11 @@ macro_rules! embed_migrations {
                 "audit",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0002_audit.sql")),
             ),
+            (
+                5_i64,
+                "traces",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0005_traces.sql")),
+            ),
         ]
     };
 }

@@ -1,7 +1,8 @@
 //! axd's OpenTelemetry spans (README "Tracing"): one trace per instance. Its root is the fire
 //! (`ax.fire`) or the manual trigger (`ax.trigger`) that created it; each dispatch of an attempt
-//! (`ax.dispatch`, whose context goes to the worker in `Assign.traceparent`) and each recorded
-//! result (`ax.result`) are children of the root.
+//! (`ax.dispatch`, whose context goes to the worker in `Assign.traceparent`), each recorded
+//! result (`ax.result`) and each attempt the sweeper ends (`ax.expire`: ack timeout, run timeout,
+//! worker lost) are children of the root.
 //!
 //! The root's `traceparent` is stored with the instance (`ax_instance.trace_parent`), so the axd
 //! that dispatches an attempt or records its result — any axd of the cluster — continues the same
@@ -42,6 +43,30 @@ pub mod attr {
     pub const DELIVERED: &str = "ax.delivered";
     /// The worker's outcome of the attempt: SUCCESS or FAILED.
     pub const OUTCOME: &str = "ax.result.outcome";
+    /// Which deadline the sweeper applied: ack_timeout, timeout or worker_lost.
+    pub const EXPIRED: &str = "ax.expire.reason";
+}
+
+/// Which deadline ended an attempt (the `ax.expire` span).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expired {
+    /// DISPATCHED and not accepted in time: back to PENDING.
+    AckTimeout,
+    /// RUNNING past its run deadline: TIMEOUT (retry policy applies).
+    Timeout,
+    /// RUNNING with its lease expired: failed as worker lost (retry policy applies).
+    WorkerLost,
+}
+
+impl Expired {
+    /// The `ax.expire.reason` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Expired::AckTimeout => "ack_timeout",
+            Expired::Timeout => "timeout",
+            Expired::WorkerLost => "worker_lost",
+        }
+    }
 }
 
 struct Inner {
@@ -181,6 +206,24 @@ impl Traces {
             .attr(KeyValue::string(attr::OUTCOME, if failed.is_some() { "FAILED" } else { "SUCCESS" }))
             .attr(KeyValue::string(attr::STATUS, i.status.as_str()));
         s.error = failed.map(str::to_owned);
+        self.record(s);
+    }
+
+    /// The span of an attempt of `i` (as written: its new status) that the sweeper ended.
+    pub fn expired(&self, i: &Instance, attempt: u32, why: Expired, (start, end): (SystemTime, SystemTime)) {
+        if self.inner.is_none() {
+            return;
+        }
+        let Some(root) = i.trace_parent.as_deref().and_then(SpanContext::from_traceparent) else { return };
+        let mut s = SpanRecord::new(root.new_child(), Some(&root), "ax.expire", SpanKind::Internal, start, end)
+            .attr(KeyValue::int(attr::INSTANCE_ID, i.id))
+            .attr(KeyValue::int(attr::ATTEMPT, i64::from(attempt)))
+            .attr(KeyValue::string(attr::TASK, i.task_name.as_str()))
+            .attr(KeyValue::string(attr::APP, i.app.as_str()))
+            .attr(KeyValue::string(attr::WORKER, i.worker_id.clone().unwrap_or_default()))
+            .attr(KeyValue::string(attr::EXPIRED, why.as_str()))
+            .attr(KeyValue::string(attr::STATUS, i.status.as_str()));
+        s.error = Some(i.message.clone());
         self.record(s);
     }
 

@@ -100,7 +100,8 @@ impl Collector {
     }
 }
 
-/// A traced Rust SDK worker of app `demo` with handler `echo`; stops when the sender drops.
+/// A traced Rust SDK worker of app `demo` with handlers `echo` (succeeds) and `stuck` (runs until
+/// canceled); stops when the sender drops.
 fn traced_worker(endpoint: &str, collector: &str) -> tokio::sync::oneshot::Sender<()> {
     let worker = Worker::builder()
         .endpoint(endpoint)
@@ -109,6 +110,10 @@ fn traced_worker(endpoint: &str, collector: &str) -> tokio::sync::oneshot::Sende
         .otlp_endpoint(collector)
         .otlp_service_name("demo-worker")
         .handler("echo", |_ctx: Context| async move { Ok::<_, HandlerError>("done") })
+        .handler("stuck", |ctx: Context| async move {
+            ctx.cancellation().cancelled().await;
+            Err::<(), _>(HandlerError::fatal("canceled"))
+        })
         .build()
         .expect("worker");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -163,6 +168,22 @@ async fn an_instance_is_one_trace_and_the_worker_run_is_a_child_of_the_dispatch(
     let spans = collector.spans_of(fired.id, &["ax.fire", "ax.dispatch", "ax.run", "ax.result"]).await;
     assert_one_trace(&spans, "ax.fire");
     assert_eq!(spans["ax.fire"].attr_str("ax.task"), Some("on-time"));
+
+    // An attempt the sweeper ends is a span of the trace too.
+    let mut stuck = spec("stuck", "demo", "stuck", manual());
+    stuck.timeout = Some(ax_tests::client::dur(Duration::from_secs(1)));
+    create(&mut admin, stuck).await;
+    let id = trigger(&mut admin, "stuck", "k1").await;
+    wait_status(&mut admin, id, S::Timeout, LONG).await;
+    let spans = collector.spans_of(id, &["ax.trigger", "ax.dispatch", "ax.run", "ax.expire"]).await;
+    let (root, expire, run) = (&spans["ax.trigger"], &spans["ax.expire"], &spans["ax.run"]);
+    assert_eq!(expire.span.trace_id, root.span.trace_id);
+    assert_eq!(expire.span.parent_span_id, root.span.span_id);
+    assert_eq!(expire.attr_str("ax.expire.reason"), Some("timeout"));
+    assert_eq!(expire.attr_str("ax.instance.status"), Some("TIMEOUT"));
+    assert_eq!(expire.span.status.as_ref().map(|s| s.code), Some(2), "an error span");
+    assert_eq!(run.span.parent_span_id, spans["ax.dispatch"].span.span_id);
+    assert_eq!(run.attr_str("ax.result.outcome"), Some("FAILED"));
     axd.stop().await;
     db.cleanup().await;
 }

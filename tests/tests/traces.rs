@@ -158,9 +158,11 @@ async fn an_instance_is_one_trace_and_the_worker_run_is_a_child_of_the_dispatch(
     let _worker = traced_worker(&axd.endpoint, &otlp);
 
     let manual_id = trigger(&mut admin, "by-hand", "k1").await;
-    wait_status(&mut admin, manual_id, S::Success, LONG).await;
+    let done = wait_status(&mut admin, manual_id, S::Success, LONG).await;
     let spans = collector.spans_of(manual_id, &["ax.trigger", "ax.dispatch", "ax.run", "ax.result"]).await;
     assert_one_trace(&spans, "ax.trigger");
+    let hex: String = spans["ax.trigger"].span.trace_id.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(done.trace_id, hex, "GetInstance names the instance's trace");
     assert_eq!(spans["ax.trigger"].attr_str("ax.instance.source"), Some("MANUAL"));
 
     let fired = ax_tests::client::instance_of(&admin, "on-time").await;

@@ -360,6 +360,9 @@ mod tests {
         let parsed = SpanContext::from_traceparent(good).expect("parses");
         assert_eq!(parsed.traceparent(), good);
         assert_eq!(parsed.trace_id_hex(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        // A later version may append fields: the first four are read, the rest ignored.
+        let future = "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-ever";
+        assert_eq!(SpanContext::from_traceparent(future).map(|c| c.span_id), Some(parsed.span_id));
         for bad in [
             "",
             "00-00000000000000000000000000000000-00f067aa0ba902b7-01",

@@ -272,20 +272,22 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     let writer_cancel = CancellationToken::new();
     let mut tasks = Vec::new();
 
-    let trigger = Arc::new(TriggerLoop::new(
-        pools.trigger.clone(),
-        clock.clone(),
-        scheduler_id.clone(),
-        TriggerConfig {
-            lookahead: config.trigger_lookahead,
-            batch: config.trigger_batch,
-            max_idle: config.poll_interval,
-        },
-        core.signals.dispatch.clone(),
-        core.signals.trigger.clone(),
-        progress.clone(),
-        core.traces.clone(),
-    ));
+    let trigger = Arc::new(
+        TriggerLoop::new(
+            pools.trigger.clone(),
+            clock.clone(),
+            scheduler_id.clone(),
+            TriggerConfig {
+                lookahead: config.trigger_lookahead,
+                batch: config.trigger_batch,
+                max_idle: config.poll_interval,
+            },
+            core.signals.dispatch.clone(),
+            core.signals.trigger.clone(),
+            progress.clone(),
+        )
+        .with_traces(core.traces.clone()),
+    );
     let trigger_reports = trigger.reports();
     tasks.push(spawn("trigger", trigger.clone().run(cancel.clone())));
     tasks.push(spawn("dispatch", Dispatcher::new(core.clone()).run(cancel.clone())));

@@ -501,7 +501,7 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
             async {
                 let mut n = 0;
                 loop {
-                    let r = trigger_due(&a, now, now, 100, &planner, "axd-a").await.expect("trigger a");
+                    let r = trigger_due(&a, now, now, 100, &planner, "axd-a", &Traces::off()).await.expect("trigger a");
                     n += r.created.len();
                     if r.tasks < 100 {
                         return n;
@@ -511,7 +511,7 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
             async {
                 let mut n = 0;
                 loop {
-                    let r = trigger_due(&b, now, now, 100, &planner, "axd-b").await.expect("trigger b");
+                    let r = trigger_due(&b, now, now, 100, &planner, "axd-b", &Traces::off()).await.expect("trigger b");
                     n += r.created.len();
                     if r.tasks < 100 {
                         return n;

@@ -145,7 +145,6 @@ impl TriggerLoop {
         created: Arc<Notify>,
         wake: Arc<Notify>,
         progress: Arc<Progress>,
-        traces: Traces,
     ) -> Self {
         TriggerLoop {
             store,
@@ -156,8 +155,14 @@ impl TriggerLoop {
             created,
             progress,
             report: watch::channel(RoundReport::default()).0,
-            traces,
+            traces: Traces::off(),
         }
+    }
+
+    /// Records the root span of each instance it creates (README "Tracing").
+    pub fn with_traces(mut self, traces: Traces) -> Self {
+        self.traces = traces;
+        self
     }
 
     /// Reports of completed rounds.

@@ -127,8 +127,6 @@ impl Running {
             // Streams are closed: whatever they handed over is written before axd leaves.
             self.writer_cancel.cancel();
             let _ = self.writer.await;
-            // The spans of what was just written, and of every round before.
-            self.core.traces.flush().await;
         };
         if tokio::time::timeout_at(deadline, stop).await.is_err() {
             tracing::warn!("shutdown did not finish within {timeout:?}; exiting anyway");
@@ -144,6 +142,11 @@ impl Running {
         };
         if tokio::time::timeout_at(deadline, leave).await.is_err() {
             tracing::warn!("could not leave ax_scheduler and close the database connections within {timeout:?}");
+        }
+        // Last, so that a collector that does not answer cannot keep axd from leaving: the spans of
+        // everything above, within what is left of the same deadline and at most 2 s.
+        if !tokio::time::timeout_at(deadline, self.core.traces.flush()).await.unwrap_or(false) {
+            tracing::warn!("the OTLP collector did not take the last trace spans in time; they are dropped");
         }
     }
 }

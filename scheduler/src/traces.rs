@@ -227,10 +227,12 @@ impl Traces {
         self.record(s);
     }
 
-    /// Sends every span recorded so far (shutdown).
-    pub async fn flush(&self) {
-        if let Some(inner) = &self.inner {
-            inner.exporter.flush().await;
+    /// Sends every span recorded so far (shutdown), waiting at most 2 s for the collector;
+    /// whether they were sent (true when off).
+    pub async fn flush(&self) -> bool {
+        match &self.inner {
+            Some(inner) => inner.exporter.flush().await,
+            None => true,
         }
     }
 }

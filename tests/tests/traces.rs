@@ -212,6 +212,33 @@ async fn an_instance_created_on_one_axd_and_run_through_another_is_one_trace(db:
 
 on_server_backends!(an_instance_created_on_one_axd_and_run_through_another_is_one_trace);
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collector_that_hangs_holds_back_neither_runs_nor_shutdown() {
+    let Some(db) = TestDb::create(ax_tests::Db::Sqlite).await else { return };
+    // Connections to it complete (the kernel's backlog) but nothing ever answers: every export
+    // waits for its timeout (10 s).
+    let hung = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let otlp = format!("http://{}", hung.local_addr().expect("addr"));
+    let axd = Axd::start(&db, |o| o.otlp_endpoint = Some(otlp.clone())).await;
+    let mut admin = axd.admin().await;
+    create(&mut admin, spec("unhindered", "demo", "echo", manual())).await;
+    let worker = traced_worker(&axd.endpoint, &otlp);
+    for key in ["k1", "k2", "k3"] {
+        let id = trigger(&mut admin, "unhindered", key).await;
+        wait_status(&mut admin, id, S::Success, Duration::from_secs(5)).await;
+    }
+    drop(worker);
+    let stopping = std::time::Instant::now();
+    axd.stop().await;
+    // Axd::stop gives a 5 s shutdown timeout; the last flush waits at most 2 s of it, after axd
+    // left ax_scheduler.
+    assert!(stopping.elapsed() < Duration::from_secs(4), "stopped in {:?}", stopping.elapsed());
+    let left = db.store().await.conn().await.expect("conn").list_schedulers().await.expect("schedulers");
+    assert!(left.is_empty(), "axd removed itself from ax_scheduler before waiting for the collector: {left:?}");
+    drop(hung);
+    db.cleanup().await;
+}
+
 #[test]
 fn an_otlp_endpoint_that_is_not_plain_http_is_refused_by_name() {
     for bad in ["https://collector:4317", "collector:4317", "http://collector:4318/v1/traces"] {

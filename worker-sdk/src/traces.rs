@@ -48,10 +48,12 @@ impl Tracing {
         Some(RunSpan { exporter, parent, start, attrs, worker_id: self.worker_id.clone() })
     }
 
-    /// Sends what was recorded (shutdown).
+    /// Sends what was recorded (shutdown), waiting at most 2 s for the collector.
     pub(crate) async fn flush(&self) {
-        if let Some(Some(e)) = self.exporter.get() {
-            e.flush().await;
+        if let Some(Some(e)) = self.exporter.get()
+            && !e.flush().await
+        {
+            tracing::warn!(endpoint = %self.endpoint, "the OTLP collector did not take the last spans within 2 s; they are dropped");
         }
     }
 }

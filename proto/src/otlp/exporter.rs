@@ -31,6 +31,10 @@ pub const MAX_BATCH: usize = 512;
 pub const BATCH_DELAY: Duration = Duration::from_millis(500);
 /// Longest one export request may take.
 pub const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest a connection to the collector may take to open.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// Longest [`Exporter::flush`] waits: a collector that does not answer must not hold a shutdown.
+pub const FLUSH_WAIT: Duration = Duration::from_secs(2);
 
 /// The identity of a span, as a W3C `traceparent` carries it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -237,7 +241,7 @@ impl Exporter {
     /// collector costs only failed exports. `resource`: extra resource attributes beside
     /// `service.name`.
     pub fn start(endpoint: &str, service_name: &str, resource: Vec<KeyValue>) -> Result<Exporter, EndpointError> {
-        let channel = check_endpoint(endpoint)?.timeout(EXPORT_TIMEOUT).connect_lazy();
+        let channel = check_endpoint(endpoint)?.timeout(EXPORT_TIMEOUT).connect_timeout(CONNECT_TIMEOUT).connect_lazy();
         let mut attributes = vec![KeyValue::string("service.name", service_name)];
         attributes.extend(resource);
         let (tx, rx) = mpsc::channel(QUEUE);
@@ -258,12 +262,14 @@ impl Exporter {
         }
     }
 
-    /// Sends every span recorded so far and waits until that export has been answered (or failed).
-    pub async fn flush(&self) {
-        let (ack, done) = oneshot::channel();
-        if self.tx.send(Msg::Flush(ack)).await.is_ok() {
-            let _ = done.await;
-        }
+    /// Sends every span recorded so far and waits until that export has been answered (or failed),
+    /// at most [`FLUSH_WAIT`]; whether it was.
+    pub async fn flush(&self) -> bool {
+        let wait = async {
+            let (ack, done) = oneshot::channel();
+            self.tx.send(Msg::Flush(ack)).await.is_ok() && done.await.is_ok()
+        };
+        tokio::time::timeout(FLUSH_WAIT, wait).await.unwrap_or(false)
     }
 
     /// Spans dropped because the queue was full.

@@ -24,5 +24,8 @@ mod exporter;
 pub mod service;
 mod wire;
 
-pub use exporter::{EndpointError, Exporter, SpanContext, SpanKind, SpanRecord, check_endpoint};
+pub use exporter::{
+    BATCH_DELAY, CONNECT_TIMEOUT, EXPORT_TIMEOUT, EndpointError, Exporter, FLUSH_WAIT, MAX_BATCH, QUEUE, SpanContext,
+    SpanKind, SpanRecord, check_endpoint,
+};
 pub use wire::*;

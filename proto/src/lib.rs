@@ -1,7 +1,8 @@
 //! The `ax.v1` wire contract: Rust types and tonic clients/servers generated from `proto/ax/v1`.
 //!
 //! The `.proto` files are the public API; this crate only makes them usable from Rust and exposes
-//! the encoded file descriptor set so that axd can serve gRPC reflection.
+//! the encoded file descriptor set so that axd can serve gRPC reflection. [`otlp`] is the
+//! OpenTelemetry trace export that axd and the Rust SDK share (README "Tracing").
 
 #![allow(missing_docs, clippy::all)]
 
@@ -12,3 +13,5 @@ pub mod v1 {
 
 /// The encoded `FileDescriptorSet` of every ax.v1 file and its imports, for gRPC reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/ax_v1_descriptor.bin"));
+
+pub mod otlp;

@@ -7,6 +7,7 @@
 //! - [`worker`]: worker sessions (stream, registry, leases, commands, the group-commit writer);
 //! - [`grpc`]: the AdminService and the conversions between the wire and the domain;
 //! - [`core`]: what the loops and services share (pools, signals, settings, clock, health);
+//! - [`traces`]: OpenTelemetry spans of each instance's life, exported over OTLP when configured;
 //! - [`server`]: assembles all of it; the binary `axd` (src/main.rs) parses configuration and calls
 //!   [`server::start`].
 
@@ -25,6 +26,7 @@ pub mod schedule;
 pub mod server;
 pub mod store;
 pub mod text;
+pub mod traces;
 pub mod transport;
 pub mod validate;
 pub mod worker;

@@ -493,6 +493,9 @@ pub struct Instance {
     pub created_at: Ts,
     /// Last change.
     pub updated_at: Ts,
+    /// W3C traceparent of the instance's root span (its fire or manual trigger), when the axd that
+    /// created it traced (README "Tracing"); every later span of the instance is its child.
+    pub trace_parent: Option<String>,
 }
 
 /// One state change of an instance.

@@ -35,6 +35,7 @@ use crate::{
     },
     model::SchedulerRecord,
     store::{self, ConnectOptions, Notice, Store},
+    traces::Traces,
     transport::{self, TrackLayer, Tracker},
     worker::{
         commands, lease,
@@ -65,6 +66,9 @@ pub enum ServerError {
         /// The last round trip.
         got: Duration,
     },
+    /// The OTLP endpoint cannot be used (configuration checks it first).
+    #[error("otlp_endpoint: {0}")]
+    Otlp(#[from] ax_proto::otlp::EndpointError),
     /// The listen address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -139,6 +143,11 @@ impl Running {
         if tokio::time::timeout_at(deadline, leave).await.is_err() {
             tracing::warn!("could not leave ax_scheduler and close the database connections within {timeout:?}");
         }
+        // Last, so that a collector that does not answer cannot keep axd from leaving: the spans of
+        // everything above, within what is left of the same deadline and at most 2 s.
+        if !tokio::time::timeout_at(deadline, self.core.traces.flush()).await.unwrap_or(false) {
+            tracing::warn!("the OTLP collector did not take the last trace spans in time; they are dropped");
+        }
     }
 }
 
@@ -207,6 +216,10 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     let clock: Arc<dyn Clock> = clock.unwrap_or_else(|| Arc::new(db_clock.clone()));
     let host = host_name();
     let scheduler_id = format!("{host}-{}-{:04x}", std::process::id(), fastrand::u16(..));
+    let traces = match &config.otlp {
+        Some(o) => Traces::start(&o.endpoint, &o.service_name, &scheduler_id)?,
+        None => Traces::off(),
+    };
     let auth_mode = if config.tls.is_some() { AuthMode::Mtls(Arc::new(config.policy.clone())) } else { AuthMode::Open };
     let (writer, writer_queue) = Writer::new();
     let progress = Arc::new(Progress::default());
@@ -228,6 +241,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
             drain_timeout: (config.shutdown_timeout / 2).min(Duration::from_secs(5)),
         },
         scheduler_heartbeat: config.scheduler_heartbeat,
+        traces,
     });
 
     if config.lost_worker_grace < config.heartbeat_interval * 5 {
@@ -261,19 +275,22 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     let writer_cancel = CancellationToken::new();
     let mut tasks = Vec::new();
 
-    let trigger = Arc::new(TriggerLoop::new(
-        pools.trigger.clone(),
-        clock.clone(),
-        scheduler_id.clone(),
-        TriggerConfig {
-            lookahead: config.trigger_lookahead,
-            batch: config.trigger_batch,
-            max_idle: config.poll_interval,
-        },
-        core.signals.dispatch.clone(),
-        core.signals.trigger.clone(),
-        progress.clone(),
-    ));
+    let trigger = Arc::new(
+        TriggerLoop::new(
+            pools.trigger.clone(),
+            clock.clone(),
+            scheduler_id.clone(),
+            TriggerConfig {
+                lookahead: config.trigger_lookahead,
+                batch: config.trigger_batch,
+                max_idle: config.poll_interval,
+            },
+            core.signals.dispatch.clone(),
+            core.signals.trigger.clone(),
+            progress.clone(),
+        )
+        .with_traces(core.traces.clone()),
+    );
     let trigger_reports = trigger.reports();
     tasks.push(spawn("trigger", trigger.clone().run(cancel.clone())));
     tasks.push(spawn("dispatch", Dispatcher::new(core.clone()).run(cancel.clone())));

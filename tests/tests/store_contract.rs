@@ -15,6 +15,7 @@ use ax_scheduler::{
     },
     schedule::Compiled,
     store::{Actor, InstanceFilter, ManualTrigger, NewTask, Store, TaskUpdate},
+    traces::Traces,
 };
 use ax_tests::{TestDb, on_every_backend};
 use chrono::{TimeZone, Utc};
@@ -59,7 +60,7 @@ async fn create(store: &Arc<Store>, name: &str, c: TaskConfig, now: Ts) -> ax_sc
 
 async fn trigger(store: &Arc<Store>, now: Ts, lookahead: Duration) -> TriggerRound {
     let planner = EnginePlanner { now, lookahead };
-    trigger_due(store, now, add(now, lookahead), 500, &planner, "axd-test").await.expect("trigger")
+    trigger_due(store, now, add(now, lookahead), 500, &planner, "axd-test", &Traces::off()).await.expect("trigger")
 }
 
 async fn migrations_are_idempotent_and_safe_to_run_concurrently(db: &TestDb) {
@@ -218,15 +219,16 @@ async fn manual_trigger_with_the_same_key_creates_one_instance(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "m", config(Schedule::Manual), t0()).await;
     let trig = ManualTrigger { params: r#"{"x":1}"#.into(), key: "order-42".into(), actor: "alice".into() };
-    let (a, created_a) = trigger_manual(&store, &t, &trig, t0(), "axd-test").await.expect("first");
-    let (b, created_b) = trigger_manual(&store, &t, &trig, add(t0(), secs(1)), "axd-test").await.expect("second");
+    let (a, created_a) = trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.expect("first");
+    let (b, created_b) =
+        trigger_manual(&store, &t, &trig, add(t0(), secs(1)), "axd-test", &Traces::off()).await.expect("second");
     assert!(created_a && !created_b);
     assert_eq!(a.id, b.id);
     assert_eq!(a.source, InstanceSource::Manual);
     assert_eq!(a.params, r#"{"x":1}"#);
     assert_eq!(a.fire_at, t0());
     let other = ManualTrigger { key: "order-43".into(), ..trig };
-    let (c, created_c) = trigger_manual(&store, &t, &other, t0(), "axd-test").await.expect("third");
+    let (c, created_c) = trigger_manual(&store, &t, &other, t0(), "axd-test", &Traces::off()).await.expect("third");
     assert!(created_c && c.id != a.id);
     let ev = store.instance_events(a.id).await.unwrap();
     assert_eq!(ev.len(), 1);
@@ -262,7 +264,7 @@ async fn cancel_and_retry_follow_the_state_rules(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "cr", config(Schedule::Manual), t0()).await;
     let trig = ManualTrigger { params: "{}".into(), key: "k1".into(), actor: "alice".into() };
-    let (inst, _) = trigger_manual(&store, &t, &trig, t0(), "axd-test").await.unwrap();
+    let (inst, _) = trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap();
     let CancelOutcome::Canceled(c) =
         cancel_instance(&store, inst.id, "not needed", add(t0(), secs(1)), &ACTOR).await.unwrap()
     else {
@@ -328,7 +330,7 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     let mut ids = Vec::new();
     for i in 0..5 {
         let trig = ManualTrigger { params: "{}".into(), key: format!("k{i}"), actor: "a".into() };
-        ids.push(trigger_manual(&store, &t, &trig, t0(), "axd-test").await.unwrap().0.id);
+        ids.push(trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap().0.id);
     }
     cancel_instance(&store, ids[1], "", t0(), &ACTOR).await.unwrap();
     let page1 = store.list_instances(&InstanceFilter { limit: 2, ..Default::default() }).await.unwrap();
@@ -346,7 +348,7 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     // By task: another task's instances are not listed; status and pages apply within the task.
     let other = create(&store, "other", config(Schedule::Manual), t0()).await;
     let trig = ManualTrigger { params: "{}".into(), key: "k0".into(), actor: "a".into() };
-    let foreign = trigger_manual(&store, &other, &trig, t0(), "axd-test").await.unwrap().0.id;
+    let foreign = trigger_manual(&store, &other, &trig, t0(), "axd-test", &Traces::off()).await.unwrap().0.id;
     let by_task = |name: &str, status: Option<InstanceStatus>, before_id: Option<i64>, limit: u32| InstanceFilter {
         task_name: Some(name.into()),
         status,
@@ -396,7 +398,7 @@ async fn racing_manual_triggers_with_one_key_create_one_instance(db: &TestDb) {
         let (store, t) = (store.clone(), t.clone());
         joins.push(tokio::spawn(async move {
             let trig = ManualTrigger { params: format!("{{\"n\":{i}}}"), key: "once".into(), actor: "a".into() };
-            trigger_manual(&store, &t, &trig, t0(), "axd-test").await
+            trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await
         }));
     }
     let mut created = 0;
@@ -417,9 +419,9 @@ async fn retention_purges_finished_instances_with_their_trails_and_keys(db: &Tes
     let store = db.store().await;
     let t = create(&store, "old", config(Schedule::Manual), t0()).await;
     let trig = |key: &str| ManualTrigger { params: "{}".into(), key: key.into(), actor: "a".into() };
-    let (done, _) = trigger_manual(&store, &t, &trig("a"), t0(), "axd-test").await.unwrap();
-    let (late, _) = trigger_manual(&store, &t, &trig("b"), t0(), "axd-test").await.unwrap();
-    let (open, _) = trigger_manual(&store, &t, &trig("c"), t0(), "axd-test").await.unwrap();
+    let (done, _) = trigger_manual(&store, &t, &trig("a"), t0(), "axd-test", &Traces::off()).await.unwrap();
+    let (late, _) = trigger_manual(&store, &t, &trig("b"), t0(), "axd-test", &Traces::off()).await.unwrap();
+    let (open, _) = trigger_manual(&store, &t, &trig("c"), t0(), "axd-test", &Traces::off()).await.unwrap();
     cancel_instance(&store, done.id, "", add(t0(), secs(10)), &ACTOR).await.unwrap();
     cancel_instance(&store, late.id, "", add(t0(), secs(100)), &ACTOR).await.unwrap();
     // Finished before the cutoff: gone, with its events; later or unfinished ones stay.
@@ -430,9 +432,11 @@ async fn retention_purges_finished_instances_with_their_trails_and_keys(db: &Tes
     assert!(store.get_instance(open.id).await.unwrap().is_some());
     assert_eq!(purge_finished(&store, add(t0(), secs(50)), 100).await.unwrap(), 0);
     // The purged instance's key is free again; the kept ones still deduplicate.
-    let (again, created) = trigger_manual(&store, &t, &trig("a"), add(t0(), secs(60)), "axd-test").await.unwrap();
+    let (again, created) =
+        trigger_manual(&store, &t, &trig("a"), add(t0(), secs(60)), "axd-test", &Traces::off()).await.unwrap();
     assert!(created && again.id != done.id);
-    let (same, created) = trigger_manual(&store, &t, &trig("b"), add(t0(), secs(60)), "axd-test").await.unwrap();
+    let (same, created) =
+        trigger_manual(&store, &t, &trig("b"), add(t0(), secs(60)), "axd-test", &Traces::off()).await.unwrap();
     assert!(!created && same.id == late.id);
     let listed: Vec<i64> = store
         .list_instances(&InstanceFilter { task_name: Some("old".into()), limit: 10, ..Default::default() })
@@ -585,7 +589,7 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
             async {
                 let mut n = 0;
                 loop {
-                    let r = trigger_due(&a, now, now, 100, &planner, "axd-a").await.expect("trigger a");
+                    let r = trigger_due(&a, now, now, 100, &planner, "axd-a", &Traces::off()).await.expect("trigger a");
                     n += r.created.len();
                     if r.tasks < 100 {
                         return n;
@@ -595,7 +599,7 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
             async {
                 let mut n = 0;
                 loop {
-                    let r = trigger_due(&b, now, now, 100, &planner, "axd-b").await.expect("trigger b");
+                    let r = trigger_due(&b, now, now, 100, &planner, "axd-b", &Traces::off()).await.expect("trigger b");
                     n += r.created.len();
                     if r.tasks < 100 {
                         return n;

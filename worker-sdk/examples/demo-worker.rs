@@ -50,6 +50,9 @@ struct Args {
     /// Seconds a graceful shutdown waits for running handlers.
     #[arg(long, default_value_t = 30)]
     shutdown_deadline: u64,
+    /// OpenTelemetry: export each run as a span to this OTLP/gRPC collector (http://host:port).
+    #[arg(long, env = "AX_OTLP_ENDPOINT")]
+    otlp_endpoint: Option<String>,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -139,6 +142,9 @@ async fn main() -> anyhow::Result<()> {
         .label("example", "demo-worker");
     if let Some(id) = &args.worker_id {
         builder = builder.worker_id(id.clone());
+    }
+    if let Some(url) = &args.otlp_endpoint {
+        builder = builder.otlp_endpoint(url.clone());
     }
     if let (Some(ca), Some(cert), Some(key)) = (&args.ca, &args.cert, &args.key) {
         builder = builder.tls_files(ca, cert, key)?;

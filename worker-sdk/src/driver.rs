@@ -50,6 +50,8 @@ pub(crate) struct Config {
     pub reconnect_max: Duration,
     /// How long to wait for Welcome after opening a stream.
     pub welcome_timeout: Duration,
+    /// OpenTelemetry run spans, when configured.
+    pub traces: Option<crate::traces::Tracing>,
 }
 
 /// Counters of a running worker.
@@ -897,6 +899,15 @@ async fn on_message(
             };
             // Sent ahead of its time: hold it, then start (Accepted goes out when it starts).
             let hold = duration_of(a.start_after);
+            let run_span = config.traces.as_ref().filter(|_| !a.traceparent.is_empty()).and_then(|t| {
+                let attrs = crate::traces::RunAttrs {
+                    instance_id: key.0,
+                    attempt: key.1,
+                    task: a.task_name.clone(),
+                    handler: a.handler.clone(),
+                };
+                t.start(&a.traceparent, attrs, hold)
+            });
             let accepted_after = if hold.is_none() {
                 let _ = tx.send(accepted(key)).await;
                 Some(sent.seq)
@@ -993,6 +1004,9 @@ async fn on_message(
                     let reason = format!("stale assignment: {}", r.err().map(|e| e.message).unwrap_or_default());
                     let _ = events.send(Event::Unstarted { key, reason }).await;
                     return;
+                }
+                if let Some(span) = run_span {
+                    span.finish(&r);
                 }
                 let _ = events.send(Event::Done { key, result: result_of(key, r) }).await;
             });

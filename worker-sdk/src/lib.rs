@@ -33,6 +33,7 @@
 mod context;
 mod driver;
 mod lease;
+mod traces;
 
 use std::{collections::HashMap, future::Future, path::Path, pin::Pin, sync::Arc, time::Duration};
 
@@ -68,6 +69,8 @@ pub struct WorkerBuilder {
     shutdown_deadline: Duration,
     remember: usize,
     reconnect_max: Duration,
+    otlp_endpoint: Option<String>,
+    otlp_service_name: Option<String>,
 }
 
 impl WorkerBuilder {
@@ -165,6 +168,21 @@ impl WorkerBuilder {
         self
     }
 
+    /// OpenTelemetry: export each attempt's run as an `ax.run` span over OTLP/gRPC to this collector
+    /// (`http://host:port`, e.g. `http://127.0.0.1:4317`), as a child of the span axd sends in
+    /// `Assign.traceparent` (axd must trace too: `axd --otlp-endpoint`). Off by default. Spans
+    /// are sent in batches (within half a second) and flushed when [`Worker::run_until`] returns.
+    pub fn otlp_endpoint(mut self, url: impl Into<String>) -> Self {
+        self.otlp_endpoint = Some(url.into());
+        self
+    }
+
+    /// `service.name` of the worker's spans. Default: the app.
+    pub fn otlp_service_name(mut self, name: impl Into<String>) -> Self {
+        self.otlp_service_name = Some(name.into());
+        self
+    }
+
     /// Checks the configuration.
     pub fn build(self) -> Result<Worker, WorkerError> {
         if self.endpoints.is_empty() {
@@ -180,6 +198,23 @@ impl WorkerBuilder {
             return Err(WorkerError::Config(format!("capacity must be 1-10000, got {}", self.capacity)));
         }
         let worker_id = self.worker_id.unwrap_or_else(default_worker_id);
+        let traces = match self.otlp_endpoint {
+            Some(endpoint) => {
+                ax_proto::otlp::check_endpoint(&endpoint)
+                    .map_err(|e| WorkerError::Config(format!("otlp_endpoint: {e}")))?;
+                let service = self.otlp_service_name.unwrap_or_else(|| self.app.clone());
+                if service.trim().is_empty() {
+                    return Err(WorkerError::Config("otlp_service_name: must not be empty".into()));
+                }
+                Some(traces::Tracing::new(endpoint, service, worker_id.clone()))
+            }
+            None if self.otlp_service_name.is_some() => {
+                return Err(WorkerError::Config(
+                    "otlp_service_name: is set but otlp_endpoint is not (tracing is off)".into(),
+                ));
+            }
+            None => None,
+        };
         Ok(Worker {
             config: Arc::new(driver::Config {
                 endpoints: self.endpoints,
@@ -193,6 +228,7 @@ impl WorkerBuilder {
                 remember: self.remember,
                 reconnect_max: self.reconnect_max,
                 welcome_timeout: Duration::from_secs(10),
+                traces,
             }),
             stats: Stats::default(),
         })
@@ -232,6 +268,8 @@ impl Worker {
             shutdown_deadline: Duration::from_secs(30),
             remember: 10_000,
             reconnect_max: Duration::from_secs(5),
+            otlp_endpoint: None,
+            otlp_service_name: None,
         }
     }
 
@@ -248,6 +286,11 @@ impl Worker {
     /// Runs until `shutdown` completes, then shuts down gracefully: no new work, running attempts
     /// finish (canceled after the shutdown deadline), results are delivered, the stream closes.
     pub async fn run_until<F: Future<Output = ()> + Send>(self, shutdown: F) -> Result<(), WorkerError> {
-        driver::run(self.config, self.stats, shutdown).await
+        let config = self.config.clone();
+        let ended = driver::run(self.config, self.stats, shutdown).await;
+        if let Some(t) = &config.traces {
+            t.flush().await;
+        }
+        ended
     }
 }

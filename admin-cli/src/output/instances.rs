@@ -41,6 +41,7 @@ pub struct InstanceView {
     pub progress_message: String,
     pub create_time: Option<String>,
     pub update_time: Option<String>,
+    pub trace_id: String,
 }
 
 impl From<&Instance> for InstanceView {
@@ -73,6 +74,7 @@ impl From<&Instance> for InstanceView {
             progress_message: i.progress_message.clone(),
             create_time: time_text(i.create_time.as_ref()),
             update_time: time_text(i.update_time.as_ref()),
+            trace_id: i.trace_id.clone(),
         }
     }
 }
@@ -108,7 +110,8 @@ pub fn instance_details(i: &InstanceView) -> String {
         .add("message", or_dash(Some(i.message.as_str())))
         .add("output", json_text(&i.output))
         .add("created", or_dash(i.create_time.clone()))
-        .add("updated", or_dash(i.update_time.clone()));
+        .add("updated", or_dash(i.update_time.clone()))
+        .add("trace", or_dash(Some(i.trace_id.as_str())));
     fields.render()
 }
 
@@ -168,6 +171,7 @@ pub(super) mod tests {
             progress_message: "all".into(),
             create_time: ts(1_767_232_800, 0),
             update_time: ts(1_767_232_802, 500_000_000),
+            trace_id: "4bf92f3577b34da6a3ce929d0e0e4736".into(),
         }
     }
 
@@ -181,7 +185,8 @@ pub(super) mod tests {
         assert_eq!(value["deadline"], Value::Null);
         assert_eq!(value["finish_time"], "2026-01-01T02:00:02.500Z");
         let keys: Vec<&str> = value.as_object().expect("object").keys().map(String::as_str).collect();
-        assert_eq!(keys.len(), 27, "one key per Instance field: {keys:?}");
+        assert_eq!(keys.len(), 28, "one key per Instance field: {keys:?}");
+        assert_eq!(value["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
     }
 
     #[test]
@@ -191,6 +196,7 @@ pub(super) mod tests {
         assert!(text.starts_with("id:               42\ntask:             nightly (id 7)\n"), "{text}");
         assert!(text.contains("\nstatus:           SUCCESS\n"), "{text}");
         assert!(text.contains("\nprogress:         100% all\n"), "{text}");
+        assert!(text.ends_with("\ntrace:            4bf92f3577b34da6a3ce929d0e0e4736\n"), "{text}");
         assert_eq!(
             instance_table(std::slice::from_ref(&view)).render(),
             "ID  TASK     STATUS   ATTEMPT  SOURCE    TRIGGER TIME          WORKER  MESSAGE\n\

@@ -139,6 +139,8 @@ pub struct Core {
     pub sessions: SessionSettings,
     /// How often axd heartbeats into `ax_scheduler`; three missed heartbeats mean "not alive".
     pub scheduler_heartbeat: Duration,
+    /// OpenTelemetry spans (off unless `--otlp-endpoint`).
+    pub traces: crate::traces::Traces,
 }
 
 impl Core {

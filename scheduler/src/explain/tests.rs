@@ -74,6 +74,7 @@ fn instance(id: i64, fire_at: Ts, status: InstanceStatus) -> Instance {
         progress_message: String::new(),
         created_at: fire_at,
         updated_at: fire_at,
+        trace_parent: None,
     }
 }
 

@@ -12,6 +12,7 @@ use crate::{
     error::StoreResult,
     model::{Instance, Ts},
     store::{Actor, NewEvent, Notice, Store, Tx},
+    traces::Traces,
 };
 
 /// Outcome of a cancel request.
@@ -108,7 +109,9 @@ pub async fn apply_worker_ops(
     now: Ts,
     lease_until: Ts,
     scheduler_id: &str,
+    traces: &Traces,
 ) -> StoreResult<Vec<WorkerOpOutcome>> {
+    let span_start = std::time::SystemTime::now();
     let mut ids: Vec<i64> = ops.iter().map(WorkerOp::instance_id).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -153,6 +156,20 @@ pub async fn apply_worker_ops(
     let t4 = t0.elapsed();
     tx.commit().await?;
     changes.log();
+    if traces.is_on() {
+        let span = (span_start, std::time::SystemTime::now());
+        for (op, outcome) in ops.iter().zip(&outcomes) {
+            if let (WorkerOp::Result(c), WorkerOpOutcome::Result(super::CompleteOutcome::Applied(_))) = (op, outcome)
+                && let Some(inst) = rows.get(&c.instance_id)
+            {
+                let failed = match &c.end {
+                    super::AttemptEnd::Success { .. } => None,
+                    super::AttemptEnd::Failed { message, .. } => Some(message.as_str()),
+                };
+                traces.result(inst, c.attempt, &c.worker_id, failed, span);
+            }
+        }
+    }
     tracing::debug!(ops = ops.len(), begin = ?t1, lock = ?(t2 - t1), decide = ?(t3 - t2), persist = ?(t4 - t3), commit = ?(t0.elapsed() - t4), "apply_worker_ops");
     Ok(outcomes)
 }

@@ -39,6 +39,7 @@ fn held(status: InstanceStatus) -> Instance {
         progress_message: String::new(),
         created_at: now(),
         updated_at: now(),
+        trace_parent: None,
     }
 }
 

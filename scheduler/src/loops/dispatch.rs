@@ -14,7 +14,7 @@
 
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
-use ax_proto::v1 as pb;
+use ax_proto::{otlp::SpanContext, v1 as pb};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -38,6 +38,8 @@ pub struct Assignment {
     pub instance: Instance,
     /// The stream.
     pub session_id: String,
+    /// This dispatch's span and the instance's root span, when axd traces (README "Tracing").
+    pub trace: Option<(SpanContext, Option<SpanContext>)>,
 }
 
 /// Claims PENDING instances available by each app's `until` for the demanded (app, handler) pairs,
@@ -135,7 +137,7 @@ pub async fn claim(
             worker_id: s.worker_id.clone(),
             reason,
         });
-        out.push(Assignment { instance: inst, session_id: s.session_id });
+        out.push(Assignment { instance: inst, session_id: s.session_id, trace: None });
     }
     let t_mark = t0.elapsed();
     tx.insert_events(&events).await?;
@@ -175,6 +177,7 @@ pub fn assign_message(a: &Assignment, now: Ts) -> pb::SchedulerMessage {
             idempotency_key: i.idempotency_key.clone(),
             start_after,
             accept_by: i.lease_expires_at.map(ts_to_pb),
+            traceparent: a.trace.map(|(span, _)| span.traceparent()).unwrap_or_default(),
         })),
     }
 }
@@ -189,6 +192,7 @@ impl Dispatcher {
     pub async fn run_round(&self) -> StoreResult<usize> {
         let core = &self.core;
         let started = std::time::Instant::now();
+        let span_start = std::time::SystemTime::now();
         let now = core.clock.now();
         let demand = core.registry.demand(now, core.sessions.dispatch_ahead);
         if demand.is_empty() {
@@ -223,7 +227,8 @@ impl Dispatcher {
         tracing::debug!(assigned = n, took_us = started.elapsed().as_micros() as u64, "dispatch round");
         // Holds are counted from the send, on a clock that never runs ahead of the database.
         let sent_at = if assignments.iter().any(|a| a.instance.available_at > now) { core.clock.now() } else { now };
-        for a in assignments {
+        for mut a in assignments {
+            a.trace = core.traces.dispatch_context(&a.instance);
             let key = (a.instance.id, a.instance.attempt);
             let delivered = match core.registry.get(&a.session_id) {
                 Some(s) => {
@@ -237,6 +242,10 @@ impl Dispatcher {
                 }
                 None => false,
             };
+            if let Some(trace) = a.trace {
+                let span = (span_start, std::time::SystemTime::now());
+                core.traces.dispatched(trace, &a.instance, &a.session_id, delivered, span);
+            }
             if !delivered {
                 let reason =
                     format!("could not be delivered to session {} (stream closed or not reading)", a.session_id);

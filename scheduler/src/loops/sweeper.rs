@@ -17,6 +17,7 @@ use crate::{
     lifecycle::{Batch, Ctx, apply::persist},
     model::{Instance, InstanceStatus, Ts, add, sub},
     store::{Expiry, Store},
+    traces::{Expired, Traces},
 };
 
 /// What a sweep changed.
@@ -35,8 +36,15 @@ pub struct SweepReport {
 /// One sweep transaction: claims, in bounded batches with SKIP LOCKED, DISPATCHED attempts whose
 /// lease passed (back to PENDING), RUNNING attempts past their deadline (TIMEOUT, Cancel queued,
 /// retry policy) and RUNNING attempts whose lease passed (worker lost, retry policy), and applies
-/// the state machine to each.
-pub async fn sweep(store: &Store, now: Ts, limit: u32, scheduler_id: &str) -> StoreResult<SweepReport> {
+/// the state machine to each. Each expired attempt is an `ax.expire` span of its instance's trace.
+pub async fn sweep(
+    store: &Store,
+    now: Ts,
+    limit: u32,
+    scheduler_id: &str,
+    traces: &Traces,
+) -> StoreResult<SweepReport> {
+    let span_start = std::time::SystemTime::now();
     let mut tx = store.begin().await?;
     let ctx = Ctx { now, scheduler_id };
     let acks = tx.claim_expired(InstanceStatus::Dispatched, Expiry::Lease, now, limit).await?;
@@ -45,25 +53,41 @@ pub async fn sweep(store: &Store, now: Ts, limit: u32, scheduler_id: &str) -> St
     let report = SweepReport { ack_timeouts: acks.len(), timeouts: timeouts.len(), lost: lost.len(), purged: 0 };
     let mut rows: HashMap<i64, Instance> = HashMap::new();
     let mut batch = Batch::default();
+    // (instance, attempt, why) of each attempt this sweep ends, for its span.
+    let mut expired: Vec<(i64, u32, Expired)> = Vec::new();
     for i in acks {
         let id = i.id;
         let inst = rows.entry(id).or_insert(i);
+        expired.push((id, inst.attempt, Expired::AckTimeout));
         batch.add(id, crate::lifecycle::expire_ack(inst, ctx));
     }
     for i in timeouts {
         let id = i.id;
         let inst = rows.entry(id).or_insert(i);
+        expired.push((id, inst.attempt, Expired::Timeout));
         batch.add(id, crate::lifecycle::time_out(inst, ctx, fastrand::f64()));
     }
     for i in lost {
         let id = i.id;
         // A row timed out above is no longer RUNNING; `lose` leaves it alone.
+        let timed_out = rows.contains_key(&id);
         let inst = rows.entry(id).or_insert(i);
+        if !timed_out {
+            expired.push((id, inst.attempt, Expired::WorkerLost));
+        }
         batch.add(id, crate::lifecycle::lose(inst, ctx, fastrand::f64()));
     }
     let changes = persist(&mut tx, &rows, batch, ctx).await?;
     tx.commit().await?;
     changes.log();
+    if traces.is_on() {
+        let span = (span_start, std::time::SystemTime::now());
+        for (id, attempt, why) in expired {
+            if let Some(inst) = rows.get(&id) {
+                traces.expired(inst, attempt, why, span);
+            }
+        }
+    }
     Ok(report)
 }
 
@@ -129,7 +153,8 @@ impl Sweeper {
         let mut total = SweepReport::default();
         loop {
             let now = self.core.clock.now();
-            let r = sweep(&self.core.pools.sweeper, now, self.config.batch, &self.core.scheduler_id).await?;
+            let core = &self.core;
+            let r = sweep(&core.pools.sweeper, now, self.config.batch, &core.scheduler_id, &core.traces).await?;
             let full = [r.ack_timeouts, r.timeouts, r.lost].iter().any(|n| *n >= self.config.batch as usize);
             total.ack_timeouts += r.ack_timeouts;
             total.timeouts += r.timeouts;

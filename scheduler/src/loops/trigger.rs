@@ -24,6 +24,7 @@ use crate::{
     model::{ConcurrencyPolicy, Instance, InstanceSource, InstanceStatus, Task, TaskEventKind, Ts, add, sub},
     schedule::{Compiled, FirePlan, MisfireRules, fire_key, plan},
     store::{InstanceRow, ManualTrigger, NewEvent, NewInstance, Store},
+    traces::Traces,
 };
 
 /// What the trigger loop decides for one claimed task.
@@ -130,6 +131,7 @@ pub struct TriggerLoop {
     created: Arc<Notify>,
     progress: Arc<Progress>,
     report: watch::Sender<RoundReport>,
+    traces: Traces,
 }
 
 impl TriggerLoop {
@@ -154,7 +156,14 @@ impl TriggerLoop {
             created,
             progress,
             report: watch::channel(RoundReport::default()).0,
+            traces: Traces::off(),
         }
+    }
+
+    /// Records the root span of each instance it creates (README "Tracing").
+    pub fn with_traces(mut self, traces: Traces) -> Self {
+        self.traces = traces;
+        self
     }
 
     /// Reports of completed rounds.
@@ -171,7 +180,9 @@ impl TriggerLoop {
         let mut total = TriggerRound::default();
         loop {
             // Each batch's phase timings are the `trigger_due` debug line.
-            let round = trigger_due(&self.store, now, horizon, self.config.batch, &planner, &self.scheduler_id).await?;
+            let round =
+                trigger_due(&self.store, now, horizon, self.config.batch, &planner, &self.scheduler_id, &self.traces)
+                    .await?;
             let claimed = round.tasks;
             // Each transaction is progress: a backlog of thousands of due tasks takes many of them,
             // and the health monitor must not read that as a stalled loop.
@@ -294,8 +305,10 @@ pub async fn trigger_due(
     limit: u32,
     planner: &dyn Planner,
     scheduler_id: &str,
+    traces: &Traces,
 ) -> StoreResult<TriggerRound> {
     let t0 = std::time::Instant::now();
+    let span_start = std::time::SystemTime::now();
     let mut tx = store.begin().await?;
     let claimed = tx.claim_due_tasks(now, horizon, limit).await?;
     let mut round = TriggerRound { tasks: claimed.len(), ..TriggerRound::default() };
@@ -339,6 +352,7 @@ pub async fn trigger_due(
                 status,
                 params: task.config.params.clone(),
                 reason,
+                trace_parent: traces.new_root(),
             };
             planned.push((ti, new));
         }
@@ -357,6 +371,7 @@ pub async fn trigger_due(
         planned.iter().map(|(ti, n)| ((tasks[*ti].id, n.key.as_str()), (*ti, n))).collect();
     let mut events = Vec::with_capacity(inserted.len());
     let mut changes = Changes::new();
+    let mut spans = Vec::new();
     for (id, task_id, key) in &inserted {
         let Some((ti, n)) = by_key.get(&(*task_id, key.as_str())).copied() else { continue };
         if n.status == InstanceStatus::Skipped {
@@ -378,6 +393,9 @@ pub async fn trigger_due(
             });
         }
         events.push(event);
+        if traces.is_on() {
+            spans.push((*id, ti, n));
+        }
     }
     tx.insert_events(&events).await?;
     if !round.created.is_empty() {
@@ -386,6 +404,11 @@ pub async fn trigger_due(
     let t_events = t0.elapsed();
     tx.commit().await?;
     changes.log();
+    let span = (span_start, std::time::SystemTime::now());
+    for (id, ti, n) in spans {
+        let t = &tasks[ti];
+        traces.created(n.trace_parent.as_deref(), id, &t.name, &t.config.app, n.source, n.status, n.fire_at, span);
+    }
     tracing::debug!(
         tasks = round.tasks,
         instances = events.len(),
@@ -421,7 +444,9 @@ pub async fn trigger_manual(
     trigger: &ManualTrigger,
     now: Ts,
     scheduler_id: &str,
+    traces: &Traces,
 ) -> StoreResult<(Instance, bool)> {
+    let span_start = std::time::SystemTime::now();
     let new = NewInstance {
         fire_at: now,
         available_at: now,
@@ -430,6 +455,7 @@ pub async fn trigger_manual(
         status: InstanceStatus::Pending,
         params: trigger.params.clone(),
         reason: format!("triggered by {}", trigger.actor),
+        trace_parent: traces.new_root(),
     };
     let mut tx = store.begin().await?;
     let created = match tx.insert_instances(&[InstanceRow { task, new: &new }], now).await {
@@ -455,6 +481,9 @@ pub async fn trigger_manual(
             reason: new.reason.clone(),
         });
         changes.log();
+        let span = (span_start, std::time::SystemTime::now());
+        let (tp, app) = (new.trace_parent.as_deref(), &task.config.app);
+        traces.created(tp, id, &task.name, app, new.source, new.status, new.fire_at, span);
     } else {
         drop(tx);
     }

@@ -70,6 +70,7 @@ impl InstanceRaw {
             progress_message: String::new(),
             created_at: to_micros(now),
             updated_at: to_micros(now),
+            trace_parent: n.trace_parent.clone(),
         }
     }
 }

@@ -20,6 +20,11 @@ macro_rules! embed_migrations {
                 "session_log",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0004_session_log.sql")),
             ),
+            (
+                5_i64,
+                "traces",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0005_traces.sql")),
+            ),
         ]
     };
 }

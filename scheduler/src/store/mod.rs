@@ -359,6 +359,9 @@ pub struct NewInstance {
     pub status: InstanceStatus,
     pub params: String,
     pub reason: String,
+    /// W3C traceparent of the instance's root span (its fire or manual trigger) when axd traces;
+    /// stored so that every later span of the instance, on any axd, joins its trace.
+    pub trace_parent: Option<String>,
 }
 
 /// A session's live numbers, written by the lease loop.

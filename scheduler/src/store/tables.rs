@@ -148,6 +148,7 @@ table! {
         progress_message: String,
         created_at: i64,
         updated_at: i64 = to_micros(i.updated_at),
+        trace_parent: Option<String>,
     }
 }
 
@@ -373,6 +374,7 @@ impl InstanceRaw {
             progress_message: self.progress_message,
             created_at: from_micros(self.created_at),
             updated_at: from_micros(self.updated_at),
+            trace_parent: self.trace_parent,
         })
     }
 }

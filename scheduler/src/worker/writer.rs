@@ -55,9 +55,15 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
     let outcomes = loop {
         let now = core.clock.now();
         let lease_until = add(now, core.sessions.lease_ttl());
-        match crate::lifecycle::apply::apply_worker_ops(&core.pools.workers, &ops, now, lease_until, &core.scheduler_id)
-            .await
-        {
+        let applied = crate::lifecycle::apply::apply_worker_ops(
+            &core.pools.workers,
+            &ops,
+            now,
+            lease_until,
+            &core.scheduler_id,
+            &core.traces,
+        );
+        match applied.await {
             Ok(o) => break Ok(o),
             // A deadlock with another transaction: nothing was written, write again at once.
             Err(e @ StoreError::Conflict(_)) if attempt < 10 => {

@@ -225,7 +225,8 @@ impl AdminApi {
             r.idempotency_key.clone()
         };
         let trigger = ManualTrigger { params, key, actor: grant.identity.actor() };
-        let triggered = trigger_manual(&self.core.pools.admin, &task, &trigger, self.now(), &self.core.scheduler_id);
+        let (core, now) = (&self.core, self.now());
+        let triggered = trigger_manual(&core.pools.admin, &task, &trigger, now, &core.scheduler_id, &core.traces);
         let (inst, created) = triggered.await.map_err(Error::from)?;
         if created {
             self.core.signals.dispatch.notify_one();

@@ -32,6 +32,12 @@ pub fn instance_to_pb(i: &Instance) -> pb::Instance {
         create_time: Some(ts_to_pb(i.created_at)),
         update_time: Some(ts_to_pb(i.updated_at)),
         lease_expire_time: opt_ts(i.lease_expires_at),
+        trace_id: i
+            .trace_parent
+            .as_deref()
+            .and_then(ax_proto::otlp::SpanContext::from_traceparent)
+            .map(|c| c.trace_id_hex())
+            .unwrap_or_default(),
     }
 }
 

@@ -402,7 +402,7 @@ class PreviewScheduleResponse(_message.Message):
     def __init__(self, preview: _Optional[_Union[SchedulePreview, _Mapping]] = ...) -> None: ...
 
 class Instance(_message.Message):
-    __slots__ = ("id", "task_id", "task_name", "app", "handler", "params", "idempotency_key", "source", "trigger_time", "available_time", "status", "attempt", "max_retries", "failures", "worker_id", "session_id", "scheduler_id", "start_time", "finish_time", "deadline", "message", "output", "progress_percent", "progress_message", "create_time", "update_time", "lease_expire_time")
+    __slots__ = ("id", "task_id", "task_name", "app", "handler", "params", "idempotency_key", "source", "trigger_time", "available_time", "status", "attempt", "max_retries", "failures", "worker_id", "session_id", "scheduler_id", "start_time", "finish_time", "deadline", "message", "output", "progress_percent", "progress_message", "create_time", "update_time", "lease_expire_time", "trace_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -430,6 +430,7 @@ class Instance(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
     UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
     LEASE_EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     id: int
     task_id: int
     task_name: str
@@ -457,7 +458,8 @@ class Instance(_message.Message):
     create_time: _timestamp_pb2.Timestamp
     update_time: _timestamp_pb2.Timestamp
     lease_expire_time: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[int] = ..., task_id: _Optional[int] = ..., task_name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., params: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., source: _Optional[_Union[InstanceSource, str]] = ..., trigger_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., available_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., attempt: _Optional[int] = ..., max_retries: _Optional[int] = ..., failures: _Optional[int] = ..., worker_id: _Optional[str] = ..., session_id: _Optional[str] = ..., scheduler_id: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finish_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., output: _Optional[str] = ..., progress_percent: _Optional[int] = ..., progress_message: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    trace_id: str
+    def __init__(self, id: _Optional[int] = ..., task_id: _Optional[int] = ..., task_name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., params: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., source: _Optional[_Union[InstanceSource, str]] = ..., trigger_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., available_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., attempt: _Optional[int] = ..., max_retries: _Optional[int] = ..., failures: _Optional[int] = ..., worker_id: _Optional[str] = ..., session_id: _Optional[str] = ..., scheduler_id: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finish_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., output: _Optional[str] = ..., progress_percent: _Optional[int] = ..., progress_message: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trace_id: _Optional[str] = ...) -> None: ...
 
 class InstanceEvent(_message.Message):
     __slots__ = ("time", "from_status", "to_status", "attempt", "scheduler_id", "worker_id", "reason")

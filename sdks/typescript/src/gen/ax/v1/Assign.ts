@@ -15,6 +15,7 @@ export interface Assign {
   'idempotency_key'?: (string);
   'start_after'?: (_google_protobuf_Duration | null);
   'accept_by'?: (_google_protobuf_Timestamp | null);
+  'traceparent'?: (string);
 }
 
 export interface Assign__Output {
@@ -28,4 +29,5 @@ export interface Assign__Output {
   'idempotency_key': (string);
   'start_after': (_google_protobuf_Duration__Output | null);
   'accept_by': (_google_protobuf_Timestamp__Output | null);
+  'traceparent': (string);
 }

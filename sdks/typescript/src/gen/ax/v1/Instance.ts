@@ -33,6 +33,7 @@ export interface Instance {
   'create_time'?: (_google_protobuf_Timestamp | null);
   'update_time'?: (_google_protobuf_Timestamp | null);
   'lease_expire_time'?: (_google_protobuf_Timestamp | null);
+  'trace_id'?: (string);
 }
 
 export interface Instance__Output {
@@ -63,4 +64,5 @@ export interface Instance__Output {
   'create_time': (_google_protobuf_Timestamp__Output | null);
   'update_time': (_google_protobuf_Timestamp__Output | null);
   'lease_expire_time': (_google_protobuf_Timestamp__Output | null);
+  'trace_id': (string);
 }

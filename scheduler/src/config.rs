@@ -136,6 +136,14 @@ pub struct Options {
     /// Log filter, e.g. info or ax_scheduler=debug [default: info]
     #[arg(long, env = "AX_LOG")]
     pub log: Option<String>,
+    /// Serve Prometheus metrics at http://ADDR/metrics (plain HTTP; a loopback address unless
+    /// --metrics-tls-proxy) [default: off]
+    #[arg(long, env = "AX_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// --metrics-listen may be a non-loopback address: a TLS-terminating proxy in front of it is the
+    /// only way in [default: false]
+    #[arg(long, env = "AX_METRICS_TLS_PROXY", num_args = 0..=1, default_missing_value = "true")]
+    pub metrics_tls_proxy: Option<bool>,
 
     // Access control and audit.
     /// SPIFFE trust domain of client certificates: identities are spiffe://THIS/ROLE/NAME
@@ -207,6 +215,8 @@ impl Options {
             retention: self.retention.or(other.retention),
             shutdown_timeout: self.shutdown_timeout.or(other.shutdown_timeout),
             log: self.log.or(other.log),
+            metrics_listen: self.metrics_listen.or(other.metrics_listen),
+            metrics_tls_proxy: self.metrics_tls_proxy.or(other.metrics_tls_proxy),
             trust_domain: self.trust_domain.or(other.trust_domain),
             scope: self.scope.or(other.scope),
             audit_retention: self.audit_retention.or(other.audit_retention),
@@ -274,6 +284,8 @@ pub struct Config {
     pub shutdown_timeout: Duration,
     /// Log filter.
     pub log: String,
+    /// Where `/metrics` is served, if at all.
+    pub metrics_listen: Option<SocketAddr>,
 
     // Access control and audit.
     /// Trust domain and app scopes (used with mTLS).
@@ -384,6 +396,7 @@ impl Config {
             retention: d(o.retention, Duration::from_secs(30 * 86_400)),
             shutdown_timeout: d(o.shutdown_timeout, Duration::from_secs(10)),
             log: o.log.unwrap_or_else(|| "info".to_owned()),
+            metrics_listen: o.metrics_listen,
             policy: crate::auth::Policy {
                 trust_domain: o.trust_domain.unwrap_or_else(|| "ax".to_owned()),
                 scopes: Default::default(),
@@ -424,6 +437,10 @@ impl Config {
                     c.listen
                 ),
             });
+        }
+        if let Some(addr) = c.metrics_listen {
+            crate::prometheus::check_listen(addr, o.metrics_tls_proxy.unwrap_or(false))
+                .map_err(|reason| ConfigError::Invalid { option: "metrics_listen", reason })?;
         }
         let between = |option: &'static str, v: Duration, lo: Duration, hi: Duration| {
             if v < lo || v > hi {
@@ -657,6 +674,13 @@ mod tests {
         let o = Options { listen: Some("0.0.0.0:7070".parse().expect("addr")), ..Options::default() };
         let err = Config::from_options(o).expect_err("refused");
         assert!(err.to_string().starts_with("listen: 0.0.0.0:7070 is not a loopback address"), "{err}");
+        let o = Options { metrics_listen: Some("0.0.0.0:9100".parse().expect("addr")), ..Options::default() };
+        let err = Config::from_options(o).expect_err("refused").to_string();
+        assert!(err.starts_with("metrics_listen: 0.0.0.0:9100 is not a loopback address"), "{err}");
+        let args = Args::parse_from(["axd", "--metrics-listen", "0.0.0.0:9100", "--metrics-tls-proxy"]);
+        assert_eq!(Config::resolve(args).expect("acknowledged").metrics_listen.map(|a| a.port()), Some(9100));
+        let err = Args::try_parse_from(["axd", "--metrics-listen", "localhost"]).expect_err("not an address");
+        assert!(err.to_string().contains("--metrics-listen"), "{err}");
         let partial = Options { tls_cert: Some("c.pem".into()), ..Options::default() };
         assert!(Config::from_options(partial).expect_err("partial").to_string().contains("tls_key"));
     }

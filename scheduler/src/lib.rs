@@ -7,6 +7,7 @@
 //! - [`worker`]: worker sessions (stream, registry, leases, commands, the group-commit writer);
 //! - [`grpc`]: the AdminService and the conversions between the wire and the domain;
 //! - [`core`]: what the loops and services share (pools, signals, settings, clock, health);
+//! - [`prometheus`]: the metrics of this process and `GET /metrics` (`--metrics-listen`);
 //! - [`server`]: assembles all of it; the binary `axd` (src/main.rs) parses configuration and calls
 //!   [`server::start`].
 
@@ -19,7 +20,9 @@ pub mod grpc;
 pub mod lifecycle;
 pub mod loops;
 pub mod model;
+pub mod prometheus;
 pub mod schedule;
+pub mod scrape;
 pub mod server;
 pub mod store;
 pub mod text;

@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use super::{AcceptOutcome, Batch, CompleteOutcome, Ctx, WorkerOp, WorkerOpOutcome};
 use crate::{
     error::StoreResult,
-    model::{Instance, Ts},
+    model::{Instance, InstanceStatus, Ts},
+    prometheus::Tally,
     store::{Actor, NewEvent, Notice, Store, Tx},
 };
 
@@ -33,9 +34,38 @@ pub enum RetryOutcome {
     NotFound,
 }
 
+/// What a batch means for the metrics: finished instances by status, retries, timeouts, and the
+/// fire lag of first attempts that started.
+fn tally(rows: &HashMap<i64, Instance>, batch: &Batch) -> Tally {
+    use crate::prometheus as p;
+    let mut t = Tally::default();
+    if !p::enabled() {
+        return t;
+    }
+    for i in batch.finalized.iter().filter_map(|id| rows.get(id)) {
+        t.add(p::INSTANCES_FINISHED, &i.app, Some(("status", i.status.as_str())), 1);
+    }
+    for e in &batch.events {
+        let Some(i) = rows.get(&e.instance_id) else { continue };
+        match (e.from, e.to) {
+            (Some(InstanceStatus::Failed | InstanceStatus::Timeout), InstanceStatus::Pending) => {
+                t.add(p::RETRIES, &i.app, None, 1);
+            }
+            (Some(InstanceStatus::Running), InstanceStatus::Timeout) => t.add(p::TIMEOUTS, &i.app, None, 1),
+            (Some(InstanceStatus::Dispatched), InstanceStatus::Running) if e.attempt == 1 => {
+                t.observe(p::FIRE_LAG, (e.at - i.fire_at).as_seconds_f64());
+            }
+            _ => {}
+        }
+    }
+    t
+}
+
 /// Writes what a batch of transitions decided: changed rows, events, cancels and the next fire of
-/// FIXED_DELAY tasks whose instance finished.
-pub async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, ctx: Ctx<'_>) -> StoreResult<()> {
+/// FIXED_DELAY tasks whose instance finished. The returned [`Tally`] is for the caller to record
+/// once the transaction committed.
+pub async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, ctx: Ctx<'_>) -> StoreResult<Tally> {
+    let tally = tally(rows, &batch);
     let t0 = std::time::Instant::now();
     let changed: Vec<&Instance> = batch.changed.iter().filter_map(|id| rows.get(id)).collect();
     tx.write_instances(&changed).await?;
@@ -78,7 +108,7 @@ pub async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, c
     for t in targets {
         tx.notify(Notice::Commands(t.to_owned())).await?;
     }
-    Ok(())
+    Ok(tally)
 }
 
 /// Applies worker messages (Accepted, Result, Reject) in order, in one transaction (group commit
@@ -131,9 +161,10 @@ pub async fn apply_worker_ops(
         outcomes.push(outcome);
     }
     let t3 = t0.elapsed();
-    persist(&mut tx, &rows, batch, ctx).await?;
+    let tally = persist(&mut tx, &rows, batch, ctx).await?;
     let t4 = t0.elapsed();
     tx.commit().await?;
+    tally.record();
     tracing::debug!(ops = ops.len(), begin = ?t1, lock = ?(t2 - t1), decide = ?(t3 - t2), persist = ?(t4 - t3), commit = ?(t0.elapsed() - t4), "apply_worker_ops");
     Ok(outcomes)
 }
@@ -155,8 +186,9 @@ pub async fn cancel_instance(
     };
     let mut batch = Batch::default();
     batch.add(id, fx);
-    persist(&mut tx, &rows, batch, ctx).await?;
+    let tally = persist(&mut tx, &rows, batch, ctx).await?;
     tx.commit().await?;
+    tally.record();
     Ok(CancelOutcome::Canceled(rows.remove(&id).expect("locked above")))
 }
 
@@ -171,8 +203,9 @@ pub async fn retry_instance(store: &Store, id: i64, now: Ts, actor: &Actor<'_>) 
     };
     let mut batch = Batch::default();
     batch.add(id, fx);
-    persist(&mut tx, &rows, batch, ctx).await?;
+    let tally = persist(&mut tx, &rows, batch, ctx).await?;
     tx.commit().await?;
+    tally.record();
     Ok(RetryOutcome::Retried(rows.remove(&id).expect("locked above")))
 }
 
@@ -192,11 +225,12 @@ pub async fn delete_task(store: &Store, name: &str, now: Ts, actor: &Actor<'_>) 
             canceled += 1;
         }
     }
-    persist(&mut tx, &rows, batch, ctx).await?;
+    let tally = persist(&mut tx, &rows, batch, ctx).await?;
     tx.delete_task_row(id).await?;
     let message = format!("deleted; {canceled} pending instance(s) canceled");
     tx.insert_task_event(id, name, now, crate::model::TaskEventKind::Deleted, actor.caller, &message).await?;
     tx.notify(Notice::Tasks).await?;
     tx.commit().await?;
+    tally.record();
     Ok(Some(canceled))
 }

@@ -57,8 +57,9 @@ pub async fn open_session(
     // Released attempts that were assigned to this worker (their DISPATCHED event names it): a
     // result it still holds for them is recorded as a late result.
     out.released_to_worker = tx.dispatched_to_worker(&w.worker_id, &others).await?;
-    persist(&mut tx, &rows, batch, ctx).await?;
+    let tally = persist(&mut tx, &rows, batch, ctx).await?;
     tx.commit().await?;
+    tally.record();
     Ok(out)
 }
 
@@ -88,9 +89,10 @@ pub async fn close_session(
         };
         batch.add(*id, fx);
     }
-    persist(&mut tx, &rows, batch, ctx).await?;
+    let tally = persist(&mut tx, &rows, batch, ctx).await?;
     tx.delete_worker(session_id).await?;
     tx.commit().await?;
+    tally.record();
     Ok(())
 }
 

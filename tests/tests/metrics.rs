@@ -171,7 +171,8 @@ fn readme_lists_every_metric_with_its_labels() {
             Kind::Histogram => "histogram",
         };
         assert_eq!(cells[2], kind, "{name}'s type");
-        let labels: Vec<&str> = cells[3].split(',').map(|l| l.trim().trim_matches('`')).filter(|l| !l.is_empty()).collect();
+        let labels: Vec<&str> =
+            cells[3].split(',').map(|l| l.trim().trim_matches('`')).filter(|l| !l.is_empty()).collect();
         let labels: Vec<&str> = labels.into_iter().filter(|l| *l != "—").collect();
         assert_eq!(labels, m.labels, "{name}'s labels");
         listed.insert(name.to_owned());
@@ -204,9 +205,8 @@ fn example_alert_rules_use_only_defined_metrics() {
         let mut i = 0;
         while let Some(at) = expr[i..].find("ax_") {
             let start = i + at;
-            let end = expr[start..]
-                .find(|c: char| !(c.is_ascii_lowercase() || c == '_'))
-                .map_or(expr.len(), |n| start + n);
+            let end =
+                expr[start..].find(|c: char| !(c.is_ascii_lowercase() || c == '_')).map_or(expr.len(), |n| start + n);
             let name = &expr[start..end];
             assert!(start == 0 || !bytes[start - 1].is_ascii_alphanumeric(), "{expr}");
             assert!(known(name), "alerts.yml uses {name}, which axd does not define: {expr}");

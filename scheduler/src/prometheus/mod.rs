@@ -151,7 +151,7 @@ pub const CATALOG: &[Metric] = &[
         name: LOOP_ROUND,
         kind: Kind::Histogram,
         labels: &["loop"],
-        help: "Seconds each round of a loop took (trigger, dispatch, sweeper, heartbeat).",
+        help: "Seconds each round of a loop took (trigger, dispatch, sweeper, housekeeping, heartbeat).",
     },
     Metric { name: LOOP_ERRORS, kind: Kind::Counter, labels: &["loop"], help: "Rounds of a loop that failed." },
     Metric {
@@ -225,7 +225,7 @@ pub fn alert_delivery(result: &'static str) {
     }
 }
 
-/// Records one round of `loop_name` (trigger, dispatch, sweeper, heartbeat): its duration, and an
+/// Records one round of `loop_name` (trigger, dispatch, sweeper, housekeeping, heartbeat): its duration, and an
 /// error if it failed.
 pub fn loop_round(loop_name: &'static str, took: Duration, failed: bool) {
     if !enabled() {
@@ -297,7 +297,10 @@ mod tests {
     fn a_public_metrics_address_is_refused_without_the_tls_proxy_flag() {
         let public: SocketAddr = "0.0.0.0:9100".parse().expect("addr");
         let err = check_listen(public, false).expect_err("refused");
-        assert!(err.starts_with("0.0.0.0:9100 is not a loopback address") && err.contains("metrics_tls_proxy"), "{err}");
+        assert!(
+            err.starts_with("0.0.0.0:9100 is not a loopback address") && err.contains("metrics_tls_proxy"),
+            "{err}"
+        );
         assert!(check_listen(public, true).is_ok());
         assert!(check_listen("127.0.0.1:0".parse().expect("addr"), false).is_ok());
         assert!(check_listen("[::1]:9100".parse().expect("addr"), false).is_ok());
@@ -312,7 +315,12 @@ mod tests {
         assert_eq!(names.len(), n, "a name is listed twice");
         for m in CATALOG {
             assert!(m.name.starts_with("ax_"), "{}", m.name);
-            assert_eq!(m.kind == Kind::Counter, m.name.ends_with("_total"), "{}: counters and only they end in _total", m.name);
+            assert_eq!(
+                m.kind == Kind::Counter,
+                m.name.ends_with("_total"),
+                "{}: counters and only they end in _total",
+                m.name
+            );
             assert!(m.name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{}", m.name);
         }
     }

@@ -295,12 +295,7 @@ pub struct ConnectOptions {
 impl ConnectOptions {
     /// Options for `url` with small defaults (10 connections, 5 s acquire timeout).
     pub fn new(url: impl Into<String>) -> Self {
-        ConnectOptions {
-            url: url.into(),
-            max_connections: 10,
-            acquire_timeout: Duration::from_secs(5),
-            role: "shared",
-        }
+        ConnectOptions { url: url.into(), max_connections: 10, acquire_timeout: Duration::from_secs(5), role: "shared" }
     }
 }
 

@@ -13,7 +13,7 @@ use ax_scheduler::prometheus::{CATALOG, Kind};
 use ax_tests::{
     TestDb,
     axd::Axd,
-    client::{create, manual, retries, spec, trigger, wait_status},
+    client::{create, dur, manual, retries, spec, trigger, wait_status},
     eventually, on_every_backend,
 };
 use ax_worker::{Context, HandlerError, Worker};
@@ -52,18 +52,22 @@ async fn a_scripted_run_shows_exact_counters_gauges_and_histograms(db: &TestDb) 
     let mut bad = spec("bad", &app, "fail", manual());
     bad.retry_policy = Some(retries(1, Duration::from_millis(50)));
     create(&mut admin, bad).await;
+    let mut slow = spec("slow", &app, "slow", manual());
+    slow.timeout = Some(dur(Duration::from_secs(1)));
+    create(&mut admin, slow).await;
     let mut ok = Vec::new();
     for i in 0..3 {
         ok.push(trigger(&mut admin, "ok", &format!("k{i}")).await);
     }
     let failing = trigger(&mut admin, "bad", "k").await;
+    let slow = trigger(&mut admin, "slow", "k").await;
 
-    // No worker yet: the four wait in PENDING, read from the database at scrape time.
+    // No worker yet: the five wait in PENDING, read from the database at scrape time.
     let text = scrape(addr).await;
     let pending = format!("ax_pending_instances{{app=\"{app}\"}}");
-    assert_eq!(value(&text, &pending), Some(4.0), "{text}");
+    assert_eq!(value(&text, &pending), Some(5.0), "{text}");
     let created = format!("ax_instances_created_total{{app=\"{app}\",status=\"PENDING\"}}");
-    assert_eq!(value(&text, &created), Some(4.0), "{text}");
+    assert_eq!(value(&text, &created), Some(5.0), "{text}");
     for role in ["admin", "trigger", "dispatch", "workers", "sweeper"] {
         let max = value(&text, &format!("ax_db_pool_connections_max{{role=\"{role}\"}}"));
         assert!(max.is_some_and(|m| m >= 1.0), "pool {role}: {text}");
@@ -79,6 +83,10 @@ async fn a_scripted_run_shows_exact_counters_gauges_and_histograms(db: &TestDb) 
         .shutdown_deadline(Duration::from_secs(2))
         .handler("ok", |_ctx: Context| async move { Ok::<_, HandlerError>(()) })
         .handler("fail", |_ctx: Context| async move { Err::<(), _>(HandlerError::retryable("boom")) })
+        .handler("slow", |ctx: Context| async move {
+            ctx.cancellation().cancelled().await;
+            Err::<(), _>(HandlerError::retryable("canceled"))
+        })
         .build()
         .expect("worker");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -90,6 +98,7 @@ async fn a_scripted_run_shows_exact_counters_gauges_and_histograms(db: &TestDb) 
     }
     let failed = wait_status(&mut admin, failing, S::Failed, LONG).await;
     assert_eq!(failed.attempt, 2, "one retry, then FAILED");
+    wait_status(&mut admin, slow, S::Timeout, LONG).await;
 
     // Counters are recorded just after their transaction commits: wait for the last one, then
     // every other value is exact.
@@ -97,20 +106,21 @@ async fn a_scripted_run_shows_exact_counters_gauges_and_histograms(db: &TestDb) 
     let text = eventually(LONG, "the finished counters and the idle worker", || async {
         let text = scrape(addr).await;
         let idle = value(&text, &format!("ax_worker_credits_in_use{{app=\"{app}\"}}")) == Some(0.0);
-        (value(&text, &finished("SUCCESS")) == Some(3.0) && value(&text, &finished("FAILED")) == Some(1.0) && idle)
-            .then_some(text)
+        let done = [("SUCCESS", 3.0), ("FAILED", 1.0), ("TIMEOUT", 1.0)];
+        (done.iter().all(|(s, n)| value(&text, &finished(s)) == Some(*n)) && idle).then_some(text)
     })
     .await;
-    assert_eq!(value(&text, &finished("TIMEOUT")), None, "no such series: {text}");
+    assert_eq!(value(&text, &finished("CANCELED")), None, "no such series: {text}");
+    assert_eq!(value(&text, &format!("ax_instance_timeouts_total{{app=\"{app}\"}}")), Some(1.0), "{text}");
     assert_eq!(value(&text, &format!("ax_instance_retries_total{{app=\"{app}\"}}")), Some(1.0), "{text}");
     assert_eq!(value(&text, &pending), Some(0.0), "{text}");
-    assert_eq!(value(&text, &created), Some(4.0), "a retry creates nothing: {text}");
+    assert_eq!(value(&text, &created), Some(5.0), "a retry creates nothing: {text}");
     assert_eq!(value(&text, &format!("ax_worker_streams{{app=\"{app}\"}}")), Some(1.0), "{text}");
     assert_eq!(value(&text, &format!("ax_worker_credits_granted{{app=\"{app}\"}}")), Some(2.0), "{text}");
-    // 4 first attempts started, 5 attempts dispatched (other backends' runs may add to these).
-    assert!(value(&text, "ax_fire_lag_seconds_count").is_some_and(|n| n >= 4.0), "{text}");
-    assert!(value(&text, "ax_dispatch_lag_seconds_count").is_some_and(|n| n >= 5.0), "{text}");
-    assert!(value(&text, "ax_dispatch_lag_seconds_bucket{le=\"+Inf\"}").is_some_and(|n| n >= 5.0), "{text}");
+    // 5 first attempts started, 6 attempts dispatched (other backends' runs may add to these).
+    assert!(value(&text, "ax_fire_lag_seconds_count").is_some_and(|n| n >= 5.0), "{text}");
+    assert!(value(&text, "ax_dispatch_lag_seconds_count").is_some_and(|n| n >= 6.0), "{text}");
+    assert!(value(&text, "ax_dispatch_lag_seconds_bucket{le=\"+Inf\"}").is_some_and(|n| n >= 6.0), "{text}");
     for l in ["trigger", "dispatch", "sweeper", "heartbeat"] {
         let rounds = value(&text, &format!("ax_loop_round_duration_seconds_count{{loop=\"{l}\"}}"));
         assert!(rounds.is_some_and(|n| n >= 1.0), "{l} rounds: {text}");

@@ -8,12 +8,12 @@
 
 use std::{collections::BTreeSet, net::SocketAddr, time::Duration};
 
-use ax_proto::v1::InstanceStatus as S;
+use ax_proto::v1::{self as pb, InstanceStatus as S, scheduler_message::Msg as In, worker_message::Msg as Out};
 use ax_scheduler::prometheus::{CATALOG, Kind};
 use ax_tests::{
     TestDb,
-    axd::Axd,
-    client::{create, dur, manual, retries, spec, trigger, wait_status},
+    axd::{Axd, channel},
+    client::{RawWorker, create, dur, hello, manual, retries, spec, trigger, wait_status},
     eventually, on_every_backend,
 };
 use ax_worker::{Context, HandlerError, Worker};
@@ -141,6 +141,37 @@ async fn a_scripted_run_shows_exact_counters_gauges_and_histograms(db: &TestDb) 
 }
 
 on_every_backend!(a_scripted_run_shows_exact_counters_gauges_and_histograms);
+
+/// A worker that accepts an attempt and vanishes: once its lease and grace are over, the attempt
+/// fails as "worker lost", which counts in `ax_instance_workers_lost_total` and as finished FAILED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_worker_counts_once() {
+    let Some(db) = TestDb::create(ax_tests::Db::Sqlite).await else { return };
+    let app = "metrics-lost";
+    let axd = Axd::start(&db, |o| o.metrics_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)))).await;
+    let addr = axd.running.metrics_addr.expect("metrics are served");
+    let mut admin = axd.admin().await;
+    create(&mut admin, spec("lost", app, "h", manual())).await;
+    let (mut w, _) =
+        RawWorker::connect(channel(&axd.endpoint).await, hello(app, "gone", "h", 1, 1)).await.expect("connect");
+    let id = trigger(&mut admin, "lost", "k").await;
+    let a = w.expect("Assign", |m| if let In::Assign(a) = m { Some(a.clone()) } else { None }).await;
+    w.send(Out::Accepted(pb::Accepted { instance_id: id, attempt: a.attempt })).await;
+    wait_status(&mut admin, id, S::Running, LONG).await;
+    drop(w);
+    wait_status(&mut admin, id, S::Failed, LONG).await;
+    let lost = format!("ax_instance_workers_lost_total{{app=\"{app}\"}}");
+    let text = eventually(LONG, "the lost worker to be counted", || async {
+        let text = scrape(addr).await;
+        value(&text, &lost).is_some().then_some(text)
+    })
+    .await;
+    assert_eq!(value(&text, &lost), Some(1.0), "{text}");
+    let failed = format!("ax_instances_finished_total{{app=\"{app}\",status=\"FAILED\"}}");
+    assert_eq!(value(&text, &failed), Some(1.0), "{text}");
+    axd.stop().await;
+    db.cleanup().await;
+}
 
 #[tokio::test]
 async fn the_endpoint_answers_only_get_metrics() {

@@ -13,7 +13,7 @@ use ax_scheduler::prometheus::{CATALOG, Kind};
 use ax_tests::{
     TestDb,
     axd::{Axd, channel},
-    client::{RawWorker, create, dur, hello, manual, retries, spec, trigger, wait_status},
+    client::{RawWorker, create, cron, dur, hello, manual, retries, spec, trigger, wait_status},
     eventually, on_every_backend,
 };
 use ax_worker::{Context, HandlerError, Worker};
@@ -186,6 +186,35 @@ async fn the_endpoint_answers_only_get_metrics() {
     // A client that never finishes its request head does not hold the endpoint: others are answered.
     let _silent = tokio::net::TcpStream::connect(addr).await.expect("connect");
     assert_eq!(http(addr, "GET", "/metrics").await.0, "HTTP/1.1 200 OK");
+    axd.stop().await;
+    db.cleanup().await;
+}
+
+/// A per-second task whose fires went unserved for longer than its misfire threshold (axd was
+/// down) counts one misfire, with the policy's action, when axd is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missed_fires_count_as_one_misfire_with_the_policy_action() {
+    let Some(db) = TestDb::create(ax_tests::Db::Sqlite).await else { return };
+    let app = "metrics-misfire";
+    let axd = Axd::start(&db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    let mut s = spec("tick", app, "h", cron("* * * * * *"));
+    s.misfire_policy = pb::MisfirePolicy::Skip as i32;
+    s.misfire_threshold = Some(dur(Duration::from_secs(1)));
+    create(&mut admin, s).await;
+    axd.stop().await;
+    // Down for over the threshold past the next fire (no clock to inject across a restart).
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    let axd = Axd::start(&db, |o| o.metrics_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)))).await;
+    let addr = axd.running.metrics_addr.expect("metrics are served");
+    let series = format!("ax_misfires_total{{app=\"{app}\",action=\"skipped\"}}");
+    let text = eventually(LONG, "the misfire to be counted", || async {
+        let text = scrape(addr).await;
+        value(&text, &series).is_some().then_some(text)
+    })
+    .await;
+    assert_eq!(value(&text, &series), Some(1.0), "{text}");
+    assert!(!text.contains(&format!("ax_misfires_total{{app=\"{app}\",action=\"catch_up\"}}")), "{text}");
     axd.stop().await;
     db.cleanup().await;
 }

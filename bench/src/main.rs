@@ -53,6 +53,9 @@ struct Cli {
     /// Also write the results as JSON to this file.
     #[arg(long, global = true)]
     json: Option<PathBuf>,
+    /// Run axd with --metrics-listen and scrape /metrics every second (the cost of metrics).
+    #[arg(long, global = true)]
+    metrics: bool,
     #[command(subcommand)]
     scenario: Scenario,
 }
@@ -84,6 +87,7 @@ enum Scenario {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    METRICS.store(cli.metrics, std::sync::atomic::Ordering::Relaxed);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let result = runtime.block_on(async {
         match &cli.scenario {
@@ -102,6 +106,30 @@ fn main() -> anyhow::Result<()> {
         println!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// `--metrics`: [`Bed::start`] turns metrics on.
+static METRICS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Scrapes `http://addr/metrics` every second, as long as the process runs (the bench exits when
+/// its scenario is done); a failed scrape is reported once.
+async fn scrape_every_second(addr: std::net::SocketAddr) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut warned = false;
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let scraped = async {
+            let mut s = tokio::net::TcpStream::connect(addr).await?;
+            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: axd\r\n\r\n").await?;
+            let mut body = Vec::new();
+            s.read_to_end(&mut body).await?;
+            Ok::<bool, std::io::Error>(body.starts_with(b"HTTP/1.1 200"))
+        };
+        if !matches!(scraped.await, Ok(true)) && !warned {
+            eprintln!("ax-bench: scraping http://{addr}/metrics failed");
+            warned = true;
+        }
+    }
 }
 
 /// A fresh database, a run directory and one axd on it: how the single-axd scenarios begin.
@@ -127,7 +155,20 @@ impl Bed {
         let log = std::env::var("AX_BENCH_AXD_LOG").unwrap_or_else(|_| "warn".to_owned());
         let mut args = vec!["--listen", "127.0.0.1:0", "--database-url", &db.url, "--log", &log];
         args.extend_from_slice(extra);
+        // A free port for /metrics (taken and released; axd binds it right after).
+        let metrics = if METRICS.load(std::sync::atomic::Ordering::Relaxed) {
+            Some(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?)
+        } else {
+            None
+        };
+        let metrics_arg = metrics.map(|a| a.to_string()).unwrap_or_default();
+        if metrics.is_some() {
+            args.extend_from_slice(&["--metrics-listen", &metrics_arg]);
+        }
         let axd = ax_tests::procs::AxdProcess::start(&args, &dir.join("axd.log")).await;
+        if let Some(addr) = metrics {
+            tokio::spawn(scrape_every_second(addr));
+        }
         let endpoint = format!("http://{}", axd.addr);
         Ok(Bed { db, dir, axd, endpoint })
     }

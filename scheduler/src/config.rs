@@ -147,6 +147,14 @@ pub struct Options {
     /// service.name of axd's spans [default: axd]
     #[arg(long, env = "AX_OTLP_SERVICE_NAME")]
     pub otlp_service_name: Option<String>,
+    /// Serve Prometheus metrics at http://ADDR/metrics (plain HTTP; a loopback address unless
+    /// --metrics-tls-proxy) [default: off]
+    #[arg(long, env = "AX_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// --metrics-listen may be a non-loopback address: a TLS-terminating proxy in front of it is the
+    /// only way in [default: false]
+    #[arg(long, env = "AX_METRICS_TLS_PROXY", num_args = 0..=1, default_missing_value = "true")]
+    pub metrics_tls_proxy: Option<bool>,
 
     // Access control and audit.
     /// SPIFFE trust domain of client certificates: identities are spiffe://THIS/ROLE/NAME
@@ -221,6 +229,8 @@ impl Options {
             log_format: self.log_format.or(other.log_format),
             otlp_endpoint: self.otlp_endpoint.or(other.otlp_endpoint),
             otlp_service_name: self.otlp_service_name.or(other.otlp_service_name),
+            metrics_listen: self.metrics_listen.or(other.metrics_listen),
+            metrics_tls_proxy: self.metrics_tls_proxy.or(other.metrics_tls_proxy),
             trust_domain: self.trust_domain.or(other.trust_domain),
             scope: self.scope.or(other.scope),
             audit_retention: self.audit_retention.or(other.audit_retention),
@@ -301,6 +311,8 @@ pub struct Config {
     pub log_format: crate::logging::LogFormat,
     /// OTLP trace export, if configured.
     pub otlp: Option<OtlpConfig>,
+    /// Where `/metrics` is served, if at all.
+    pub metrics_listen: Option<SocketAddr>,
 
     // Access control and audit.
     /// Trust domain and app scopes (used with mTLS).
@@ -416,6 +428,7 @@ impl Config {
                 endpoint,
                 service_name: o.otlp_service_name.clone().unwrap_or_else(|| "axd".to_owned()),
             }),
+            metrics_listen: o.metrics_listen,
             policy: crate::auth::Policy {
                 trust_domain: o.trust_domain.unwrap_or_else(|| "ax".to_owned()),
                 scopes: Default::default(),
@@ -464,6 +477,10 @@ impl Config {
                     c.listen
                 ),
             });
+        }
+        if let Some(addr) = c.metrics_listen {
+            crate::prometheus::check_listen(addr, o.metrics_tls_proxy.unwrap_or(false))
+                .map_err(|reason| ConfigError::Invalid { option: "metrics_listen", reason })?;
         }
         let between = |option: &'static str, v: Duration, lo: Duration, hi: Duration| {
             if v < lo || v > hi {

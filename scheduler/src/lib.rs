@@ -8,6 +8,7 @@
 //! - [`grpc`]: the AdminService and the conversions between the wire and the domain;
 //! - [`core`]: what the loops and services share (pools, signals, settings, clock, health);
 //! - [`traces`]: OpenTelemetry spans of each instance's life, exported over OTLP when configured;
+//! - [`prometheus`]: the metrics of this process and `GET /metrics` (`--metrics-listen`);
 //! - [`server`]: assembles all of it; the binary `axd` (src/main.rs) parses configuration and calls
 //!   [`server::start`].
 
@@ -22,7 +23,9 @@ pub mod lifecycle;
 pub mod logging;
 pub mod loops;
 pub mod model;
+pub mod prometheus;
 pub mod schedule;
+pub mod scrape;
 pub mod server;
 pub mod store;
 pub mod text;

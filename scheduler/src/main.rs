@@ -51,8 +51,11 @@ async fn run(config: Config) -> anyhow::Result<()> {
     // One TLS crypto provider for the whole process.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let running = server::start(&config, None).await.context("starting axd")?;
-    // The readiness line: scripts and tests wait for it.
+    // The readiness line: scripts and tests wait for it (the first line).
     println!("axd listening on {} (scheduler {})", running.addr, running.scheduler_id());
+    if let Some(addr) = running.metrics_addr {
+        println!("axd metrics at http://{addr}/metrics");
+    }
     shutdown_signal().await?;
     tracing::info!("shutting down (at most {:?})", config.shutdown_timeout);
     running.shutdown(config.shutdown_timeout).await;

@@ -77,6 +77,14 @@ pub enum ServerError {
         /// Cause.
         source: std::io::Error,
     },
+    /// `metrics_listen` could not be bound, or metrics could not be recorded.
+    #[error("metrics_listen {addr}: {reason}")]
+    Metrics {
+        /// Address.
+        addr: SocketAddr,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// The host name, for scheduler ids and `axctl scheduler list`.
@@ -97,6 +105,8 @@ pub struct Running {
     pub core: Arc<Core>,
     /// Reports of the trigger loop.
     pub trigger_reports: tokio::sync::watch::Receiver<crate::loops::trigger::RoundReport>,
+    /// Where `/metrics` is served (`--metrics-listen`, resolved when its port was 0).
+    pub metrics_addr: Option<SocketAddr>,
     /// The client connections (tests read how many are open).
     pub connections: Arc<Tracker>,
     cancel: CancellationToken,
@@ -155,9 +165,10 @@ fn read(path: &std::path::Path) -> Result<Vec<u8>, ServerError> {
     std::fs::read(path).map_err(|e| ServerError::Tls(format!("{}: {e}", path.display())))
 }
 
-async fn pool(url: &str, size: u32) -> Result<Arc<Store>, StoreError> {
+async fn pool(url: &str, size: u32, role: &'static str) -> Result<Arc<Store>, StoreError> {
     let mut opts = ConnectOptions::new(url.to_owned());
     opts.max_connections = size;
+    opts.role = role;
     store::connect(&opts).await
 }
 
@@ -174,14 +185,14 @@ async fn open_database(config: &Config) -> Result<Pools, StoreError> {
     let mut pause = Duration::from_millis(200);
     loop {
         let opened = async {
-            let admin = pool(url, config.pools.admin).await?;
+            let admin = pool(url, config.pools.admin, "admin").await?;
             admin.migrate().await?;
             let pools = Pools {
                 admin: admin.clone(),
-                trigger: pool(url, config.pools.trigger).await?,
-                dispatch: pool(url, config.pools.dispatch).await?,
-                workers: pool(url, config.pools.workers).await?,
-                sweeper: pool(url, config.pools.sweeper).await?,
+                trigger: pool(url, config.pools.trigger, "trigger").await?,
+                dispatch: pool(url, config.pools.dispatch, "dispatch").await?,
+                workers: pool(url, config.pools.workers, "workers").await?,
+                sweeper: pool(url, config.pools.sweeper, "sweeper").await?,
             };
             admin.db_now().await?;
             Ok::<_, StoreError>(pools)
@@ -201,6 +212,17 @@ async fn open_database(config: &Config) -> Result<Pools, StoreError> {
 /// Starts axd with `config`. `clock` overrides the database clock (tests).
 pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Running, ServerError> {
     let url = &config.database_url;
+    // Before the pools open: each looks up its wait histogram once.
+    let metrics = match config.metrics_listen {
+        Some(addr) => {
+            let registry = crate::prometheus::install().map_err(|reason| ServerError::Metrics { addr, reason })?;
+            let listener = TcpListener::bind(addr)
+                .await
+                .map_err(|e| ServerError::Metrics { addr, reason: format!("cannot listen: {e}") })?;
+            Some((registry, listener))
+        }
+        None => None,
+    };
     let pools = open_database(config).await?;
     let admin = pools.admin.clone();
 
@@ -311,9 +333,16 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         "scheduler-heartbeat",
         heartbeat_loop(core.clone(), db_clock, record, config.scheduler_heartbeat, cancel.clone()),
     ));
+    let mut metrics_addr = None;
+    if let Some((registry, listener)) = metrics {
+        metrics_addr = listener.local_addr().ok();
+        tracing::info!(addr = ?metrics_addr, "serving Prometheus metrics at /metrics");
+        let scrape = crate::scrape::scrape(core.clone(), registry);
+        tasks.push(spawn("metrics", crate::prometheus::http::serve(listener, scrape, cancel.clone())));
+    }
     if admin.backend() == store::Backend::Postgres {
         // LISTEN holds its connection for good: it gets a pool of its own.
-        let listen = pool(url, 1).await?;
+        let listen = pool(url, 1, "listen").await?;
         tasks.push(spawn("notifications", notifications(core.clone(), listen, cancel.clone())));
     }
 
@@ -392,7 +421,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
             .instrument(tracing::info_span!("axd", part = "grpc")),
     );
     tracing::info!(%addr, %scheduler_id, database = %redact(&config.database_url), "axd started");
-    Ok(Running { addr, core, trigger_reports, connections, cancel, writer_cancel, tasks, writer, server })
+    Ok(Running { addr, metrics_addr, core, trigger_reports, connections, cancel, writer_cancel, tasks, writer, server })
 }
 
 /// `--max-connections`, lowered to what the file-descriptor limit leaves once the database
@@ -427,16 +456,27 @@ async fn heartbeat_loop(
     cancel: CancellationToken,
 ) {
     loop {
-        match db_clock.refresh(core.pools.admin.db_now()).await {
+        let started = std::time::Instant::now();
+        let ok = match db_clock.refresh(core.pools.admin.db_now()).await {
             Ok(now) => {
                 record.heartbeat_at = now;
                 match core.pools.admin.upsert_scheduler(&record).await {
-                    Ok(()) => core.progress.tick(Loop::Heartbeat),
-                    Err(e) => tracing::warn!(error = %e, "scheduler heartbeat failed"),
+                    Ok(()) => {
+                        core.progress.tick(Loop::Heartbeat);
+                        true
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "scheduler heartbeat failed");
+                        false
+                    }
                 }
             }
-            Err(e) => tracing::warn!(error = %e, "reading the database clock failed"),
-        }
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the database clock failed");
+                false
+            }
+        };
+        crate::prometheus::loop_round("heartbeat", started.elapsed(), !ok);
         tokio::select! {
             () = cancel.cancelled() => return,
             () = tokio::time::sleep(every) => {}

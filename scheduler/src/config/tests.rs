@@ -130,6 +130,13 @@ fn plaintext_on_a_public_address_is_refused() {
     let o = Options { listen: Some("0.0.0.0:7070".parse().expect("addr")), ..Options::default() };
     let err = Config::from_options(o).expect_err("refused");
     assert!(err.to_string().starts_with("listen: 0.0.0.0:7070 is not a loopback address"), "{err}");
+    let o = Options { metrics_listen: Some("0.0.0.0:9100".parse().expect("addr")), ..Options::default() };
+    let err = Config::from_options(o).expect_err("refused").to_string();
+    assert!(err.starts_with("metrics_listen: 0.0.0.0:9100 is not a loopback address"), "{err}");
+    let args = Args::parse_from(["axd", "--metrics-listen", "0.0.0.0:9100", "--metrics-tls-proxy"]);
+    assert_eq!(Config::resolve(args).expect("acknowledged").metrics_listen.map(|a| a.port()), Some(9100));
+    let err = Args::try_parse_from(["axd", "--metrics-listen", "localhost"]).expect_err("not an address");
+    assert!(err.to_string().contains("--metrics-listen"), "{err}");
     let partial = Options { tls_cert: Some("c.pem".into()), ..Options::default() };
     assert!(Config::from_options(partial).expect_err("partial").to_string().contains("tls_key"));
 }

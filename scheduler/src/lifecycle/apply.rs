@@ -10,7 +10,8 @@ use super::{
 };
 use crate::{
     error::StoreResult,
-    model::{Instance, Ts},
+    model::{Instance, InstanceStatus, Ts},
+    prometheus::Tally,
     store::{Actor, NewEvent, Notice, Store, Tx},
     traces::Traces,
 };
@@ -37,10 +38,54 @@ pub enum RetryOutcome {
     NotFound,
 }
 
+/// What a batch means for the metrics: finished instances by status, retries, timeouts, and the
+/// fire lag of first attempts that started.
+fn tally(rows: &HashMap<i64, Instance>, batch: &Batch) -> Tally {
+    use crate::prometheus as p;
+    let mut t = Tally::default();
+    if !p::enabled() {
+        return t;
+    }
+    for i in batch.finalized.iter().filter_map(|id| rows.get(id)) {
+        t.add(p::INSTANCES_FINISHED, &i.app, Some(("status", i.status.as_str())), 1);
+    }
+    for e in &batch.events {
+        let Some(i) = rows.get(&e.instance_id) else { continue };
+        match (e.from, e.to) {
+            (Some(InstanceStatus::Failed | InstanceStatus::Timeout), InstanceStatus::Pending) => {
+                t.add(p::RETRIES, &i.app, None, 1);
+            }
+            (Some(InstanceStatus::Running), InstanceStatus::Timeout) => t.add(p::TIMEOUTS, &i.app, None, 1),
+            (Some(InstanceStatus::Dispatched), InstanceStatus::Running) if e.attempt == 1 => {
+                t.observe(p::FIRE_LAG, (e.at - i.fire_at).as_seconds_f64());
+            }
+            _ => {}
+        }
+    }
+    t
+}
+
+/// What [`persist`] leaves for after the commit: the changes to log and the figures to count,
+/// neither of which may happen before the transaction is durable.
+#[must_use = "call .after_commit() once the transaction has committed"]
+pub struct Persisted {
+    changes: Changes,
+    tally: Tally,
+}
+
+impl Persisted {
+    /// Logs the changes and records the metrics.
+    pub fn after_commit(self) {
+        self.changes.log();
+        self.tally.record();
+    }
+}
+
 /// Writes what a batch of transitions decided: changed rows, events, cancels and the next fire of
-/// FIXED_DELAY tasks whose instance finished. Returns the changes to log once the caller has
-/// committed.
-pub async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, ctx: Ctx<'_>) -> StoreResult<Changes> {
+/// FIXED_DELAY tasks whose instance finished. Returns what to do once the caller has committed
+/// (log the changes, count them).
+pub async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, ctx: Ctx<'_>) -> StoreResult<Persisted> {
+    let tally = tally(rows, &batch);
     let t0 = std::time::Instant::now();
     let changed: Vec<&Instance> = batch.changed.iter().filter_map(|id| rows.get(id)).collect();
     tx.write_instances(&changed).await?;
@@ -97,7 +142,7 @@ pub async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, c
     for t in targets {
         tx.notify(Notice::Commands(t.to_owned())).await?;
     }
-    Ok(changes)
+    Ok(Persisted { changes, tally })
 }
 
 /// Applies worker messages (Accepted, Result, Reject) in order, in one transaction (group commit
@@ -152,10 +197,10 @@ pub async fn apply_worker_ops(
         outcomes.push(outcome);
     }
     let t3 = t0.elapsed();
-    let changes = persist(&mut tx, &rows, batch, ctx).await?;
+    let persisted = persist(&mut tx, &rows, batch, ctx).await?;
     let t4 = t0.elapsed();
     tx.commit().await?;
-    changes.log();
+    persisted.after_commit();
     if traces.is_on() {
         let span = (span_start, std::time::SystemTime::now());
         for (op, outcome) in ops.iter().zip(&outcomes) {
@@ -191,9 +236,9 @@ pub async fn cancel_instance(
     };
     let mut batch = Batch::default();
     batch.add(id, fx);
-    let changes = persist(&mut tx, &rows, batch, ctx).await?;
+    let persisted = persist(&mut tx, &rows, batch, ctx).await?;
     tx.commit().await?;
-    changes.log();
+    persisted.after_commit();
     Ok(CancelOutcome::Canceled(rows.remove(&id).expect("locked above")))
 }
 
@@ -208,9 +253,9 @@ pub async fn retry_instance(store: &Store, id: i64, now: Ts, actor: &Actor<'_>) 
     };
     let mut batch = Batch::default();
     batch.add(id, fx);
-    let changes = persist(&mut tx, &rows, batch, ctx).await?;
+    let persisted = persist(&mut tx, &rows, batch, ctx).await?;
     tx.commit().await?;
-    changes.log();
+    persisted.after_commit();
     Ok(RetryOutcome::Retried(rows.remove(&id).expect("locked above")))
 }
 
@@ -230,12 +275,12 @@ pub async fn delete_task(store: &Store, name: &str, now: Ts, actor: &Actor<'_>) 
             canceled += 1;
         }
     }
-    let changes = persist(&mut tx, &rows, batch, ctx).await?;
+    let persisted = persist(&mut tx, &rows, batch, ctx).await?;
     tx.delete_task_row(id).await?;
     let message = format!("deleted; {canceled} pending instance(s) canceled");
     tx.insert_task_event(id, name, now, crate::model::TaskEventKind::Deleted, actor.caller, &message).await?;
     tx.notify(Notice::Tasks).await?;
     tx.commit().await?;
-    changes.log();
+    persisted.after_commit();
     Ok(Some(canceled))
 }

@@ -219,6 +219,12 @@ impl Dispatcher {
                 return Err(e);
             }
         };
+        if crate::prometheus::enabled() && !assignments.is_empty() {
+            let lag = metrics::histogram!(crate::prometheus::DISPATCH_LAG);
+            for a in &assignments {
+                lag.record((now - a.instance.available_at).as_seconds_f64().max(0.0));
+            }
+        }
         if !assignments.is_empty() {
             // Leases were set: the sweeper may need to wake earlier than it planned.
             core.signals.sweep.offer(lease_until);
@@ -300,7 +306,10 @@ impl Dispatcher {
         let wake = self.core.signals.dispatch.clone();
         let mut backoff = Duration::from_millis(50);
         loop {
-            let sleep = match self.run_round().await {
+            let started = std::time::Instant::now();
+            let round = self.run_round().await;
+            crate::prometheus::loop_round("dispatch", started.elapsed(), round.is_err());
+            let sleep = match round {
                 Ok(n) => {
                     self.core.progress.tick(crate::core::health::Loop::Dispatch);
                     backoff = Duration::from_millis(50);

@@ -67,6 +67,7 @@ pub async fn sweep(
         expired.push((id, inst.attempt, Expired::Timeout));
         batch.add(id, crate::lifecycle::time_out(inst, ctx, fastrand::f64()));
     }
+    let mut lost_by_app = crate::prometheus::Tally::default();
     for i in lost {
         let id = i.id;
         // A row timed out above is no longer RUNNING; `lose` leaves it alone.
@@ -75,11 +76,16 @@ pub async fn sweep(
         if !timed_out {
             expired.push((id, inst.attempt, Expired::WorkerLost));
         }
-        batch.add(id, crate::lifecycle::lose(inst, ctx, fastrand::f64()));
+        let fx = crate::lifecycle::lose(inst, ctx, fastrand::f64());
+        if fx.changed {
+            lost_by_app.add(crate::prometheus::WORKERS_LOST, &inst.app, None, 1);
+        }
+        batch.add(id, fx);
     }
-    let changes = persist(&mut tx, &rows, batch, ctx).await?;
+    let persisted = persist(&mut tx, &rows, batch, ctx).await?;
     tx.commit().await?;
-    changes.log();
+    persisted.after_commit();
+    lost_by_app.record();
     if traces.is_on() {
         let span = (span_start, std::time::SystemTime::now());
         for (id, attempt, why) in expired {
@@ -205,13 +211,19 @@ impl Sweeper {
         let mut last_housekeeping = tokio::time::Instant::now();
         loop {
             wake.collect();
-            match self.sweep_once().await {
+            let started = std::time::Instant::now();
+            let swept = self.sweep_once().await;
+            crate::prometheus::loop_round("sweeper", started.elapsed(), swept.is_err());
+            match swept {
                 Ok(_) => self.core.progress.tick(crate::core::health::Loop::Sweeper),
                 Err(e) => tracing::warn!(error = %e, "sweep failed"),
             }
             if last_housekeeping.elapsed() >= self.config.housekeeping_every {
                 last_housekeeping = tokio::time::Instant::now();
-                match self.housekeeping().await {
+                let started = std::time::Instant::now();
+                let kept = self.housekeeping().await;
+                crate::prometheus::loop_round("housekeeping", started.elapsed(), kept.is_err());
+                match kept {
                     Ok(n) if n > 0 => {
                         tracing::info!(purged = n, "purged finished instances past retention")
                     }

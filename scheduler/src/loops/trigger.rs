@@ -218,7 +218,10 @@ impl TriggerLoop {
     pub async fn run(self: Arc<Self>, cancel: CancellationToken) {
         let mut backoff = Duration::from_millis(100);
         loop {
-            let sleep = match self.run_round().await {
+            let started = std::time::Instant::now();
+            let round = self.run_round().await;
+            crate::prometheus::loop_round("trigger", started.elapsed(), round.is_err());
+            let sleep = match round {
                 Ok(_) => {
                     backoff = Duration::from_millis(100);
                     match next_wake_time(&self.store, self.config.lookahead).await {
@@ -325,6 +328,7 @@ pub async fn trigger_due(
     }
     let t_select = t0.elapsed();
     let mut planned: Vec<(usize, NewInstance)> = Vec::new();
+    let mut tally = crate::prometheus::Tally::default();
     let mut next_fires: Vec<(i64, Option<Ts>)> = Vec::with_capacity(tasks.len());
     for (ti, task) in tasks.iter().enumerate() {
         let plan = match planner.plan(task) {
@@ -357,6 +361,14 @@ pub async fn trigger_due(
             planned.push((ti, new));
         }
         next_fires.push((task.id, plan.next_fire_at));
+        for (kind, _) in &plan.events {
+            let action = match kind {
+                TaskEventKind::MisfireCatchUp => "catch_up",
+                TaskEventKind::MisfireSkipped => "skipped",
+                _ => continue,
+            };
+            tally.add(crate::prometheus::MISFIRES, &task.config.app, Some(("action", action)), 1);
+        }
         for (kind, message) in &plan.events {
             tx.insert_task_event(task.id, &task.name, now, *kind, scheduler_id, message).await?;
         }
@@ -374,6 +386,7 @@ pub async fn trigger_due(
     let mut spans = Vec::new();
     for (id, task_id, key) in &inserted {
         let Some((ti, n)) = by_key.get(&(*task_id, key.as_str())).copied() else { continue };
+        tally.add(crate::prometheus::INSTANCES_CREATED, &tasks[ti].config.app, Some(("status", n.status.as_str())), 1);
         if n.status == InstanceStatus::Skipped {
             round.skipped += 1;
         } else {
@@ -404,6 +417,7 @@ pub async fn trigger_due(
     let t_events = t0.elapsed();
     tx.commit().await?;
     changes.log();
+    tally.record();
     let span = (span_start, std::time::SystemTime::now());
     for (id, ti, n) in spans {
         let t = &tasks[ti];
@@ -484,6 +498,9 @@ pub async fn trigger_manual(
         let span = (span_start, std::time::SystemTime::now());
         let (tp, app) = (new.trace_parent.as_deref(), &task.config.app);
         traces.created(tp, id, &task.name, app, new.source, new.status, new.fire_at, span);
+        let mut tally = crate::prometheus::Tally::default();
+        tally.add(crate::prometheus::INSTANCES_CREATED, &task.config.app, Some(("status", new.status.as_str())), 1);
+        tally.record();
     } else {
         drop(tx);
     }

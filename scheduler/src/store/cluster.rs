@@ -159,6 +159,15 @@ impl Tx {
         Ok(out)
     }
 
+    /// PENDING instances per app (the dispatch backlog), apps in order.
+    pub async fn pending_by_app(&mut self) -> StoreResult<Vec<(String, u64)>> {
+        let s = Stmt::new(format!(
+            "SELECT app, COUNT(*) FROM ax_instance{} WHERE status = 'PENDING' GROUP BY app ORDER BY app",
+            self.dialect().ready_index
+        ));
+        self.fetch(s, "ax_instance", |r| Ok((r.take()?, u64::try_from(r.take::<i64>()?).unwrap_or(0)))).await
+    }
+
     /// Counts. Schedulers are live if their heartbeat is newer than `alive_since`.
     pub async fn cluster_stats(&mut self, alive_since: Ts) -> StoreResult<ClusterStats> {
         let mut stats = ClusterStats::default();

@@ -77,6 +77,10 @@ where
         Ok(Box::new(Conn::<DB>::Pooled(self.0.acquire().await?)))
     }
 
+    fn usage(&self) -> (u32, usize) {
+        (self.0.size(), self.0.num_idle())
+    }
+
     async fn migrate(&self) -> StoreResult<()> {
         DB::migrate(&self.0).await
     }

@@ -60,12 +60,19 @@ pub(crate) trait Pool: Send + Sync + 'static {
     async fn listen(&self, on: &(dyn Fn(Notice) + Send + Sync)) -> StoreResult<bool>;
     /// Closes the pool.
     async fn close(&self);
+    /// Connections open, and of those idle.
+    fn usage(&self) -> (u32, usize);
 }
 
 /// A database: SQLite, PostgreSQL or MySQL/MariaDB.
 pub struct Store {
     pool: Box<dyn Pool>,
     d: &'static Dialect,
+    /// Which role this pool serves (the `role` label of its metrics).
+    role: &'static str,
+    max_connections: u32,
+    /// `ax_db_pool_wait_seconds{role}`, looked up once (a no-op handle while metrics are off).
+    wait: metrics::Histogram,
 }
 
 impl std::fmt::Debug for Store {
@@ -88,7 +95,8 @@ pub async fn connect(opts: &ConnectOptions) -> StoreResult<Arc<Store>> {
         let scheme = url.split_once(':').map_or(url, |(s, _)| s);
         return Err(StoreError::UnsupportedUrl(scheme.chars().take(32).collect()));
     };
-    Ok(Arc::new(Store { pool, d }))
+    let wait = metrics::histogram!(crate::prometheus::POOL_WAIT, "role" => opts.role);
+    Ok(Arc::new(Store { pool, d, role: opts.role, max_connections: opts.max_connections, wait }))
 }
 
 impl Store {
@@ -99,12 +107,24 @@ impl Store {
 
     /// Starts a write transaction.
     pub async fn begin(&self) -> StoreResult<Tx> {
-        Ok(Tx { exec: self.pool.begin().await?, d: self.d })
+        let t0 = std::time::Instant::now();
+        let exec = self.pool.begin().await?;
+        self.wait.record(t0.elapsed().as_secs_f64());
+        Ok(Tx { exec, d: self.d })
     }
 
     /// A connection for reads and single autocommit statements.
     pub async fn conn(&self) -> StoreResult<Tx> {
-        Ok(Tx { exec: self.pool.conn().await?, d: self.d })
+        let t0 = std::time::Instant::now();
+        let exec = self.pool.conn().await?;
+        self.wait.record(t0.elapsed().as_secs_f64());
+        Ok(Tx { exec, d: self.d })
+    }
+
+    /// The role this pool serves, its connections in use (checked out) and its limit.
+    pub fn usage(&self) -> (&'static str, u32, u32) {
+        let (open, idle) = self.pool.usage();
+        (self.role, open.saturating_sub(u32::try_from(idle).unwrap_or(u32::MAX)), self.max_connections)
     }
 
     /// Applies pending migrations (safe when several axd start together: the migrator takes a
@@ -164,6 +184,8 @@ on_a_connection! {
     fn list_schedulers() -> Vec<crate::model::SchedulerRecord>;
     /// Counts; schedulers are live if their heartbeat is newer than `alive_since`.
     fn cluster_stats(alive_since: Ts) -> ClusterStats;
+    /// PENDING instances per app.
+    fn pending_by_app() -> Vec<(String, u64)>;
     /// Registers (or refreshes) an axd.
     fn upsert_scheduler(record: &crate::model::SchedulerRecord) -> ();
     /// Removes an axd's registration.
@@ -266,12 +288,15 @@ pub struct ConnectOptions {
     pub max_connections: u32,
     /// How long to wait for a connection before failing the operation.
     pub acquire_timeout: Duration,
+    /// The role of the pool (admin, trigger, dispatch, workers, sweeper; `shared` by default): the
+    /// `role` label of its metrics.
+    pub role: &'static str,
 }
 
 impl ConnectOptions {
     /// Options for `url` with small defaults (10 connections, 5 s acquire timeout).
     pub fn new(url: impl Into<String>) -> Self {
-        ConnectOptions { url: url.into(), max_connections: 10, acquire_timeout: Duration::from_secs(5) }
+        ConnectOptions { url: url.into(), max_connections: 10, acquire_timeout: Duration::from_secs(5), role: "shared" }
     }
 }
 

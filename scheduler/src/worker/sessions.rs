@@ -57,9 +57,9 @@ pub async fn open_session(
     // Released attempts that were assigned to this worker (their DISPATCHED event names it): a
     // result it still holds for them is recorded as a late result.
     out.released_to_worker = tx.dispatched_to_worker(&w.worker_id, &others).await?;
-    let changes = persist(&mut tx, &rows, batch, ctx).await?;
+    let persisted = persist(&mut tx, &rows, batch, ctx).await?;
     tx.commit().await?;
-    changes.log();
+    persisted.after_commit();
     Ok(out)
 }
 
@@ -89,11 +89,11 @@ pub async fn close_session(
         };
         batch.add(*id, fx);
     }
-    let changes = persist(&mut tx, &rows, batch, ctx).await?;
+    let persisted = persist(&mut tx, &rows, batch, ctx).await?;
     tx.delete_worker(session_id).await?;
     tx.close_session_log(session_id, now, reason).await?;
     tx.commit().await?;
-    changes.log();
+    persisted.after_commit();
     Ok(())
 }
 

@@ -29,6 +29,7 @@ use crate::{
     error::StoreError,
     grpc::admin::AdminApi,
     loops::{
+        alerts::AlertLoop,
         dispatch::Dispatcher,
         sweeper::{Sweeper, SweeperConfig},
         trigger::{TriggerConfig, TriggerLoop},
@@ -65,6 +66,9 @@ pub enum ServerError {
         /// The last round trip.
         got: Duration,
     },
+    /// The alert webhook client could not be set up (e.g. an unreadable `alert_ca_file`).
+    #[error("alerts: {0}")]
+    Alerts(String),
     /// The listen address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -192,6 +196,13 @@ async fn open_database(config: &Config) -> Result<Pools, StoreError> {
 /// Starts axd with `config`. `clock` overrides the database clock (tests).
 pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Running, ServerError> {
     let url = &config.database_url;
+    let alert_sender = crate::alerts::http::Sender::new(
+        config.alerts.allow_private_targets,
+        config.alerts.timeout,
+        config.alerts.timeout,
+        config.alerts.ca_file.as_deref(),
+    )
+    .map_err(ServerError::Alerts)?;
     let pools = open_database(config).await?;
     let admin = pools.admin.clone();
 
@@ -228,6 +239,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
             drain_timeout: (config.shutdown_timeout / 2).min(Duration::from_secs(5)),
         },
         scheduler_heartbeat: config.scheduler_heartbeat,
+        alerts: config.alerts.clone(),
     });
 
     if config.lost_worker_grace < config.heartbeat_interval * 5 {
@@ -289,6 +301,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     );
     tasks.push(spawn("sweeper", sweeper.run(cancel.clone())));
     tasks.push(spawn("lease", lease::run(core.clone(), cancel.clone())));
+    tasks.push(spawn("alerts", AlertLoop::new(core.clone(), alert_sender).run(cancel.clone())));
     tasks.push(spawn("commands", commands::run(core.clone(), cancel.clone())));
     tasks.push(spawn(
         "scheduler-heartbeat",

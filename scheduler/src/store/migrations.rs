@@ -15,6 +15,11 @@ macro_rules! embed_migrations {
                 "audit",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0002_audit.sql")),
             ),
+            (
+                3_i64,
+                "alerts",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0003_alerts.sql")),
+            ),
         ]
     };
 }

@@ -179,6 +179,26 @@ pub struct Options {
     /// heartbeat intervals [default: 30s]
     #[arg(long, env = "AX_REQUEST_TIMEOUT")]
     pub request_timeout: Option<HumanDuration>,
+    // Alert webhooks.
+    /// Allow alert webhooks in loopback, private, link-local, unique-local and unspecified ranges
+    /// (checked when a rule is created and at every send, on the addresses the host resolves to)
+    /// [default: false]
+    #[arg(long, env = "AX_ALERT_ALLOW_PRIVATE_TARGETS", num_args = 0..=1, default_missing_value = "true")]
+    pub alert_allow_private_targets: Option<bool>,
+    /// PEM file of CA certificates trusted for https:// webhooks, besides the Mozilla roots
+    /// [default: none]
+    #[arg(long, env = "AX_ALERT_CA_FILE")]
+    pub alert_ca_file: Option<PathBuf>,
+    /// Longest wait to connect to a webhook, and again for its response [default: 10s]
+    #[arg(long, env = "AX_ALERT_TIMEOUT")]
+    pub alert_timeout: Option<HumanDuration>,
+    /// Attempts per alert delivery before it is marked failed [default: 8]
+    #[arg(long, env = "AX_ALERT_MAX_ATTEMPTS")]
+    pub alert_max_attempts: Option<u32>,
+    /// Wait after the first failed delivery attempt, doubling after each further one, at most 10m
+    /// [default: 1s]
+    #[arg(long, env = "AX_ALERT_RETRY_BACKOFF")]
+    pub alert_retry_backoff: Option<HumanDuration>,
 }
 
 impl Options {
@@ -216,6 +236,11 @@ impl Options {
             max_concurrent_streams: self.max_concurrent_streams.or(other.max_concurrent_streams),
             max_calls_per_connection: self.max_calls_per_connection.or(other.max_calls_per_connection),
             request_timeout: self.request_timeout.or(other.request_timeout),
+            alert_allow_private_targets: self.alert_allow_private_targets.or(other.alert_allow_private_targets),
+            alert_ca_file: self.alert_ca_file.or(other.alert_ca_file),
+            alert_timeout: self.alert_timeout.or(other.alert_timeout),
+            alert_max_attempts: self.alert_max_attempts.or(other.alert_max_attempts),
+            alert_retry_backoff: self.alert_retry_backoff.or(other.alert_retry_backoff),
         }
     }
 }
@@ -282,6 +307,23 @@ pub struct Config {
     pub audit_retention: Duration,
     /// Limits on connections, enforced before authentication.
     pub limits: Limits,
+    /// How alert webhooks are delivered.
+    pub alerts: AlertSettings,
+}
+
+/// How alert webhooks are delivered (see the flags' help in [`Options`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlertSettings {
+    /// Targets in refused ranges are allowed (default false).
+    pub allow_private_targets: bool,
+    /// Extra CA certificates for https:// targets (default none).
+    pub ca_file: Option<PathBuf>,
+    /// Connect timeout, and response timeout (default 10 s each).
+    pub timeout: Duration,
+    /// Attempts before a delivery fails (default 8).
+    pub max_attempts: u32,
+    /// First retry wait, doubling (default 1 s).
+    pub retry_backoff: Duration,
 }
 
 /// Limits on connections and calls, enforced before any client is authenticated (see the flags'
@@ -397,6 +439,13 @@ impl Config {
                 max_calls_per_connection: o.max_calls_per_connection.unwrap_or(64),
                 request_timeout: d(o.request_timeout, Duration::from_secs(30)),
             },
+            alerts: AlertSettings {
+                allow_private_targets: o.alert_allow_private_targets.unwrap_or(false),
+                ca_file: o.alert_ca_file,
+                timeout: d(o.alert_timeout, Duration::from_secs(10)),
+                max_attempts: o.alert_max_attempts.unwrap_or(8),
+                retry_backoff: d(o.alert_retry_backoff, Duration::from_secs(1)),
+            },
         };
         crate::auth::check_trust_domain(&c.policy.trust_domain)
             .map_err(|reason| ConfigError::Invalid { option: "trust_domain", reason })?;
@@ -465,6 +514,11 @@ impl Config {
         between("retention", c.retention, Duration::from_secs(60), Duration::from_secs(3650 * 86_400))?;
         between("shutdown_timeout", c.shutdown_timeout, Duration::ZERO, Duration::from_secs(3600))?;
         between("audit_retention", c.audit_retention, Duration::from_secs(3600), Duration::from_secs(3650 * 86_400))?;
+        between("alert_timeout", c.alerts.timeout, Duration::from_millis(100), Duration::from_secs(300))?;
+        between("alert_retry_backoff", c.alerts.retry_backoff, Duration::from_millis(10), Duration::from_secs(3600))?;
+        if !(1..=100).contains(&c.alerts.max_attempts) {
+            return Err(invalid("alert_max_attempts", "must be 1-100"));
+        }
         if !(1..=100_000).contains(&c.trigger_batch) {
             return Err(invalid("trigger_batch", "must be 1-100000"));
         }
@@ -520,144 +574,4 @@ impl Config {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[test]
-    fn durations_parse_with_units_and_reject_nonsense() {
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("2d"), Ok(Duration::from_secs(172_800)));
-        assert!(parse_duration("10").unwrap_err().contains("missing unit"));
-        assert_eq!(parse_duration("0"), Ok(Duration::ZERO), "zero needs no unit");
-        assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
-        assert!(parse_duration("").is_err());
-        assert!(parse_duration("1M").unwrap_err().contains("unknown unit"), "not months, not minutes");
-        assert!(parse_duration("99999999999999999999s").unwrap_err().contains("too large"));
-    }
-
-    #[test]
-    fn defaults_are_the_documented_ones() {
-        let c = Config::from_options(Options::default()).expect("defaults");
-        assert_eq!(c.database_url, "sqlite://./ax-data/ax.db");
-        assert_eq!(c.listen, "127.0.0.1:7070".parse().expect("addr"));
-        assert_eq!(c.heartbeat_interval, Duration::from_secs(2));
-        assert_eq!(c.lost_worker_grace, Duration::from_secs(10));
-        assert_eq!(c.dispatch_ahead, Duration::from_millis(200));
-        assert!(c.tls.is_none());
-        let l = c.limits;
-        assert_eq!(l.tls_handshake_timeout, Duration::from_secs(10));
-        assert_eq!(l.max_connections, 4096);
-        assert_eq!(l.idle_connection_timeout, Duration::from_secs(300));
-        assert_eq!((l.max_concurrent_streams, l.max_calls_per_connection), (256, 64));
-        assert_eq!(l.request_timeout, Duration::from_secs(30));
-    }
-
-    #[test]
-    fn connection_limits_out_of_range_are_refused_by_name() {
-        let o = Options { max_connections: Some(0), ..Options::default() };
-        let err = Config::from_options(o).expect_err("0 connections").to_string();
-        assert!(err.starts_with("max_connections: 0 is out of range"), "{err}");
-        let o = Options { tls_handshake_timeout: Some(HumanDuration(Duration::ZERO)), ..Options::default() };
-        let err = Config::from_options(o).expect_err("no handshake time").to_string();
-        assert!(err.starts_with("tls_handshake_timeout: "), "{err}");
-        let o = Options { request_timeout: Some(HumanDuration(Duration::from_secs(6))), ..Options::default() };
-        let err = Config::from_options(o).expect_err("6 s = 3 heartbeats").to_string();
-        assert!(err.starts_with("request_timeout: ") && err.contains("three heartbeat intervals"), "{err}");
-        let args = Args::parse_from(["axd", "--max-connections", "100", "--idle-connection-timeout", "1m"]);
-        let c = Config::resolve(args).expect("flags");
-        assert_eq!(c.limits.max_connections, 100);
-        assert_eq!(c.limits.idle_connection_timeout, Duration::from_secs(60));
-    }
-
-    #[test]
-    fn a_dispatch_ahead_out_of_range_is_refused_by_name() {
-        let o = Options { dispatch_ahead: Some(HumanDuration(Duration::from_secs(11))), ..Options::default() };
-        let err = Config::from_options(o).expect_err("11 s is too far ahead").to_string();
-        assert!(err.contains("dispatch_ahead") && err.contains("out of range"), "{err}");
-        let o = Options { dispatch_ahead: Some(HumanDuration(Duration::ZERO)), ..Options::default() };
-        assert_eq!(Config::from_options(o).expect("0 turns it off").dispatch_ahead, Duration::ZERO);
-    }
-
-    #[test]
-    fn an_ack_timeout_or_grace_too_short_for_the_heartbeat_is_refused_by_name() {
-        let d = |ms| Some(HumanDuration(Duration::from_millis(ms)));
-        let o = Options { heartbeat_interval: d(2000), ack_timeout: d(3000), ..Options::default() };
-        let err = Config::from_options(o).expect_err("3 s < 2 × 2 s").to_string();
-        assert!(err.contains("ack_timeout") && err.contains("twice heartbeat_interval"), "{err}");
-        let o = Options { heartbeat_interval: d(2000), lost_worker_grace: d(1000), ..Options::default() };
-        let err = Config::from_options(o).expect_err("1 s < 2 s").to_string();
-        assert!(err.contains("lost_worker_grace") && err.contains("heartbeat_interval"), "{err}");
-        let o = Options {
-            heartbeat_interval: d(2000),
-            ack_timeout: d(4000),
-            lost_worker_grace: d(2000),
-            ..Options::default()
-        };
-        assert!(Config::from_options(o).is_ok());
-    }
-
-    #[test]
-    fn flags_beat_the_file_and_unknown_file_keys_are_rejected() {
-        let dir = std::env::temp_dir().join(format!("ax-config-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let file = dir.join("axd.toml");
-        std::fs::write(&file, "listen = \"127.0.0.1:9000\"\nack_timeout = \"5s\"\n").expect("write");
-        let args = Args::parse_from(["axd", "--config", file.to_str().expect("utf8"), "--listen", "127.0.0.1:9100"]);
-        let c = Config::resolve(args).expect("resolve");
-        assert_eq!(c.listen.port(), 9100);
-        assert_eq!(c.ack_timeout, Duration::from_secs(5));
-        std::fs::write(&file, "lisen = \"127.0.0.1:9000\"\n").expect("write");
-        let err =
-            Config::resolve(Args::parse_from(["axd", "--config", file.to_str().expect("utf8")])).expect_err("typo");
-        assert!(err.to_string().contains("lisen"), "{err}");
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    #[test]
-    fn scopes_and_the_trust_domain_are_parsed_and_checked_by_name() {
-        let args = Args::parse_from([
-            "axd",
-            "--trust-domain",
-            "corp.example",
-            "--scope",
-            "alice=*",
-            "--scope",
-            "bob=billing,demo",
-            "--audit-retention",
-            "7d",
-        ]);
-        let c = Config::resolve(args).expect("resolve");
-        assert_eq!(c.policy.trust_domain, "corp.example");
-        assert_eq!(c.policy.scopes["alice"], crate::auth::AppScope::All);
-        assert!(c.policy.scopes["bob"].contains("demo"));
-        assert_eq!(c.audit_retention, Duration::from_secs(7 * 86_400));
-        assert_eq!(Config::from_options(Options::default()).expect("defaults").policy.trust_domain, "ax");
-        let dir = std::env::temp_dir().join(format!("ax-config-scope-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let file = dir.join("axd.toml");
-        std::fs::write(&file, "trust_domain = \"corp\"\nscope = [\"ops=*\", \"bob=billing\"]\n").expect("write");
-        let c = Config::resolve(Args::parse_from(["axd", "--config", file.to_str().expect("utf8")])).expect("file");
-        assert_eq!(c.policy.trust_domain, "corp");
-        assert_eq!(c.policy.scopes["ops"], crate::auth::AppScope::All);
-        assert!(c.policy.scopes["bob"].contains("billing"));
-        let _ = std::fs::remove_dir_all(dir);
-        let bad = |o: Options| Config::from_options(o).expect_err("refused").to_string();
-        let e = bad(Options { trust_domain: Some("Corp/x".into()), ..Options::default() });
-        assert!(e.starts_with("trust_domain:"), "{e}");
-        let e = bad(Options { scope: Some(vec!["alice".into()]), ..Options::default() });
-        assert!(e.starts_with("scope:"), "{e}");
-        let e = bad(Options { scope: Some(vec!["a=x".into(), "a=y".into()]), ..Options::default() });
-        assert!(e.contains("twice"), "{e}");
-    }
-
-    #[test]
-    fn plaintext_on_a_public_address_is_refused() {
-        let o = Options { listen: Some("0.0.0.0:7070".parse().expect("addr")), ..Options::default() };
-        let err = Config::from_options(o).expect_err("refused");
-        assert!(err.to_string().starts_with("listen: 0.0.0.0:7070 is not a loopback address"), "{err}");
-        let partial = Options { tls_cert: Some("c.pem".into()), ..Options::default() };
-        assert!(Config::from_options(partial).expect_err("partial").to_string().contains("tls_key"));
-    }
-}
+mod tests;

@@ -107,9 +107,7 @@ pub struct AlertRule {
 impl AlertRule {
     /// Whether the rule applies to an event of this task of its app.
     pub fn matches(&self, event: AlertEvent, app: &str, task_name: &str) -> bool {
-        self.app == app
-            && self.task_name.as_deref().is_none_or(|t| t == task_name)
-            && self.events.contains(&event)
+        self.app == app && self.task_name.as_deref().is_none_or(|t| t == task_name) && self.events.contains(&event)
     }
 }
 
@@ -156,7 +154,9 @@ impl DeliveryStatus {
 
     /// Parses [`Self::as_str`].
     pub fn parse(s: &str) -> Option<Self> {
-        [DeliveryStatus::Pending, DeliveryStatus::Delivered, DeliveryStatus::Failed].into_iter().find(|d| d.as_str() == s)
+        [DeliveryStatus::Pending, DeliveryStatus::Delivered, DeliveryStatus::Failed]
+            .into_iter()
+            .find(|d| d.as_str() == s)
     }
 }
 
@@ -369,8 +369,9 @@ pub fn check_url(url: &str, allow_private: bool) -> Result<Target, String> {
         }
     }
     if !allow_private && t.host == "localhost" {
-        return Err("localhost is a loopback address: refused unless axd runs with --alert-allow-private-targets"
-            .to_owned());
+        return Err(
+            "localhost is a loopback address: refused unless axd runs with --alert-allow-private-targets".to_owned()
+        );
     }
     Ok(t)
 }

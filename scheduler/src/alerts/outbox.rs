@@ -56,7 +56,11 @@ pub async fn enqueue_test(tx: &mut Tx, rule: &AlertRule, actor: &str, now: Ts) -
     let key = row.dedupe_key.clone();
     tx.insert_deliveries(&[row], now).await?;
     let found = tx
-        .list_deliveries(&crate::store::DeliveryFilter { rule_name: Some(rule.name.clone()), limit: 20, ..Default::default() })
+        .list_deliveries(&crate::store::DeliveryFilter {
+            rule_name: Some(rule.name.clone()),
+            limit: 20,
+            ..Default::default()
+        })
         .await?;
     Ok(found.into_iter().find(|d| d.dedupe_key == key).map(|d| d.id))
 }
@@ -87,7 +91,8 @@ pub fn step(state: ConditionState, holds: bool, hold_for: std::time::Duration, n
 }
 
 /// Evaluates one condition rule in its own transaction (see the module doc).
-pub async fn evaluate(store: &Store, rule: &AlertRule, now: Ts) -> StoreResult<ConditionOutcome> {
+/// Workers count if their axd heartbeated at or after `alive_since`.
+pub async fn evaluate(store: &Store, rule: &AlertRule, now: Ts, alive_since: Ts) -> StoreResult<ConditionOutcome> {
     let condition = if rule.events.contains(&AlertEvent::NoWorker) {
         AlertEvent::NoWorker
     } else if rule.events.contains(&AlertEvent::Backlog) {
@@ -99,7 +104,7 @@ pub async fn evaluate(store: &Store, rule: &AlertRule, now: Ts) -> StoreResult<C
     let state = tx.lock_condition(rule.id).await?;
     let (holds, hold_for, what) = match condition {
         AlertEvent::NoWorker => {
-            let n = tx.count_workers(&rule.app).await?;
+            let n = tx.count_workers(&rule.app, alive_since).await?;
             let t = rule.no_worker_for.unwrap_or_default();
             (n == 0, t, format!("no worker of app {} connected", rule.app))
         }
@@ -138,11 +143,11 @@ pub async fn evaluate(store: &Store, rule: &AlertRule, now: Ts) -> StoreResult<C
 }
 
 /// Evaluates every condition rule; how many alerted.
-pub async fn evaluate_conditions(store: &Store, now: Ts) -> StoreResult<usize> {
+pub async fn evaluate_conditions(store: &Store, now: Ts, alive_since: Ts) -> StoreResult<usize> {
     let rules = store.list_alert_rules(None).await?;
     let mut alerted = 0;
     for r in rules.iter().filter(|r| r.events.iter().any(|e| e.is_condition())) {
-        if matches!(evaluate(store, r, now).await?, ConditionOutcome::Alerted { .. }) {
+        if matches!(evaluate(store, r, now, alive_since).await?, ConditionOutcome::Alerted { .. }) {
             alerted += 1;
         }
     }

@@ -27,14 +27,29 @@ fn urls_parse_into_host_port_and_path() {
     assert_eq!((u.tls, u.host.as_str(), u.port, u.path.as_str()), (true, "hooks.example.com", 443, "/ax?x=1"));
     let u = Target::parse("http://[::1]:8080").expect("valid");
     assert_eq!((u.tls, u.host.as_str(), u.port, u.path.as_str()), (false, "::1", 8080, "/"));
-    for bad in ["ftp://x/", "hooks.example.com", "http://", "http://u:p@x/", "http://x:0/", "http://x:99999/", "http://a b/"] {
+    for bad in
+        ["ftp://x/", "hooks.example.com", "http://", "http://u:p@x/", "http://x:0/", "http://x:99999/", "http://a b/"]
+    {
         assert!(Target::parse(bad).is_err(), "{bad} must be refused");
     }
 }
 
 #[test]
 fn private_loopback_link_local_unique_local_and_unspecified_ranges_are_refused() {
-    for ip in ["127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "0.0.0.0", "::1", "::", "fe80::1", "fd00::1", "::ffff:10.0.0.1", "100.64.0.1"] {
+    for ip in [
+        "127.0.0.1",
+        "10.1.2.3",
+        "172.16.0.1",
+        "192.168.1.1",
+        "169.254.169.254",
+        "0.0.0.0",
+        "::1",
+        "::",
+        "fe80::1",
+        "fd00::1",
+        "::ffff:10.0.0.1",
+        "100.64.0.1",
+    ] {
         let ip: IpAddr = ip.parse().expect("ip");
         assert!(refused_range(ip).is_some(), "{ip} must be refused");
     }

@@ -68,12 +68,8 @@ fn an_ack_timeout_or_grace_too_short_for_the_heartbeat_is_refused_by_name() {
     let o = Options { heartbeat_interval: d(2000), lost_worker_grace: d(1000), ..Options::default() };
     let err = Config::from_options(o).expect_err("1 s < 2 s").to_string();
     assert!(err.contains("lost_worker_grace") && err.contains("heartbeat_interval"), "{err}");
-    let o = Options {
-        heartbeat_interval: d(2000),
-        ack_timeout: d(4000),
-        lost_worker_grace: d(2000),
-        ..Options::default()
-    };
+    let o =
+        Options { heartbeat_interval: d(2000), ack_timeout: d(4000), lost_worker_grace: d(2000), ..Options::default() };
     assert!(Config::from_options(o).is_ok());
 }
 
@@ -88,8 +84,7 @@ fn flags_beat_the_file_and_unknown_file_keys_are_rejected() {
     assert_eq!(c.listen.port(), 9100);
     assert_eq!(c.ack_timeout, Duration::from_secs(5));
     std::fs::write(&file, "lisen = \"127.0.0.1:9000\"\n").expect("write");
-    let err =
-        Config::resolve(Args::parse_from(["axd", "--config", file.to_str().expect("utf8")])).expect_err("typo");
+    let err = Config::resolve(Args::parse_from(["axd", "--config", file.to_str().expect("utf8")])).expect_err("typo");
     assert!(err.to_string().contains("lisen"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -116,11 +116,11 @@ impl AlertLoop {
     /// full batch.
     pub async fn run_round(&self) -> StoreResult<usize> {
         let store = &self.core.pools.sweeper;
-        outbox::evaluate_conditions(store, self.core.clock.now()).await?;
+        outbox::evaluate_conditions(store, self.core.clock.now(), self.core.alive_since()).await?;
         let mut total = 0;
         loop {
-            let n = deliver_due(store, &self.sender, &self.core.alerts, self.core.clock.now(), &*self.core.clock)
-                .await?;
+            let n =
+                deliver_due(store, &self.sender, &self.core.alerts, self.core.clock.now(), &*self.core.clock).await?;
             total += n;
             if n < BATCH as usize {
                 return Ok(total);

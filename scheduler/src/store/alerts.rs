@@ -202,7 +202,8 @@ impl Tx {
         ))
         .bind(to_micros(now))
         .bind(i64::from(limit));
-        let mut rows: Vec<Delivery> = self.fetch(s, DeliveryRaw::TABLE, |r| DeliveryRaw::read(r)?.into_delivery()).await?;
+        let mut rows: Vec<Delivery> =
+            self.fetch(s, DeliveryRaw::TABLE, |r| DeliveryRaw::read(r)?.into_delivery()).await?;
         if rows.is_empty() {
             return Ok(Vec::new());
         }
@@ -234,7 +235,9 @@ impl Tx {
         let (status, error, next, finished) = match end {
             DeliveryEnd::Delivered => (DeliveryStatus::Delivered, "", to_micros(now), Some(to_micros(now))),
             DeliveryEnd::Retry { error, at } => (DeliveryStatus::Pending, error.as_str(), to_micros(*at), None),
-            DeliveryEnd::Failed { error } => (DeliveryStatus::Failed, error.as_str(), to_micros(now), Some(to_micros(now))),
+            DeliveryEnd::Failed { error } => {
+                (DeliveryStatus::Failed, error.as_str(), to_micros(now), Some(to_micros(now)))
+            }
         };
         let s = Stmt::new(
             "UPDATE ax_alert_delivery SET status = ?, last_error = ?, next_attempt_at = ?, finished_at = ? \
@@ -280,9 +283,10 @@ impl Tx {
     /// Locks (creating it if needed) the condition state of a rule, so that axd evaluating the
     /// same rule take turns.
     pub async fn lock_condition(&mut self, rule_id: i64) -> StoreResult<ConditionState> {
-        let mut s = Stmt::new("INSERT INTO ax_alert_condition (rule_id, since_at, firing, episode) VALUES (?, NULL, ?, 0)")
-            .bind(rule_id)
-            .bind(false);
+        let mut s =
+            Stmt::new("INSERT INTO ax_alert_condition (rule_id, since_at, firing, episode) VALUES (?, NULL, ?, 0)")
+                .bind(rule_id)
+                .bind(false);
         s.push(match self.dialect().backend {
             super::Backend::MySql => " ON DUPLICATE KEY UPDATE rule_id = rule_id",
             _ => " ON CONFLICT DO NOTHING",
@@ -311,9 +315,15 @@ impl Tx {
         Ok(())
     }
 
-    /// How many worker sessions of `app` are registered.
-    pub async fn count_workers(&mut self, app: &str) -> StoreResult<u64> {
-        let s = Stmt::new("SELECT COUNT(*) FROM ax_worker WHERE app = ?").bind(app);
+    /// How many worker sessions of `app` are registered by an axd that heartbeated at or after
+    /// `alive_since` (sessions of a dead axd are gone, even before their rows are purged).
+    pub async fn count_workers(&mut self, app: &str, alive_since: Ts) -> StoreResult<u64> {
+        let s = Stmt::new(
+            "SELECT COUNT(*) FROM ax_worker w JOIN ax_scheduler s ON s.scheduler_id = w.scheduler_id \
+             WHERE w.app = ? AND s.heartbeat_at >= ?",
+        )
+        .bind(app)
+        .bind(to_micros(alive_since));
         let n: i64 = self.fetch_one(s, "ax_worker", |r| r.take()).await?;
         Ok(n.max(0) as u64)
     }

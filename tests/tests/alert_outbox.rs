@@ -127,11 +127,7 @@ async fn final_failures_timeouts_and_lost_workers_are_written_by_the_sweep(db: &
         ("worker_lost".to_owned(), Some("nightly".to_owned()), Some(lost)),
     ];
     want.sort();
-    assert_eq!(
-        got,
-        want,
-        "the app-wide rule hears about every task of the app, only for the events it watches"
-    );
+    assert_eq!(got, want, "the app-wide rule hears about every task of the app, only for the events it watches");
     let t = deliveries(&store, "timeouts").await;
     assert_eq!(t.len(), 1);
     assert_eq!((t[0].event, t[0].status, t[0].attempts), (AlertEvent::Timeout, DeliveryStatus::Pending, 0));
@@ -264,7 +260,8 @@ async fn a_condition_episode_alerts_once_across_axd(db: &TestDb) {
     assert_eq!(outbox::evaluate(&a, &backlog, t0(), alive).await.unwrap(), ConditionOutcome::Clear, "1 is not over 1");
     trigger_manual(&a, &task, &trig("2"), t0(), "axd-test").await.expect("trigger");
     let at = |s| add(t0(), secs(s));
-    let (ra, rb) = tokio::join!(outbox::evaluate(&a, &backlog, at(1), alive), outbox::evaluate(&b, &backlog, at(1), alive));
+    let (ra, rb) =
+        tokio::join!(outbox::evaluate(&a, &backlog, at(1), alive), outbox::evaluate(&b, &backlog, at(1), alive));
     let mut outcomes = vec![ra.unwrap(), rb.unwrap()];
     outcomes.sort_by_key(|o| format!("{o:?}"));
     assert_eq!(outcomes, vec![ConditionOutcome::Alerted { episode: 1 }, ConditionOutcome::Holding]);
@@ -281,7 +278,10 @@ async fn a_condition_episode_alerts_once_across_axd(db: &TestDb) {
     // No worker of the app: alerts once the condition has held for no_worker_for (10 s).
     assert_eq!(outbox::evaluate(&a, &no_worker, t0(), alive).await.unwrap(), ConditionOutcome::Holding);
     assert_eq!(outbox::evaluate(&b, &no_worker, at(9), alive).await.unwrap(), ConditionOutcome::Holding);
-    assert_eq!(outbox::evaluate(&b, &no_worker, at(10), alive).await.unwrap(), ConditionOutcome::Alerted { episode: 1 });
+    assert_eq!(
+        outbox::evaluate(&b, &no_worker, at(10), alive).await.unwrap(),
+        ConditionOutcome::Alerted { episode: 1 }
+    );
     assert_eq!(outbox::evaluate(&a, &no_worker, at(60), alive).await.unwrap(), ConditionOutcome::Holding);
     assert_eq!(deliveries(&a, "no-worker").await.len(), 1);
     b.close().await;

@@ -361,12 +361,11 @@ pub fn refused_range(ip: IpAddr) -> Option<&'static str> {
 /// (names are checked when they are resolved, at every send).
 pub fn check_url(url: &str, allow_private: bool) -> Result<Target, String> {
     let t = Target::parse(url)?;
-    if !allow_private && let Some(ip) = t.literal_ip() {
-        if let Some(range) = refused_range(ip) {
-            return Err(format!(
-                "{ip} is a {range} address: refused unless axd runs with --alert-allow-private-targets"
-            ));
-        }
+    if !allow_private
+        && let Some(ip) = t.literal_ip()
+        && let Some(range) = refused_range(ip)
+    {
+        return Err(format!("{ip} is a {range} address: refused unless axd runs with --alert-allow-private-targets"));
     }
     if !allow_private && t.host == "localhost" {
         return Err(

@@ -11,7 +11,7 @@ use ax_scheduler::{
     },
     lifecycle::apply::cancel_instance,
     loops::{
-        sweeper::sweep,
+        sweeper::{purge_deliveries, sweep},
         trigger::{EnginePlanner, trigger_due, trigger_manual},
     },
     model::{
@@ -245,6 +245,12 @@ async fn claims_are_exclusive_lapse_and_fence_outcomes(db: &TestDb) {
     assert!(c.finish_delivery(other.id, 3, &end, retry_at).await.unwrap());
     let d = a.get_delivery(other.id).await.unwrap().expect("row");
     assert_eq!((d.status, d.last_error.as_str()), (DeliveryStatus::Failed, "HTTP 503; gave up"));
+
+    // Retention removes finished deliveries only: the delivered and the failed one.
+    assert_eq!(purge_deliveries(&a, retry_at).await.unwrap(), 1, "finished before retry_at: the delivered one");
+    assert_eq!(purge_deliveries(&a, add(retry_at, secs(1))).await.unwrap(), 1);
+    assert!(a.get_delivery(other.id).await.unwrap().is_none());
+    assert_eq!(deliveries(&a, "r").await.len(), 18, "pending deliveries stay");
     b.close().await;
 }
 

@@ -294,3 +294,81 @@ async fn a_name_resolving_to_a_refused_address_is_refused_at_send_time() {
     assert_eq!(allowed.send(&d, SECRET, 1).await, Ok(200));
     assert_eq!(receiver.wait_for(1, LONG).await[0].header(DELIVERY_HEADER), "7");
 }
+
+/// The README's axctl examples, through the real binary with `-o json`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn axctl_alert_commands_create_list_test_deliver_and_delete() {
+    let Some(db) = TestDb::create(ax_tests::Db::Sqlite).await else { return };
+    let receiver = Receiver::start(|_| Some(200)).await;
+    let axd = Axd::start(&db, |o| o.alert_allow_private_targets = Some(true)).await;
+    let env = [("AX_ENDPOINT", axd.endpoint.as_str())];
+    let dir = tempfile_dir();
+    let secret_file = dir.join("hook.secret");
+    std::fs::write(&secret_file, format!("{SECRET}\n")).expect("secret file");
+    let url = receiver.url("/ax");
+    let secret_path = secret_file.to_string_lossy().into_owned();
+    let json = |args: &[&str]| {
+        let mut all = vec!["-o", "json"];
+        all.extend_from_slice(args);
+        all.iter().map(|s| (*s).to_owned()).collect::<Vec<String>>()
+    };
+    let run = |args: Vec<String>| async move {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        ax_tests::procs::axctl(&env, &refs).await
+    };
+    let created = run(json(&[
+        "alert",
+        "create",
+        "pager",
+        "--app",
+        "billing",
+        "--event",
+        "final_failure,worker_lost",
+        "--url",
+        &url,
+        "--secret-file",
+        &secret_path,
+    ]))
+    .await
+    .json();
+    assert_eq!(created["events"], serde_json::json!(["final_failure", "worker_lost"]));
+    assert!(!created.to_string().contains(SECRET), "the secret is never shown: {created}");
+    let listed = run(json(&["alert", "list"])).await.json();
+    assert_eq!(listed["rules"][0]["name"], "pager");
+    let queued = run(json(&["alert", "test", "pager"])).await.json();
+    let id = queued["delivery_id"].as_i64().expect("id");
+    let got = receiver.wait_for(1, LONG).await;
+    assert_eq!(got[0].header(DELIVERY_HEADER), id.to_string());
+    verified(&got[0]);
+    let mut admin = axd.admin().await;
+    wait_delivery(&mut admin, "pager", LONG, |d| d.status == "delivered").await;
+    let listed = run(json(&["alert", "deliveries", "--rule", "pager"])).await.json();
+    let d = &listed["deliveries"][0];
+    assert_eq!(
+        (d["id"].as_i64(), d["status"].as_str(), d["event"].as_str()),
+        (Some(id), Some("delivered"), Some("test"))
+    );
+    assert_eq!(d["body"]["delivery_id"], id.to_string());
+    // Bad input is a clear CLI error naming the field, and nothing is stored.
+    let out = run(json(&[
+        "alert",
+        "create",
+        "bad",
+        "--app",
+        "billing",
+        "--event",
+        "explode",
+        "--url",
+        &url,
+        "--secret-file",
+        &secret_path,
+    ]))
+    .await;
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("rule.events[0]") && out.stderr.contains("unknown event"), "{}", out.stderr);
+    let deleted = run(json(&["alert", "delete", "pager"])).await.json();
+    assert_eq!(deleted["deleted"], "pager");
+    assert_eq!(run(json(&["alert", "list"])).await.json()["rules"], serde_json::json!([]));
+    axd.stop().await;
+    db.cleanup().await;
+}

@@ -252,6 +252,24 @@ impl Tx {
         Ok(self.execute(s).await? > 0)
     }
 
+    /// Deletes up to `limit` deliveries that were delivered or failed before `before` (pending ones
+    /// stay however old); how many.
+    pub async fn purge_deliveries(&mut self, before: Ts, limit: u32) -> StoreResult<u64> {
+        // MySQL refuses LIMIT in a subquery of IN; the ids are read first.
+        let s = Stmt::new(
+            "SELECT id FROM ax_alert_delivery WHERE status <> 'pending' AND finished_at < ? ORDER BY id LIMIT ?",
+        )
+        .bind(to_micros(before))
+        .bind(i64::from(limit));
+        let ids: Vec<i64> = self.fetch(s, DeliveryRaw::TABLE, |r| r.take()).await?;
+        for chunk in ids.chunks(BATCH) {
+            let mut s = Stmt::new("DELETE FROM ax_alert_delivery WHERE id IN ");
+            s.push_list(chunk.iter().copied());
+            self.execute(s).await?;
+        }
+        Ok(ids.len() as u64)
+    }
+
     /// One delivery.
     pub async fn get_delivery(&mut self, id: i64) -> StoreResult<Option<Delivery>> {
         let s = select_deliveries(" WHERE id = ?").bind(id);

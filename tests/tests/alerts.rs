@@ -372,3 +372,72 @@ async fn axctl_alert_commands_create_list_test_deliver_and_delete() {
     axd.stop().await;
     db.cleanup().await;
 }
+
+/// `https://` webhooks are verified: against `--alert-ca-file` (here the test CA, whose server
+/// certificate names 127.0.0.1) the request goes through; with only the Mozilla roots the same
+/// server is refused in the TLS handshake and nothing is sent.
+#[tokio::test]
+async fn https_webhooks_are_verified_against_the_configured_ca() {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile_dir();
+    let ca = ax_tests::certs::TestCa::create(&dir);
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(ca.dir.join("server.pem"))
+        .expect("pem")
+        .collect::<Result<_, _>>()
+        .expect("certs");
+    let key = PrivateKeyDer::from_pem_file(ca.dir.join("server.key")).expect("key");
+    let config = rustls::ServerConfig::builder().with_no_client_auth().with_single_cert(certs, key).expect("config");
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let (seen_tx, mut seen_rx) = tokio::sync::mpsc::channel::<String>(4);
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (acceptor, seen_tx) = (acceptor.clone(), seen_tx.clone());
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else { return };
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                // Headers and the small body arrive together; read until the body's closing brace.
+                while !buf.ends_with(b"}") {
+                    match tls.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let _ = seen_tx.send(String::from_utf8_lossy(&buf).into_owned()).await;
+                let _ = tls.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").await;
+                let _ = tls.shutdown().await;
+            });
+        }
+    });
+    let d = Delivery {
+        id: 9,
+        rule_id: 1,
+        rule_name: "r".into(),
+        app: "billing".into(),
+        task_name: None,
+        event: AlertEvent::Test,
+        dedupe_key: "k".into(),
+        url: format!("https://127.0.0.1:{port}/hook"),
+        payload: "{}".into(),
+        status: DeliveryStatus::Pending,
+        attempts: 1,
+        next_attempt_at: chrono::Utc::now(),
+        last_error: String::new(),
+        created_at: chrono::Utc::now(),
+        finished_at: None,
+    };
+    let two = Duration::from_secs(2);
+    let public_roots_only = Sender::new(true, two, two, None).expect("sender");
+    let err = public_roots_only.send(&d, SECRET, 1).await.unwrap_err();
+    assert!(err.starts_with("TLS:") && err.contains("UnknownIssuer"), "{err}");
+    assert!(seen_rx.try_recv().is_err(), "nothing was sent to an unverified server");
+    let with_ca = Sender::new(true, two, two, Some(&ca.dir.join("ca.pem"))).expect("sender");
+    assert_eq!(with_ca.send(&d, SECRET, 1).await, Ok(200));
+    let request = seen_rx.recv().await.expect("request");
+    assert!(request.starts_with("POST /hook HTTP/1.1\r\n"), "{request}");
+    assert!(request.to_ascii_lowercase().contains("x-ax-delivery: 9\r\n"), "{request}");
+}

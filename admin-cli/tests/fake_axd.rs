@@ -221,6 +221,36 @@ impl AdminService for Fake {
     async fn list_audit_entries(&self, _: Request<ListAuditEntriesRequest>) -> Reply<ListAuditEntriesResponse> {
         Err(Status::unimplemented("not faked"))
     }
+    async fn create_alert_rule(
+        &self,
+        _: Request<ax_proto::v1::CreateAlertRuleRequest>,
+    ) -> Reply<ax_proto::v1::CreateAlertRuleResponse> {
+        Err(Status::unimplemented("not faked"))
+    }
+    async fn list_alert_rules(
+        &self,
+        _: Request<ax_proto::v1::ListAlertRulesRequest>,
+    ) -> Reply<ax_proto::v1::ListAlertRulesResponse> {
+        Err(Status::unimplemented("not faked"))
+    }
+    async fn delete_alert_rule(
+        &self,
+        _: Request<ax_proto::v1::DeleteAlertRuleRequest>,
+    ) -> Reply<ax_proto::v1::DeleteAlertRuleResponse> {
+        Err(Status::unimplemented("not faked"))
+    }
+    async fn test_alert_rule(
+        &self,
+        _: Request<ax_proto::v1::TestAlertRuleRequest>,
+    ) -> Reply<ax_proto::v1::TestAlertRuleResponse> {
+        Err(Status::unimplemented("not faked"))
+    }
+    async fn list_alert_deliveries(
+        &self,
+        _: Request<ax_proto::v1::ListAlertDeliveriesRequest>,
+    ) -> Reply<ax_proto::v1::ListAlertDeliveriesResponse> {
+        Err(Status::unimplemented("not faked"))
+    }
     async fn get_cluster_stats(&self, request: Request<GetClusterStatsRequest>) -> Reply<GetClusterStatsResponse> {
         let has_cert = request.peer_certs().is_some_and(|certs| !certs.is_empty());
         self.seen.lock().expect("lock").client_cert = has_cert;

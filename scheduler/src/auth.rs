@@ -86,9 +86,10 @@ impl Identity {
 pub enum Access {
     /// Reads only (viewer, operator, admin).
     Read,
-    /// Runs what exists: trigger, cancel, retry, enable, disable (operator, admin).
+    /// Runs what exists: trigger, cancel, retry, enable, disable, test an alert rule (operator,
+    /// admin).
     Operate,
-    /// Creates, updates or deletes tasks (admin).
+    /// Creates, updates or deletes tasks and alert rules (admin).
     Manage,
 }
 

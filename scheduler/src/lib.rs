@@ -12,6 +12,7 @@
 //! - [`server`]: assembles all of it; the binary `axd` (src/main.rs) parses configuration and calls
 //!   [`server::start`].
 
+pub mod alerts;
 pub mod auth;
 pub mod config;
 pub mod core;

@@ -29,6 +29,7 @@ use crate::{
     error::StoreError,
     grpc::admin::AdminApi,
     loops::{
+        alerts::AlertLoop,
         dispatch::Dispatcher,
         sweeper::{Sweeper, SweeperConfig},
         trigger::{TriggerConfig, TriggerLoop},
@@ -69,6 +70,9 @@ pub enum ServerError {
     /// The OTLP endpoint cannot be used (configuration checks it first).
     #[error("otlp_endpoint: {0}")]
     Otlp(#[from] ax_proto::otlp::EndpointError),
+    /// The alert webhook client could not be set up (e.g. an unreadable `alert_ca_file`).
+    #[error("alerts: {0}")]
+    Alerts(String),
     /// The listen address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -223,6 +227,13 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         }
         None => None,
     };
+    let alert_sender = crate::alerts::http::Sender::new(
+        config.alerts.allow_private_targets,
+        config.alerts.timeout,
+        config.alerts.timeout,
+        config.alerts.ca_file.as_deref(),
+    )
+    .map_err(ServerError::Alerts)?;
     let pools = open_database(config).await?;
     let admin = pools.admin.clone();
 
@@ -264,6 +275,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         },
         scheduler_heartbeat: config.scheduler_heartbeat,
         traces,
+        alerts: config.alerts.clone(),
     });
 
     if config.lost_worker_grace < config.heartbeat_interval * 5 {
@@ -328,6 +340,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
     );
     tasks.push(spawn("sweeper", sweeper.run(cancel.clone())));
     tasks.push(spawn("lease", lease::run(core.clone(), cancel.clone())));
+    tasks.push(spawn("alerts", AlertLoop::new(core.clone(), alert_sender).run(cancel.clone())));
     tasks.push(spawn("commands", commands::run(core.clone(), cancel.clone())));
     tasks.push(spawn(
         "scheduler-heartbeat",

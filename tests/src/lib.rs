@@ -16,6 +16,7 @@ pub mod client;
 pub mod netns;
 pub mod procs;
 pub mod proxy;
+pub mod webhook;
 
 use std::{
     path::PathBuf,

@@ -9,6 +9,7 @@ use crate::{
     output::OutputFormat,
 };
 
+pub mod alert;
 pub mod audit;
 pub mod certs;
 pub mod cluster;
@@ -70,6 +71,9 @@ pub enum Command {
     /// The audit trail of changes made through AdminService.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
+    /// Alert rules (events sent to signed webhooks) and their deliveries.
+    #[command(subcommand)]
+    Alert(alert::AlertCommand),
     /// Development certificates for mTLS (local files only, no server needed).
     #[command(subcommand)]
     Certs(certs::CertsCommand),
@@ -91,6 +95,7 @@ impl Command {
             Command::Scheduler(command) => command.run(ctx).await,
             Command::Cluster(command) => command.run(ctx).await,
             Command::Audit(command) => command.run(ctx).await,
+            Command::Alert(command) => command.run(ctx).await,
             Command::Certs(command) => command.run(ctx),
             Command::Completions(args) => shell::completions(args, ctx, definition()),
             Command::Man(args) => shell::man(args, ctx, definition()),

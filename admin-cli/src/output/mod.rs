@@ -19,6 +19,7 @@
 //! }
 //! ```
 
+mod alerts;
 mod audit;
 mod cluster;
 mod explain;
@@ -37,6 +38,7 @@ mod trail;
 
 use clap::ValueEnum;
 
+pub use alerts::{AlertRuleView, DeliveryView, alert_rule_table, delivery_table};
 pub use audit::{AuditEntryView, audit_table};
 pub use cluster::{SchedulerView, StatsView, WorkerView, scheduler_table, stats_details, worker_table};
 pub use explain::{ExplainView, explain_report};

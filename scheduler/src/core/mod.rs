@@ -22,6 +22,8 @@ pub struct Signals {
     pub commands: Arc<Notify>,
     /// An attempt got a lease or deadline: the sweeper wakes earlier if it is due before its plan.
     pub sweep: Arc<SweepHint>,
+    /// An alert delivery was queued by this axd (`axctl alert test`): the alert loop looks now.
+    pub alerts: Arc<Notify>,
 }
 
 /// Timing rules of worker sessions.
@@ -141,6 +143,8 @@ pub struct Core {
     pub scheduler_heartbeat: Duration,
     /// OpenTelemetry spans (off unless `--otlp-endpoint`).
     pub traces: crate::traces::Traces,
+    /// How alert webhooks are checked and delivered.
+    pub alerts: crate::config::AlertSettings,
 }
 
 impl Core {

@@ -121,6 +121,8 @@ pub async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, c
     tx.insert_events(&events).await?;
     let t2 = t0.elapsed();
     tx.insert_commands(&batch.commands, ctx.now).await?;
+    // The outbox rows commit with the change that caused them, or not at all.
+    crate::alerts::outbox::enqueue(tx, &batch.alerts, ctx.now).await?;
     tracing::debug!(rows = changed.len(), events = events.len(), write = ?t1, events_took = ?(t2 - t1), "persist");
     let mut fixed_delay: Vec<i64> = batch
         .finalized

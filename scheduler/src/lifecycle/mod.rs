@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use crate::{
+    alerts::{AlertCause, AlertEvent},
     model::{Instance, InstanceSource, InstanceStatus, Ts, add},
     schedule::fmt_duration,
     store::Command,
@@ -168,12 +169,36 @@ pub struct Effects {
     pub finalized: bool,
     /// The instance became PENDING again, available from this time (retry, reject, ack timeout).
     pub requeued_at: Option<Ts>,
+    /// What alert rules may want to hear about (written to the outbox with the change).
+    pub alerts: Vec<AlertCause>,
 }
 
 impl Effects {
     /// No effects yet, at `at`.
     pub fn new(at: Ts) -> Self {
-        Effects { at, events: Vec::new(), changed: false, cancel: None, finalized: false, requeued_at: None }
+        Effects {
+            at,
+            events: Vec::new(),
+            changed: false,
+            cancel: None,
+            finalized: false,
+            requeued_at: None,
+            alerts: Vec::new(),
+        }
+    }
+
+    /// Records an alert cause about instance `i` (its current attempt).
+    fn alert(&mut self, i: &Instance, event: AlertEvent, message: &str) {
+        self.alerts.push(AlertCause {
+            event,
+            app: i.app.clone(),
+            task_name: i.task_name.clone(),
+            instance_id: Some(i.id),
+            attempt: i.attempt,
+            at: self.at,
+            message: message.to_owned(),
+            occurrence: format!("i{}:a{}", i.id, i.attempt),
+        });
     }
 
     fn event(&mut self, i: &Instance, from: InstanceStatus, to: InstanceStatus, reason: String) {
@@ -376,6 +401,7 @@ fn end_attempt(
         i.finished_at = Some(ctx.now);
         i.message = why.clone();
         fx.finalized = true;
+        fx.alert(i, AlertEvent::FinalFailure, &why);
         fx.event(i, from, failed, why);
     }
     fx
@@ -411,8 +437,9 @@ pub fn time_out(i: &mut Instance, ctx: Ctx<'_>, unit_random: f64) -> Effects {
     let took = i.timeout.map(fmt_duration).unwrap_or_default();
     let message = format!("timed out: still running after {took}");
     let cancel = cancel_command(i, &message);
-    let mut fx = end_attempt(i, InstanceStatus::Timeout, message, true, ctx, unit_random);
+    let mut fx = end_attempt(i, InstanceStatus::Timeout, message.clone(), true, ctx, unit_random);
     fx.cancel = cancel;
+    fx.alert(i, AlertEvent::Timeout, &message);
     fx
 }
 
@@ -429,7 +456,9 @@ pub fn lose(i: &mut Instance, ctx: Ctx<'_>, unit_random: f64) -> Effects {
             i.worker_id.as_deref().unwrap_or("-")
         ),
     };
-    end_attempt(i, InstanceStatus::Failed, message, true, ctx, unit_random)
+    let mut fx = end_attempt(i, InstanceStatus::Failed, message.clone(), true, ctx, unit_random);
+    fx.alert(i, AlertEvent::WorkerLost, &message);
+    fx
 }
 
 fn cancel_command(i: &Instance, reason: &str) -> Option<Command> {
@@ -535,6 +564,8 @@ pub struct Batch {
     pub finalized: std::collections::BTreeSet<i64>,
     /// The earliest time an instance of the batch became available again.
     pub earliest_requeue: Option<Ts>,
+    /// Alert causes, written to the outbox with the batch.
+    pub alerts: Vec<AlertCause>,
 }
 
 impl Batch {
@@ -548,6 +579,7 @@ impl Batch {
         }
         self.events.extend(fx.events);
         self.commands.extend(fx.cancel);
+        self.alerts.extend(fx.alerts);
         if let Some(at) = fx.requeued_at {
             self.earliest_requeue = Some(self.earliest_requeue.map_or(at, |e| e.min(at)));
         }

@@ -1,6 +1,8 @@
 //! The loops every axd runs, one file each: the trigger (schedules to instances), dispatch
-//! (instances to worker streams) and the sweeper (leases, deadlines, retention).
+//! (instances to worker streams), the sweeper (leases, deadlines, retention) and alerts (condition
+//! rules and outbox deliveries).
 
+pub mod alerts;
 pub mod dispatch;
 pub mod sweeper;
 pub mod trigger;

@@ -1,7 +1,8 @@
 //! The sweeper: applies every deadline. DISPATCHED attempts not accepted in time go back to PENDING;
 //! RUNNING attempts past their run deadline time out (and their worker is told to stop); RUNNING
 //! attempts whose lease expired fail as "worker lost"; the retry policy applies to both. It also
-//! purges finished instances past retention and forgets axd processes that stopped heartbeating.
+//! purges finished instances (and finished alert deliveries) past retention and forgets axd
+//! processes that stopped heartbeating.
 //!
 //! Work is claimed with SKIP LOCKED in bounded batches, so every axd runs a sweeper and none waits
 //! on another. It sleeps until the earliest lease or deadline, the poll interval, or a local signal
@@ -115,6 +116,21 @@ pub async fn purge_finished(store: &Store, before: Ts, limit: u32) -> StoreResul
     Ok(n)
 }
 
+/// Deletes every delivered or failed alert delivery finished before `before` (in transactions of at
+/// most 1000 rows); how many.
+pub async fn purge_deliveries(store: &Store, before: Ts) -> StoreResult<u64> {
+    let mut purged = 0;
+    loop {
+        let mut tx = store.begin().await?;
+        let n = tx.purge_deliveries(before, 1000).await?;
+        tx.commit().await?;
+        purged += n;
+        if n < 1000 {
+            return Ok(purged);
+        }
+    }
+}
+
 /// Deletes every audit entry older than `before` (in transactions of at most 1000 rows); how many.
 pub async fn purge_audit(store: &Store, before: Ts) -> StoreResult<u64> {
     let mut purged = 0;
@@ -197,6 +213,8 @@ impl Sweeper {
         let mut tx = self.core.pools.sweeper.begin().await?;
         tx.purge_session_log(sub(now, self.config.retention)).await?;
         tx.commit().await?;
+        // Finished alert deliveries are history like finished instances: the same retention.
+        purge_deliveries(&self.core.pools.sweeper, sub(now, self.config.retention)).await?;
         let audit = purge_audit(&self.core.pools.sweeper, sub(now, self.config.audit_retention)).await?;
         if audit > 0 {
             tracing::info!(purged = audit, "purged audit entries past audit retention");

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use std::collections::HashMap;
 
 use crate::{
+    alerts::{AlertCause, AlertEvent},
     core::{
         clock::Clock,
         health::{Loop, Progress},
@@ -330,6 +331,7 @@ pub async fn trigger_due(
     let mut planned: Vec<(usize, NewInstance)> = Vec::new();
     let mut tally = crate::prometheus::Tally::default();
     let mut next_fires: Vec<(i64, Option<Ts>)> = Vec::with_capacity(tasks.len());
+    let mut alerts: Vec<AlertCause> = Vec::new();
     for (ti, task) in tasks.iter().enumerate() {
         let plan = match planner.plan(task) {
             PlanDecision::Broken(why) => {
@@ -371,6 +373,18 @@ pub async fn trigger_due(
         }
         for (kind, message) in &plan.events {
             tx.insert_task_event(task.id, &task.name, now, *kind, scheduler_id, message).await?;
+            if matches!(kind, TaskEventKind::MisfireSkipped | TaskEventKind::MisfireCatchUp) {
+                alerts.push(AlertCause {
+                    event: AlertEvent::Misfire,
+                    app: task.config.app.clone(),
+                    task_name: task.name.clone(),
+                    instance_id: None,
+                    attempt: 0,
+                    at: now,
+                    message: message.clone(),
+                    occurrence: format!("t{}:{}", task.id, crate::model::to_micros(now)),
+                });
+            }
         }
     }
     let t_plan = t0.elapsed();
@@ -389,6 +403,16 @@ pub async fn trigger_due(
         tally.add(crate::prometheus::INSTANCES_CREATED, &tasks[ti].config.app, Some(("status", n.status.as_str())), 1);
         if n.status == InstanceStatus::Skipped {
             round.skipped += 1;
+            alerts.push(AlertCause {
+                event: AlertEvent::Skipped,
+                app: tasks[ti].config.app.clone(),
+                task_name: tasks[ti].name.clone(),
+                instance_id: Some(*id),
+                attempt: 0,
+                at: now,
+                message: n.reason.clone(),
+                occurrence: format!("i{id}"),
+            });
         } else {
             round.created.push((*id, tasks[ti].config.app.clone(), n.available_at));
         }
@@ -411,6 +435,8 @@ pub async fn trigger_due(
         }
     }
     tx.insert_events(&events).await?;
+    // Skips and misfires reach the outbox in the transaction that records them.
+    crate::alerts::outbox::enqueue(&mut tx, &alerts, now).await?;
     if !round.created.is_empty() {
         tx.notify(crate::store::Notice::Work).await?;
     }

@@ -30,6 +30,9 @@ pub struct Dialect {
     pub upsert_scheduler: &'static str,
     /// `UPDATE ... FROM (derived table) AS v` (or MySQL's `UPDATE ... JOIN`).
     pub update_from: UpdateFrom,
+    /// Appended to an `INSERT` into a table with an `id` column so that a row whose unique key
+    /// exists already is left as it is, without an error.
+    pub ignore_duplicate: &'static str,
 }
 
 /// How a dialect updates rows from a derived table of new values.
@@ -58,6 +61,7 @@ pub const SQLITE: Dialect = Dialect {
     notify: false,
     upsert_scheduler: UPSERT_ON_CONFLICT,
     update_from: UpdateFrom::From,
+    ignore_duplicate: " ON CONFLICT DO NOTHING",
 };
 
 /// PostgreSQL 12 or newer.
@@ -73,6 +77,7 @@ pub const POSTGRES: Dialect = Dialect {
     notify: true,
     upsert_scheduler: UPSERT_ON_CONFLICT,
     update_from: UpdateFrom::From,
+    ignore_duplicate: " ON CONFLICT DO NOTHING",
 };
 
 /// MySQL 8.0.1 or newer, MariaDB 10.6 or newer.
@@ -90,6 +95,7 @@ pub const MYSQL: Dialect = Dialect {
         VALUES (?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE host = VALUES(host), address = VALUES(address), \
         version = VALUES(version), heartbeat_at = VALUES(heartbeat_at)",
     update_from: UpdateFrom::Join,
+    ignore_duplicate: " ON DUPLICATE KEY UPDATE id = id",
 };
 
 impl Dialect {

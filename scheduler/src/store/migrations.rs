@@ -16,6 +16,11 @@ macro_rules! embed_migrations {
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0002_audit.sql")),
             ),
             (
+                3_i64,
+                "alerts",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0003_alerts.sql")),
+            ),
+            (
                 4_i64,
                 "session_log",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0004_session_log.sql")),

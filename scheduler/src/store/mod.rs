@@ -21,6 +21,7 @@ use crate::{
     model::{InstanceSource, InstanceStatus, TaskConfig, TaskEventKind, Ts},
 };
 
+mod alerts;
 mod audit;
 mod cluster;
 pub mod dialect;
@@ -36,6 +37,7 @@ pub(crate) mod tables;
 mod tasks;
 pub(crate) mod value;
 
+pub use alerts::{ConditionState, DeliveryEnd, DeliveryFilter};
 pub use audit::{AuditEntry, AuditFilter};
 pub use instances::{Expiry, InstanceRow, NewEvent};
 
@@ -194,6 +196,14 @@ on_a_connection! {
     fn insert_audit(entry: &AuditEntry) -> ();
     /// Audit entries newest first.
     fn list_audit(filter: &AuditFilter) -> Vec<AuditEntry>;
+    /// The alert rule with this name.
+    fn get_alert_rule(name: &str) -> Option<crate::alerts::AlertRule>;
+    /// Alert rules ordered by name, optionally only of some apps.
+    fn list_alert_rules(apps: Option<&[String]>) -> Vec<crate::alerts::AlertRule>;
+    /// Alert deliveries newest first.
+    fn list_deliveries(filter: &DeliveryFilter) -> Vec<crate::alerts::Delivery>;
+    /// One alert delivery.
+    fn get_delivery(id: i64) -> Option<crate::alerts::Delivery>;
 }
 
 /// One unit of work: a transaction (from [`Store::begin`], committed with [`Tx::commit`] and

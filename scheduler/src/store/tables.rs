@@ -435,3 +435,41 @@ table! {
         after_json: Option<String>,
     }
 }
+
+table! {
+    /// `ax_alert_rule` as stored (`events` comma-separated).
+    AlertRuleRaw = "ax_alert_rule", writes |_a: &AlertRuleRaw| {
+        id: i64,
+        name: String,
+        app: String,
+        task_name: Option<String>,
+        events: String,
+        url: String,
+        secret: String,
+        no_worker_for_us: Option<i64>,
+        backlog_over: Option<i64>,
+        created_by: String,
+        created_at: i64,
+    }
+}
+
+table! {
+    /// `ax_alert_delivery` as stored.
+    DeliveryRaw = "ax_alert_delivery", writes |_d: &DeliveryRaw| {
+        id: i64,
+        rule_id: i64,
+        rule_name: String,
+        app: String,
+        task_name: Option<String>,
+        event: String,
+        dedupe_key: String,
+        url: String,
+        body: String,
+        status: String,
+        attempts: i32,
+        next_attempt_at: i64,
+        last_error: String,
+        created_at: i64,
+        finished_at: Option<i64>,
+    }
+}

@@ -28,6 +28,7 @@ use crate::{
     validate,
 };
 
+mod alerts;
 mod cluster;
 mod explain;
 mod instances;
@@ -365,6 +366,40 @@ impl AdminService for AdminApi {
     ) -> Reply<pb::ListAuditEntriesResponse> {
         let mut n = Note::read("ListAuditEntries", "audit");
         let r = self.list_audit_entries_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn create_alert_rule(&self, req: Request<pb::CreateAlertRuleRequest>) -> Reply<pb::CreateAlertRuleResponse> {
+        let name = req.get_ref().rule.as_ref().map(|r| r.name.as_str()).unwrap_or_default();
+        let mut n = Note::write("CreateAlertRule", alerts::alert_target(name));
+        let r = self.create_alert_rule_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn list_alert_rules(&self, req: Request<pb::ListAlertRulesRequest>) -> Reply<pb::ListAlertRulesResponse> {
+        let mut n = Note::read("ListAlertRules", "alerts");
+        let r = self.list_alert_rules_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn delete_alert_rule(&self, req: Request<pb::DeleteAlertRuleRequest>) -> Reply<pb::DeleteAlertRuleResponse> {
+        let mut n = Note::write("DeleteAlertRule", alerts::alert_target(&req.get_ref().name));
+        let r = self.delete_alert_rule_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn test_alert_rule(&self, req: Request<pb::TestAlertRuleRequest>) -> Reply<pb::TestAlertRuleResponse> {
+        let mut n = Note::write("TestAlertRule", alerts::alert_target(&req.get_ref().name));
+        let r = self.test_alert_rule_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn list_alert_deliveries(
+        &self,
+        req: Request<pb::ListAlertDeliveriesRequest>,
+    ) -> Reply<pb::ListAlertDeliveriesResponse> {
+        let mut n = Note::read("ListAlertDeliveries", "alert-deliveries");
+        let r = self.list_alert_deliveries_(&req, &mut n).await;
         self.finish(n, r).await
     }
 }

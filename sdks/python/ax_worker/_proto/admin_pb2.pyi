@@ -807,3 +807,141 @@ class ListAuditEntriesResponse(_message.Message):
     entries: _containers.RepeatedCompositeFieldContainer[AuditEntry]
     next_page_token: str
     def __init__(self, entries: _Optional[_Iterable[_Union[AuditEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class AlertRuleSpec(_message.Message):
+    __slots__ = ("name", "app", "task", "events", "url", "secret", "no_worker_for", "backlog_over")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    APP_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    SECRET_FIELD_NUMBER: _ClassVar[int]
+    NO_WORKER_FOR_FIELD_NUMBER: _ClassVar[int]
+    BACKLOG_OVER_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    app: str
+    task: str
+    events: _containers.RepeatedScalarFieldContainer[str]
+    url: str
+    secret: str
+    no_worker_for: _duration_pb2.Duration
+    backlog_over: int
+    def __init__(self, name: _Optional[str] = ..., app: _Optional[str] = ..., task: _Optional[str] = ..., events: _Optional[_Iterable[str]] = ..., url: _Optional[str] = ..., secret: _Optional[str] = ..., no_worker_for: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., backlog_over: _Optional[int] = ...) -> None: ...
+
+class AlertRule(_message.Message):
+    __slots__ = ("name", "app", "task", "events", "url", "no_worker_for", "backlog_over", "created_by", "create_time")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    APP_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    NO_WORKER_FOR_FIELD_NUMBER: _ClassVar[int]
+    BACKLOG_OVER_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    app: str
+    task: str
+    events: _containers.RepeatedScalarFieldContainer[str]
+    url: str
+    no_worker_for: _duration_pb2.Duration
+    backlog_over: int
+    created_by: str
+    create_time: _timestamp_pb2.Timestamp
+    def __init__(self, name: _Optional[str] = ..., app: _Optional[str] = ..., task: _Optional[str] = ..., events: _Optional[_Iterable[str]] = ..., url: _Optional[str] = ..., no_worker_for: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., backlog_over: _Optional[int] = ..., created_by: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class CreateAlertRuleRequest(_message.Message):
+    __slots__ = ("rule",)
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    rule: AlertRuleSpec
+    def __init__(self, rule: _Optional[_Union[AlertRuleSpec, _Mapping]] = ...) -> None: ...
+
+class CreateAlertRuleResponse(_message.Message):
+    __slots__ = ("rule",)
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    rule: AlertRule
+    def __init__(self, rule: _Optional[_Union[AlertRule, _Mapping]] = ...) -> None: ...
+
+class ListAlertRulesRequest(_message.Message):
+    __slots__ = ("app",)
+    APP_FIELD_NUMBER: _ClassVar[int]
+    app: str
+    def __init__(self, app: _Optional[str] = ...) -> None: ...
+
+class ListAlertRulesResponse(_message.Message):
+    __slots__ = ("rules",)
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    rules: _containers.RepeatedCompositeFieldContainer[AlertRule]
+    def __init__(self, rules: _Optional[_Iterable[_Union[AlertRule, _Mapping]]] = ...) -> None: ...
+
+class DeleteAlertRuleRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class DeleteAlertRuleResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class TestAlertRuleRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class TestAlertRuleResponse(_message.Message):
+    __slots__ = ("delivery_id",)
+    DELIVERY_ID_FIELD_NUMBER: _ClassVar[int]
+    delivery_id: int
+    def __init__(self, delivery_id: _Optional[int] = ...) -> None: ...
+
+class AlertDelivery(_message.Message):
+    __slots__ = ("id", "rule", "app", "task", "event", "status", "attempts", "next_attempt_time", "last_error", "create_time", "finish_time", "body", "url")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    APP_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_ATTEMPT_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    FINISH_TIME_FIELD_NUMBER: _ClassVar[int]
+    BODY_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    rule: str
+    app: str
+    task: str
+    event: str
+    status: str
+    attempts: int
+    next_attempt_time: _timestamp_pb2.Timestamp
+    last_error: str
+    create_time: _timestamp_pb2.Timestamp
+    finish_time: _timestamp_pb2.Timestamp
+    body: str
+    url: str
+    def __init__(self, id: _Optional[int] = ..., rule: _Optional[str] = ..., app: _Optional[str] = ..., task: _Optional[str] = ..., event: _Optional[str] = ..., status: _Optional[str] = ..., attempts: _Optional[int] = ..., next_attempt_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finish_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., body: _Optional[str] = ..., url: _Optional[str] = ...) -> None: ...
+
+class ListAlertDeliveriesRequest(_message.Message):
+    __slots__ = ("rule", "status", "page_size", "page_token")
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    rule: str
+    status: str
+    page_size: int
+    page_token: str
+    def __init__(self, rule: _Optional[str] = ..., status: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListAlertDeliveriesResponse(_message.Message):
+    __slots__ = ("deliveries", "next_page_token")
+    DELIVERIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    deliveries: _containers.RepeatedCompositeFieldContainer[AlertDelivery]
+    next_page_token: str
+    def __init__(self, deliveries: _Optional[_Iterable[_Union[AlertDelivery, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

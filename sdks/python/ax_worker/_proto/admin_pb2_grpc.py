@@ -130,6 +130,31 @@ class AdminServiceStub:
                 request_serializer=ax_dot_v1_dot_admin__pb2.ListAuditEntriesRequest.SerializeToString,
                 response_deserializer=ax_dot_v1_dot_admin__pb2.ListAuditEntriesResponse.FromString,
                 _registered_method=True)
+        self.CreateAlertRule = channel.unary_unary(
+                '/ax.v1.AdminService/CreateAlertRule',
+                request_serializer=ax_dot_v1_dot_admin__pb2.CreateAlertRuleRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.CreateAlertRuleResponse.FromString,
+                _registered_method=True)
+        self.ListAlertRules = channel.unary_unary(
+                '/ax.v1.AdminService/ListAlertRules',
+                request_serializer=ax_dot_v1_dot_admin__pb2.ListAlertRulesRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.ListAlertRulesResponse.FromString,
+                _registered_method=True)
+        self.DeleteAlertRule = channel.unary_unary(
+                '/ax.v1.AdminService/DeleteAlertRule',
+                request_serializer=ax_dot_v1_dot_admin__pb2.DeleteAlertRuleRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.DeleteAlertRuleResponse.FromString,
+                _registered_method=True)
+        self.TestAlertRule = channel.unary_unary(
+                '/ax.v1.AdminService/TestAlertRule',
+                request_serializer=ax_dot_v1_dot_admin__pb2.TestAlertRuleRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.TestAlertRuleResponse.FromString,
+                _registered_method=True)
+        self.ListAlertDeliveries = channel.unary_unary(
+                '/ax.v1.AdminService/ListAlertDeliveries',
+                request_serializer=ax_dot_v1_dot_admin__pb2.ListAlertDeliveriesRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.ListAlertDeliveriesResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -273,10 +298,52 @@ class AdminServiceServicer:
 
     def ListAuditEntries(self, request, context):
         """Lists the audit trail, newest first: one entry per mutating call (CreateTask, UpdateTask,
-        DeleteTask, EnableTask, DisableTask, TriggerTask, CancelInstance, RetryInstance), whether it
+        DeleteTask, EnableTask, DisableTask, TriggerTask, CancelInstance, RetryInstance,
+        CreateAlertRule, DeleteAlertRule, TestAlertRule), whether it
         succeeded, failed or was denied. Needs a read role; only entries of apps in the caller's scope
         are returned (entries without an app, e.g. for a task that does not exist, need scope `*`).
         Entries older than axd's --audit-retention (default 90 days) are purged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateAlertRule(self, request, context):
+        """Creates an alert rule: which events of an app (or of one task of it) are POSTed to a webhook.
+        Needs `admin` in the rule's app. Audited. INVALID_ARGUMENT names the field for an unknown event,
+        a URL that is not http(s), a refused target, a missing or short secret, or an unknown task.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAlertRules(self, request, context):
+        """Lists alert rules ordered by name (secrets are never returned). Needs a read role; only rules of
+        apps in the caller's scope.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteAlertRule(self, request, context):
+        """Deletes an alert rule. Its deliveries stay listed; pending ones are marked failed when next due.
+        Needs `admin` in the rule's app. Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TestAlertRule(self, request, context):
+        """Queues a delivery of event `test` for a rule, sent like any other (signed, retried). Needs
+        `operator` or `admin` in the rule's app. Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAlertDeliveries(self, request, context):
+        """Lists alert deliveries, newest first, with their status, attempts and last error. Needs a read
+        role; only deliveries of apps in the caller's scope.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -379,6 +446,31 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ListAuditEntries,
                     request_deserializer=ax_dot_v1_dot_admin__pb2.ListAuditEntriesRequest.FromString,
                     response_serializer=ax_dot_v1_dot_admin__pb2.ListAuditEntriesResponse.SerializeToString,
+            ),
+            'CreateAlertRule': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateAlertRule,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.CreateAlertRuleRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.CreateAlertRuleResponse.SerializeToString,
+            ),
+            'ListAlertRules': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAlertRules,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.ListAlertRulesRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.ListAlertRulesResponse.SerializeToString,
+            ),
+            'DeleteAlertRule': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteAlertRule,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.DeleteAlertRuleRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.DeleteAlertRuleResponse.SerializeToString,
+            ),
+            'TestAlertRule': grpc.unary_unary_rpc_method_handler(
+                    servicer.TestAlertRule,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.TestAlertRuleRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.TestAlertRuleResponse.SerializeToString,
+            ),
+            'ListAlertDeliveries': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAlertDeliveries,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.ListAlertDeliveriesRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.ListAlertDeliveriesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -895,6 +987,141 @@ class AdminService:
             '/ax.v1.AdminService/ListAuditEntries',
             ax_dot_v1_dot_admin__pb2.ListAuditEntriesRequest.SerializeToString,
             ax_dot_v1_dot_admin__pb2.ListAuditEntriesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateAlertRule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/CreateAlertRule',
+            ax_dot_v1_dot_admin__pb2.CreateAlertRuleRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.CreateAlertRuleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAlertRules(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/ListAlertRules',
+            ax_dot_v1_dot_admin__pb2.ListAlertRulesRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.ListAlertRulesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteAlertRule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/DeleteAlertRule',
+            ax_dot_v1_dot_admin__pb2.DeleteAlertRuleRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.DeleteAlertRuleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TestAlertRule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/TestAlertRule',
+            ax_dot_v1_dot_admin__pb2.TestAlertRuleRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.TestAlertRuleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAlertDeliveries(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/ListAlertDeliveries',
+            ax_dot_v1_dot_admin__pb2.ListAlertDeliveriesRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.ListAlertDeliveriesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -11,15 +11,22 @@ export interface ProtoGrpcType {
   ax: {
     v1: {
       AdminService: SubtypeConstructor<typeof grpc.Client, _ax_v1_AdminServiceClient> & { service: _ax_v1_AdminServiceDefinition }
+      AlertDelivery: MessageTypeDefinition
+      AlertRule: MessageTypeDefinition
+      AlertRuleSpec: MessageTypeDefinition
       AuditEntry: MessageTypeDefinition
       Backoff: MessageTypeDefinition
       CancelInstanceRequest: MessageTypeDefinition
       CancelInstanceResponse: MessageTypeDefinition
       ConcurrencyPolicy: EnumTypeDefinition
+      CreateAlertRuleRequest: MessageTypeDefinition
+      CreateAlertRuleResponse: MessageTypeDefinition
       CreateTaskRequest: MessageTypeDefinition
       CreateTaskResponse: MessageTypeDefinition
       CronDialect: EnumTypeDefinition
       CronSchedule: MessageTypeDefinition
+      DeleteAlertRuleRequest: MessageTypeDefinition
+      DeleteAlertRuleResponse: MessageTypeDefinition
       DeleteTaskRequest: MessageTypeDefinition
       DeleteTaskResponse: MessageTypeDefinition
       DisableTaskRequest: MessageTypeDefinition
@@ -49,6 +56,10 @@ export interface ProtoGrpcType {
       InstanceSource: EnumTypeDefinition
       InstanceStatus: EnumTypeDefinition
       IntervalSchedule: MessageTypeDefinition
+      ListAlertDeliveriesRequest: MessageTypeDefinition
+      ListAlertDeliveriesResponse: MessageTypeDefinition
+      ListAlertRulesRequest: MessageTypeDefinition
+      ListAlertRulesResponse: MessageTypeDefinition
       ListAuditEntriesRequest: MessageTypeDefinition
       ListAuditEntriesResponse: MessageTypeDefinition
       ListBackoff: MessageTypeDefinition
@@ -79,6 +90,8 @@ export interface ProtoGrpcType {
       Task: MessageTypeDefinition
       TaskEvent: MessageTypeDefinition
       TaskSpec: MessageTypeDefinition
+      TestAlertRuleRequest: MessageTypeDefinition
+      TestAlertRuleResponse: MessageTypeDefinition
       TriggerTaskRequest: MessageTypeDefinition
       TriggerTaskResponse: MessageTypeDefinition
       UpdateTaskRequest: MessageTypeDefinition

@@ -4,8 +4,12 @@ import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { CancelInstanceRequest as _ax_v1_CancelInstanceRequest, CancelInstanceRequest__Output as _ax_v1_CancelInstanceRequest__Output } from '../../ax/v1/CancelInstanceRequest';
 import type { CancelInstanceResponse as _ax_v1_CancelInstanceResponse, CancelInstanceResponse__Output as _ax_v1_CancelInstanceResponse__Output } from '../../ax/v1/CancelInstanceResponse';
+import type { CreateAlertRuleRequest as _ax_v1_CreateAlertRuleRequest, CreateAlertRuleRequest__Output as _ax_v1_CreateAlertRuleRequest__Output } from '../../ax/v1/CreateAlertRuleRequest';
+import type { CreateAlertRuleResponse as _ax_v1_CreateAlertRuleResponse, CreateAlertRuleResponse__Output as _ax_v1_CreateAlertRuleResponse__Output } from '../../ax/v1/CreateAlertRuleResponse';
 import type { CreateTaskRequest as _ax_v1_CreateTaskRequest, CreateTaskRequest__Output as _ax_v1_CreateTaskRequest__Output } from '../../ax/v1/CreateTaskRequest';
 import type { CreateTaskResponse as _ax_v1_CreateTaskResponse, CreateTaskResponse__Output as _ax_v1_CreateTaskResponse__Output } from '../../ax/v1/CreateTaskResponse';
+import type { DeleteAlertRuleRequest as _ax_v1_DeleteAlertRuleRequest, DeleteAlertRuleRequest__Output as _ax_v1_DeleteAlertRuleRequest__Output } from '../../ax/v1/DeleteAlertRuleRequest';
+import type { DeleteAlertRuleResponse as _ax_v1_DeleteAlertRuleResponse, DeleteAlertRuleResponse__Output as _ax_v1_DeleteAlertRuleResponse__Output } from '../../ax/v1/DeleteAlertRuleResponse';
 import type { DeleteTaskRequest as _ax_v1_DeleteTaskRequest, DeleteTaskRequest__Output as _ax_v1_DeleteTaskRequest__Output } from '../../ax/v1/DeleteTaskRequest';
 import type { DeleteTaskResponse as _ax_v1_DeleteTaskResponse, DeleteTaskResponse__Output as _ax_v1_DeleteTaskResponse__Output } from '../../ax/v1/DeleteTaskResponse';
 import type { DisableTaskRequest as _ax_v1_DisableTaskRequest, DisableTaskRequest__Output as _ax_v1_DisableTaskRequest__Output } from '../../ax/v1/DisableTaskRequest';
@@ -22,6 +26,10 @@ import type { GetInstanceRequest as _ax_v1_GetInstanceRequest, GetInstanceReques
 import type { GetInstanceResponse as _ax_v1_GetInstanceResponse, GetInstanceResponse__Output as _ax_v1_GetInstanceResponse__Output } from '../../ax/v1/GetInstanceResponse';
 import type { GetTaskRequest as _ax_v1_GetTaskRequest, GetTaskRequest__Output as _ax_v1_GetTaskRequest__Output } from '../../ax/v1/GetTaskRequest';
 import type { GetTaskResponse as _ax_v1_GetTaskResponse, GetTaskResponse__Output as _ax_v1_GetTaskResponse__Output } from '../../ax/v1/GetTaskResponse';
+import type { ListAlertDeliveriesRequest as _ax_v1_ListAlertDeliveriesRequest, ListAlertDeliveriesRequest__Output as _ax_v1_ListAlertDeliveriesRequest__Output } from '../../ax/v1/ListAlertDeliveriesRequest';
+import type { ListAlertDeliveriesResponse as _ax_v1_ListAlertDeliveriesResponse, ListAlertDeliveriesResponse__Output as _ax_v1_ListAlertDeliveriesResponse__Output } from '../../ax/v1/ListAlertDeliveriesResponse';
+import type { ListAlertRulesRequest as _ax_v1_ListAlertRulesRequest, ListAlertRulesRequest__Output as _ax_v1_ListAlertRulesRequest__Output } from '../../ax/v1/ListAlertRulesRequest';
+import type { ListAlertRulesResponse as _ax_v1_ListAlertRulesResponse, ListAlertRulesResponse__Output as _ax_v1_ListAlertRulesResponse__Output } from '../../ax/v1/ListAlertRulesResponse';
 import type { ListAuditEntriesRequest as _ax_v1_ListAuditEntriesRequest, ListAuditEntriesRequest__Output as _ax_v1_ListAuditEntriesRequest__Output } from '../../ax/v1/ListAuditEntriesRequest';
 import type { ListAuditEntriesResponse as _ax_v1_ListAuditEntriesResponse, ListAuditEntriesResponse__Output as _ax_v1_ListAuditEntriesResponse__Output } from '../../ax/v1/ListAuditEntriesResponse';
 import type { ListInstancesRequest as _ax_v1_ListInstancesRequest, ListInstancesRequest__Output as _ax_v1_ListInstancesRequest__Output } from '../../ax/v1/ListInstancesRequest';
@@ -36,6 +44,8 @@ import type { PreviewScheduleRequest as _ax_v1_PreviewScheduleRequest, PreviewSc
 import type { PreviewScheduleResponse as _ax_v1_PreviewScheduleResponse, PreviewScheduleResponse__Output as _ax_v1_PreviewScheduleResponse__Output } from '../../ax/v1/PreviewScheduleResponse';
 import type { RetryInstanceRequest as _ax_v1_RetryInstanceRequest, RetryInstanceRequest__Output as _ax_v1_RetryInstanceRequest__Output } from '../../ax/v1/RetryInstanceRequest';
 import type { RetryInstanceResponse as _ax_v1_RetryInstanceResponse, RetryInstanceResponse__Output as _ax_v1_RetryInstanceResponse__Output } from '../../ax/v1/RetryInstanceResponse';
+import type { TestAlertRuleRequest as _ax_v1_TestAlertRuleRequest, TestAlertRuleRequest__Output as _ax_v1_TestAlertRuleRequest__Output } from '../../ax/v1/TestAlertRuleRequest';
+import type { TestAlertRuleResponse as _ax_v1_TestAlertRuleResponse, TestAlertRuleResponse__Output as _ax_v1_TestAlertRuleResponse__Output } from '../../ax/v1/TestAlertRuleResponse';
 import type { TriggerTaskRequest as _ax_v1_TriggerTaskRequest, TriggerTaskRequest__Output as _ax_v1_TriggerTaskRequest__Output } from '../../ax/v1/TriggerTaskRequest';
 import type { TriggerTaskResponse as _ax_v1_TriggerTaskResponse, TriggerTaskResponse__Output as _ax_v1_TriggerTaskResponse__Output } from '../../ax/v1/TriggerTaskResponse';
 import type { UpdateTaskRequest as _ax_v1_UpdateTaskRequest, UpdateTaskRequest__Output as _ax_v1_UpdateTaskRequest__Output } from '../../ax/v1/UpdateTaskRequest';
@@ -51,6 +61,15 @@ export interface AdminServiceClient extends grpc.Client {
   cancelInstance(argument: _ax_v1_CancelInstanceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CancelInstanceResponse__Output>): grpc.ClientUnaryCall;
   cancelInstance(argument: _ax_v1_CancelInstanceRequest, callback: grpc.requestCallback<_ax_v1_CancelInstanceResponse__Output>): grpc.ClientUnaryCall;
   
+  CreateAlertRule(argument: _ax_v1_CreateAlertRuleRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CreateAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  CreateAlertRule(argument: _ax_v1_CreateAlertRuleRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_CreateAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  CreateAlertRule(argument: _ax_v1_CreateAlertRuleRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CreateAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  CreateAlertRule(argument: _ax_v1_CreateAlertRuleRequest, callback: grpc.requestCallback<_ax_v1_CreateAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  createAlertRule(argument: _ax_v1_CreateAlertRuleRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CreateAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  createAlertRule(argument: _ax_v1_CreateAlertRuleRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_CreateAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  createAlertRule(argument: _ax_v1_CreateAlertRuleRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CreateAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  createAlertRule(argument: _ax_v1_CreateAlertRuleRequest, callback: grpc.requestCallback<_ax_v1_CreateAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  
   CreateTask(argument: _ax_v1_CreateTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CreateTaskResponse__Output>): grpc.ClientUnaryCall;
   CreateTask(argument: _ax_v1_CreateTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_CreateTaskResponse__Output>): grpc.ClientUnaryCall;
   CreateTask(argument: _ax_v1_CreateTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CreateTaskResponse__Output>): grpc.ClientUnaryCall;
@@ -59,6 +78,15 @@ export interface AdminServiceClient extends grpc.Client {
   createTask(argument: _ax_v1_CreateTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_CreateTaskResponse__Output>): grpc.ClientUnaryCall;
   createTask(argument: _ax_v1_CreateTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CreateTaskResponse__Output>): grpc.ClientUnaryCall;
   createTask(argument: _ax_v1_CreateTaskRequest, callback: grpc.requestCallback<_ax_v1_CreateTaskResponse__Output>): grpc.ClientUnaryCall;
+  
+  DeleteAlertRule(argument: _ax_v1_DeleteAlertRuleRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  DeleteAlertRule(argument: _ax_v1_DeleteAlertRuleRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_DeleteAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  DeleteAlertRule(argument: _ax_v1_DeleteAlertRuleRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  DeleteAlertRule(argument: _ax_v1_DeleteAlertRuleRequest, callback: grpc.requestCallback<_ax_v1_DeleteAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  deleteAlertRule(argument: _ax_v1_DeleteAlertRuleRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  deleteAlertRule(argument: _ax_v1_DeleteAlertRuleRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_DeleteAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  deleteAlertRule(argument: _ax_v1_DeleteAlertRuleRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  deleteAlertRule(argument: _ax_v1_DeleteAlertRuleRequest, callback: grpc.requestCallback<_ax_v1_DeleteAlertRuleResponse__Output>): grpc.ClientUnaryCall;
   
   DeleteTask(argument: _ax_v1_DeleteTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteTaskResponse__Output>): grpc.ClientUnaryCall;
   DeleteTask(argument: _ax_v1_DeleteTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_DeleteTaskResponse__Output>): grpc.ClientUnaryCall;
@@ -132,6 +160,24 @@ export interface AdminServiceClient extends grpc.Client {
   getTask(argument: _ax_v1_GetTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
   getTask(argument: _ax_v1_GetTaskRequest, callback: grpc.requestCallback<_ax_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
   
+  ListAlertDeliveries(argument: _ax_v1_ListAlertDeliveriesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAlertDeliveriesResponse__Output>): grpc.ClientUnaryCall;
+  ListAlertDeliveries(argument: _ax_v1_ListAlertDeliveriesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListAlertDeliveriesResponse__Output>): grpc.ClientUnaryCall;
+  ListAlertDeliveries(argument: _ax_v1_ListAlertDeliveriesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAlertDeliveriesResponse__Output>): grpc.ClientUnaryCall;
+  ListAlertDeliveries(argument: _ax_v1_ListAlertDeliveriesRequest, callback: grpc.requestCallback<_ax_v1_ListAlertDeliveriesResponse__Output>): grpc.ClientUnaryCall;
+  listAlertDeliveries(argument: _ax_v1_ListAlertDeliveriesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAlertDeliveriesResponse__Output>): grpc.ClientUnaryCall;
+  listAlertDeliveries(argument: _ax_v1_ListAlertDeliveriesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListAlertDeliveriesResponse__Output>): grpc.ClientUnaryCall;
+  listAlertDeliveries(argument: _ax_v1_ListAlertDeliveriesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAlertDeliveriesResponse__Output>): grpc.ClientUnaryCall;
+  listAlertDeliveries(argument: _ax_v1_ListAlertDeliveriesRequest, callback: grpc.requestCallback<_ax_v1_ListAlertDeliveriesResponse__Output>): grpc.ClientUnaryCall;
+  
+  ListAlertRules(argument: _ax_v1_ListAlertRulesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAlertRulesResponse__Output>): grpc.ClientUnaryCall;
+  ListAlertRules(argument: _ax_v1_ListAlertRulesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListAlertRulesResponse__Output>): grpc.ClientUnaryCall;
+  ListAlertRules(argument: _ax_v1_ListAlertRulesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAlertRulesResponse__Output>): grpc.ClientUnaryCall;
+  ListAlertRules(argument: _ax_v1_ListAlertRulesRequest, callback: grpc.requestCallback<_ax_v1_ListAlertRulesResponse__Output>): grpc.ClientUnaryCall;
+  listAlertRules(argument: _ax_v1_ListAlertRulesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAlertRulesResponse__Output>): grpc.ClientUnaryCall;
+  listAlertRules(argument: _ax_v1_ListAlertRulesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListAlertRulesResponse__Output>): grpc.ClientUnaryCall;
+  listAlertRules(argument: _ax_v1_ListAlertRulesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAlertRulesResponse__Output>): grpc.ClientUnaryCall;
+  listAlertRules(argument: _ax_v1_ListAlertRulesRequest, callback: grpc.requestCallback<_ax_v1_ListAlertRulesResponse__Output>): grpc.ClientUnaryCall;
+  
   ListAuditEntries(argument: _ax_v1_ListAuditEntriesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAuditEntriesResponse__Output>): grpc.ClientUnaryCall;
   ListAuditEntries(argument: _ax_v1_ListAuditEntriesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListAuditEntriesResponse__Output>): grpc.ClientUnaryCall;
   ListAuditEntries(argument: _ax_v1_ListAuditEntriesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAuditEntriesResponse__Output>): grpc.ClientUnaryCall;
@@ -195,6 +241,15 @@ export interface AdminServiceClient extends grpc.Client {
   retryInstance(argument: _ax_v1_RetryInstanceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_RetryInstanceResponse__Output>): grpc.ClientUnaryCall;
   retryInstance(argument: _ax_v1_RetryInstanceRequest, callback: grpc.requestCallback<_ax_v1_RetryInstanceResponse__Output>): grpc.ClientUnaryCall;
   
+  TestAlertRule(argument: _ax_v1_TestAlertRuleRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_TestAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  TestAlertRule(argument: _ax_v1_TestAlertRuleRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_TestAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  TestAlertRule(argument: _ax_v1_TestAlertRuleRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_TestAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  TestAlertRule(argument: _ax_v1_TestAlertRuleRequest, callback: grpc.requestCallback<_ax_v1_TestAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  testAlertRule(argument: _ax_v1_TestAlertRuleRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_TestAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  testAlertRule(argument: _ax_v1_TestAlertRuleRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_TestAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  testAlertRule(argument: _ax_v1_TestAlertRuleRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_TestAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  testAlertRule(argument: _ax_v1_TestAlertRuleRequest, callback: grpc.requestCallback<_ax_v1_TestAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  
   TriggerTask(argument: _ax_v1_TriggerTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_TriggerTaskResponse__Output>): grpc.ClientUnaryCall;
   TriggerTask(argument: _ax_v1_TriggerTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_TriggerTaskResponse__Output>): grpc.ClientUnaryCall;
   TriggerTask(argument: _ax_v1_TriggerTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_TriggerTaskResponse__Output>): grpc.ClientUnaryCall;
@@ -218,7 +273,11 @@ export interface AdminServiceClient extends grpc.Client {
 export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation {
   CancelInstance: grpc.handleUnaryCall<_ax_v1_CancelInstanceRequest__Output, _ax_v1_CancelInstanceResponse>;
   
+  CreateAlertRule: grpc.handleUnaryCall<_ax_v1_CreateAlertRuleRequest__Output, _ax_v1_CreateAlertRuleResponse>;
+  
   CreateTask: grpc.handleUnaryCall<_ax_v1_CreateTaskRequest__Output, _ax_v1_CreateTaskResponse>;
+  
+  DeleteAlertRule: grpc.handleUnaryCall<_ax_v1_DeleteAlertRuleRequest__Output, _ax_v1_DeleteAlertRuleResponse>;
   
   DeleteTask: grpc.handleUnaryCall<_ax_v1_DeleteTaskRequest__Output, _ax_v1_DeleteTaskResponse>;
   
@@ -236,6 +295,10 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
   
   GetTask: grpc.handleUnaryCall<_ax_v1_GetTaskRequest__Output, _ax_v1_GetTaskResponse>;
   
+  ListAlertDeliveries: grpc.handleUnaryCall<_ax_v1_ListAlertDeliveriesRequest__Output, _ax_v1_ListAlertDeliveriesResponse>;
+  
+  ListAlertRules: grpc.handleUnaryCall<_ax_v1_ListAlertRulesRequest__Output, _ax_v1_ListAlertRulesResponse>;
+  
   ListAuditEntries: grpc.handleUnaryCall<_ax_v1_ListAuditEntriesRequest__Output, _ax_v1_ListAuditEntriesResponse>;
   
   ListInstances: grpc.handleUnaryCall<_ax_v1_ListInstancesRequest__Output, _ax_v1_ListInstancesResponse>;
@@ -250,6 +313,8 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
   
   RetryInstance: grpc.handleUnaryCall<_ax_v1_RetryInstanceRequest__Output, _ax_v1_RetryInstanceResponse>;
   
+  TestAlertRule: grpc.handleUnaryCall<_ax_v1_TestAlertRuleRequest__Output, _ax_v1_TestAlertRuleResponse>;
+  
   TriggerTask: grpc.handleUnaryCall<_ax_v1_TriggerTaskRequest__Output, _ax_v1_TriggerTaskResponse>;
   
   UpdateTask: grpc.handleUnaryCall<_ax_v1_UpdateTaskRequest__Output, _ax_v1_UpdateTaskResponse>;
@@ -258,7 +323,9 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
 
 export interface AdminServiceDefinition extends grpc.ServiceDefinition {
   CancelInstance: MethodDefinition<_ax_v1_CancelInstanceRequest, _ax_v1_CancelInstanceResponse, _ax_v1_CancelInstanceRequest__Output, _ax_v1_CancelInstanceResponse__Output>
+  CreateAlertRule: MethodDefinition<_ax_v1_CreateAlertRuleRequest, _ax_v1_CreateAlertRuleResponse, _ax_v1_CreateAlertRuleRequest__Output, _ax_v1_CreateAlertRuleResponse__Output>
   CreateTask: MethodDefinition<_ax_v1_CreateTaskRequest, _ax_v1_CreateTaskResponse, _ax_v1_CreateTaskRequest__Output, _ax_v1_CreateTaskResponse__Output>
+  DeleteAlertRule: MethodDefinition<_ax_v1_DeleteAlertRuleRequest, _ax_v1_DeleteAlertRuleResponse, _ax_v1_DeleteAlertRuleRequest__Output, _ax_v1_DeleteAlertRuleResponse__Output>
   DeleteTask: MethodDefinition<_ax_v1_DeleteTaskRequest, _ax_v1_DeleteTaskResponse, _ax_v1_DeleteTaskRequest__Output, _ax_v1_DeleteTaskResponse__Output>
   DisableTask: MethodDefinition<_ax_v1_DisableTaskRequest, _ax_v1_DisableTaskResponse, _ax_v1_DisableTaskRequest__Output, _ax_v1_DisableTaskResponse__Output>
   EnableTask: MethodDefinition<_ax_v1_EnableTaskRequest, _ax_v1_EnableTaskResponse, _ax_v1_EnableTaskRequest__Output, _ax_v1_EnableTaskResponse__Output>
@@ -267,6 +334,8 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
   GetInstance: MethodDefinition<_ax_v1_GetInstanceRequest, _ax_v1_GetInstanceResponse, _ax_v1_GetInstanceRequest__Output, _ax_v1_GetInstanceResponse__Output>
   GetInstanceLogs: MethodDefinition<_ax_v1_GetInstanceLogsRequest, _ax_v1_GetInstanceLogsResponse, _ax_v1_GetInstanceLogsRequest__Output, _ax_v1_GetInstanceLogsResponse__Output>
   GetTask: MethodDefinition<_ax_v1_GetTaskRequest, _ax_v1_GetTaskResponse, _ax_v1_GetTaskRequest__Output, _ax_v1_GetTaskResponse__Output>
+  ListAlertDeliveries: MethodDefinition<_ax_v1_ListAlertDeliveriesRequest, _ax_v1_ListAlertDeliveriesResponse, _ax_v1_ListAlertDeliveriesRequest__Output, _ax_v1_ListAlertDeliveriesResponse__Output>
+  ListAlertRules: MethodDefinition<_ax_v1_ListAlertRulesRequest, _ax_v1_ListAlertRulesResponse, _ax_v1_ListAlertRulesRequest__Output, _ax_v1_ListAlertRulesResponse__Output>
   ListAuditEntries: MethodDefinition<_ax_v1_ListAuditEntriesRequest, _ax_v1_ListAuditEntriesResponse, _ax_v1_ListAuditEntriesRequest__Output, _ax_v1_ListAuditEntriesResponse__Output>
   ListInstances: MethodDefinition<_ax_v1_ListInstancesRequest, _ax_v1_ListInstancesResponse, _ax_v1_ListInstancesRequest__Output, _ax_v1_ListInstancesResponse__Output>
   ListSchedulers: MethodDefinition<_ax_v1_ListSchedulersRequest, _ax_v1_ListSchedulersResponse, _ax_v1_ListSchedulersRequest__Output, _ax_v1_ListSchedulersResponse__Output>
@@ -274,6 +343,7 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
   ListWorkers: MethodDefinition<_ax_v1_ListWorkersRequest, _ax_v1_ListWorkersResponse, _ax_v1_ListWorkersRequest__Output, _ax_v1_ListWorkersResponse__Output>
   PreviewSchedule: MethodDefinition<_ax_v1_PreviewScheduleRequest, _ax_v1_PreviewScheduleResponse, _ax_v1_PreviewScheduleRequest__Output, _ax_v1_PreviewScheduleResponse__Output>
   RetryInstance: MethodDefinition<_ax_v1_RetryInstanceRequest, _ax_v1_RetryInstanceResponse, _ax_v1_RetryInstanceRequest__Output, _ax_v1_RetryInstanceResponse__Output>
+  TestAlertRule: MethodDefinition<_ax_v1_TestAlertRuleRequest, _ax_v1_TestAlertRuleResponse, _ax_v1_TestAlertRuleRequest__Output, _ax_v1_TestAlertRuleResponse__Output>
   TriggerTask: MethodDefinition<_ax_v1_TriggerTaskRequest, _ax_v1_TriggerTaskResponse, _ax_v1_TriggerTaskRequest__Output, _ax_v1_TriggerTaskResponse__Output>
   UpdateTask: MethodDefinition<_ax_v1_UpdateTaskRequest, _ax_v1_UpdateTaskResponse, _ax_v1_UpdateTaskRequest__Output, _ax_v1_UpdateTaskResponse__Output>
 }

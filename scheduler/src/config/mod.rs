@@ -198,6 +198,26 @@ pub struct Options {
     /// heartbeat intervals [default: 30s]
     #[arg(long, env = "AX_REQUEST_TIMEOUT")]
     pub request_timeout: Option<HumanDuration>,
+    // Alert webhooks.
+    /// Allow alert webhooks in loopback, private, link-local, unique-local and unspecified ranges
+    /// (checked when a rule is created and at every send, on the addresses the host resolves to)
+    /// [default: false]
+    #[arg(long, env = "AX_ALERT_ALLOW_PRIVATE_TARGETS", num_args = 0..=1, default_missing_value = "true")]
+    pub alert_allow_private_targets: Option<bool>,
+    /// PEM file of CA certificates trusted for https:// webhooks, besides the Mozilla roots
+    /// [default: none]
+    #[arg(long, env = "AX_ALERT_CA_FILE")]
+    pub alert_ca_file: Option<PathBuf>,
+    /// Longest wait to connect to a webhook, and again for its response [default: 10s]
+    #[arg(long, env = "AX_ALERT_TIMEOUT")]
+    pub alert_timeout: Option<HumanDuration>,
+    /// Attempts per alert delivery before it is marked failed [default: 8]
+    #[arg(long, env = "AX_ALERT_MAX_ATTEMPTS")]
+    pub alert_max_attempts: Option<u32>,
+    /// Wait after the first failed delivery attempt, doubling after each further one, at most 10m
+    /// [default: 1s]
+    #[arg(long, env = "AX_ALERT_RETRY_BACKOFF")]
+    pub alert_retry_backoff: Option<HumanDuration>,
 }
 
 impl Options {
@@ -240,6 +260,11 @@ impl Options {
             max_concurrent_streams: self.max_concurrent_streams.or(other.max_concurrent_streams),
             max_calls_per_connection: self.max_calls_per_connection.or(other.max_calls_per_connection),
             request_timeout: self.request_timeout.or(other.request_timeout),
+            alert_allow_private_targets: self.alert_allow_private_targets.or(other.alert_allow_private_targets),
+            alert_ca_file: self.alert_ca_file.or(other.alert_ca_file),
+            alert_timeout: self.alert_timeout.or(other.alert_timeout),
+            alert_max_attempts: self.alert_max_attempts.or(other.alert_max_attempts),
+            alert_retry_backoff: self.alert_retry_backoff.or(other.alert_retry_backoff),
         }
     }
 }
@@ -321,6 +346,23 @@ pub struct Config {
     pub audit_retention: Duration,
     /// Limits on connections, enforced before authentication.
     pub limits: Limits,
+    /// How alert webhooks are delivered.
+    pub alerts: AlertSettings,
+}
+
+/// How alert webhooks are delivered (see the flags' help in [`Options`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlertSettings {
+    /// Targets in refused ranges are allowed (default false).
+    pub allow_private_targets: bool,
+    /// Extra CA certificates for https:// targets (default none).
+    pub ca_file: Option<PathBuf>,
+    /// Connect timeout, and response timeout (default 10 s each).
+    pub timeout: Duration,
+    /// Attempts before a delivery fails (default 8).
+    pub max_attempts: u32,
+    /// First retry wait, doubling (default 1 s).
+    pub retry_backoff: Duration,
 }
 
 /// Limits on connections and calls, enforced before any client is authenticated (see the flags'
@@ -442,6 +484,13 @@ impl Config {
                 max_calls_per_connection: o.max_calls_per_connection.unwrap_or(64),
                 request_timeout: d(o.request_timeout, Duration::from_secs(30)),
             },
+            alerts: AlertSettings {
+                allow_private_targets: o.alert_allow_private_targets.unwrap_or(false),
+                ca_file: o.alert_ca_file,
+                timeout: d(o.alert_timeout, Duration::from_secs(10)),
+                max_attempts: o.alert_max_attempts.unwrap_or(8),
+                retry_backoff: d(o.alert_retry_backoff, Duration::from_secs(1)),
+            },
         };
         if let Some(otlp) = &c.otlp {
             ax_proto::otlp::check_endpoint(&otlp.endpoint).map_err(|e| invalid("otlp_endpoint", &e.to_string()))?;
@@ -522,6 +571,11 @@ impl Config {
         between("retention", c.retention, Duration::from_secs(60), Duration::from_secs(3650 * 86_400))?;
         between("shutdown_timeout", c.shutdown_timeout, Duration::ZERO, Duration::from_secs(3600))?;
         between("audit_retention", c.audit_retention, Duration::from_secs(3600), Duration::from_secs(3650 * 86_400))?;
+        between("alert_timeout", c.alerts.timeout, Duration::from_millis(100), Duration::from_secs(300))?;
+        between("alert_retry_backoff", c.alerts.retry_backoff, Duration::from_millis(10), Duration::from_secs(3600))?;
+        if !(1..=100).contains(&c.alerts.max_attempts) {
+            return Err(invalid("alert_max_attempts", "must be 1-100"));
+        }
         if !(1..=100_000).contains(&c.trigger_batch) {
             return Err(invalid("trigger_batch", "must be 1-100000"));
         }

@@ -1,0 +1,10 @@
+// Original file: ax/v1/admin.proto
+
+
+export interface DeleteAlertRuleRequest {
+  'name'?: (string);
+}
+
+export interface DeleteAlertRuleRequest__Output {
+  'name': (string);
+}

@@ -237,12 +237,15 @@ pub fn loop_round(loop_name: &'static str, took: Duration, failed: bool) {
     }
 }
 
+/// One counter series of a [`Tally`]: (metric, app, second label, count).
+type Count = (&'static str, String, Option<(&'static str, &'static str)>, u64);
+
 /// Counters of one transaction, summed per series, recorded after it committed (so a rolled-back
 /// change is never counted). Empty, and free, while metrics are off.
 #[derive(Debug, Default)]
 pub struct Tally {
     /// (metric, app, second label, count).
-    counts: Vec<(&'static str, String, Option<(&'static str, &'static str)>, u64)>,
+    counts: Vec<Count>,
     /// (histogram, seconds).
     observed: Vec<(&'static str, f64)>,
 }

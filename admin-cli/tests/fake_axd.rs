@@ -64,6 +64,7 @@ fn stored_task(spec: Option<TaskSpec>) -> Task {
         create_time: ts(1_767_225_600, 0),
         update_time: None,
         version: 1,
+        ..Task::default()
     }
 }
 
@@ -172,6 +173,7 @@ impl AdminService for Fake {
                 event(1_767_261_601, 204_000_000, InstanceStatus::Pending, InstanceStatus::Dispatched),
                 event(1_767_261_601, 304_000_000, InstanceStatus::Dispatched, InstanceStatus::Running),
             ],
+            children: vec![],
         }))
     }
     async fn cancel_instance(&self, _: Request<CancelInstanceRequest>) -> Reply<CancelInstanceResponse> {
@@ -249,6 +251,24 @@ impl AdminService for Fake {
         &self,
         _: Request<ax_proto::v1::ListAlertDeliveriesRequest>,
     ) -> Reply<ax_proto::v1::ListAlertDeliveriesResponse> {
+        Err(Status::unimplemented("not faked"))
+    }
+    async fn set_app_limit(
+        &self,
+        _: Request<ax_proto::v1::SetAppLimitRequest>,
+    ) -> Reply<ax_proto::v1::SetAppLimitResponse> {
+        Err(Status::unimplemented("not faked"))
+    }
+    async fn list_app_limits(
+        &self,
+        _: Request<ax_proto::v1::ListAppLimitsRequest>,
+    ) -> Reply<ax_proto::v1::ListAppLimitsResponse> {
+        Err(Status::unimplemented("not faked"))
+    }
+    async fn delete_app_limit(
+        &self,
+        _: Request<ax_proto::v1::DeleteAppLimitRequest>,
+    ) -> Reply<ax_proto::v1::DeleteAppLimitResponse> {
         Err(Status::unimplemented("not faked"))
     }
     async fn get_cluster_stats(&self, request: Request<GetClusterStatsRequest>) -> Reply<GetClusterStatsResponse> {

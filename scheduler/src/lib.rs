@@ -25,6 +25,7 @@ pub mod logging;
 pub mod loops;
 pub mod model;
 pub mod prometheus;
+pub mod routing;
 pub mod schedule;
 pub mod scrape;
 pub mod server;

@@ -276,6 +276,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         scheduler_heartbeat: config.scheduler_heartbeat,
         traces,
         alerts: config.alerts.clone(),
+        routing: Arc::new(crate::routing::RoutingState::new(config.cooldown)),
     });
 
     if config.lost_worker_grace < config.heartbeat_interval * 5 {

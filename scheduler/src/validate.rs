@@ -138,6 +138,17 @@ pub fn worker_id(field: &str, v: &str) -> Result<()> {
     )
 }
 
+/// A params field name for routing HASH: 1-128 of `[A-Za-z0-9_.-]`.
+pub fn hash_key(field: &str, v: &str) -> Result<()> {
+    if v.is_empty() || v.len() > 128 || !v.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)) {
+        return Err(Error::invalid(
+            field,
+            format!("{} must be 1-128 characters of letters, digits, _ . - (a top-level params field)", quote(v)),
+        ));
+    }
+    Ok(())
+}
+
 /// A caller-chosen idempotency key.
 pub fn idempotency_key(field: &str, v: &str) -> Result<()> {
     check_chars(
@@ -149,6 +160,12 @@ pub fn idempotency_key(field: &str, v: &str) -> Result<()> {
     )?;
     if v.starts_with("fire:") {
         return Err(Error::invalid(field, "keys starting with \"fire:\" are reserved for scheduled fires"));
+    }
+    if v.starts_with("child:") {
+        return Err(Error::invalid(
+            field,
+            "keys starting with \"child:\" are reserved for the children of broadcast and sharded fires",
+        ));
     }
     Ok(())
 }

@@ -18,6 +18,7 @@ use ax_scheduler::{
         Backoff, ConcurrencyPolicy, CronDialect, MisfirePolicy, RetryPolicy, Routing, Schedule, Task, TaskConfig, Ts,
         add, to_micros,
     },
+    routing::RoutingState,
     schedule::Compiled,
     store::{Actor, DeliveryEnd, DeliveryFilter, ManualTrigger, NewTask, Store},
     traces::Traces,
@@ -51,6 +52,7 @@ fn config(schedule: Schedule, max_retries: u32) -> TaskConfig {
         timeout: Some(secs(30)),
         retry: RetryPolicy { max_retries, backoff: Backoff::List { delays_us: vec![1_000_000] } },
         labels: BTreeMap::new(),
+        placement: Default::default(),
     }
 }
 
@@ -110,7 +112,9 @@ async fn final_failures_timeouts_and_lost_workers_are_written_by_the_sweep(db: &
     let far = add(t0(), secs(3600));
     let timed_out = running(db, &store, &task, "a", add(t0(), secs(5)), far).await;
     let lost = running(db, &store, &task, "b", far, add(t0(), secs(5))).await;
-    let report = sweep(&store, add(t0(), secs(6)), 100, "axd-test", &Traces::off()).await.expect("sweep");
+    let report = sweep(&store, add(t0(), secs(6)), 100, "axd-test", &Traces::off(), &RoutingState::default(), secs(10))
+        .await
+        .expect("sweep");
     assert_eq!((report.timeouts, report.lost), (1, 1));
 
     let mut got: Vec<(String, Option<String>, Option<i64>)> = deliveries(&store, "app-wide")
@@ -274,7 +278,7 @@ async fn a_condition_episode_alerts_once_across_axd(db: &TestDb) {
     assert_eq!(outcomes, vec![ConditionOutcome::Alerted { episode: 1 }, ConditionOutcome::Holding]);
     assert_eq!(outbox::evaluate(&b, &backlog, at(2), alive).await.unwrap(), ConditionOutcome::Holding);
     assert_eq!(deliveries(&a, "backlog").await.len(), 1, "one delivery per episode");
-    cancel_instance(&a, i1.id, "", at(3), &ACTOR).await.unwrap();
+    cancel_instance(&a, i1.id, "", at(3), &ACTOR, &RoutingState::default()).await.unwrap();
     assert_eq!(outbox::evaluate(&a, &backlog, at(3), alive).await.unwrap(), ConditionOutcome::Clear, "episode over");
     trigger_manual(&a, &task, &trig("3"), at(4), "axd-test", &Traces::off()).await.expect("trigger");
     assert_eq!(outbox::evaluate(&b, &backlog, at(4), alive).await.unwrap(), ConditionOutcome::Alerted { episode: 2 });

@@ -13,6 +13,7 @@ use ax_scheduler::{
         Backoff, ConcurrencyPolicy, CronDialect, InstanceSource, InstanceStatus, MisfirePolicy, RetryPolicy, Routing,
         Schedule, SchedulerRecord, TaskConfig, TaskEventKind, Ts, add,
     },
+    routing::RoutingState,
     schedule::Compiled,
     store::{Actor, InstanceFilter, ManualTrigger, NewTask, Store, TaskUpdate},
     traces::Traces,
@@ -46,6 +47,7 @@ fn config(schedule: Schedule) -> TaskConfig {
         timeout: Some(secs(30)),
         retry: RetryPolicy { max_retries: 2, backoff: Backoff::List { delays_us: vec![10_000_000, 60_000_000] } },
         labels: BTreeMap::from([("team".to_owned(), "payments".to_owned())]),
+        placement: Default::default(),
     }
 }
 
@@ -255,7 +257,7 @@ async fn forbid_concurrency_records_a_skipped_instance(db: &TestDb) {
     assert!(skipped[0].finished_at.is_some());
     assert!(skipped[0].message.contains("still active"), "{}", skipped[0].message);
     // Once the first is finished (canceled here), the next fire runs.
-    cancel_instance(&store, r1.created[0].0, "", add(t0(), secs(2)), &ACTOR).await.unwrap();
+    cancel_instance(&store, r1.created[0].0, "", add(t0(), secs(2)), &ACTOR, &RoutingState::default()).await.unwrap();
     let r3 = trigger(&store, add(t0(), secs(3)), secs(2)).await;
     assert_eq!((r3.created.len(), r3.skipped), (1, 0));
 }
@@ -266,7 +268,9 @@ async fn cancel_and_retry_follow_the_state_rules(db: &TestDb) {
     let trig = ManualTrigger { params: "{}".into(), key: "k1".into(), actor: "alice".into() };
     let (inst, _) = trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap();
     let CancelOutcome::Canceled(c) =
-        cancel_instance(&store, inst.id, "not needed", add(t0(), secs(1)), &ACTOR).await.unwrap()
+        cancel_instance(&store, inst.id, "not needed", add(t0(), secs(1)), &ACTOR, &RoutingState::default())
+            .await
+            .unwrap()
     else {
         panic!("expected cancel")
     };
@@ -274,15 +278,23 @@ async fn cancel_and_retry_follow_the_state_rules(db: &TestDb) {
     assert_eq!(c.finished_at, Some(add(t0(), secs(1))));
     assert!(c.message.contains("not needed"));
     assert!(matches!(
-        cancel_instance(&store, inst.id, "", t0(), &ACTOR).await.unwrap(),
+        cancel_instance(&store, inst.id, "", t0(), &ACTOR, &RoutingState::default()).await.unwrap(),
         CancelOutcome::AlreadyFinal(_)
     ));
-    assert!(matches!(cancel_instance(&store, 999_999, "", t0(), &ACTOR).await.unwrap(), CancelOutcome::NotFound));
-    let RetryOutcome::Retried(r) = retry_instance(&store, inst.id, add(t0(), secs(2)), &ACTOR).await.unwrap() else {
+    assert!(matches!(
+        cancel_instance(&store, 999_999, "", t0(), &ACTOR, &RoutingState::default()).await.unwrap(),
+        CancelOutcome::NotFound
+    ));
+    let RetryOutcome::Retried(r) =
+        retry_instance(&store, inst.id, add(t0(), secs(2)), &ACTOR, &RoutingState::default()).await.unwrap()
+    else {
         panic!("expected retry")
     };
     assert_eq!((r.status, r.available_at, r.finished_at), (InstanceStatus::Pending, add(t0(), secs(2)), None));
-    assert!(matches!(retry_instance(&store, inst.id, t0(), &ACTOR).await.unwrap(), RetryOutcome::NotFinal(_)));
+    assert!(matches!(
+        retry_instance(&store, inst.id, t0(), &ACTOR, &RoutingState::default()).await.unwrap(),
+        RetryOutcome::NotFinal(_)
+    ));
     let trail: Vec<_> = store.instance_events(inst.id).await.unwrap().into_iter().map(|e| (e.from, e.to)).collect();
     assert_eq!(
         trail,
@@ -299,9 +311,12 @@ async fn delete_task_cancels_pending_instances_and_keeps_history(db: &TestDb) {
     create(&store, "del", config(every_second()), t0()).await;
     let round = trigger(&store, add(t0(), secs(1)), secs(1)).await;
     assert_eq!(round.created.len(), 2);
-    assert_eq!(delete_task(&store, "del", add(t0(), secs(1)), &ACTOR).await.unwrap(), Some(2));
+    assert_eq!(
+        delete_task(&store, "del", add(t0(), secs(1)), &ACTOR, &RoutingState::default()).await.unwrap(),
+        Some(2)
+    );
     assert!(store.get_task("del").await.unwrap().is_none());
-    assert_eq!(delete_task(&store, "del", t0(), &ACTOR).await.unwrap(), None);
+    assert_eq!(delete_task(&store, "del", t0(), &ACTOR, &RoutingState::default()).await.unwrap(), None);
     let list = store
         .list_instances(&InstanceFilter { task_name: Some("del".into()), limit: 10, ..Default::default() })
         .await
@@ -320,7 +335,7 @@ async fn fixed_delay_fires_again_only_after_completion(db: &TestDb) {
     assert_eq!(round.created.len(), 1);
     assert_eq!(store.get_task("fd").await.unwrap().unwrap().next_fire_at, None, "waits for completion");
     let finished_at = add(t0(), secs(12));
-    cancel_instance(&store, round.created[0].0, "", finished_at, &ACTOR).await.unwrap();
+    cancel_instance(&store, round.created[0].0, "", finished_at, &ACTOR, &RoutingState::default()).await.unwrap();
     assert_eq!(store.get_task("fd").await.unwrap().unwrap().next_fire_at, Some(add(finished_at, secs(30))));
 }
 
@@ -332,7 +347,7 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
         let trig = ManualTrigger { params: "{}".into(), key: format!("k{i}"), actor: "a".into() };
         ids.push(trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap().0.id);
     }
-    cancel_instance(&store, ids[1], "", t0(), &ACTOR).await.unwrap();
+    cancel_instance(&store, ids[1], "", t0(), &ACTOR, &RoutingState::default()).await.unwrap();
     let page1 = store.list_instances(&InstanceFilter { limit: 2, ..Default::default() }).await.unwrap();
     assert_eq!(page1.iter().map(|i| i.id).collect::<Vec<_>>(), vec![ids[4], ids[3]]);
     let page2 = store
@@ -422,8 +437,8 @@ async fn retention_purges_finished_instances_with_their_trails_and_keys(db: &Tes
     let (done, _) = trigger_manual(&store, &t, &trig("a"), t0(), "axd-test", &Traces::off()).await.unwrap();
     let (late, _) = trigger_manual(&store, &t, &trig("b"), t0(), "axd-test", &Traces::off()).await.unwrap();
     let (open, _) = trigger_manual(&store, &t, &trig("c"), t0(), "axd-test", &Traces::off()).await.unwrap();
-    cancel_instance(&store, done.id, "", add(t0(), secs(10)), &ACTOR).await.unwrap();
-    cancel_instance(&store, late.id, "", add(t0(), secs(100)), &ACTOR).await.unwrap();
+    cancel_instance(&store, done.id, "", add(t0(), secs(10)), &ACTOR, &RoutingState::default()).await.unwrap();
+    cancel_instance(&store, late.id, "", add(t0(), secs(100)), &ACTOR, &RoutingState::default()).await.unwrap();
     // Finished before the cutoff: gone, with its events; later or unfinished ones stay.
     assert_eq!(purge_finished(&store, add(t0(), secs(50)), 100).await.unwrap(), 1);
     assert!(store.get_instance(done.id).await.unwrap().is_none());
@@ -510,16 +525,27 @@ async fn session_history_records_opens_closes_and_forgotten_axd(db: &TestDb) {
             heartbeat_at: beat,
         };
         store.upsert_scheduler(&rec).await.unwrap();
-        open_session(&store, &session(id, scheduler, at), &[], at, add(at, secs(5))).await.unwrap();
+        open_session(&store, &session(id, scheduler, at), &[], at, add(at, secs(5)), &RoutingState::default())
+            .await
+            .unwrap();
     }
     // Both open now; s1 ends at +20 s with its reason.
     let spans =
         store.conn().await.unwrap().session_spans("billing", add(t0(), secs(15)), add(t0(), secs(15))).await.unwrap();
     assert_eq!(spans.iter().map(|s| s.session_id.as_str()).collect::<Vec<_>>(), ["s1", "s2"]);
     assert!(spans.iter().all(|s| s.closed_at.is_none() && s.capacity == 4 && s.handlers == ["send-invoice"]));
-    close_session(&store, "s1", "stream closed", add(t0(), secs(20)), add(t0(), secs(21)), "axd-1", false)
-        .await
-        .unwrap();
+    close_session(
+        &store,
+        "s1",
+        "stream closed",
+        add(t0(), secs(20)),
+        add(t0(), secs(21)),
+        "axd-1",
+        false,
+        &RoutingState::default(),
+    )
+    .await
+    .unwrap();
     // axd-gone stops heartbeating: when it is forgotten, its session ends at its last sign of life.
     let mut tx = store.begin().await.unwrap();
     tx.update_workers(&[ax_scheduler::store::SessionSync {

@@ -218,6 +218,19 @@ pub struct Options {
     /// [default: 1s]
     #[arg(long, env = "AX_ALERT_RETRY_BACKOFF")]
     pub alert_retry_backoff: Option<HumanDuration>,
+    // Routing.
+    /// Consecutive failures (FAILED or TIMEOUT) of one worker for one handler that start a cooldown
+    /// of that worker for the handler, for tasks that do not set --cooldown-after; 0 turns it off
+    /// (README "Routing and limits") [default: 5]
+    #[arg(long, env = "AX_COOLDOWN_AFTER")]
+    pub cooldown_after: Option<u32>,
+    /// The first cooldown, for tasks that do not set --cooldown; it doubles while failures continue;
+    /// 0 turns it off [default: 30s]
+    #[arg(long, env = "AX_COOLDOWN")]
+    pub cooldown: Option<HumanDuration>,
+    /// The longest a cooldown grows to by doubling [default: 10m]
+    #[arg(long, env = "AX_COOLDOWN_MAX")]
+    pub cooldown_max: Option<HumanDuration>,
 }
 
 impl Options {
@@ -265,6 +278,9 @@ impl Options {
             alert_timeout: self.alert_timeout.or(other.alert_timeout),
             alert_max_attempts: self.alert_max_attempts.or(other.alert_max_attempts),
             alert_retry_backoff: self.alert_retry_backoff.or(other.alert_retry_backoff),
+            cooldown_after: self.cooldown_after.or(other.cooldown_after),
+            cooldown: self.cooldown.or(other.cooldown),
+            cooldown_max: self.cooldown_max.or(other.cooldown_max),
         }
     }
 }
@@ -348,6 +364,8 @@ pub struct Config {
     pub limits: Limits,
     /// How alert webhooks are delivered.
     pub alerts: AlertSettings,
+    /// Worker cooldown defaults and cap.
+    pub cooldown: crate::routing::cooldown::CooldownDefaults,
 }
 
 /// How alert webhooks are delivered (see the flags' help in [`Options`]).
@@ -491,6 +509,11 @@ impl Config {
                 max_attempts: o.alert_max_attempts.unwrap_or(8),
                 retry_backoff: d(o.alert_retry_backoff, Duration::from_secs(1)),
             },
+            cooldown: crate::routing::cooldown::CooldownDefaults {
+                after: o.cooldown_after.unwrap_or(5),
+                duration: d(o.cooldown, Duration::from_secs(30)),
+                max: d(o.cooldown_max, Duration::from_secs(600)),
+            },
         };
         if let Some(otlp) = &c.otlp {
             ax_proto::otlp::check_endpoint(&otlp.endpoint).map_err(|e| invalid("otlp_endpoint", &e.to_string()))?;
@@ -541,6 +564,14 @@ impl Config {
         between("heartbeat_interval", c.heartbeat_interval, Duration::from_millis(100), Duration::from_secs(60))?;
         between("lost_worker_grace", c.lost_worker_grace, Duration::ZERO, Duration::from_secs(3600))?;
         between("ack_timeout", c.ack_timeout, Duration::from_millis(100), Duration::from_secs(3600))?;
+        if c.cooldown.after > 1000 {
+            return Err(invalid("cooldown_after", &format!("{} is out of range 0-1000", c.cooldown.after)));
+        }
+        between("cooldown", c.cooldown.duration, Duration::ZERO, Duration::from_secs(86_400))?;
+        between("cooldown_max", c.cooldown.max, Duration::from_secs(1), Duration::from_secs(7 * 86_400))?;
+        if c.cooldown.max < c.cooldown.duration {
+            return Err(invalid("cooldown_max", "is shorter than cooldown"));
+        }
         if c.lost_worker_grace < c.heartbeat_interval {
             // Workers stop an attempt one heartbeat interval before its lease ends, and the lease
             // after a silent session is 3 intervals plus the grace: with less grace than one

@@ -145,6 +145,8 @@ pub struct Core {
     pub traces: crate::traces::Traces,
     /// How alert webhooks are checked and delivered.
     pub alerts: crate::config::AlertSettings,
+    /// Cooldowns and the cluster's workers as this axd last read them (README "Routing and limits").
+    pub routing: Arc<crate::routing::RoutingState>,
 }
 
 impl Core {

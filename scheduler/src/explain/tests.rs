@@ -34,11 +34,13 @@ fn task(enabled: bool) -> Task {
             timeout: None,
             retry: RetryPolicy { max_retries: 1, backoff: Backoff::List { delays_us: vec![1_000_000] } },
             labels: Default::default(),
+            placement: Default::default(),
         },
         next_fire_at: enabled.then(|| secs(60)),
         created_at: created,
         updated_at: created,
         version: 1,
+        coalesced: None,
     }
 }
 
@@ -75,6 +77,7 @@ fn instance(id: i64, fire_at: Ts, status: InstanceStatus) -> Instance {
         created_at: fire_at,
         updated_at: fire_at,
         trace_parent: None,
+        route: Default::default(),
     }
 }
 
@@ -109,6 +112,7 @@ fn span(worker: &str, from: Ts, to: Option<Ts>) -> SessionSpan {
         worker_id: worker.into(),
         app: "billing".into(),
         handlers: vec!["invoice".into()],
+        labels: Default::default(),
         capacity: 4,
         scheduler_id: "axd-1".into(),
         connected_at: from,

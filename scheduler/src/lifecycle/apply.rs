@@ -6,13 +6,19 @@ use std::collections::HashMap;
 
 use super::{
     AcceptOutcome, Batch, CompleteOutcome, Ctx, WorkerOp, WorkerOpOutcome,
+    fanout::AttemptOutcome,
     log::{Change, Changes},
 };
 use crate::{
     error::StoreResult,
-    model::{Instance, InstanceStatus, Ts},
+    model::{Instance, InstanceStatus, Ts, WorkerStreak},
     prometheus::Tally,
-    store::{Actor, NewEvent, Notice, Store, Tx},
+    routing::{
+        RoutingState,
+        cooldown::{CooldownRule, Streak, after_failure},
+        fanout::ChildCounts,
+    },
+    store::{Actor, NewEvent, Notice, Store, StreakKey, Tx},
     traces::Traces,
 };
 
@@ -40,17 +46,17 @@ pub enum RetryOutcome {
 
 /// What a batch means for the metrics: finished instances by status, retries, timeouts, and the
 /// fire lag of first attempts that started.
-fn tally(rows: &HashMap<i64, Instance>, batch: &Batch) -> Tally {
+fn tally<'a>(rows: &impl Fn(i64) -> Option<&'a Instance>, batch: &Batch) -> Tally {
     use crate::prometheus as p;
     let mut t = Tally::default();
     if !p::enabled() {
         return t;
     }
-    for i in batch.finalized.iter().filter_map(|id| rows.get(id)) {
+    for i in batch.finalized.iter().filter_map(|id| rows(*id)) {
         t.add(p::INSTANCES_FINISHED, &i.app, Some(("status", i.status.as_str())), 1);
     }
     for e in &batch.events {
-        let Some(i) = rows.get(&e.instance_id) else { continue };
+        let Some(i) = rows(e.instance_id) else { continue };
         match (e.from, e.to) {
             (Some(InstanceStatus::Failed | InstanceStatus::Timeout), InstanceStatus::Pending) => {
                 t.add(p::RETRIES, &i.app, None, 1);
@@ -65,34 +71,183 @@ fn tally(rows: &HashMap<i64, Instance>, batch: &Batch) -> Tally {
     t
 }
 
-/// What [`persist`] leaves for after the commit: the changes to log and the figures to count,
-/// neither of which may happen before the transaction is durable.
+/// What [`persist`] leaves for after the commit: the changes to log, the figures to count and the
+/// failure streaks to remember, none of which may happen before the transaction is durable.
 #[must_use = "call .after_commit() once the transaction has committed"]
 pub struct Persisted {
     changes: Changes,
     tally: Tally,
+    streaks: Vec<((String, String, String), Option<WorkerStreak>)>,
 }
 
 impl Persisted {
-    /// Logs the changes and records the metrics.
-    pub fn after_commit(self) {
+    /// Logs the changes, records the metrics and tells this axd's routing about new streaks.
+    pub fn after_commit(self, routing: &RoutingState) {
         self.changes.log();
         self.tally.record();
+        if !self.streaks.is_empty() {
+            routing.note_streaks(&self.streaks);
+        }
     }
 }
 
-/// Writes what a batch of transitions decided: changed rows, events, cancels and the next fire of
-/// FIXED_DELAY tasks whose instance finished. Returns what to do once the caller has committed
-/// (log the changes, count them).
-pub async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, ctx: Ctx<'_>) -> StoreResult<Persisted> {
-    let tally = tally(rows, &batch);
+/// Parents whose children this batch finished (or took out of a final state, an operator's retry):
+/// locked after their children (every writer locks children first, so two cannot deadlock),
+/// counted, and settled. The parents' effects join the batch; the changed parents are returned.
+async fn settle_parents(
+    tx: &mut Tx,
+    rows: &HashMap<i64, Instance>,
+    batch: &mut Batch,
+    ctx: Ctx<'_>,
+) -> StoreResult<HashMap<i64, Instance>> {
+    let mut first_from: HashMap<i64, Option<InstanceStatus>> = HashMap::new();
+    for e in &batch.events {
+        first_from.entry(e.instance_id).or_insert(e.from);
+    }
+    let mut ids: Vec<i64> = rows
+        .values()
+        .filter(|i| {
+            batch.finalized.contains(&i.id)
+                || first_from.get(&i.id).copied().flatten().is_some_and(InstanceStatus::is_terminal)
+        })
+        .filter_map(|i| i.route.parent_id)
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let mut parents = tx.lock_instances(&ids).await?;
+    let mut counts: HashMap<i64, ChildCounts> = HashMap::new();
+    for (parent, status, n) in tx.child_counts(&ids).await? {
+        counts.entry(parent).or_default().add(status, n);
+    }
+    let mut settled = Batch::default();
+    for (id, p) in parents.iter_mut() {
+        if let Some(fx) = super::fanout::settle(p, &counts.get(id).copied().unwrap_or_default(), ctx) {
+            settled.add(*id, fx);
+        }
+    }
+    parents.retain(|id, _| settled.changed.contains(id));
+    tx.write_instances(&parents.values().collect::<Vec<_>>()).await?;
+    batch.merge(settled);
+    Ok(parents)
+}
+
+/// Adds the attempts this batch ended to their workers' failure streaks (a success ends one), and
+/// starts cooldowns by each task's rule. The rows are created first if missing and then locked, so
+/// that axd recording failures of one worker at once count each of them.
+async fn update_streaks(
+    tx: &mut Tx,
+    outcomes: &[AttemptOutcome],
+    ctx: Ctx<'_>,
+    routing: &RoutingState,
+) -> StoreResult<Vec<((String, String, String), Option<WorkerStreak>)>> {
+    if outcomes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let key = |o: &AttemptOutcome| (o.app.clone(), o.worker_id.clone(), o.handler.clone());
+    let failing: Vec<&AttemptOutcome> = outcomes.iter().filter(|o| o.failed).collect();
+    let mut task_ids: Vec<i64> = failing.iter().map(|o| o.task_id).collect();
+    task_ids.sort_unstable();
+    task_ids.dedup();
+    if !failing.is_empty() {
+        // Missing rows first, so that the lock below covers every key this batch counts.
+        let seeds: Vec<WorkerStreak> = failing
+            .iter()
+            .map(|o| WorkerStreak {
+                app: o.app.clone(),
+                worker_id: o.worker_id.clone(),
+                handler: o.handler.clone(),
+                failures: 0,
+                cooldown_until: None,
+                cooldown: None,
+            })
+            .collect();
+        tx.seed_streaks(&seeds, ctx.now).await?;
+    }
+    let keys: Vec<(String, String, String)> = outcomes.iter().map(key).collect();
+    let refs: Vec<StreakKey<'_>> = keys.iter().map(|(a, w, h)| (a.as_str(), w.as_str(), h.as_str())).collect();
+    let locked = tx.lock_streaks(&refs).await?;
+    if failing.is_empty() && locked.is_empty() {
+        return Ok(Vec::new());
+    }
+    let policies = tx.task_cooldowns(&task_ids).await?;
+    let mut state: HashMap<(String, String, String), Option<Streak>> = locked
+        .into_iter()
+        .map(|s| {
+            let st = Streak { failures: s.failures, cooldown_until: s.cooldown_until, cooldown: s.cooldown };
+            ((s.app, s.worker_id, s.handler), Some(st))
+        })
+        .collect();
+    let mut touched: Vec<(String, String, String)> = Vec::new();
+    for o in outcomes {
+        let k = key(o);
+        let prev = state.get(&k).copied().flatten();
+        let next = if o.failed {
+            let policy = policies.get(&o.task_id).copied().unwrap_or_default();
+            Some(after_failure(prev, CooldownRule::of(&policy, &routing.cooldown), ctx.now))
+        } else {
+            None
+        };
+        if prev.is_some() || next.is_some() {
+            touched.push(k.clone());
+        }
+        state.insert(k, next);
+    }
+    touched.sort();
+    touched.dedup();
+    let mut write = Vec::new();
+    let mut ended = Vec::new();
+    let mut out = Vec::new();
+    for k in touched {
+        match state.get(&k).copied().flatten() {
+            Some(st) => {
+                let row = WorkerStreak {
+                    app: k.0.clone(),
+                    worker_id: k.1.clone(),
+                    handler: k.2.clone(),
+                    failures: st.failures,
+                    cooldown_until: st.cooldown_until,
+                    cooldown: st.cooldown,
+                };
+                write.push(row.clone());
+                out.push((k, Some(row)));
+            }
+            None => {
+                ended.push(k.clone());
+                out.push((k, None));
+            }
+        }
+    }
+    tx.write_streaks(&write, ctx.now).await?;
+    let ended_refs: Vec<StreakKey<'_>> = ended.iter().map(|(a, w, h)| (a.as_str(), w.as_str(), h.as_str())).collect();
+    tx.delete_streaks(&ended_refs).await?;
+    Ok(out)
+}
+
+/// Writes what a batch of transitions decided: changed rows, the parents their children settle,
+/// events, cancels, failure streaks and the next fire of FIXED_DELAY tasks whose instance
+/// finished. Returns what to do once the caller has committed (log the changes, count them).
+pub async fn persist(
+    tx: &mut Tx,
+    rows: &HashMap<i64, Instance>,
+    mut batch: Batch,
+    ctx: Ctx<'_>,
+    routing: &RoutingState,
+) -> StoreResult<Persisted> {
     let t0 = std::time::Instant::now();
     let changed: Vec<&Instance> = batch.changed.iter().filter_map(|id| rows.get(id)).collect();
     tx.write_instances(&changed).await?;
     let t1 = t0.elapsed();
+    let parents = settle_parents(tx, rows, &mut batch, ctx).await?;
+    let lookup = |id: i64| rows.get(&id).or_else(|| parents.get(&id));
+    let outcomes = super::fanout::attempt_outcomes(&batch.events, lookup);
+    let streaks = update_streaks(tx, &outcomes, ctx, routing).await?;
+    let tally = tally(&lookup, &batch);
     let mut changes = Changes::new();
     for e in &batch.events {
-        let Some(i) = rows.get(&e.instance_id).filter(|_| Changes::wants(e.from, e.to)) else { continue };
+        let Some(i) = lookup(e.instance_id).filter(|_| Changes::wants(e.from, e.to)) else { continue };
         changes.push(Change {
             instance_id: e.instance_id,
             attempt: e.attempt,
@@ -127,7 +282,7 @@ pub async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, c
     let mut fixed_delay: Vec<i64> = batch
         .finalized
         .iter()
-        .filter_map(|id| rows.get(id))
+        .filter_map(|id| lookup(*id))
         .filter(|i| super::drives_fixed_delay(i))
         .map(|i| i.task_id)
         .collect();
@@ -144,7 +299,7 @@ pub async fn persist(tx: &mut Tx, rows: &HashMap<i64, Instance>, batch: Batch, c
     for t in targets {
         tx.notify(Notice::Commands(t.to_owned())).await?;
     }
-    Ok(Persisted { changes, tally })
+    Ok(Persisted { changes, tally, streaks })
 }
 
 /// Applies worker messages (Accepted, Result, Reject) in order, in one transaction (group commit
@@ -157,6 +312,7 @@ pub async fn apply_worker_ops(
     lease_until: Ts,
     scheduler_id: &str,
     traces: &Traces,
+    routing: &RoutingState,
 ) -> StoreResult<Vec<WorkerOpOutcome>> {
     let span_start = std::time::SystemTime::now();
     let mut ids: Vec<i64> = ops.iter().map(WorkerOp::instance_id).collect();
@@ -199,10 +355,10 @@ pub async fn apply_worker_ops(
         outcomes.push(outcome);
     }
     let t3 = t0.elapsed();
-    let persisted = persist(&mut tx, &rows, batch, ctx).await?;
+    let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
     let t4 = t0.elapsed();
     tx.commit().await?;
-    persisted.after_commit();
+    persisted.after_commit(routing);
     if traces.is_on() {
         let span = (span_start, std::time::SystemTime::now());
         for (op, outcome) in ops.iter().zip(&outcomes) {
@@ -221,49 +377,97 @@ pub async fn apply_worker_ops(
     Ok(outcomes)
 }
 
-/// An operator's cancel (see [`CancelOutcome`]).
+/// An operator's cancel (see [`CancelOutcome`]). Canceling a parent cancels its children that are
+/// not final yet, in the same transaction (children are locked before their parent, as everywhere).
 pub async fn cancel_instance(
     store: &Store,
     id: i64,
     reason: &str,
     now: Ts,
     actor: &Actor<'_>,
+    routing: &RoutingState,
 ) -> StoreResult<CancelOutcome> {
     let mut tx = store.begin().await?;
-    let mut rows = tx.lock_instances(&[id]).await?;
-    let Some(inst) = rows.get_mut(&id) else { return Ok(CancelOutcome::NotFound) };
+    let Some(peek) = tx.get_instance(id).await? else { return Ok(CancelOutcome::NotFound) };
+    let children = if peek.is_parent() { tx.active_children(id).await? } else { Vec::new() };
+    let mut rows = tx.lock_instances(&children).await?;
+    rows.extend(tx.lock_instances(&[id]).await?);
     let ctx = Ctx { now, scheduler_id: actor.scheduler_id };
+    let Some(inst) = rows.get_mut(&id) else { return Ok(CancelOutcome::NotFound) };
     let Some(fx) = super::cancel(inst, reason, actor.caller, ctx) else {
         return Ok(CancelOutcome::AlreadyFinal(inst.clone()));
     };
     let mut batch = Batch::default();
     batch.add(id, fx);
-    let persisted = persist(&mut tx, &rows, batch, ctx).await?;
+    let why =
+        if reason.is_empty() { format!("parent {id} canceled") } else { format!("parent {id} canceled: {reason}") };
+    for c in &children {
+        if let Some(fx) = rows.get_mut(c).and_then(|child| super::cancel(child, &why, actor.caller, ctx)) {
+            batch.add(*c, fx);
+        }
+    }
+    let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
     tx.commit().await?;
-    persisted.after_commit();
+    persisted.after_commit(routing);
     Ok(CancelOutcome::Canceled(rows.remove(&id).expect("locked above")))
 }
 
-/// An operator's retry of a final instance: PENDING again.
-pub async fn retry_instance(store: &Store, id: i64, now: Ts, actor: &Actor<'_>) -> StoreResult<RetryOutcome> {
+/// An operator's retry of a final instance: PENDING again. A final parent's children that did not
+/// succeed are retried (all of them if every one did), and the parent waits for them again.
+pub async fn retry_instance(
+    store: &Store,
+    id: i64,
+    now: Ts,
+    actor: &Actor<'_>,
+    routing: &RoutingState,
+) -> StoreResult<RetryOutcome> {
     let mut tx = store.begin().await?;
+    let Some(peek) = tx.get_instance(id).await? else { return Ok(RetryOutcome::NotFound) };
+    let ctx = Ctx { now, scheduler_id: actor.scheduler_id };
+    if peek.is_parent() {
+        let all = tx.children_of(id, u32::MAX).await?;
+        let unsuccessful: Vec<i64> = all.iter().filter(|c| c.status != InstanceStatus::Success).map(|c| c.id).collect();
+        let ids: Vec<i64> = if unsuccessful.is_empty() { all.iter().map(|c| c.id).collect() } else { unsuccessful };
+        let mut rows = tx.lock_instances(&ids).await?;
+        let parent = tx.lock_instances(&[id]).await?.remove(&id);
+        let Some(parent) = parent.filter(|p| p.status.is_terminal()) else {
+            let current = tx.get_instance(id).await?;
+            return Ok(current.map_or(RetryOutcome::NotFound, RetryOutcome::NotFinal));
+        };
+        let mut batch = Batch::default();
+        for (cid, child) in rows.iter_mut() {
+            if let Some(fx) = super::retry(child, actor.caller, ctx) {
+                batch.add(*cid, fx);
+            }
+        }
+        let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
+        let after = tx.get_instance(id).await?.unwrap_or(parent);
+        tx.commit().await?;
+        persisted.after_commit(routing);
+        return Ok(RetryOutcome::Retried(after));
+    }
     let mut rows = tx.lock_instances(&[id]).await?;
     let Some(inst) = rows.get_mut(&id) else { return Ok(RetryOutcome::NotFound) };
-    let ctx = Ctx { now, scheduler_id: actor.scheduler_id };
     let Some(fx) = super::retry(inst, actor.caller, ctx) else {
         return Ok(RetryOutcome::NotFinal(inst.clone()));
     };
     let mut batch = Batch::default();
     batch.add(id, fx);
-    let persisted = persist(&mut tx, &rows, batch, ctx).await?;
+    let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
     tx.commit().await?;
-    persisted.after_commit();
+    persisted.after_commit(routing);
     Ok(RetryOutcome::Retried(rows.remove(&id).expect("locked above")))
 }
 
 /// Deletes a task and cancels its PENDING instances (through the state machine, like any cancel);
 /// how many it canceled, `None` if there is no such task.
-pub async fn delete_task(store: &Store, name: &str, now: Ts, actor: &Actor<'_>) -> StoreResult<Option<u64>> {
+pub async fn delete_task(
+    store: &Store,
+    name: &str,
+    now: Ts,
+    actor: &Actor<'_>,
+    routing: &RoutingState,
+) -> StoreResult<Option<u64>> {
     let mut tx = store.begin().await?;
     let Some(id) = tx.lock_task(name).await? else { return Ok(None) };
     let pending = tx.lock_pending_of_task(id).await?;
@@ -277,12 +481,12 @@ pub async fn delete_task(store: &Store, name: &str, now: Ts, actor: &Actor<'_>) 
             canceled += 1;
         }
     }
-    let persisted = persist(&mut tx, &rows, batch, ctx).await?;
+    let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
     tx.delete_task_row(id).await?;
     let message = format!("deleted; {canceled} pending instance(s) canceled");
     tx.insert_task_event(id, name, now, crate::model::TaskEventKind::Deleted, actor.caller, &message).await?;
     tx.notify(Notice::Tasks).await?;
     tx.commit().await?;
-    persisted.after_commit();
+    persisted.after_commit(routing);
     Ok(Some(canceled))
 }

@@ -47,7 +47,9 @@ fn level(from: Option<InstanceStatus>, to: InstanceStatus) -> Level {
         (_, InstanceStatus::Success | InstanceStatus::Canceled | InstanceStatus::Skipped) => Level::Info,
         (Some(from), to) if from == to => Level::Info,
         (Some(_), InstanceStatus::Pending) => Level::Info,
-        (None, InstanceStatus::Pending) | (_, InstanceStatus::Dispatched | InstanceStatus::Running) => Level::Debug,
+        (Some(_), InstanceStatus::Waiting) => Level::Info,
+        (None, InstanceStatus::Pending | InstanceStatus::Waiting)
+        | (_, InstanceStatus::Dispatched | InstanceStatus::Running) => Level::Debug,
     }
 }
 

@@ -17,6 +17,7 @@ use crate::{
 };
 
 pub mod apply;
+pub mod fanout;
 pub mod log;
 
 /// How an attempt ends, as reported or decided.
@@ -569,6 +570,18 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// Adds another batch's effects after this one's.
+    pub fn merge(&mut self, other: Batch) {
+        self.changed.extend(other.changed);
+        self.events.extend(other.events);
+        self.commands.extend(other.commands);
+        self.finalized.extend(other.finalized);
+        self.alerts.extend(other.alerts);
+        if let Some(at) = other.earliest_requeue {
+            self.earliest_requeue = Some(self.earliest_requeue.map_or(at, |e| e.min(at)));
+        }
+    }
+
     /// Adds the effects of one transition of instance `id`.
     pub fn add(&mut self, id: i64, fx: Effects) {
         if fx.changed {
@@ -659,9 +672,10 @@ pub fn session_ended_unreadable(i: &mut Instance, session_id: &str, reason: &str
     fx
 }
 
-/// Whether a final instance schedules its FIXED_DELAY task's next fire (manual runs do not).
+/// Whether a final instance schedules its FIXED_DELAY task's next fire (manual runs do not, nor do
+/// the children of a broadcast or sharded fire: their parent does, when it ends).
 pub fn drives_fixed_delay(i: &Instance) -> bool {
-    i.source != InstanceSource::Manual
+    i.source != InstanceSource::Manual && i.route.parent_id.is_none()
 }
 
 #[cfg(test)]

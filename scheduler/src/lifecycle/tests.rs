@@ -40,6 +40,7 @@ fn held(status: InstanceStatus) -> Instance {
         created_at: now(),
         updated_at: now(),
         trace_parent: None,
+        route: Default::default(),
     }
 }
 
@@ -162,14 +163,15 @@ fn an_attempt_whose_session_ended_on_an_unreadable_message_is_not_readopted_and_
 fn the_table_of_transitions_allows_exactly_these_moves() {
     use InstanceStatus as S;
     let allowed: &[(S, &[S])] = &[
-        (S::Pending, &[S::Dispatched, S::Canceled]),
+        (S::Pending, &[S::Dispatched, S::Canceled, S::Failed]),
         (S::Dispatched, &[S::Running, S::Pending, S::Success, S::Failed, S::Canceled]),
         (S::Running, &[S::Success, S::Failed, S::Timeout, S::Canceled]),
-        (S::Success, &[S::Pending]),
-        (S::Failed, &[S::Pending]),
+        (S::Success, &[S::Pending, S::Waiting]),
+        (S::Failed, &[S::Pending, S::Waiting]),
         (S::Timeout, &[S::Pending]),
-        (S::Canceled, &[S::Pending]),
+        (S::Canceled, &[S::Pending, S::Waiting]),
         (S::Skipped, &[S::Pending]),
+        (S::Waiting, &[S::Success, S::Failed, S::Canceled]),
     ];
     for &from in S::ALL {
         let to_list = allowed.iter().find(|(f, _)| *f == from).map_or(&[][..], |(_, t)| *t);
@@ -179,11 +181,15 @@ fn the_table_of_transitions_allows_exactly_these_moves() {
         }
     }
     let created: Vec<S> = S::ALL.iter().copied().filter(|s| s.can_start_as()).collect();
-    assert_eq!(created, [S::Pending, S::Skipped]);
+    assert_eq!(created, [S::Pending, S::Skipped, S::Waiting]);
     // Only an operator brings a succeeded, canceled or skipped instance back.
     for from in [S::Success, S::Canceled, S::Skipped] {
         assert_eq!(from.causes(S::Pending), [crate::model::Cause::OperatorRetry]);
     }
+    // A PENDING instance fails without running only when its pinned worker is gone; a parent
+    // ends only by its children or a cancel.
+    assert_eq!(S::Pending.causes(S::Failed), [crate::model::Cause::Unreachable]);
+    assert_eq!(S::Waiting.causes(S::Success), [crate::model::Cause::Children]);
 }
 
 /// One transition function applied to an instance.

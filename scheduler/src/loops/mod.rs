@@ -3,6 +3,7 @@
 //! rules and outbox deliveries).
 
 pub mod alerts;
+pub mod create;
 pub mod dispatch;
 pub mod sweeper;
 pub mod trigger;

@@ -17,6 +17,7 @@ use crate::{
     error::StoreResult,
     lifecycle::{Batch, Ctx, apply::persist},
     model::{Instance, InstanceStatus, Ts, add, sub},
+    routing::RoutingState,
     store::{Expiry, Store},
     traces::{Expired, Traces},
 };
@@ -38,12 +39,15 @@ pub struct SweepReport {
 /// lease passed (back to PENDING), RUNNING attempts past their deadline (TIMEOUT, Cancel queued,
 /// retry policy) and RUNNING attempts whose lease passed (worker lost, retry policy), and applies
 /// the state machine to each. Each expired attempt is an `ax.expire` span of its instance's trace.
+#[allow(clippy::too_many_arguments)]
 pub async fn sweep(
     store: &Store,
     now: Ts,
     limit: u32,
     scheduler_id: &str,
     traces: &Traces,
+    routing: &RoutingState,
+    grace: std::time::Duration,
 ) -> StoreResult<SweepReport> {
     let span_start = std::time::SystemTime::now();
     let mut tx = store.begin().await?;
@@ -51,6 +55,7 @@ pub async fn sweep(
     let acks = tx.claim_expired(InstanceStatus::Dispatched, Expiry::Lease, now, limit).await?;
     let timeouts = tx.claim_expired(InstanceStatus::Running, Expiry::Deadline, now, limit).await?;
     let lost = tx.claim_expired(InstanceStatus::Running, Expiry::Lease, now, limit).await?;
+    let orphans = tx.claim_orphans(crate::model::sub(now, grace), limit).await?;
     let report = SweepReport { ack_timeouts: acks.len(), timeouts: timeouts.len(), lost: lost.len(), purged: 0 };
     let mut rows: HashMap<i64, Instance> = HashMap::new();
     let mut batch = Batch::default();
@@ -83,9 +88,14 @@ pub async fn sweep(
         }
         batch.add(id, fx);
     }
-    let persisted = persist(&mut tx, &rows, batch, ctx).await?;
+    for i in orphans {
+        let id = i.id;
+        let inst = rows.entry(id).or_insert(i);
+        batch.add(id, crate::lifecycle::fanout::unreachable(inst, ctx));
+    }
+    let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
     tx.commit().await?;
-    persisted.after_commit();
+    persisted.after_commit(routing);
     lost_by_app.record();
     if traces.is_on() {
         let span = (span_start, std::time::SystemTime::now());
@@ -176,7 +186,16 @@ impl Sweeper {
         loop {
             let now = self.core.clock.now();
             let core = &self.core;
-            let r = sweep(&core.pools.sweeper, now, self.config.batch, &core.scheduler_id, &core.traces).await?;
+            let r = sweep(
+                &core.pools.sweeper,
+                now,
+                self.config.batch,
+                &core.scheduler_id,
+                &core.traces,
+                &core.routing,
+                core.sessions.lost_worker_grace,
+            )
+            .await?;
             let full = [r.ack_timeouts, r.timeouts, r.lost].iter().any(|n| *n >= self.config.batch as usize);
             total.ack_timeouts += r.ack_timeouts;
             total.timeouts += r.timeouts;

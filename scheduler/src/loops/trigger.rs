@@ -22,6 +22,7 @@ use crate::{
     },
     error::{StoreError, StoreResult},
     lifecycle::log::{Change, Changes},
+    loops::create,
     model::{ConcurrencyPolicy, Instance, InstanceSource, InstanceStatus, Task, TaskEventKind, Ts, add, sub},
     schedule::{Compiled, FirePlan, MisfireRules, fire_key, plan},
     store::{InstanceRow, ManualTrigger, NewEvent, NewInstance, Store},
@@ -328,9 +329,14 @@ pub async fn trigger_due(
         }
     }
     let t_select = t0.elapsed();
-    let mut planned: Vec<(usize, NewInstance)> = Vec::new();
+    // Fires beyond a task's max_pending are coalesced: PENDING instances per task with fires.
+    let firing: Vec<i64> = tasks.iter().filter(|t| t.next_fire_at.is_some()).map(|t| t.id).collect();
+    let mut pending = if firing.is_empty() { HashMap::new() } else { tx.count_by_task(&firing, &["PENDING"]).await? };
+    let workers = if tasks.iter().any(create::needs_workers) { tx.list_workers(None).await? } else { Vec::new() };
+    let mut planned: Vec<Planned> = Vec::new();
     let mut tally = crate::prometheus::Tally::default();
     let mut next_fires: Vec<(i64, Option<Ts>)> = Vec::with_capacity(tasks.len());
+    let mut coalesced: Vec<(i64, Option<(Ts, u64)>)> = Vec::new();
     let mut alerts: Vec<AlertCause> = Vec::new();
     for (ti, task) in tasks.iter().enumerate() {
         let plan = match planner.plan(task) {
@@ -348,9 +354,41 @@ pub async fn trigger_due(
         } else {
             None
         };
+        let max_pending = u64::from(task.config.placement.max_pending.get());
+        let waiting = pending.entry(task.id).or_insert(0);
+        let mut run = task.coalesced;
         for (n, f) in plan.fires.iter().enumerate() {
-            let (status, reason) = admit(task, f, active, n == 0);
-            let new = NewInstance {
+            let (status, mut reason) = admit(task, f, active, n == 0);
+            if status == InstanceStatus::Pending && *waiting >= max_pending {
+                if run.is_none() {
+                    let message = format!(
+                        "fire at {} not run: {waiting} instances of this task are PENDING (max-pending {max_pending}); \
+                         later fires are counted until one runs",
+                        f.fire_at.to_rfc3339()
+                    );
+                    tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Coalesced, scheduler_id, &message)
+                        .await?;
+                }
+                run = Some(run.map_or((f.fire_at, 1), |(since, count)| (since, count + 1)));
+                continue;
+            }
+            if status == InstanceStatus::Pending
+                && let Some((since, count)) = run.take()
+            {
+                let message = format!(
+                    "{count} fire(s) from {} to the one before {} were not run: max-pending {max_pending} was reached",
+                    since.to_rfc3339(),
+                    f.fire_at.to_rfc3339()
+                );
+                tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Coalesced, scheduler_id, &message)
+                    .await?;
+            }
+            if status == InstanceStatus::Pending
+                && let Some(note) = create::selector_note(task, &workers)
+            {
+                reason = format!("{reason}; {note}");
+            }
+            let mut new = NewInstance {
                 fire_at: f.fire_at,
                 available_at: f.fire_at,
                 key: fire_key(f.fire_at),
@@ -359,8 +397,28 @@ pub async fn trigger_due(
                 params: task.config.params.clone(),
                 reason,
                 trace_parent: traces.new_root(),
+                route: create::route_of(task, &task.config.params),
             };
-            planned.push((ti, new));
+            let children = match create::shape(task, &workers) {
+                create::Shape::Single => None,
+                create::Shape::Fanout(plans) => {
+                    create::make_parent(task, &mut new, &plans);
+                    Some(plans)
+                }
+            };
+            if new.status == InstanceStatus::Pending {
+                *waiting += 1;
+            } else if let Some(plans) = children.as_ref().filter(|_| new.status == InstanceStatus::Waiting) {
+                *waiting += plans.len() as u64;
+            }
+            planned.push(Planned { task: ti, new, children });
+        }
+        if run != task.coalesced {
+            if let Some((_, count)) = run {
+                let before = task.coalesced.map_or(0, |(_, c)| c);
+                tally.add(crate::prometheus::FIRES_COALESCED, &task.config.app, None, count.saturating_sub(before));
+            }
+            coalesced.push((task.id, run));
         }
         next_fires.push((task.id, plan.next_fire_at));
         for (kind, _) in &plan.events {
@@ -389,49 +447,84 @@ pub async fn trigger_due(
     }
     let t_plan = t0.elapsed();
     tx.set_next_fires(&next_fires).await?;
+    tx.set_coalesced(&coalesced).await?;
     let t_next = t0.elapsed();
-    let rows: Vec<InstanceRow<'_>> = planned.iter().map(|(ti, n)| InstanceRow { task: &tasks[*ti], new: n }).collect();
+    let rows: Vec<InstanceRow<'_>> =
+        planned.iter().map(|p| InstanceRow { task: &tasks[p.task], new: &p.new }).collect();
     let inserted = tx.insert_instances(&rows, now).await?;
+    // Children, now that their parents have ids.
+    let by_key: HashMap<(i64, &str), &Planned> =
+        planned.iter().map(|p| ((tasks[p.task].id, p.new.key.as_str()), p)).collect();
+    let mut kids: Vec<(usize, NewInstance)> = Vec::new();
+    for (id, task_id, key) in &inserted {
+        let Some(p) = by_key.get(&(*task_id, key.as_str())) else { continue };
+        if let Some(plans) = p.children.as_ref().filter(|_| p.new.status == InstanceStatus::Waiting) {
+            kids.extend(create::children(&tasks[p.task], *id, &p.new, plans).into_iter().map(|k| (p.task, k)));
+        }
+    }
+    let kid_rows: Vec<InstanceRow<'_>> = kids.iter().map(|(t, k)| InstanceRow { task: &tasks[*t], new: k }).collect();
+    let inserted_kids = tx.insert_instances(&kid_rows, now).await?;
     let t_create = t0.elapsed();
-    let by_key: HashMap<(i64, &str), (usize, &NewInstance)> =
-        planned.iter().map(|(ti, n)| ((tasks[*ti].id, n.key.as_str()), (*ti, n))).collect();
-    let mut events = Vec::with_capacity(inserted.len());
+    let kids_by_key: HashMap<(i64, &str), (usize, &NewInstance)> =
+        kids.iter().map(|(t, k)| ((tasks[*t].id, k.key.as_str()), (*t, k))).collect();
+    let mut events = Vec::with_capacity(inserted.len() + inserted_kids.len());
     let mut changes = Changes::new();
     let mut spans = Vec::new();
-    for (id, task_id, key) in &inserted {
-        let Some((ti, n)) = by_key.get(&(*task_id, key.as_str())).copied() else { continue };
-        tally.add(crate::prometheus::INSTANCES_CREATED, &tasks[ti].config.app, Some(("status", n.status.as_str())), 1);
-        if n.status == InstanceStatus::Skipped {
-            round.skipped += 1;
+    let created = inserted
+        .iter()
+        .filter_map(|(id, task_id, key)| by_key.get(&(*task_id, key.as_str())).map(|p| (*id, p.task, &p.new)));
+    let created_kids = inserted_kids
+        .iter()
+        .filter_map(|(id, task_id, key)| kids_by_key.get(&(*task_id, key.as_str())).map(|(t, k)| (*id, *t, *k)));
+    for (id, ti, n) in created.chain(created_kids) {
+        let task = &tasks[ti];
+        tally.add(crate::prometheus::INSTANCES_CREATED, &task.config.app, Some(("status", n.status.as_str())), 1);
+        match n.status {
+            InstanceStatus::Skipped => {
+                round.skipped += 1;
+                alerts.push(AlertCause {
+                    event: AlertEvent::Skipped,
+                    app: task.config.app.clone(),
+                    task_name: task.name.clone(),
+                    instance_id: Some(id),
+                    attempt: 0,
+                    at: now,
+                    message: n.reason.clone(),
+                    occurrence: format!("i{id}"),
+                });
+            }
+            InstanceStatus::Pending => round.created.push((id, task.config.app.clone(), n.available_at)),
+            _ => {}
+        }
+        for event in creation_events(id, n, now, scheduler_id) {
+            if Changes::wants(event.from, event.to) {
+                changes.push(Change {
+                    instance_id: id,
+                    attempt: 0,
+                    task: task.name.clone(),
+                    app: task.config.app.clone(),
+                    worker: String::new(),
+                    from: event.from,
+                    to: event.to,
+                    reason: event.reason.clone(),
+                });
+            }
+            events.push(event);
+        }
+        if create::empty_broadcast(n) {
             alerts.push(AlertCause {
-                event: AlertEvent::Skipped,
-                app: tasks[ti].config.app.clone(),
-                task_name: tasks[ti].name.clone(),
-                instance_id: Some(*id),
+                event: AlertEvent::FinalFailure,
+                app: task.config.app.clone(),
+                task_name: task.name.clone(),
+                instance_id: Some(id),
                 attempt: 0,
                 at: now,
                 message: n.reason.clone(),
-                occurrence: format!("i{id}"),
-            });
-        } else {
-            round.created.push((*id, tasks[ti].config.app.clone(), n.available_at));
-        }
-        let event = creation_event(*id, n, now, scheduler_id);
-        if Changes::wants(None, n.status) {
-            changes.push(Change {
-                instance_id: *id,
-                attempt: 0,
-                task: tasks[ti].name.clone(),
-                app: tasks[ti].config.app.clone(),
-                worker: String::new(),
-                from: None,
-                to: n.status,
-                reason: event.reason.clone(),
+                occurrence: format!("i{id}:a0"),
             });
         }
-        events.push(event);
         if traces.is_on() {
-            spans.push((*id, ti, n));
+            spans.push((id, ti, n));
         }
     }
     tx.insert_events(&events).await?;
@@ -464,6 +557,28 @@ pub async fn trigger_due(
     Ok(round)
 }
 
+/// A fire the round will create: its task (an index into the round's tasks), the instance, and
+/// the children it gets once it has an id.
+struct Planned {
+    task: usize,
+    new: NewInstance,
+    children: Option<Vec<crate::routing::fanout::ChildPlan>>,
+}
+
+/// The events that record an instance's creation: one, or for a broadcast that found no worker its
+/// creation as WAITING and its end as FAILED.
+fn creation_events(id: i64, n: &NewInstance, now: Ts, scheduler_id: &str) -> Vec<NewEvent> {
+    if create::empty_broadcast(n) {
+        let mut waiting = creation_event(id, n, now, scheduler_id);
+        waiting.to = InstanceStatus::Waiting;
+        waiting.reason = "fired as a broadcast".to_owned();
+        let mut failed = creation_event(id, n, now, scheduler_id);
+        failed.from = Some(InstanceStatus::Waiting);
+        return vec![waiting, failed];
+    }
+    vec![creation_event(id, n, now, scheduler_id)]
+}
+
 fn creation_event(id: i64, n: &NewInstance, now: Ts, scheduler_id: &str) -> NewEvent {
     NewEvent {
         instance_id: id,
@@ -477,7 +592,8 @@ fn creation_event(id: i64, n: &NewInstance, now: Ts, scheduler_id: &str) -> NewE
     }
 }
 
-/// Creates a manual instance of `task`, or returns the existing one for the same key (`false`).
+/// Creates a manual instance of `task` (for a broadcast or sharded task, a parent and its
+/// children), or returns the existing one for the same key (`false`).
 pub async fn trigger_manual(
     store: &Store,
     task: &Task,
@@ -487,7 +603,7 @@ pub async fn trigger_manual(
     traces: &Traces,
 ) -> StoreResult<(Instance, bool)> {
     let span_start = std::time::SystemTime::now();
-    let new = NewInstance {
+    let mut new = NewInstance {
         fire_at: now,
         available_at: now,
         key: trigger.key.clone(),
@@ -496,8 +612,20 @@ pub async fn trigger_manual(
         params: trigger.params.clone(),
         reason: format!("triggered by {}", trigger.actor),
         trace_parent: traces.new_root(),
+        route: create::route_of(task, &trigger.params),
     };
     let mut tx = store.begin().await?;
+    let workers = if create::needs_workers(task) { tx.list_workers(None).await? } else { Vec::new() };
+    if let Some(note) = create::selector_note(task, &workers) {
+        new.reason = format!("{}; {note}", new.reason);
+    }
+    let plans = match create::shape(task, &workers) {
+        create::Shape::Single => None,
+        create::Shape::Fanout(plans) => {
+            create::make_parent(task, &mut new, &plans);
+            Some(plans)
+        }
+    };
     let created = match tx.insert_instances(&[InstanceRow { task, new: &new }], now).await {
         Ok(v) => v.first().map(|(id, _, _)| *id),
         // Another trigger with the same key committed first: it made the one instance. The
@@ -506,26 +634,57 @@ pub async fn trigger_manual(
         Err(e) => return Err(e),
     };
     if let Some(id) = created {
-        tx.insert_events(&[creation_event(id, &new, now, scheduler_id)]).await?;
+        let kids = match plans.as_ref().filter(|_| new.status == InstanceStatus::Waiting) {
+            Some(plans) => create::children(task, id, &new, plans),
+            None => Vec::new(),
+        };
+        let kid_rows: Vec<InstanceRow<'_>> = kids.iter().map(|k| InstanceRow { task, new: k }).collect();
+        let kid_ids = tx.insert_instances(&kid_rows, now).await?;
+        let mut events = creation_events(id, &new, now, scheduler_id);
+        for ((kid, _, _), k) in kid_ids.iter().zip(&kids) {
+            events.push(creation_event(*kid, k, now, scheduler_id));
+        }
+        tx.insert_events(&events).await?;
+        if create::empty_broadcast(&new) {
+            let alert = AlertCause {
+                event: AlertEvent::FinalFailure,
+                app: task.config.app.clone(),
+                task_name: task.name.clone(),
+                instance_id: Some(id),
+                attempt: 0,
+                at: now,
+                message: new.reason.clone(),
+                occurrence: format!("i{id}:a0"),
+            };
+            crate::alerts::outbox::enqueue(&mut tx, &[alert], now).await?;
+        }
         tx.notify(crate::store::Notice::Work).await?;
         tx.commit().await?;
         let mut changes = Changes::new();
-        changes.push(Change {
-            instance_id: id,
-            attempt: 0,
-            task: task.name.clone(),
-            app: task.config.app.clone(),
-            worker: String::new(),
-            from: None,
-            to: new.status,
-            reason: new.reason.clone(),
-        });
+        for e in &events {
+            changes.push(Change {
+                instance_id: e.instance_id,
+                attempt: 0,
+                task: task.name.clone(),
+                app: task.config.app.clone(),
+                worker: String::new(),
+                from: e.from,
+                to: e.to,
+                reason: e.reason.clone(),
+            });
+        }
         changes.log();
         let span = (span_start, std::time::SystemTime::now());
         let (tp, app) = (new.trace_parent.as_deref(), &task.config.app);
         traces.created(tp, id, &task.name, app, new.source, new.status, new.fire_at, span);
         let mut tally = crate::prometheus::Tally::default();
         tally.add(crate::prometheus::INSTANCES_CREATED, &task.config.app, Some(("status", new.status.as_str())), 1);
+        tally.add(
+            crate::prometheus::INSTANCES_CREATED,
+            &task.config.app,
+            Some(("status", "PENDING")),
+            kids.len() as u64,
+        );
         tally.record();
     } else {
         drop(tx);

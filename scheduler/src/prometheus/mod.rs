@@ -57,6 +57,8 @@ pub const TIMEOUTS: &str = "ax_instance_timeouts_total";
 pub const WORKERS_LOST: &str = "ax_instance_workers_lost_total";
 /// Missed fires handled by the misfire policy, by app and action (catch_up, skipped).
 pub const MISFIRES: &str = "ax_misfires_total";
+/// Scheduled fires not created because `max_pending` instances of their task were PENDING, by app.
+pub const FIRES_COALESCED: &str = "ax_fires_coalesced_total";
 /// Seconds from an instance's fire time to its first attempt's start (Accepted).
 pub const FIRE_LAG: &str = "ax_fire_lag_seconds";
 /// Seconds a ready instance waited in PENDING before an attempt was dispatched.
@@ -115,6 +117,12 @@ pub const CATALOG: &[Metric] = &[
         kind: Kind::Counter,
         labels: &["app", "action"],
         help: "Tasks whose missed fires the misfire policy handled (action: catch_up or skipped).",
+    },
+    Metric {
+        name: FIRES_COALESCED,
+        kind: Kind::Counter,
+        labels: &["app"],
+        help: "Scheduled fires not created because max-pending instances of their task were PENDING.",
     },
     Metric {
         name: FIRE_LAG,

@@ -31,6 +31,8 @@ pub(crate) trait Driver: Database {
     fn i64(row: &Self::Row, i: usize) -> Result<i64, sqlx::Error>;
     fn opt_i64(row: &Self::Row, i: usize) -> Result<Option<i64>, sqlx::Error>;
     fn i32(row: &Self::Row, i: usize) -> Result<i32, sqlx::Error>;
+    fn opt_i32(row: &Self::Row, i: usize) -> Result<Option<i32>, sqlx::Error>;
+    fn f64(row: &Self::Row, i: usize) -> Result<f64, sqlx::Error>;
     fn bool(row: &Self::Row, i: usize) -> Result<bool, sqlx::Error>;
     fn string(row: &Self::Row, i: usize) -> Result<String, sqlx::Error>;
     fn opt_string(row: &Self::Row, i: usize) -> Result<Option<String>, sqlx::Error>;
@@ -193,6 +195,12 @@ impl<DB: Driver> Columns for Cursor<'_, DB> {
     fn i32(&self, i: usize) -> Result<i32, sqlx::Error> {
         DB::i32(self.0, i)
     }
+    fn opt_i32(&self, i: usize) -> Result<Option<i32>, sqlx::Error> {
+        DB::opt_i32(self.0, i)
+    }
+    fn f64(&self, i: usize) -> Result<f64, sqlx::Error> {
+        DB::f64(self.0, i)
+    }
     fn bool(&self, i: usize) -> Result<bool, sqlx::Error> {
         DB::bool(self.0, i)
     }
@@ -215,6 +223,8 @@ macro_rules! bind_scalars {
             Value::I64(x) => $q.bind(*x),
             Value::OptI64(x) => $q.bind(*x),
             Value::I32(x) => $q.bind(*x),
+            Value::OptI32(x) => $q.bind(*x),
+            Value::F64(x) => $q.bind(*x),
             Value::Bool(x) => $q.bind(*x),
             Value::Str(x) => $q.bind(x.as_ref()),
             Value::OptStr(x) => $q.bind(x.as_deref()),
@@ -235,6 +245,12 @@ macro_rules! getters {
             row.$get(i)
         }
         fn i32(row: &$row, i: usize) -> Result<i32, sqlx::Error> {
+            row.$get(i)
+        }
+        fn opt_i32(row: &$row, i: usize) -> Result<Option<i32>, sqlx::Error> {
+            row.$get(i)
+        }
+        fn f64(row: &$row, i: usize) -> Result<f64, sqlx::Error> {
             row.$get(i)
         }
         fn bool(row: &$row, i: usize) -> Result<bool, sqlx::Error> {

@@ -9,7 +9,10 @@ use super::{
 };
 use crate::{
     error::{StoreError, StoreResult},
-    model::{Instance, InstanceEvent, InstanceStatus, Task, Ts, duration_micros, from_micros, to_micros},
+    model::{
+        Instance, InstanceEvent, InstanceStatus, MAX_PRIORITY, PRIORITY_STEP, RetryOn, Task, Ts, duration_micros,
+        from_micros, sub, to_micros,
+    },
 };
 
 /// One row for `ax_instance_event`.
@@ -71,6 +74,20 @@ impl InstanceRaw {
             created_at: to_micros(now),
             updated_at: to_micros(now),
             trace_parent: n.trace_parent.clone(),
+            priority: i32::from(n.route.priority),
+            ready_at: to_micros(sub(n.available_at, PRIORITY_STEP * u32::from(n.route.priority.min(MAX_PRIORITY)))),
+            selector: n.route.selector.clone(),
+            retry_on: n.route.retry_on.unwrap_or(RetryOn::Other).as_str().to_owned(),
+            hash_key: n.route.hash_key.clone(),
+            parent_id: n.route.parent_id,
+            shard_index: n.route.shard.map(|(i, _)| i32::try_from(i).unwrap_or(i32::MAX)),
+            shard_total: n
+                .route
+                .shard
+                .map(|(_, t)| t)
+                .or(n.route.children)
+                .map(|t| i32::try_from(t).unwrap_or(i32::MAX)),
+            target_worker: n.route.target_worker.clone(),
         }
     }
 }
@@ -454,24 +471,37 @@ impl Tx {
         Ok(())
     }
 
-    /// PENDING instances of `app` available by `until` for these handlers, oldest first, locked
-    /// (skipping rows other axd hold).
+    /// PENDING instances of `app` available by `until` for these handlers, in priority-aged order
+    /// (`ready_at`, see [`crate::model::PRIORITY_STEP`]), locked (skipping rows other axd hold),
+    /// narrowed by `filter`.
     pub async fn select_ready(
         &mut self,
         app: &str,
         handlers: &[String],
         until: Ts,
         limit: u32,
+        filter: &ReadyFilter<'_>,
     ) -> StoreResult<Vec<Instance>> {
         let d = self.dialect();
-        let mut s = select_instances(&format!("{} WHERE status = 'PENDING' AND app = ", d.ready_index));
+        let mut s = select_instances(&format!("{} WHERE status = 'PENDING' AND app = ", d.ready_order_index));
         s.push_bind(app).push(" AND available_at <= ").push_bind(to_micros(until)).push(" AND handler ");
         if d.arrays {
             s.push("= ANY(").push_bind(Value::Strs(handlers.iter().map(|h| h.as_str().into()).collect())).push(")");
         } else {
             s.push("IN ").push_list(handlers.iter().map(String::as_str));
         }
-        s.push(" ORDER BY available_at LIMIT ").push_bind(i64::from(limit)).push(d.skip_locked);
+        s.push(" AND (target_worker IS NULL OR target_worker IN ").push_list(filter.workers.iter().map(String::as_str));
+        s.push(")");
+        if let Some(selectors) = filter.selectors {
+            s.push(" AND (selector = '' OR selector IN ").push_list(selectors.iter().map(String::as_str)).push(")");
+        }
+        if !filter.skip_ids.is_empty() {
+            s.push(" AND id NOT IN ").push_list(filter.skip_ids.iter().copied());
+        }
+        if !filter.skip_tasks.is_empty() {
+            s.push(" AND task_id NOT IN ").push_list(filter.skip_tasks.iter().copied());
+        }
+        s.push(" ORDER BY ready_at LIMIT ").push_bind(i64::from(limit)).push(d.skip_locked);
         self.read_instances(s).await
     }
 
@@ -520,6 +550,8 @@ impl Tx {
             "SELECT MIN(available_at) FROM ax_instance{} WHERE status = 'PENDING' AND app IN ",
             self.dialect().ready_index
         ));
+        // Broadcast children of other workers and selectors no stream here matches are counted too:
+        // the wake-up is then early, never late.
         s.push_list(apps.iter().map(String::as_str));
         let v: Option<i64> = self.fetch_one(s, InstanceRaw::TABLE, |r| r.take()).await?;
         Ok(v.map(from_micros))
@@ -604,6 +636,20 @@ impl Tx {
         }
         Ok(())
     }
+}
+
+/// What the dispatcher leaves out of a claim (see [`Tx::select_ready`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadyFilter<'a> {
+    /// Workers with free credits here: a broadcast child pinned to another worker is left alone.
+    pub workers: &'a [String],
+    /// Selectors these streams can satisfy: an instance with another (non-empty) selector is left
+    /// alone; `None`: every selector is read (routing checks it anyway).
+    pub selectors: Option<&'a [String]>,
+    /// Instances routing could not place lately.
+    pub skip_ids: &'a [i64],
+    /// Tasks at their running limit lately.
+    pub skip_tasks: &'a [i64],
 }
 
 /// A time column of held instances that the sweeper acts on.

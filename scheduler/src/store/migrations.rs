@@ -30,6 +30,11 @@ macro_rules! embed_migrations {
                 "traces",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0005_traces.sql")),
             ),
+            (
+                6_i64,
+                "routing",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0006_routing.sql")),
+            ),
         ]
     };
 }

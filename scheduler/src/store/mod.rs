@@ -31,6 +31,7 @@ mod instances;
 mod migrations;
 pub mod mysql;
 pub mod postgres;
+mod routing;
 mod sessions_log;
 pub mod sqlite;
 pub(crate) mod tables;
@@ -39,7 +40,8 @@ pub(crate) mod value;
 
 pub use alerts::{ConditionState, DeliveryEnd, DeliveryFilter};
 pub use audit::{AuditEntry, AuditFilter};
-pub use instances::{Expiry, InstanceRow, NewEvent};
+pub use instances::{Expiry, InstanceRow, NewEvent, ReadyFilter};
+pub use routing::StreakKey;
 
 use dialect::Dialect;
 use exec::Exec;
@@ -204,6 +206,14 @@ on_a_connection! {
     fn list_deliveries(filter: &DeliveryFilter) -> Vec<crate::alerts::Delivery>;
     /// One alert delivery.
     fn get_delivery(id: i64) -> Option<crate::alerts::Delivery>;
+    /// Worker failure streaks, optionally only of some apps.
+    fn list_streaks(apps: Option<&[String]>) -> Vec<crate::model::WorkerStreak>;
+    /// App rate limits, optionally only of some apps.
+    fn list_app_limits(apps: Option<&[String]>) -> Vec<crate::model::AppLimit>;
+    /// A parent's children by shard index.
+    fn children_of(parent_id: i64, limit: u32) -> Vec<crate::model::Instance>;
+    /// The label selectors tasks use, per app.
+    fn task_selectors() -> std::collections::HashMap<String, Vec<String>>;
 }
 
 /// One unit of work: a transaction (from [`Store::begin`], committed with [`Tx::commit`] and
@@ -397,6 +407,8 @@ pub struct NewInstance {
     /// W3C traceparent of the instance's root span (its fire or manual trigger) when axd traces;
     /// stored so that every later span of the instance, on any axd, joins its trace.
     pub trace_parent: Option<String>,
+    /// Routing inputs (priority, selector, retry target, hash key, parent and shard, pinned worker).
+    pub route: crate::model::InstanceRoute,
 }
 
 /// A session's live numbers, written by the lease loop.

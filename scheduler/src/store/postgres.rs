@@ -56,6 +56,7 @@ impl Driver for Postgres {
             Value::I64s(x) => q.bind(x),
             Value::OptI64s(x) => q.bind(x),
             Value::I32s(x) => q.bind(x),
+            Value::OptI32s(x) => q.bind(x),
             Value::Strs(x) => q.bind(x.iter().map(|c| c.as_ref()).collect::<Vec<&str>>()),
             Value::OptStrs(x) => q.bind(x.iter().map(|c| c.as_deref()).collect::<Vec<Option<&str>>>()),
             scalar => unreachable!("{:?} is bound above", scalar.kind()),
@@ -98,6 +99,8 @@ pub(crate) fn columns_of<'a>(rows: Vec<Vec<Value<'a>>>, kinds: &[Kind]) -> Vec<V
             Kind::I64 => Value::I64s(Vec::with_capacity(rows.len())),
             Kind::OptI64 => Value::OptI64s(Vec::with_capacity(rows.len())),
             Kind::I32 => Value::I32s(Vec::with_capacity(rows.len())),
+            Kind::OptI32 => Value::OptI32s(Vec::with_capacity(rows.len())),
+            Kind::F64 => panic!("no float array columns are written"),
             Kind::Str => Value::Strs(Vec::with_capacity(rows.len())),
             Kind::OptStr => Value::OptStrs(Vec::with_capacity(rows.len())),
             Kind::Bool => panic!("no boolean array columns are written"),
@@ -109,6 +112,7 @@ pub(crate) fn columns_of<'a>(rows: Vec<Vec<Value<'a>>>, kinds: &[Kind]) -> Vec<V
                 (Value::I64s(a), Value::I64(x)) => a.push(x),
                 (Value::OptI64s(a), Value::OptI64(x)) => a.push(x),
                 (Value::I32s(a), Value::I32(x)) => a.push(x),
+                (Value::OptI32s(a), Value::OptI32(x)) => a.push(x),
                 (Value::Strs(a), Value::Str(x)) => a.push(x),
                 (Value::OptStrs(a), Value::OptStr(x)) => a.push(x),
                 (c, v) => panic!("a {:?} value in a column of {c:?}", v.kind()),
@@ -129,6 +133,10 @@ pub(crate) fn array_of<'a>(kind: Kind, values: impl Iterator<Item = Value<'a>>) 
             Value::OptI64s(values.map(|v| if let Value::OptI64(x) = v { x } else { bad(&v, kind) }).collect())
         }
         Kind::I32 => Value::I32s(values.map(|v| if let Value::I32(x) = v { x } else { bad(&v, kind) }).collect()),
+        Kind::OptI32 => {
+            Value::OptI32s(values.map(|v| if let Value::OptI32(x) = v { x } else { bad(&v, kind) }).collect())
+        }
+        Kind::F64 => panic!("no float array columns are written"),
         Kind::Str => Value::Strs(values.map(|v| if let Value::Str(x) = v { x } else { bad(&v, kind) }).collect()),
         Kind::OptStr => {
             Value::OptStrs(values.map(|v| if let Value::OptStr(x) = v { x } else { bad(&v, kind) }).collect())

@@ -3,7 +3,11 @@
 //! forgotten, so that explain can say whether a worker of an app was connected at a past instant;
 //! two writes per session, none per instance), and a task's instances triggered up to an instant.
 
-use super::{Tx, tables::decode_list, tables::encode_list, value::Stmt};
+use super::{
+    Tx,
+    tables::{decode_labels, decode_list, encode_labels, encode_list},
+    value::Stmt,
+};
 use crate::{
     error::StoreResult,
     model::{SessionSpan, Ts, WorkerRecord, from_micros, to_micros},
@@ -17,7 +21,7 @@ impl Tx {
     pub(super) async fn open_session_log(&mut self, w: &WorkerRecord) -> StoreResult<()> {
         let s = Stmt::new(
             "INSERT INTO ax_session_log (session_id, worker_id, app, handlers, capacity, scheduler_id, \
-             connected_at, closed_at, close_reason) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, '')",
+             connected_at, closed_at, close_reason, labels) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, '', ?)",
         )
         .bind(w.session_id.as_str())
         .bind(w.worker_id.as_str())
@@ -25,7 +29,8 @@ impl Tx {
         .bind(encode_list(&w.handlers))
         .bind(i32::try_from(w.capacity).unwrap_or(i32::MAX))
         .bind(w.scheduler_id.as_str())
-        .bind(to_micros(w.connected_at));
+        .bind(to_micros(w.connected_at))
+        .bind(encode_labels(&w.labels));
         self.execute(s).await?;
         Ok(())
     }
@@ -61,7 +66,7 @@ impl Tx {
     pub async fn session_spans(&mut self, app: &str, from: Ts, to: Ts) -> StoreResult<Vec<SessionSpan>> {
         let s = Stmt::new(
             "SELECT session_id, worker_id, app, handlers, capacity, scheduler_id, connected_at, closed_at, \
-             close_reason FROM ax_session_log WHERE app = ? AND connected_at <= ? \
+             close_reason, labels FROM ax_session_log WHERE app = ? AND connected_at <= ? \
              AND (closed_at IS NULL OR closed_at >= ?) ORDER BY connected_at, session_id LIMIT ?",
         )
         .bind(app)
@@ -78,11 +83,16 @@ impl Tx {
             let connected_at: i64 = r.take()?;
             let closed_at: Option<i64> = r.take()?;
             let close_reason: String = r.take()?;
+            let labels: Option<String> = r.take()?;
             Ok(SessionSpan {
                 session_id,
                 worker_id,
                 app,
                 handlers: decode_list("ax_session_log", &handlers)?,
+                labels: match labels {
+                    Some(l) => decode_labels("ax_session_log", &l)?,
+                    None => Default::default(),
+                },
                 capacity: u32::try_from(capacity).unwrap_or(0),
                 scheduler_id,
                 connected_at: from_micros(connected_at),

@@ -11,8 +11,8 @@ use super::value::{Column, Kind, Row, Value};
 use crate::{
     error::{StoreError, StoreResult},
     model::{
-        Backoff, CronDialect, Instance, InstanceEvent, RetryPolicy, Schedule, ScheduleKind, Task, TaskConfig,
-        WorkerRecord, duration_micros, from_micros, to_micros,
+        Backoff, CooldownPolicy, CronDialect, Instance, InstanceEvent, InstanceRoute, MAX_PRIORITY, Placement,
+        RetryPolicy, Schedule, ScheduleKind, Task, TaskConfig, WorkerRecord, duration_micros, from_micros, to_micros,
     },
 };
 
@@ -112,6 +112,17 @@ table! {
         version: i64,
         created_at: i64,
         updated_at: i64,
+        selector: String,
+        retry_on: String,
+        shards: Option<i32>,
+        hash_key: Option<String>,
+        priority: i32,
+        max_running: Option<i32>,
+        max_pending: i32,
+        cooldown_after: Option<i32>,
+        cooldown_us: Option<i64>,
+        coalesced_since: Option<i64>,
+        coalesced_count: i64,
     }
 }
 
@@ -149,6 +160,15 @@ table! {
         created_at: i64,
         updated_at: i64 = to_micros(i.updated_at),
         trace_parent: Option<String>,
+        priority: i32,
+        ready_at: i64 = to_micros(i.ready_at()),
+        selector: String = i.route.selector.as_str(),
+        retry_on: String,
+        hash_key: Option<String>,
+        parent_id: Option<i64>,
+        shard_index: Option<i32>,
+        shard_total: Option<i32>,
+        target_worker: Option<String>,
     }
 }
 
@@ -245,6 +265,7 @@ fn u32_of(table: &'static str, column: &str, v: i32) -> StoreResult<u32> {
 impl TaskRaw {
     /// The raw columns of a configuration (for inserts and updates).
     pub fn from_config(id: i64, name: &str, c: &TaskConfig) -> TaskRaw {
+        let p = &c.placement;
         let (cron_expr, cron_dialect, time_zone, interval_us, start_at) = match &c.schedule {
             Schedule::Cron { expression, time_zone, dialect } => {
                 (Some(expression.clone()), Some(dialect.as_str().to_owned()), time_zone.clone(), None, None)
@@ -282,6 +303,17 @@ impl TaskRaw {
             version: 1,
             created_at: 0,
             updated_at: 0,
+            selector: p.selector.clone(),
+            retry_on: p.retry_on.as_str().to_owned(),
+            shards: p.shards.map(|n| i32::try_from(n.get()).unwrap_or(i32::MAX)),
+            hash_key: p.hash_key.clone(),
+            priority: i32::from(p.priority),
+            max_running: p.max_running.map(|n| i32::try_from(n.get()).unwrap_or(i32::MAX)),
+            max_pending: i32::try_from(p.max_pending.get()).unwrap_or(i32::MAX),
+            cooldown_after: p.cooldown.after.map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
+            cooldown_us: p.cooldown.duration.map(duration_micros),
+            coalesced_since: None,
+            coalesced_count: 0,
         }
     }
 
@@ -310,6 +342,25 @@ impl TaskRaw {
             .ok()
             .and_then(NonZeroU32::new)
             .ok_or_else(|| corrupt(T, format!("max_catch_up = {}", self.max_catch_up)))?;
+        let positive = |col: &str, v: i32| {
+            u32::try_from(v).ok().and_then(NonZeroU32::new).ok_or_else(|| corrupt(T, format!("{col} = {v}")))
+        };
+        let placement = Placement {
+            selector: self.selector,
+            retry_on: parse(T, &self.retry_on)?,
+            shards: self.shards.map(|n| positive("shards", n)).transpose()?,
+            hash_key: self.hash_key,
+            priority: u8::try_from(self.priority)
+                .ok()
+                .filter(|p| *p <= MAX_PRIORITY)
+                .ok_or_else(|| corrupt(T, format!("priority = {}", self.priority)))?,
+            max_running: self.max_running.map(|n| positive("max_running", n)).transpose()?,
+            max_pending: positive("max_pending", self.max_pending)?,
+            cooldown: CooldownPolicy {
+                after: self.cooldown_after.map(|n| u32_of(T, "cooldown_after", n)).transpose()?,
+                duration: self.cooldown_us.map(micros_duration),
+            },
+        };
         Ok(Task {
             id: self.id,
             name: self.name,
@@ -331,11 +382,15 @@ impl TaskRaw {
                     backoff: decode_backoff(T, &self.backoff)?,
                 },
                 labels: decode_labels(T, &self.labels)?,
+                placement,
             },
             next_fire_at: self.next_fire_at.map(from_micros),
             created_at: from_micros(self.created_at),
             updated_at: from_micros(self.updated_at),
             version: self.version,
+            coalesced: self
+                .coalesced_since
+                .map(|since| (from_micros(since), u64::try_from(self.coalesced_count).unwrap_or(0))),
         })
     }
 }
@@ -375,6 +430,25 @@ impl InstanceRaw {
             created_at: from_micros(self.created_at),
             updated_at: from_micros(self.updated_at),
             trace_parent: self.trace_parent,
+            route: InstanceRoute {
+                priority: u8::try_from(self.priority)
+                    .ok()
+                    .filter(|p| *p <= MAX_PRIORITY)
+                    .ok_or_else(|| corrupt(T, format!("priority = {}", self.priority)))?,
+                selector: self.selector,
+                retry_on: Some(parse(T, &self.retry_on)?),
+                hash_key: self.hash_key,
+                parent_id: self.parent_id,
+                shard: match (self.shard_index, self.shard_total) {
+                    (Some(i), Some(n)) => Some((u32_of(T, "shard_index", i)?, u32_of(T, "shard_total", n)?)),
+                    _ => None,
+                },
+                children: match (self.shard_index, self.shard_total) {
+                    (None, Some(n)) => Some(u32_of(T, "shard_total", n)?),
+                    _ => None,
+                },
+                target_worker: self.target_worker,
+            },
         })
     }
 }

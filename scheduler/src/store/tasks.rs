@@ -11,7 +11,8 @@ use crate::{
 };
 
 /// Columns an update of a task's configuration leaves alone (identity, schedule state, versioning).
-const NOT_CONFIG: [&str; 6] = ["id", "name", "next_fire_at", "version", "created_at", "updated_at"];
+const NOT_CONFIG: [&str; 8] =
+    ["id", "name", "next_fire_at", "version", "created_at", "updated_at", "coalesced_since", "coalesced_count"];
 
 /// A due task claimed by the trigger, or the id of a row that could not be read.
 pub type Claimed = Result<Task, (i64, StoreError)>;
@@ -101,10 +102,28 @@ impl Tx {
         self.read_tasks(s).await
     }
 
-    /// Deletes the task row.
+    /// Gives a task's PENDING instances its current selector and priority (instances not started
+    /// yet follow a change of where and in what order they run).
+    pub async fn restamp_pending(&mut self, task_id: i64, p: &crate::model::Placement) -> StoreResult<()> {
+        let step = crate::model::duration_micros(crate::model::PRIORITY_STEP) * i64::from(p.priority);
+        let s = Stmt::new(
+            "UPDATE ax_instance SET selector = ?, priority = ?, ready_at = available_at - ? \
+             WHERE task_id = ? AND status = 'PENDING' AND (selector <> ? OR priority <> ?)",
+        )
+        .bind(p.selector.as_str())
+        .bind(i32::from(p.priority))
+        .bind(step)
+        .bind(task_id)
+        .bind(p.selector.as_str())
+        .bind(i32::from(p.priority));
+        self.execute(s).await?;
+        Ok(())
+    }
+
+    /// Deletes the task row (and its running-limit row).
     pub async fn delete_task_row(&mut self, id: i64) -> StoreResult<()> {
         self.execute(Stmt::new("DELETE FROM ax_task WHERE id = ?").bind(id)).await?;
-        Ok(())
+        self.set_task_limit(id, None).await
     }
 
     /// Records a task event.
@@ -256,6 +275,7 @@ impl super::Store {
     pub async fn create_task(&self, task: &NewTask, now: Ts, actor: &super::Actor<'_>) -> StoreResult<Task> {
         let mut tx = self.begin().await?;
         let id = tx.insert_task(task, now).await?;
+        tx.set_task_limit(id, task.config.placement.max_running).await?;
         tx.insert_task_event(id, &task.name, now, TaskEventKind::Created, actor.caller, "created").await?;
         let created = tx
             .task_by_id(id)
@@ -278,6 +298,8 @@ impl super::Store {
         if !tx.update_task_config(u.id, u.expected_version, &u.config, u.next_fire_at, now).await? {
             return Ok(None);
         }
+        tx.set_task_limit(u.id, u.config.placement.max_running).await?;
+        tx.restamp_pending(u.id, &u.config.placement).await?;
         let task = tx.task_by_id(u.id).await?;
         if let Some(t) = &task {
             tx.insert_task_event(t.id, &t.name, now, u.event.0, actor.caller, &u.event.1).await?;

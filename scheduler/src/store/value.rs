@@ -19,6 +19,8 @@ pub enum Value<'a> {
     I64(i64),
     OptI64(Option<i64>),
     I32(i32),
+    OptI32(Option<i32>),
+    F64(f64),
     Bool(bool),
     Str(Text<'a>),
     OptStr(Option<Text<'a>>),
@@ -28,6 +30,8 @@ pub enum Value<'a> {
     OptI64s(Vec<Option<i64>>),
     /// PostgreSQL `int[]`.
     I32s(Vec<i32>),
+    /// PostgreSQL `int[]` with NULLs.
+    OptI32s(Vec<Option<i32>>),
     /// PostgreSQL `text[]`.
     Strs(Vec<Text<'a>>),
     /// PostgreSQL `text[]` with NULLs.
@@ -41,6 +45,8 @@ impl Value<'_> {
             Value::I64(_) => Kind::I64,
             Value::OptI64(_) => Kind::OptI64,
             Value::I32(_) => Kind::I32,
+            Value::OptI32(_) => Kind::OptI32,
+            Value::F64(_) => Kind::F64,
             Value::Bool(_) => Kind::Bool,
             Value::Str(_) => Kind::Str,
             Value::OptStr(_) => Kind::OptStr,
@@ -55,6 +61,8 @@ pub enum Kind {
     I64,
     OptI64,
     I32,
+    OptI32,
+    F64,
     Bool,
     Str,
     OptStr,
@@ -65,7 +73,8 @@ impl Kind {
     pub fn pg_array(self) -> &'static str {
         match self {
             Kind::I64 | Kind::OptI64 => "bigint[]",
-            Kind::I32 => "int[]",
+            Kind::I32 | Kind::OptI32 => "int[]",
+            Kind::F64 => "double precision[]",
             Kind::Bool => "boolean[]",
             Kind::Str | Kind::OptStr => "text[]",
         }
@@ -87,6 +96,8 @@ pub trait Columns {
     fn i64(&self, i: usize) -> Result<i64, sqlx::Error>;
     fn opt_i64(&self, i: usize) -> Result<Option<i64>, sqlx::Error>;
     fn i32(&self, i: usize) -> Result<i32, sqlx::Error>;
+    fn opt_i32(&self, i: usize) -> Result<Option<i32>, sqlx::Error>;
+    fn f64(&self, i: usize) -> Result<f64, sqlx::Error>;
     fn bool(&self, i: usize) -> Result<bool, sqlx::Error>;
     fn string(&self, i: usize) -> Result<String, sqlx::Error>;
     fn opt_string(&self, i: usize) -> Result<Option<String>, sqlx::Error>;
@@ -105,6 +116,8 @@ macro_rules! column {
 column!(i64, I64, i64);
 column!(Option<i64>, OptI64, opt_i64);
 column!(i32, I32, i32);
+column!(Option<i32>, OptI32, opt_i32);
+column!(f64, F64, f64);
 column!(bool, Bool, bool);
 column!(String, Str, string);
 column!(Option<String>, OptStr, opt_string);
@@ -121,6 +134,8 @@ macro_rules! value_from {
 value_from!(i64, I64);
 value_from!(Option<i64>, OptI64);
 value_from!(i32, I32);
+value_from!(Option<i32>, OptI32);
+value_from!(f64, F64);
 value_from!(bool, Bool);
 
 impl From<String> for Value<'_> {

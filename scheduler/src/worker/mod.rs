@@ -6,6 +6,7 @@ pub mod commands;
 pub mod lease;
 pub mod queue;
 pub mod registry;
+pub mod route;
 pub mod sessions;
 pub mod stream;
 pub mod writer;

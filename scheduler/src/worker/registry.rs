@@ -6,11 +6,8 @@
 //! Locks here are held for a few field updates only, never across an await.
 
 use std::{
-    collections::{HashMap, HashSet},
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicU64, Ordering},
-    },
+    collections::{BTreeMap, HashMap, HashSet},
+    sync::{Arc, Mutex, atomic::AtomicU64},
     time::Instant,
 };
 
@@ -18,7 +15,8 @@ use ax_proto::v1 as pb;
 use tokio::sync::mpsc;
 
 use crate::{
-    model::{Routing, Ts},
+    model::{RetryOn, Ts},
+    routing::RoutingState,
     store::SessionSync,
 };
 
@@ -36,6 +34,41 @@ pub struct ReadyInstance {
     /// Not due yet (`available_at` is after the claim's `now`): only a stream that holds an
     /// assignment until its start time may take it.
     pub early: bool,
+    /// When it became (or becomes) due.
+    pub available_at: Ts,
+    /// Label selector (normalized); empty: any worker.
+    pub selector: String,
+    /// A broadcast child runs only on this worker.
+    pub target_worker: Option<String>,
+    /// Routing HASH: its key.
+    pub hash_key: Option<String>,
+    /// Where a retry goes.
+    pub retry_on: RetryOn,
+    /// The worker its last attempt failed on, when it is a retry.
+    pub failed_on: Option<String>,
+    /// (index, total) of a child of a sharded or broadcast fire.
+    pub shard: Option<(u32, u32)>,
+}
+
+impl ReadyInstance {
+    /// What routing needs to know about `i`, due at the claim's `now` or not.
+    pub fn of(i: &crate::model::Instance, now: Ts) -> ReadyInstance {
+        ReadyInstance {
+            id: i.id,
+            app: i.app.clone(),
+            handler: i.handler.clone(),
+            routing: i.routing,
+            attempt: i.attempt,
+            early: i.available_at > now,
+            available_at: i.available_at,
+            selector: i.route.selector.clone(),
+            target_worker: i.route.target_worker.clone(),
+            hash_key: i.route.hash_key.clone(),
+            retry_on: i.retry_on(),
+            failed_on: if i.failures > 0 { i.worker_id.clone() } else { None },
+            shard: i.route.shard,
+        }
+    }
 }
 
 /// The stream chosen for a ready instance.
@@ -50,13 +83,17 @@ pub struct SessionRef {
 #[derive(Debug, Clone)]
 pub struct AppDemand {
     pub app: String,
-    /// Handlers served by streams with free credits.
+    /// Handlers served by streams with free credits (and not cooling down for them).
     pub handlers: Vec<String>,
     /// Free credits of those streams together.
     pub limit: u32,
     /// Claim instances available up to this time: the claim's `now`, or later when streams of the
     /// app hold early assignments until their start time (`Hello.start_after_supported`).
     pub until: Ts,
+    /// Worker ids of those streams (broadcast children pinned to other workers are not claimed).
+    pub workers: Vec<String>,
+    /// Labels of those streams (which selectors they can satisfy).
+    pub labels: Vec<BTreeMap<String, String>>,
 }
 
 /// How many reported attempts a session remembers (see `SessionState::recent`).
@@ -116,6 +153,8 @@ pub struct Session {
     pub handlers: HashSet<String>,
     /// Capacity from Hello.
     pub capacity: u32,
+    /// Labels from Hello (what selectors match).
+    pub labels: BTreeMap<String, String>,
     /// The worker holds an assignment until `Assign.start_after` has passed
     /// (`Hello.start_after_supported`), so it may be sent ahead of the instance's time.
     pub early: bool,
@@ -135,6 +174,7 @@ impl Session {
             app: hello.app.clone(),
             handlers: hello.handlers.iter().cloned().collect(),
             capacity: hello.capacity,
+            labels: hello.labels.clone().into_iter().collect(),
             early: hello.start_after_supported,
             tx,
             drain_requested: tokio::sync::Notify::new(),
@@ -294,7 +334,7 @@ impl Session {
     }
 
     /// Takes a credit for an assignment of `(instance, attempt)`; false if none is left.
-    fn reserve(&self, key: (i64, u32)) -> bool {
+    pub(super) fn reserve(&self, key: (i64, u32)) -> bool {
         let mut s = self.state();
         if s.credits == 0 {
             return false;
@@ -387,27 +427,49 @@ impl Registry {
         self.map().values().cloned().collect()
     }
 
-    /// Per app: the handlers of streams with free credits, the credits together, and how far
-    /// ahead of `now` to claim: `ahead` if one of those streams takes early assignments.
-    pub fn demand(&self, now: Ts, ahead: std::time::Duration) -> Vec<AppDemand> {
-        let mut by_app: HashMap<String, (HashSet<String>, u32, bool)> = HashMap::new();
+    /// Per app: the handlers of streams with free credits (a handler a stream is cooling down for
+    /// does not count for it), the credits together, how far ahead of `now` to claim (`ahead` if one
+    /// of those streams takes early assignments), and those streams' workers and labels.
+    pub fn demand(&self, now: Ts, ahead: std::time::Duration, routing: &RoutingState) -> Vec<AppDemand> {
+        #[derive(Default)]
+        struct Acc {
+            handlers: HashSet<String>,
+            credits: u32,
+            early: bool,
+            workers: Vec<String>,
+            labels: Vec<BTreeMap<String, String>>,
+        }
+        let cooling = routing.any_cooling(now);
+        let mut by_app: HashMap<String, Acc> = HashMap::new();
         for s in self.all() {
             let credits = s.credits();
             if credits == 0 {
                 continue;
             }
+            let handlers: Vec<&String> = s
+                .handlers
+                .iter()
+                .filter(|h| !cooling || routing.cooling_until(&s.app, &s.worker_id, h, now).is_none())
+                .collect();
+            if handlers.is_empty() {
+                continue;
+            }
             let e = by_app.entry(s.app.clone()).or_default();
-            e.0.extend(s.handlers.iter().cloned());
-            e.1 = e.1.saturating_add(credits);
-            e.2 |= s.early;
+            e.handlers.extend(handlers.into_iter().cloned());
+            e.credits = e.credits.saturating_add(credits);
+            e.early |= s.early;
+            e.workers.push(s.worker_id.clone());
+            e.labels.push(s.labels.clone());
         }
         let mut out: Vec<AppDemand> = by_app
             .into_iter()
-            .map(|(app, (handlers, limit, early))| {
-                let mut handlers: Vec<String> = handlers.into_iter().collect();
+            .map(|(app, mut a)| {
+                let mut handlers: Vec<String> = a.handlers.into_iter().collect();
                 handlers.sort();
-                let until = if early { crate::model::add(now, ahead) } else { now };
-                AppDemand { app, handlers, limit, until }
+                a.workers.sort();
+                a.workers.dedup();
+                let until = if a.early { crate::model::add(now, ahead) } else { now };
+                AppDemand { app, handlers, limit: a.credits, until, workers: a.workers, labels: a.labels }
             })
             .collect();
         out.sort_by(|a, b| a.app.cmp(&b.app));
@@ -422,62 +484,38 @@ impl Registry {
         apps
     }
 
-    /// Chooses a stream for `ready` by its routing strategy among streams of its app that serve its
-    /// handler and have a free credit, and reserves the credit for attempt `attempt`. A stream that
-    /// does not serve the handler never gets it, nor does one that would start an early instance
-    /// before its time.
-    pub fn route(&self, ready: &ReadyInstance, attempt: u32) -> Option<(Arc<Session>, SessionRef)> {
-        let mut candidates: Vec<(Arc<Session>, u32)> = self
-            .all()
-            .into_iter()
-            .filter(|s| s.app == ready.app && s.handlers.contains(&ready.handler) && (s.early || !ready.early))
-            .map(|s| {
-                let c = s.credits();
-                (s, c)
-            })
-            .filter(|(_, c)| *c > 0)
-            .collect();
-        if candidates.is_empty() {
-            return None;
-        }
-        // A stable order makes round robin meaningful across calls.
-        candidates.sort_by(|a, b| a.0.id.cmp(&b.0.id));
-        let order: Vec<usize> = match ready.routing {
-            Routing::LeastLoaded => {
-                let mut idx: Vec<usize> = (0..candidates.len()).collect();
-                idx.sort_by(|&a, &b| candidates[b].1.cmp(&candidates[a].1));
-                idx
-            }
-            Routing::RoundRobin => {
-                let start = (self.round_robin.fetch_add(1, Ordering::Relaxed) % candidates.len() as u64) as usize;
-                (0..candidates.len()).map(|i| (start + i) % candidates.len()).collect()
-            }
-            Routing::Random => {
-                let mut idx: Vec<usize> = (0..candidates.len()).collect();
-                fastrand::shuffle(&mut idx);
-                idx
-            }
-        };
-        for i in order {
-            let s = &candidates[i].0;
-            if s.reserve((ready.id, attempt)) {
-                let r = SessionRef { session_id: s.id.clone(), worker_id: s.worker_id.clone() };
-                return Some((s.clone(), r));
-            }
-        }
-        None
+    /// Chooses a stream of this axd for `ready` (see [`super::route`]) and reserves its credit for
+    /// attempt `attempt`; `Err` says why it waits.
+    pub fn route(
+        &self,
+        ready: &ReadyInstance,
+        attempt: u32,
+        ctx: &mut super::route::RouteCtx<'_>,
+    ) -> Result<super::route::Routed, String> {
+        super::route::route(self.all(), ready, attempt, ctx, &self.round_robin)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{model::Routing, worker::route::RouteCtx};
 
     fn session(id: &str, handlers: &[&str], capacity: u32) -> Arc<Session> {
         session_early(id, handlers, capacity, false)
     }
 
     fn session_early(id: &str, handlers: &[&str], capacity: u32, early: bool) -> Arc<Session> {
+        session_labeled(id, handlers, capacity, early, &[])
+    }
+
+    fn session_labeled(
+        id: &str,
+        handlers: &[&str],
+        capacity: u32,
+        early: bool,
+        labels: &[(&str, &str)],
+    ) -> Arc<Session> {
         let (tx, _rx) = mpsc::channel(4);
         let hello = pb::Hello {
             app: "app".into(),
@@ -485,13 +523,45 @@ mod tests {
             handlers: handlers.iter().map(|h| h.to_string()).collect(),
             capacity,
             start_after_supported: early,
+            labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             ..Default::default()
         };
         Arc::new(Session::new(id.into(), &hello, tx, chrono::Utc::now()))
     }
 
     fn ready(id: i64, handler: &str, routing: Routing) -> ReadyInstance {
-        ReadyInstance { id, app: "app".into(), handler: handler.into(), routing, attempt: 0, early: false }
+        ReadyInstance {
+            id,
+            app: "app".into(),
+            handler: handler.into(),
+            routing,
+            attempt: 0,
+            early: false,
+            available_at: chrono::Utc::now(),
+            selector: String::new(),
+            target_worker: None,
+            hash_key: None,
+            retry_on: RetryOn::Other,
+            failed_on: None,
+            shard: None,
+        }
+    }
+
+    /// Routes with no cooldowns and no other axd's workers.
+    fn route(reg: &Registry, r: &ReadyInstance, attempt: u32) -> Option<String> {
+        route_with(reg, r, attempt, &RoutingState::default(), &[])
+    }
+
+    fn route_with(
+        reg: &Registry,
+        r: &ReadyInstance,
+        attempt: u32,
+        routing: &RoutingState,
+        cluster: &[crate::model::WorkerRecord],
+    ) -> Option<String> {
+        let mut selectors = HashMap::new();
+        let mut ctx = RouteCtx { now: chrono::Utc::now(), routing, cluster, selectors: &mut selectors };
+        reg.route(r, attempt, &mut ctx).ok().map(|x| x.r.session_id)
     }
 
     #[test]
@@ -522,20 +592,20 @@ mod tests {
         reg.insert(a.clone());
         reg.insert(b.clone());
         let now = chrono::Utc::now();
-        let d = reg.demand(now, std::time::Duration::from_millis(200));
+        let d = reg.demand(now, std::time::Duration::from_millis(200), &RoutingState::default());
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].until, now, "no stream takes early assignments: claim only what is due");
         assert_eq!(d[0].handlers, vec!["h1".to_owned(), "h2".to_owned()]);
         assert_eq!(d[0].limit, 7);
         // Only b serves h2.
-        assert_eq!(reg.route(&ready(1, "h2", Routing::LeastLoaded), 1).expect("b").1.session_id, "b");
+        assert_eq!(route(&reg, &ready(1, "h2", Routing::LeastLoaded), 1).expect("b"), "b");
         // Least loaded: a has more free credits.
-        assert_eq!(reg.route(&ready(2, "h1", Routing::LeastLoaded), 1).expect("a").1.session_id, "a");
+        assert_eq!(route(&reg, &ready(2, "h1", Routing::LeastLoaded), 1).expect("a"), "a");
         // Round robin alternates.
-        let x = reg.route(&ready(3, "h1", Routing::RoundRobin), 1).expect("x").1.session_id;
-        let y = reg.route(&ready(4, "h1", Routing::RoundRobin), 1).expect("y").1.session_id;
+        let x = route(&reg, &ready(3, "h1", Routing::RoundRobin), 1).expect("x");
+        let y = route(&reg, &ready(4, "h1", Routing::RoundRobin), 1).expect("y");
         assert_ne!(x, y);
-        assert!(reg.route(&ready(5, "nope", Routing::Random), 1).is_none());
+        assert!(route(&reg, &ready(5, "nope", Routing::Random), 1).is_none());
     }
 
     #[test]
@@ -547,15 +617,98 @@ mod tests {
         reg.insert(plain.clone());
         let now = chrono::Utc::now();
         let ahead = std::time::Duration::from_millis(200);
-        assert_eq!(reg.demand(now, ahead)[0].until, now);
+        let none = RoutingState::default();
+        assert_eq!(reg.demand(now, ahead, &none)[0].until, now);
         let mut early = ready(1, "h", Routing::LeastLoaded);
         early.early = true;
-        assert!(reg.route(&early, 1).is_none(), "a plain stream never gets an instance before its time");
+        assert!(route(&reg, &early, 1).is_none(), "a plain stream never gets an instance before its time");
         holding.grant(1, false);
         reg.insert(holding.clone());
-        assert_eq!(reg.demand(now, ahead)[0].until, crate::model::add(now, ahead));
-        assert_eq!(reg.route(&early, 1).expect("the holding stream").1.session_id, "b");
-        assert!(reg.route(&early, 2).is_none(), "its one credit is used");
-        assert_eq!(reg.route(&ready(2, "h", Routing::LeastLoaded), 1).expect("due work").1.session_id, "a");
+        assert_eq!(reg.demand(now, ahead, &none)[0].until, crate::model::add(now, ahead));
+        assert_eq!(route(&reg, &early, 1).expect("the holding stream"), "b");
+        assert!(route(&reg, &early, 2).is_none(), "its one credit is used");
+        assert_eq!(route(&reg, &ready(2, "h", Routing::LeastLoaded), 1).expect("due work"), "a");
+    }
+
+    #[test]
+    fn selectors_and_pinned_workers_narrow_the_streams() {
+        let reg = Registry::default();
+        let cn = session_labeled("a", &["h"], 10, false, &[("region", "cn"), ("gpu", "true")]);
+        let us = session_labeled("b", &["h"], 10, false, &[("region", "us")]);
+        cn.grant(10, false);
+        us.grant(10, false);
+        reg.insert(cn);
+        reg.insert(us);
+        let mut r = ready(1, "h", Routing::LeastLoaded);
+        r.selector = "region=us".into();
+        assert_eq!(route(&reg, &r, 1).as_deref(), Some("b"));
+        r.selector = "gpu=true,region in (cn,jp)".into();
+        assert_eq!(route(&reg, &r, 1).as_deref(), Some("a"));
+        r.selector = "gpu=false".into();
+        assert_eq!(route(&reg, &r, 1), None, "no stream matches");
+        let mut pinned = ready(2, "h", Routing::Broadcast);
+        pinned.target_worker = Some("w-b".into());
+        assert_eq!(route(&reg, &pinned, 1).as_deref(), Some("b"));
+        pinned.target_worker = Some("w-zz".into());
+        assert_eq!(route(&reg, &pinned, 1), None);
+    }
+
+    #[test]
+    fn a_cooling_worker_is_passed_over_and_a_retry_prefers_another_worker() {
+        let reg = Registry::default();
+        let a = session("a", &["h"], 10);
+        let b = session("b", &["h"], 10);
+        a.grant(10, false);
+        b.grant(1, false);
+        reg.insert(a);
+        reg.insert(b);
+        let routing = RoutingState::default();
+        let until = crate::model::add(chrono::Utc::now(), std::time::Duration::from_secs(60));
+        routing.note_streaks(&[(
+            crate::routing::state::key("app", "w-a", "h"),
+            Some(crate::model::WorkerStreak {
+                app: "app".into(),
+                worker_id: "w-a".into(),
+                handler: "h".into(),
+                failures: 5,
+                cooldown_until: Some(until),
+                cooldown: Some(std::time::Duration::from_secs(60)),
+            }),
+        )]);
+        assert_eq!(route_with(&reg, &ready(1, "h", Routing::LeastLoaded), 1, &routing, &[]).as_deref(), Some("b"));
+        assert_eq!(route_with(&reg, &ready(2, "h", Routing::LeastLoaded), 1, &routing, &[]), None, "b is full");
+        let d = reg.demand(chrono::Utc::now(), std::time::Duration::ZERO, &routing);
+        assert!(d.is_empty(), "a cools down for its only handler and b has no credit left: {d:?}");
+
+        // A retry of an attempt that failed on w-a goes elsewhere when it can.
+        let reg = Registry::default();
+        for id in ["a", "c"] {
+            let s = session(id, &["h"], 10);
+            s.grant(10, false);
+            reg.insert(s);
+        }
+        let mut retry = ready(3, "h", Routing::LeastLoaded);
+        retry.failed_on = Some("w-a".into());
+        assert_eq!(route(&reg, &retry, 2).as_deref(), Some("c"));
+        retry.retry_on = RetryOn::Same;
+        assert_eq!(route(&reg, &retry, 2).as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn shards_spread_over_the_streams_by_index() {
+        let reg = Registry::default();
+        for id in ["a", "b", "c"] {
+            let s = session(id, &["h"], 10);
+            s.grant(10, false);
+            reg.insert(s);
+        }
+        let got: Vec<String> = (0..3)
+            .map(|i| {
+                let mut r = ready(i64::from(i), "h", Routing::LeastLoaded);
+                r.shard = Some((i, 3));
+                route(&reg, &r, 1).expect("routed")
+            })
+            .collect();
+        assert_eq!(got, vec!["a", "b", "c"]);
     }
 }

@@ -9,6 +9,7 @@ use crate::{
     error::StoreResult,
     lifecycle::{Batch, Ctx, apply::persist},
     model::{Instance, Ts, WorkerRecord},
+    routing::RoutingState,
     store::{BATCH, SessionSync, Store},
 };
 
@@ -32,6 +33,7 @@ pub async fn open_session(
     in_flight: &[(i64, u32)],
     now: Ts,
     lease_until: Ts,
+    routing: &RoutingState,
 ) -> StoreResult<Reopened> {
     let mut tx = store.begin().await?;
     tx.insert_worker(w).await?;
@@ -57,9 +59,9 @@ pub async fn open_session(
     // Released attempts that were assigned to this worker (their DISPATCHED event names it): a
     // result it still holds for them is recorded as a late result.
     out.released_to_worker = tx.dispatched_to_worker(&w.worker_id, &others).await?;
-    let persisted = persist(&mut tx, &rows, batch, ctx).await?;
+    let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
     tx.commit().await?;
-    persisted.after_commit();
+    persisted.after_commit(routing);
     Ok(out)
 }
 
@@ -75,6 +77,7 @@ pub async fn close_session(
     grace_until: Ts,
     scheduler_id: &str,
     unreadable: bool,
+    routing: &RoutingState,
 ) -> StoreResult<()> {
     let mut tx = store.begin().await?;
     let ids = tx.held_by_session(session_id).await?;
@@ -89,11 +92,11 @@ pub async fn close_session(
         };
         batch.add(*id, fx);
     }
-    let persisted = persist(&mut tx, &rows, batch, ctx).await?;
+    let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
     tx.delete_worker(session_id).await?;
     tx.close_session_log(session_id, now, reason).await?;
     tx.commit().await?;
-    persisted.after_commit();
+    persisted.after_commit(routing);
     Ok(())
 }
 

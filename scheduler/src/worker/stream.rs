@@ -227,9 +227,11 @@ impl WorkerService for WorkerApi {
             &in_flight,
             now,
             add(now, core.sessions.lease_ttl()),
+            &core.routing,
         )
         .await
         .map_err(Error::from)?;
+        core.routing.workers_changed();
         let adopted = reopened.adopted;
         let adopted_set: HashSet<(i64, u32)> = adopted.iter().copied().collect();
         let released: Vec<pb::InstanceAttempt> = in_flight
@@ -403,7 +405,9 @@ async fn run_session(
         grace_until,
         &core.scheduler_id,
         unreadable,
+        &core.routing,
     );
+    core.routing.workers_changed();
     if let Err(e) = closed.await {
         // The leases expire on their own; the sweeper then applies the same rule.
         tracing::warn!(session = %session.id, worker = %session.worker_id, app = %session.app, error = %e,

@@ -62,6 +62,7 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
             lease_until,
             &core.scheduler_id,
             &core.traces,
+            &core.routing,
         );
         match applied.await {
             Ok(o) => break Ok(o),

@@ -122,6 +122,7 @@ fn is_final(status: InstanceStatus) -> bool {
         | InstanceStatus::Canceled
         | InstanceStatus::Skipped => true,
         InstanceStatus::Unspecified
+        | InstanceStatus::Waiting
         | InstanceStatus::Pending
         | InstanceStatus::Dispatched
         | InstanceStatus::Running => false,

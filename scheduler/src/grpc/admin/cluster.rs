@@ -38,7 +38,11 @@ impl AdminApi {
             grant.app(app)?;
         }
         let workers = self.live_workers(&grant, (!app.is_empty()).then_some(app.as_str())).await?;
-        Ok(pb::ListWorkersResponse { workers: workers.iter().map(convert::worker_to_pb).collect() })
+        let mut apps: Vec<String> = workers.iter().map(|w| w.app.clone()).collect();
+        apps.sort();
+        apps.dedup();
+        let streaks = self.core.pools.admin.list_streaks(Some(&apps)).await.map_err(Error::from)?;
+        Ok(pb::ListWorkersResponse { workers: workers.iter().map(|w| convert::worker_to_pb(w, &streaks)).collect() })
     }
 
     pub(super) async fn list_schedulers_(

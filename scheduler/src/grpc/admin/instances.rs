@@ -64,9 +64,15 @@ impl AdminApi {
         let id = req.get_ref().id;
         let inst = self.instance_in_scope(id, &grant, n).await?;
         let events = self.core.pools.admin.instance_events(id).await.map_err(Error::from)?;
+        let children = if inst.is_parent() {
+            self.core.pools.admin.children_of(id, 1000).await.map_err(Error::from)?
+        } else {
+            Vec::new()
+        };
         Ok(pb::GetInstanceResponse {
             instance: Some(convert::instance_to_pb(&inst)),
             events: events.iter().map(convert::event_to_pb).collect(),
+            children: children.iter().map(convert::instance_to_pb).collect(),
         })
     }
 
@@ -81,7 +87,10 @@ impl AdminApi {
         validate::text("reason", &r.reason, validate::MAX_REASON)?;
         let actor = grant.identity.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
-        match cancel_instance(&self.core.pools.admin, r.id, &r.reason, self.now(), &a).await.map_err(Error::from)? {
+        match cancel_instance(&self.core.pools.admin, r.id, &r.reason, self.now(), &a, &self.core.routing)
+            .await
+            .map_err(Error::from)?
+        {
             CancelOutcome::Canceled(i) => {
                 self.core.signals.commands.notify_one();
                 Ok(pb::CancelInstanceResponse { instance: Some(convert::instance_to_pb(&i)) })
@@ -103,7 +112,10 @@ impl AdminApi {
         self.instance_in_scope(id, &grant, n).await?;
         let actor = grant.identity.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
-        match retry_instance(&self.core.pools.admin, id, self.now(), &a).await.map_err(Error::from)? {
+        match retry_instance(&self.core.pools.admin, id, self.now(), &a, &self.core.routing)
+            .await
+            .map_err(Error::from)?
+        {
             RetryOutcome::Retried(i) => {
                 self.core.signals.dispatch.notify_one();
                 Ok(pb::RetryInstanceResponse { instance: Some(convert::instance_to_pb(&i)) })

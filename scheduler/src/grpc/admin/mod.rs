@@ -32,6 +32,7 @@ mod alerts;
 mod cluster;
 mod explain;
 mod instances;
+mod limits;
 mod tasks;
 
 /// The AdminService implementation.
@@ -400,6 +401,24 @@ impl AdminService for AdminApi {
     ) -> Reply<pb::ListAlertDeliveriesResponse> {
         let mut n = Note::read("ListAlertDeliveries", "alert-deliveries");
         let r = self.list_alert_deliveries_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn set_app_limit(&self, req: Request<pb::SetAppLimitRequest>) -> Reply<pb::SetAppLimitResponse> {
+        let mut n = Note::write("SetAppLimit", limits::set_target(req.get_ref()));
+        let r = self.set_app_limit_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn list_app_limits(&self, req: Request<pb::ListAppLimitsRequest>) -> Reply<pb::ListAppLimitsResponse> {
+        let mut n = Note::read("ListAppLimits", "app-limits");
+        let r = self.list_app_limits_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn delete_app_limit(&self, req: Request<pb::DeleteAppLimitRequest>) -> Reply<pb::DeleteAppLimitResponse> {
+        let mut n = Note::write("DeleteAppLimit", limits::app_target(&req.get_ref().app));
+        let r = self.delete_app_limit_(&req, &mut n).await;
         self.finish(n, r).await
     }
 }

@@ -109,6 +109,7 @@ impl AdminApi {
                 for p in &paths {
                     apply_field(&mut c, spec, p, "task", now)?;
                 }
+                convert::check_placement(&c, &task.name, "task")?;
                 let reschedule = c.schedule != task.config.schedule || c.enabled != task.config.enabled;
                 let next = reschedule.then(|| initial_next_fire(&c, now));
                 Ok(Some(TaskUpdate {
@@ -136,7 +137,7 @@ impl AdminApi {
         grant.app(&task.config.app)?;
         let actor = grant.identity.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
-        match crate::lifecycle::apply::delete_task(&self.core.pools.admin, name, self.now(), &a)
+        match crate::lifecycle::apply::delete_task(&self.core.pools.admin, name, self.now(), &a, &self.core.routing)
             .await
             .map_err(Error::from)?
         {
@@ -218,6 +219,12 @@ impl AdminApi {
             Some(p) => validate::params("params", p)?,
             None => task.config.params.clone(),
         };
+        if task.config.routing == crate::model::Routing::Hash
+            && let Some(field) = &task.config.placement.hash_key
+        {
+            crate::routing::hash::key_of(&params, Some(field), &task.name)
+                .map_err(|why| Error::invalid("params", why))?;
+        }
         let key = if r.idempotency_key.is_empty() {
             unique_key()
         } else {

@@ -15,6 +15,7 @@ pub fn status_from_pb(field: &str, v: i32) -> Result<Option<InstanceStatus>> {
         P::Timeout => InstanceStatus::Timeout,
         P::Canceled => InstanceStatus::Canceled,
         P::Skipped => InstanceStatus::Skipped,
+        P::Waiting => InstanceStatus::Waiting,
     }))
 }
 
@@ -29,6 +30,7 @@ pub fn status_to_pb(s: InstanceStatus) -> pb::InstanceStatus {
         InstanceStatus::Timeout => pb::InstanceStatus::Timeout,
         InstanceStatus::Canceled => pb::InstanceStatus::Canceled,
         InstanceStatus::Skipped => pb::InstanceStatus::Skipped,
+        InstanceStatus::Waiting => pb::InstanceStatus::Waiting,
     }
 }
 
@@ -70,6 +72,8 @@ pub(super) fn routing_from_pb(field: &str, v: i32) -> Result<Routing> {
         P::Unspecified | P::LeastLoaded => Routing::LeastLoaded,
         P::RoundRobin => Routing::RoundRobin,
         P::Random => Routing::Random,
+        P::Broadcast => Routing::Broadcast,
+        P::Hash => Routing::Hash,
     })
 }
 
@@ -78,6 +82,25 @@ pub(super) fn routing_to_pb(r: Routing) -> pb::RoutingStrategy {
         Routing::LeastLoaded => pb::RoutingStrategy::LeastLoaded,
         Routing::RoundRobin => pb::RoutingStrategy::RoundRobin,
         Routing::Random => pb::RoutingStrategy::Random,
+        Routing::Broadcast => pb::RoutingStrategy::Broadcast,
+        Routing::Hash => pb::RoutingStrategy::Hash,
+    }
+}
+
+pub(super) fn retry_on_from_pb(field: &str, v: i32) -> Result<RetryOn> {
+    use pb::RetryTarget as P;
+    Ok(match P::try_from(v).map_err(|_| Error::invalid(field, format!("unknown retry target {v}")))? {
+        P::Unspecified | P::Other => RetryOn::Other,
+        P::Same => RetryOn::Same,
+        P::Any => RetryOn::Any,
+    })
+}
+
+pub(super) fn retry_on_to_pb(r: RetryOn) -> pb::RetryTarget {
+    match r {
+        RetryOn::Other => pb::RetryTarget::Other,
+        RetryOn::Same => pb::RetryTarget::Same,
+        RetryOn::Any => pb::RetryTarget::Any,
     }
 }
 

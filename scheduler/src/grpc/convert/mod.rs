@@ -11,9 +11,10 @@ use crate::{
     cron::CronExpr,
     error::{Error, Result},
     model::{
-        Backoff, ConcurrencyPolicy, CronDialect, DEFAULT_MAX_CATCH_UP, DEFAULT_MISFIRE_THRESHOLD, Instance,
-        InstanceEvent, InstanceSource, InstanceStatus, LogLine, MisfirePolicy, RetryPolicy, Routing, Schedule, Task,
-        TaskConfig, TaskEvent, Ts, WorkerRecord, add, duration_micros,
+        Backoff, ConcurrencyPolicy, CronDialect, DEFAULT_MAX_CATCH_UP, DEFAULT_MAX_PENDING, DEFAULT_MISFIRE_THRESHOLD,
+        Instance, InstanceEvent, InstanceSource, InstanceStatus, LogLine, MAX_PRIORITY, MAX_SHARDS, MisfirePolicy,
+        Placement, RetryOn, RetryPolicy, Routing, Schedule, Task, TaskConfig, TaskEvent, Ts, WorkerRecord,
+        WorkerStreak, add, duration_micros,
     },
     schedule::{Compiled, Preview},
     validate,

@@ -207,11 +207,20 @@ fn spec() -> BoxedStrategy<pb::TaskSpec> {
         (names.clone(), names.clone(), names, text(), prop::option::of(schedule()), json_text()).boxed(),
         (prop::option::of(duration()), 0u32..1100, -1i32..4, -1i32..4, -1i32..5, prop::option::of(duration())).boxed(),
         (prop::option::of((0u32..120, prop::option::of(backoff()))), labels, prop::option::of(any::<bool>())).boxed(),
+        (
+            prop::sample::select(vec!["", "zone=a", "gpu in (x,y),tier!=batch", "bad", "a=1,a=2"]),
+            0u32..12,
+            prop::sample::select(vec![0u32, 1, 3, 10_001]),
+            prop::option::of(0u32..3),
+            -1i32..5,
+        )
+            .boxed(),
     )
-        .prop_map(|(a, b, c)| {
+        .prop_map(|(a, b, c, d)| {
             let (name, app, handler, description, schedule, params) = a;
             let (misfire_threshold, max_catch_up, misfire_policy, concurrency_policy, routing, timeout) = b;
             let (retry, labels, enabled) = c;
+            let (selector, priority, shards, max_running, retry_on) = d;
             pb::TaskSpec {
                 name,
                 app,
@@ -228,6 +237,12 @@ fn spec() -> BoxedStrategy<pb::TaskSpec> {
                 timeout,
                 retry_policy: retry.map(|(max_retries, backoff)| pb::RetryPolicy { max_retries, backoff }),
                 labels: labels.into_iter().collect(),
+                selector: selector.to_owned(),
+                priority,
+                shards,
+                max_running,
+                retry_on,
+                ..Default::default()
             }
         })
         .boxed()

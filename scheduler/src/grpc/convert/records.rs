@@ -38,6 +38,14 @@ pub fn instance_to_pb(i: &Instance) -> pb::Instance {
             .and_then(ax_proto::otlp::SpanContext::from_traceparent)
             .map(|c| c.trace_id_hex())
             .unwrap_or_default(),
+        parent_id: i.route.parent_id.unwrap_or(0),
+        shard_index: i.route.shard.map_or(0, |(n, _)| n),
+        shard_total: i.route.shard.map_or(0, |(_, t)| t),
+        priority: u32::from(i.route.priority),
+        selector: i.route.selector.clone(),
+        target_worker: i.route.target_worker.clone().unwrap_or_default(),
+        hash_key: i.route.hash_key.clone().unwrap_or_default(),
+        retry_on: retry_on_to_pb(i.retry_on()).into(),
     }
 }
 
@@ -71,8 +79,19 @@ pub fn log_to_pb(l: &LogLine) -> pb::LogLine {
     }
 }
 
-/// The proto form of a worker session.
-pub fn worker_to_pb(w: &WorkerRecord) -> pb::WorkerSession {
+/// The proto form of a worker session, with the failure streaks of its worker (`streaks` may hold
+/// other workers' too).
+pub fn worker_to_pb(w: &WorkerRecord, streaks: &[WorkerStreak]) -> pb::WorkerSession {
+    let mut cooldowns: Vec<pb::WorkerCooldown> = streaks
+        .iter()
+        .filter(|s| s.app == w.app && s.worker_id == w.worker_id)
+        .map(|s| pb::WorkerCooldown {
+            handler: s.handler.clone(),
+            consecutive_failures: s.failures,
+            until: opt_ts(s.cooldown_until),
+        })
+        .collect();
+    cooldowns.sort_by(|a, b| a.handler.cmp(&b.handler));
     pb::WorkerSession {
         session_id: w.session_id.clone(),
         worker_id: w.worker_id.clone(),
@@ -86,5 +105,6 @@ pub fn worker_to_pb(w: &WorkerRecord) -> pb::WorkerSession {
         client: w.client.clone(),
         connect_time: Some(ts_to_pb(w.connected_at)),
         last_seen_time: Some(ts_to_pb(w.last_seen_at)),
+        cooldowns,
     }
 }

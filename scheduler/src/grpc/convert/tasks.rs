@@ -18,7 +18,47 @@ pub const UPDATABLE_FIELDS: &[&str] = &[
     "timeout",
     "retry_policy",
     "labels",
+    "selector",
+    "retry_on",
+    "shards",
+    "hash_key",
+    "priority",
+    "max_running",
+    "max_pending",
+    "cooldown_after",
+    "cooldown",
 ];
+
+/// Largest `max_running` / `max_pending`.
+pub const MAX_TASK_LIMIT: u32 = 100_000;
+
+fn limit(field: &str, v: u32) -> Result<NonZeroU32> {
+    match NonZeroU32::new(v) {
+        Some(n) if v <= MAX_TASK_LIMIT => Ok(n),
+        _ => Err(Error::invalid(field, format!("{v} is out of range 1-{MAX_TASK_LIMIT}"))),
+    }
+}
+
+/// Checks what no single field can: routing BROADCAST with shards, a hash key without routing HASH
+/// or that names no field of the params. Called after every field of a create or update is set;
+/// `prefix` is the request path of the spec.
+pub fn check_placement(c: &TaskConfig, task_name: &str, prefix: &str) -> Result<()> {
+    let p = &c.placement;
+    if p.shards.is_some() && c.routing == Routing::Broadcast {
+        return Err(Error::invalid(
+            format!("{prefix}.shards"),
+            "cannot be combined with routing BROADCAST (a broadcast has one child per worker)",
+        ));
+    }
+    if let Some(field) = &p.hash_key {
+        if c.routing != Routing::Hash {
+            return Err(Error::invalid(format!("{prefix}.hash_key"), "is only used with routing HASH"));
+        }
+        crate::routing::hash::key_of(&c.params, Some(field), task_name)
+            .map_err(|why| Error::invalid(format!("{prefix}.hash_key"), why))?;
+    }
+    Ok(())
+}
 
 /// Sets one field of `c` from `spec` (field = a TaskSpec field name), validating it. `prefix` is the
 /// request path of the spec (e.g. `task`).
@@ -80,6 +120,53 @@ pub fn apply_field(c: &mut TaskConfig, spec: &pb::TaskSpec, name: &str, prefix: 
             validate::labels(&f, &labels)?;
             c.labels = labels;
         }
+        "selector" => {
+            let parsed = crate::routing::selector::Selector::parse(&spec.selector)
+                .map_err(|why| Error::invalid(&f, format!("{} {why}", validate::quote(&spec.selector))))?;
+            c.placement.selector = parsed.to_string();
+        }
+        "retry_on" => c.placement.retry_on = retry_on_from_pb(&f, spec.retry_on)?,
+        "shards" => {
+            c.placement.shards = match spec.shards {
+                0 => None,
+                n if n > MAX_SHARDS => return Err(Error::invalid(f, format!("{n} is out of range 1-{MAX_SHARDS}"))),
+                n => NonZeroU32::new(n),
+            }
+        }
+        "hash_key" => {
+            c.placement.hash_key = if spec.hash_key.is_empty() {
+                None
+            } else {
+                validate::hash_key(&f, &spec.hash_key)?;
+                Some(spec.hash_key.clone())
+            }
+        }
+        "priority" => {
+            c.placement.priority = u8::try_from(spec.priority)
+                .ok()
+                .filter(|p| *p <= MAX_PRIORITY)
+                .ok_or_else(|| Error::invalid(&f, format!("{} is out of range 0-{MAX_PRIORITY}", spec.priority)))?;
+        }
+        "max_running" => c.placement.max_running = spec.max_running.map(|v| limit(&f, v)).transpose()?,
+        "max_pending" => {
+            c.placement.max_pending = spec.max_pending.map(|v| limit(&f, v)).transpose()?.unwrap_or(DEFAULT_MAX_PENDING)
+        }
+        "cooldown_after" => {
+            c.placement.cooldown.after = match spec.cooldown_after {
+                Some(n) if n > 1000 => return Err(Error::invalid(f, format!("{n} is out of range 0-1000"))),
+                other => other,
+            }
+        }
+        "cooldown" => {
+            c.placement.cooldown.duration = match &spec.cooldown {
+                Some(d) => {
+                    let d = duration_from_pb(&f, d)?;
+                    validate::duration_between(&f, d, Duration::ZERO, DAY)?;
+                    Some(d)
+                }
+                None => None,
+            }
+        }
         other => {
             return Err(Error::invalid(
                 "update_mask",
@@ -112,10 +199,12 @@ pub fn task_from_pb(spec: &pb::TaskSpec, now: Ts) -> Result<(String, TaskConfig)
         timeout: None,
         retry: RetryPolicy::default(),
         labels: BTreeMap::new(),
+        placement: Placement::default(),
     };
     for field in UPDATABLE_FIELDS {
         apply_field(&mut c, spec, field, "task", now)?;
     }
+    check_placement(&c, &spec.name, "task")?;
     Ok((spec.name.clone(), c))
 }
 
@@ -140,6 +229,15 @@ pub fn spec_to_pb(name: &str, c: &TaskConfig) -> pb::TaskSpec {
             backoff: Some(backoff_to_pb(&c.retry.backoff)),
         }),
         labels: c.labels.clone().into_iter().collect(),
+        selector: c.placement.selector.clone(),
+        retry_on: retry_on_to_pb(c.placement.retry_on).into(),
+        shards: c.placement.shards.map_or(0, NonZeroU32::get),
+        hash_key: c.placement.hash_key.clone().unwrap_or_default(),
+        priority: u32::from(c.placement.priority),
+        max_running: c.placement.max_running.map(NonZeroU32::get),
+        max_pending: Some(c.placement.max_pending.get()),
+        cooldown_after: c.placement.cooldown.after,
+        cooldown: c.placement.cooldown.duration.map(duration_to_pb),
     }
 }
 
@@ -152,6 +250,8 @@ pub fn task_to_pb(t: &Task) -> pb::Task {
         create_time: Some(ts_to_pb(t.created_at)),
         update_time: Some(ts_to_pb(t.updated_at)),
         version: t.version,
+        coalesced_fires: t.coalesced.map_or(0, |(_, n)| n),
+        coalesce_start_time: t.coalesced.map(|(since, _)| ts_to_pb(since)),
     }
 }
 

@@ -4,7 +4,7 @@
 //! the proto and each store backend maps them to rows. Times are UTC; durations are
 //! `std::time::Duration` and are stored as whole microseconds.
 
-use std::{collections::BTreeMap, fmt, num::NonZeroU32, str::FromStr, time::Duration};
+use std::{collections::BTreeMap, num::NonZeroU32, time::Duration};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -68,13 +68,13 @@ macro_rules! string_enum {
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.as_str())
             }
         }
 
-        impl FromStr for $name {
+        impl std::str::FromStr for $name {
             type Err = String;
             fn from_str(s: &str) -> Result<Self, String> {
                 match s {
@@ -85,6 +85,9 @@ macro_rules! string_enum {
         }
     };
 }
+
+mod placement;
+pub use placement::*;
 
 string_enum! {
     /// State of an instance. Each variant says who moves an instance out of it.
@@ -105,6 +108,10 @@ string_enum! {
         Canceled = "CANCELED",
         /// Terminal: not run because of the concurrency policy.
         Skipped = "SKIPPED",
+        /// A broadcast or sharded fire's parent, waiting for its children (never dispatched itself).
+        /// Left when its last child reaches a final state (SUCCESS if every child succeeded, FAILED
+        /// otherwise), or by cancel (its children are canceled with it).
+        Waiting = "WAITING",
     }
 }
 
@@ -127,8 +134,12 @@ pub enum Cause {
     Retry,
     /// An operator's cancel, or the deletion of the task.
     Cancel,
-    /// An operator's retry of a final instance.
+    /// An operator's retry of a final instance (or of a child of a final parent, which waits again).
     OperatorRetry,
+    /// The last child of a parent reached a final state: the parent ends with their verdict.
+    Children,
+    /// The sweeper: a broadcast child's worker has been gone past the grace period.
+    Unreachable,
 }
 
 /// Every legal change of an instance's state, with what makes it. An event whose state does not
@@ -157,6 +168,13 @@ pub const TRANSITIONS: &[(InstanceStatus, InstanceStatus, Cause)] = {
         (S::Timeout, S::Pending, C::OperatorRetry),
         (S::Canceled, S::Pending, C::OperatorRetry),
         (S::Skipped, S::Pending, C::OperatorRetry),
+        (S::Pending, S::Failed, C::Unreachable),
+        (S::Waiting, S::Success, C::Children),
+        (S::Waiting, S::Failed, C::Children),
+        (S::Waiting, S::Canceled, C::Cancel),
+        (S::Success, S::Waiting, C::OperatorRetry),
+        (S::Failed, S::Waiting, C::OperatorRetry),
+        (S::Canceled, S::Waiting, C::OperatorRetry),
     ]
 };
 
@@ -164,7 +182,10 @@ impl InstanceStatus {
     /// True for states no automatic process leaves.
     pub fn is_terminal(self) -> bool {
         match self {
-            InstanceStatus::Pending | InstanceStatus::Dispatched | InstanceStatus::Running => false,
+            InstanceStatus::Pending
+            | InstanceStatus::Dispatched
+            | InstanceStatus::Running
+            | InstanceStatus::Waiting => false,
             InstanceStatus::Success
             | InstanceStatus::Failed
             | InstanceStatus::Timeout
@@ -184,10 +205,10 @@ impl InstanceStatus {
         TRANSITIONS.iter().filter(|(f, t, _)| *f == self && *t == to).map(|(_, _, c)| *c).collect()
     }
 
-    /// Whether an instance may be created in this state: PENDING, or SKIPPED by the concurrency
-    /// policy.
+    /// Whether an instance may be created in this state: PENDING, SKIPPED by the concurrency
+    /// policy, or WAITING (the parent of a broadcast or sharded fire).
     pub fn can_start_as(self) -> bool {
-        matches!(self, InstanceStatus::Pending | InstanceStatus::Skipped)
+        matches!(self, InstanceStatus::Pending | InstanceStatus::Skipped | InstanceStatus::Waiting)
     }
 
     /// True for states held by a worker session (an attempt is out).
@@ -199,7 +220,8 @@ impl InstanceStatus {
             | InstanceStatus::Failed
             | InstanceStatus::Timeout
             | InstanceStatus::Canceled
-            | InstanceStatus::Skipped => false,
+            | InstanceStatus::Skipped
+            | InstanceStatus::Waiting => false,
         }
     }
 }
@@ -247,6 +269,11 @@ string_enum! {
         RoundRobin = "ROUND_ROBIN",
         /// At random.
         Random = "RANDOM",
+        /// Each fire is a parent with one child per live worker matching the selector, pinned to it.
+        Broadcast = "BROADCAST",
+        /// Instances with the same key go to the same live worker (rendezvous hashing over the
+        /// workers serving the handler).
+        Hash = "HASH",
     }
 }
 
@@ -410,6 +437,8 @@ pub struct TaskConfig {
     /// Retries.
     pub retry: RetryPolicy,
     pub labels: BTreeMap<String, String>,
+    /// Selector, retry target, fan-out, hash key, priority, limits and cooldown.
+    pub placement: Placement,
 }
 
 /// Default misfire threshold.
@@ -434,6 +463,9 @@ pub struct Task {
     pub updated_at: Ts,
     /// Configuration version, incremented by each change.
     pub version: i64,
+    /// Fires not run since this time because `max_pending` instances were PENDING, and how many
+    /// (`None` when the last fire ran).
+    pub coalesced: Option<(Ts, u64)>,
 }
 
 /// A stored instance.
@@ -496,6 +528,8 @@ pub struct Instance {
     /// W3C traceparent of the instance's root span (its fire or manual trigger), when the axd that
     /// created it traced (README "Tracing"); every later span of the instance is its child.
     pub trace_parent: Option<String>,
+    /// Routing inputs copied from the task when the instance was created.
+    pub route: InstanceRoute,
 }
 
 /// One state change of an instance.
@@ -538,6 +572,9 @@ string_enum! {
         MisfireSkipped = "MISFIRE_SKIPPED",
         /// The stored schedule could not be evaluated; the task was disabled.
         ScheduleBroken = "SCHEDULE_BROKEN",
+        /// Fires were not run because `max_pending` instances of the task were PENDING: written when
+        /// the first such fire is coalesced, and with the count when a fire runs again.
+        Coalesced = "COALESCED",
     }
 }
 
@@ -576,6 +613,8 @@ pub struct SessionSpan {
     pub worker_id: String,
     pub app: String,
     pub handlers: Vec<String>,
+    /// Labels of its Hello (empty for sessions recorded before labels were kept).
+    pub labels: BTreeMap<String, String>,
     pub capacity: u32,
     /// axd that held the stream.
     pub scheduler_id: String,

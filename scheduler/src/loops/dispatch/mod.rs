@@ -12,7 +12,11 @@
 //! the trip to the worker happen before the instance is due, and the run starts on time instead of
 //! one claim-and-delivery late. Other streams get an instance only once it is due.
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
 
 use ax_proto::{otlp::SpanContext, v1 as pb};
 use tokio_util::sync::CancellationToken;
@@ -21,15 +25,18 @@ use crate::{
     core::Core,
     error::StoreResult,
     grpc::convert::{duration_to_pb, ts_to_pb},
-    lifecycle::{
-        WorkerOp,
-        log::{Change, Changes},
+    lifecycle::WorkerOp,
+    model::{Instance, Ts, add},
+    routing::selector::Selector,
+    worker::{
+        registry::{AppDemand, Session},
+        route::RouteCtx,
     },
-    model::{Instance, InstanceStatus},
-    model::{Ts, add},
-    store::{NewEvent, Store},
-    worker::registry::{AppDemand, ReadyInstance, Session, SessionRef},
 };
+
+mod claim;
+
+pub use claim::{Choice, Claimed, Declined, Skips, claim};
 
 /// An instance marked DISPATCHED to a session: what goes into `Assign`.
 #[derive(Debug, Clone)]
@@ -42,123 +49,39 @@ pub struct Assignment {
     pub trace: Option<(SpanContext, Option<SpanContext>)>,
 }
 
-/// Claims PENDING instances available by each app's `until` for the demanded (app, handler) pairs,
-/// at most each app's limit, oldest first (SKIP LOCKED where supported); those not available by
-/// `now` are offered as `early`. `route` picks a session for each (and reserves its credit) or
-/// declines; chosen ones become DISPATCHED with attempt + 1 and lease `lease_until`, in one
-/// transaction.
-///
-/// `route` runs while the claimed rows are locked: the session it picks is what the same
-/// transaction writes, and it only reads the in-memory registry (no I/O), so it holds the locks
-/// for microseconds.
-pub async fn claim(
-    store: &Store,
-    now: Ts,
-    demand: &[AppDemand],
-    lease_until: Ts,
-    scheduler_id: &str,
-    route: &mut (dyn FnMut(&ReadyInstance) -> Option<SessionRef> + Send),
-) -> StoreResult<Vec<Assignment>> {
-    let t0 = std::time::Instant::now();
-    let mut tx = store.begin().await?;
-    let t_begin = t0.elapsed();
-    let mut chosen: Vec<(Instance, SessionRef)> = Vec::new();
-    for d in demand {
-        if d.limit == 0 || d.handlers.is_empty() {
-            continue;
-        }
-        for inst in tx.select_ready(&d.app, &d.handlers, d.until.max(now), d.limit).await? {
-            let ready = ReadyInstance {
-                id: inst.id,
-                app: inst.app.clone(),
-                handler: inst.handler.clone(),
-                routing: inst.routing,
-                attempt: inst.attempt,
-                early: inst.available_at > now,
-            };
-            if let Some(s) = route(&ready) {
-                chosen.push((inst, s));
-            }
-        }
-    }
-    if chosen.is_empty() {
-        return Ok(Vec::new());
-    }
-    let t_select = t0.elapsed();
-    let mut by_session: HashMap<&str, (&str, Vec<i64>)> = HashMap::new();
-    for (inst, s) in &chosen {
-        by_session.entry(s.session_id.as_str()).or_insert_with(|| (s.worker_id.as_str(), Vec::new())).1.push(inst.id);
-    }
-    for (session, (worker, ids)) in &by_session {
-        tx.mark_dispatched(session, worker, scheduler_id, lease_until, now, ids).await?;
-    }
-    let mut events = Vec::with_capacity(chosen.len());
-    let mut changes = Changes::new();
-    let logged = Changes::wants(Some(InstanceStatus::Pending), InstanceStatus::Dispatched);
-    let mut out = Vec::with_capacity(chosen.len());
-    for (mut inst, s) in chosen {
-        let at = now.max(inst.updated_at);
-        inst.status = InstanceStatus::Dispatched;
-        inst.attempt += 1;
-        inst.session_id = Some(s.session_id.clone());
-        inst.worker_id = Some(s.worker_id.clone());
-        inst.scheduler_id = Some(scheduler_id.to_owned());
-        inst.lease_expires_at = Some(lease_until);
-        inst.updated_at = at;
-        let reason = if inst.available_at > now {
-            format!(
-                "assigned to worker {} (session {}) ahead of time, to start at {}",
-                s.worker_id,
-                s.session_id,
-                inst.available_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
-            )
-        } else {
-            format!("assigned to worker {} (session {})", s.worker_id, s.session_id)
-        };
-        if logged {
-            changes.push(Change {
-                instance_id: inst.id,
-                attempt: inst.attempt,
-                task: inst.task_name.clone(),
-                app: inst.app.clone(),
-                worker: s.worker_id.clone(),
-                from: Some(InstanceStatus::Pending),
-                to: InstanceStatus::Dispatched,
-                reason: reason.clone(),
-            });
-        }
-        events.push(NewEvent {
-            instance_id: inst.id,
-            at,
-            from: Some(InstanceStatus::Pending),
-            to: InstanceStatus::Dispatched,
-            attempt: inst.attempt,
-            scheduler_id: scheduler_id.to_owned(),
-            worker_id: s.worker_id.clone(),
-            reason,
-        });
-        out.push(Assignment { instance: inst, session_id: s.session_id, trace: None });
-    }
-    let t_mark = t0.elapsed();
-    tx.insert_events(&events).await?;
-    let t_events = t0.elapsed();
-    tx.commit().await?;
-    changes.log();
-    tracing::debug!(
-        rows = out.len(),
-        begin_us = t_begin.as_micros() as u64,
-        select_us = (t_select - t_begin).as_micros() as u64,
-        mark_us = (t_mark - t_select).as_micros() as u64,
-        events_us = (t_events - t_mark).as_micros() as u64,
-        commit_us = (t0.elapsed() - t_events).as_micros() as u64,
-        "claim_ready"
-    );
-    Ok(out)
-}
-
 /// The dispatcher of one axd.
 pub struct Dispatcher {
     core: Arc<Core>,
+    memory: Mutex<Memory>,
+}
+
+/// How long an instance routing could not place, or a task at its running limit, is left out of
+/// claims (unless the streams here change first): long enough not to re-read it every round,
+/// short enough that a limit freed on another axd is noticed at once to the eye.
+const SKIP_FOR: Duration = Duration::from_millis(250);
+
+/// Most instance ids left out of a claim at once.
+const MAX_SKIPPED: usize = 1000;
+
+/// Every this many rounds, a claim reads instances of every selector, including those of selectors
+/// no task has any more (an operator's retry of an old instance).
+const UNFILTERED_EVERY: u64 = 20;
+
+/// What the dispatcher learned in earlier rounds.
+#[derive(Debug, Default)]
+struct Memory {
+    /// Instances routing could not place, until when they are left out.
+    skip: HashMap<i64, Instant>,
+    /// Tasks at their running limit, until when they are left out.
+    full: HashMap<i64, Instant>,
+    /// Apps whose rate limit has no token, until the next one comes (database time).
+    rate: HashMap<String, Ts>,
+    /// Selectors of the tasks, per app, and when they were read.
+    selectors: (HashMap<String, Vec<String>>, Option<Instant>),
+    /// Rounds so far.
+    rounds: u64,
+    /// Streams seen at the last round (a change clears the skips).
+    streams: Vec<String>,
 }
 
 /// The Assign message for an assignment; `now` is the time it is sent, for `start_after`.
@@ -178,6 +101,8 @@ pub fn assign_message(a: &Assignment, now: Ts) -> pb::SchedulerMessage {
             start_after,
             accept_by: i.lease_expires_at.map(ts_to_pb),
             traceparent: a.trace.map(|(span, _)| span.traceparent()).unwrap_or_default(),
+            shard_index: i.route.shard.map_or(0, |(n, _)| n),
+            shard_total: i.route.shard.map_or(0, |(_, t)| t),
         })),
     }
 }
@@ -185,7 +110,105 @@ pub fn assign_message(a: &Assignment, now: Ts) -> pb::SchedulerMessage {
 impl Dispatcher {
     /// A dispatcher over the shared core.
     pub fn new(core: Arc<Core>) -> Self {
-        Dispatcher { core }
+        Dispatcher { core, memory: Mutex::new(Memory::default()) }
+    }
+
+    fn memory(&self) -> std::sync::MutexGuard<'_, Memory> {
+        self.memory.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The demand of this axd's streams, without apps waiting for a rate-limit token.
+    fn demand(&self, now: Ts, ahead: Duration) -> Vec<AppDemand> {
+        let core = &self.core;
+        let demand = core.registry.demand(now, ahead, &core.routing);
+        let mem = self.memory();
+        demand.into_iter().filter(|d| mem.rate.get(&d.app).is_none_or(|t| *t <= now)).collect()
+    }
+
+    /// Reads what routing needs from the database when it is older than its refresh period:
+    /// cooldowns, the cluster's workers, the tasks' selectors.
+    async fn refresh(&self, demand: &[AppDemand]) -> StoreResult<()> {
+        let core = &self.core;
+        let apps: Vec<String> = demand.iter().map(|d| d.app.clone()).collect();
+        if core.routing.cooling_stale() {
+            let streaks = core.pools.dispatch.list_streaks(Some(&apps)).await?;
+            core.routing.set_streaks(&streaks);
+        }
+        if core.routing.workers().1 {
+            let alive_since = core.alive_since();
+            let alive: std::collections::HashSet<String> = core
+                .pools
+                .dispatch
+                .list_schedulers()
+                .await?
+                .into_iter()
+                .filter(|s| s.heartbeat_at >= alive_since)
+                .map(|s| s.scheduler_id)
+                .collect();
+            let workers = core.pools.dispatch.list_workers(None).await?;
+            core.routing.set_workers(workers.into_iter().filter(|w| alive.contains(&w.scheduler_id)).collect());
+        }
+        let stale = self.memory().selectors.1.is_none_or(|t| t.elapsed() >= crate::routing::state::REFRESH);
+        if stale {
+            let selectors = core.pools.dispatch.task_selectors().await?;
+            self.memory().selectors = (selectors, Some(Instant::now()));
+        }
+        Ok(())
+    }
+
+    /// What this round's claim leaves out.
+    fn skips(&self, demand: &[AppDemand]) -> Skips {
+        let now = Instant::now();
+        let mut mem = self.memory();
+        let mut streams: Vec<String> = self.core.registry.all().iter().map(|s| s.id.clone()).collect();
+        streams.sort();
+        if streams != mem.streams {
+            // A stream came or went: what could not be placed may be placeable now.
+            mem.skip.clear();
+            mem.streams = streams;
+        }
+        mem.skip.retain(|_, until| *until > now);
+        mem.full.retain(|_, until| *until > now);
+        mem.rounds += 1;
+        let selectors = if mem.rounds.is_multiple_of(UNFILTERED_EVERY) {
+            None
+        } else {
+            let mut per_app: HashMap<String, Vec<String>> = HashMap::new();
+            for d in demand {
+                let known = mem.selectors.0.get(&d.app).map_or(&[][..], Vec::as_slice);
+                let ok: Vec<String> = known
+                    .iter()
+                    .filter(|text| match Selector::parse(text) {
+                        Ok(sel) => d.labels.iter().any(|l| sel.matches(l)),
+                        Err(_) => false,
+                    })
+                    .cloned()
+                    .collect();
+                per_app.insert(d.app.clone(), ok);
+            }
+            Some(per_app)
+        };
+        Skips { ids: mem.skip.keys().copied().collect(), tasks: mem.full.keys().copied().collect(), selectors }
+    }
+
+    /// Remembers what a claim could not do.
+    fn remember(&self, declined: &[Declined], rate_limited: &[(String, Ts)]) {
+        let until = Instant::now() + SKIP_FOR;
+        let mut mem = self.memory();
+        for d in declined {
+            match d {
+                Declined::Unroutable(id, _) if mem.skip.len() < MAX_SKIPPED => {
+                    mem.skip.insert(*id, until);
+                }
+                Declined::Unroutable(..) => {}
+                Declined::TaskFull(task) => {
+                    mem.full.insert(*task, until);
+                }
+            }
+        }
+        for (app, at) in rate_limited {
+            mem.rate.insert(app.clone(), *at);
+        }
     }
 
     /// One claim-and-send round. Returns how many instances were assigned.
@@ -194,24 +217,32 @@ impl Dispatcher {
         let started = std::time::Instant::now();
         let span_start = std::time::SystemTime::now();
         let now = core.clock.now();
-        let demand = core.registry.demand(now, core.sessions.dispatch_ahead);
+        self.memory().rate.retain(|_, at| *at > now);
+        let demand = self.demand(now, core.sessions.dispatch_ahead);
         if demand.is_empty() {
             return Ok(0);
         }
+        self.refresh(&demand).await?;
+        let skips = self.skips(&demand);
         // An early assignment's ack timeout starts when its hold ends.
         let latest = demand.iter().map(|d| d.until).max().unwrap_or(now);
         let lease_until = add(latest, core.sessions.ack_timeout);
         let mut reserved: Vec<(Arc<Session>, (i64, u32))> = Vec::new();
         let registry = core.registry.clone();
-        let claimed = claim(&core.pools.dispatch, now, &demand, lease_until, &core.scheduler_id, &mut |ready| {
-            let attempt = ready.attempt + 1;
-            let (session, r) = registry.route(ready, attempt)?;
-            reserved.push((session, (ready.id, attempt)));
-            Some(r)
-        })
-        .await;
-        let assignments = match claimed {
-            Ok(a) => a,
+        let (cluster, _) = core.routing.workers();
+        let mut selectors = HashMap::new();
+        let routing = core.routing.clone();
+        let claimed =
+            claim(&core.pools.dispatch, now, &demand, &skips, lease_until, &core.scheduler_id, &mut |ready| {
+                let attempt = ready.attempt + 1;
+                let mut ctx = RouteCtx { now, routing: &routing, cluster: &cluster, selectors: &mut selectors };
+                let routed = registry.route(ready, attempt, &mut ctx)?;
+                reserved.push((routed.session, (ready.id, attempt)));
+                Ok((routed.r, routed.note))
+            })
+            .await;
+        let claimed = match claimed {
+            Ok(c) => c,
             Err(e) => {
                 for (s, key) in reserved {
                     s.unreserve(key);
@@ -219,6 +250,8 @@ impl Dispatcher {
                 return Err(e);
             }
         };
+        self.remember(&claimed.declined, &claimed.rate_limited);
+        let assignments = claimed.assignments;
         if crate::prometheus::enabled() && !assignments.is_empty() {
             let lag = metrics::histogram!(crate::prometheus::DISPATCH_LAG);
             for a in &assignments {
@@ -270,9 +303,18 @@ impl Dispatcher {
     async fn idle_time(&self) -> Duration {
         let poll = self.core.sessions.poll_interval;
         let now = self.core.clock.now();
-        let demand = self.core.registry.demand(now, self.core.sessions.dispatch_ahead);
+        let demand = self.core.registry.demand(now, self.core.sessions.dispatch_ahead, &self.core.routing);
         if demand.is_empty() {
             return poll;
+        }
+        // An app waiting for a rate-limit token wakes the loop when the token comes.
+        let rate_wake = self.memory().rate.values().min().copied();
+        let demand: Vec<AppDemand> = {
+            let mem = self.memory();
+            demand.into_iter().filter(|d| mem.rate.get(&d.app).is_none_or(|t| *t <= now)).collect()
+        };
+        if demand.is_empty() {
+            return rate_wake.map_or(poll, |t| (t - now).to_std().unwrap_or(Duration::ZERO).min(poll));
         }
         // Apps grouped by how far ahead they are claimed: one query per group (at most two).
         let mut groups: Vec<(chrono::Duration, Vec<String>)> = Vec::new();
@@ -295,6 +337,10 @@ impl Dispatcher {
                 }
             }
         }
+        let wake = match (wake, rate_wake) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         match wake {
             Some(t) => (t - self.core.clock.now()).to_std().unwrap_or(Duration::ZERO).min(poll),
             None => poll,
@@ -313,8 +359,7 @@ impl Dispatcher {
                 Ok(n) => {
                     self.core.progress.tick(crate::core::health::Loop::Dispatch);
                     backoff = Duration::from_millis(50);
-                    let full = n > 0
-                        && self.core.registry.demand(self.core.clock.now(), Duration::ZERO).iter().any(|d| d.limit > 0);
+                    let full = n > 0 && self.demand(self.core.clock.now(), Duration::ZERO).iter().any(|d| d.limit > 0);
                     if full {
                         Duration::ZERO
                     } else {

@@ -1,0 +1,217 @@
+//! The claim transaction: locks ready instances, applies the cluster-wide limits under row locks
+//! (an app's rate-limit bucket, each task's running limit), lets routing pick a stream for each,
+//! and marks the chosen ones DISPATCHED with their events.
+//!
+//! Lock order, the same in every transaction that takes these locks: the app's bucket row, then the
+//! instances (SKIP LOCKED, so never waiting), then the tasks' limit rows in task order. Two claims
+//! on different axd therefore serialize on a bucket or a limit row, never deadlock, and the second
+//! sees what the first dispatched (READ COMMITTED on every server backend; SQLite's write
+//! transactions are exclusive).
+
+use std::collections::HashMap;
+
+use super::Assignment;
+use crate::{
+    error::StoreResult,
+    lifecycle::log::{Change, Changes},
+    model::{Instance, InstanceStatus, Ts},
+    routing::bucket::Bucket,
+    store::{NewEvent, ReadyFilter, Store},
+    worker::registry::{AppDemand, ReadyInstance, SessionRef},
+};
+
+/// What a claim may leave out, learned from earlier rounds.
+#[derive(Debug, Clone, Default)]
+pub struct Skips {
+    /// Instances routing could not place lately.
+    pub ids: Vec<i64>,
+    /// Tasks at their running limit lately.
+    pub tasks: Vec<i64>,
+    /// Per app, the selectors its streams here can satisfy; `None`: read every selector.
+    pub selectors: Option<HashMap<String, Vec<String>>>,
+}
+
+/// Why a ready instance was not claimed this round.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Declined {
+    /// Routing found no stream (the reason).
+    Unroutable(i64, String),
+    /// Its task has `max_running` instances dispatched or running.
+    TaskFull(i64),
+}
+
+/// What a claim did.
+#[derive(Debug, Default)]
+pub struct Claimed {
+    /// Instances marked DISPATCHED, to send.
+    pub assignments: Vec<Assignment>,
+    /// Ready instances left PENDING, and why.
+    pub declined: Vec<Declined>,
+    /// Apps whose rate limit has no token now, with when the next one comes.
+    pub rate_limited: Vec<(String, Ts)>,
+}
+
+/// A stream chosen by routing, with the note its DISPATCHED event carries.
+pub type Choice = (SessionRef, String);
+
+/// One claim transaction over `demand` (see the module doc). `route` picks a stream for each
+/// ready instance (reserving its credit) or says why not; it only reads this axd's registry (no
+/// I/O), so it holds the locks for microseconds.
+pub async fn claim(
+    store: &Store,
+    now: Ts,
+    demand: &[AppDemand],
+    skips: &Skips,
+    lease_until: Ts,
+    scheduler_id: &str,
+    route: &mut (dyn FnMut(&ReadyInstance) -> Result<Choice, String> + Send),
+) -> StoreResult<Claimed> {
+    let t0 = std::time::Instant::now();
+    let mut out = Claimed::default();
+    let mut tx = store.begin().await?;
+    let t_begin = t0.elapsed();
+    let apps: Vec<&str> =
+        demand.iter().filter(|d| d.limit > 0 && !d.handlers.is_empty()).map(|d| d.app.as_str()).collect();
+    if apps.is_empty() {
+        return Ok(out);
+    }
+    let mut buckets: HashMap<String, Bucket> = tx
+        .lock_app_limits(&apps)
+        .await?
+        .into_iter()
+        .map(|l| {
+            let mut b =
+                Bucket { per_second: l.per_second, burst: l.burst, tokens: l.tokens, refilled_at: l.refilled_at };
+            b.refill(now);
+            (l.app, b)
+        })
+        .collect();
+    let mut ready: Vec<Instance> = Vec::new();
+    for d in demand.iter().filter(|d| d.limit > 0 && !d.handlers.is_empty()) {
+        let mut limit = d.limit;
+        if let Some(b) = buckets.get(&d.app) {
+            if b.available() == 0 {
+                out.rate_limited.push((d.app.clone(), b.next_token_at()));
+                continue;
+            }
+            limit = limit.min(b.available());
+        }
+        let selectors = skips.selectors.as_ref().map(|m| m.get(&d.app).map_or(&[][..], Vec::as_slice));
+        let filter = ReadyFilter { workers: &d.workers, selectors, skip_ids: &skips.ids, skip_tasks: &skips.tasks };
+        ready.extend(tx.select_ready(&d.app, &d.handlers, d.until.max(now), limit, &filter).await?);
+    }
+    if ready.is_empty() {
+        return Ok(out);
+    }
+    let t_select = t0.elapsed();
+    let task_ids: Vec<i64> = ready.iter().map(|i| i.task_id).collect();
+    let mut room: HashMap<i64, u32> = tx
+        .lock_task_limits(&task_ids)
+        .await?
+        .into_iter()
+        .map(|(id, (max, active))| (id, max.saturating_sub(active)))
+        .collect();
+    let mut chosen: Vec<(Instance, SessionRef, String)> = Vec::new();
+    for inst in ready {
+        if room.get(&inst.task_id) == Some(&0) {
+            out.declined.push(Declined::TaskFull(inst.task_id));
+            continue;
+        }
+        if buckets.get(&inst.app).is_some_and(|b| b.available() == 0) {
+            continue;
+        }
+        match route(&ReadyInstance::of(&inst, now)) {
+            Ok((s, note)) => {
+                if let Some(r) = room.get_mut(&inst.task_id) {
+                    *r -= 1;
+                }
+                if let Some(b) = buckets.get_mut(&inst.app) {
+                    b.take(1);
+                }
+                chosen.push((inst, s, note));
+            }
+            Err(why) => out.declined.push(Declined::Unroutable(inst.id, why)),
+        }
+    }
+    for (app, b) in &buckets {
+        tx.write_app_tokens(app, b.tokens, b.refilled_at).await?;
+        if b.available() == 0 {
+            out.rate_limited.push((app.clone(), b.next_token_at()));
+        }
+    }
+    if chosen.is_empty() {
+        tx.commit().await?;
+        return Ok(out);
+    }
+    let mut by_session: HashMap<&str, (&str, Vec<i64>)> = HashMap::new();
+    for (inst, s, _) in &chosen {
+        by_session.entry(s.session_id.as_str()).or_insert_with(|| (s.worker_id.as_str(), Vec::new())).1.push(inst.id);
+    }
+    for (session, (worker, ids)) in &by_session {
+        tx.mark_dispatched(session, worker, scheduler_id, lease_until, now, ids).await?;
+    }
+    let mut events = Vec::with_capacity(chosen.len());
+    let mut changes = Changes::new();
+    let logged = Changes::wants(Some(InstanceStatus::Pending), InstanceStatus::Dispatched);
+    for (mut inst, s, note) in chosen {
+        let at = now.max(inst.updated_at);
+        inst.status = InstanceStatus::Dispatched;
+        inst.attempt += 1;
+        inst.session_id = Some(s.session_id.clone());
+        inst.worker_id = Some(s.worker_id.clone());
+        inst.scheduler_id = Some(scheduler_id.to_owned());
+        inst.lease_expires_at = Some(lease_until);
+        inst.updated_at = at;
+        let mut reason = if inst.available_at > now {
+            format!(
+                "assigned to worker {} (session {}) ahead of time, to start at {}",
+                s.worker_id,
+                s.session_id,
+                inst.available_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+            )
+        } else {
+            format!("assigned to worker {} (session {})", s.worker_id, s.session_id)
+        };
+        if !note.is_empty() {
+            reason = format!("{reason}; {note}");
+        }
+        if logged {
+            changes.push(Change {
+                instance_id: inst.id,
+                attempt: inst.attempt,
+                task: inst.task_name.clone(),
+                app: inst.app.clone(),
+                worker: s.worker_id.clone(),
+                from: Some(InstanceStatus::Pending),
+                to: InstanceStatus::Dispatched,
+                reason: reason.clone(),
+            });
+        }
+        events.push(NewEvent {
+            instance_id: inst.id,
+            at,
+            from: Some(InstanceStatus::Pending),
+            to: InstanceStatus::Dispatched,
+            attempt: inst.attempt,
+            scheduler_id: scheduler_id.to_owned(),
+            worker_id: s.worker_id.clone(),
+            reason,
+        });
+        out.assignments.push(Assignment { instance: inst, session_id: s.session_id, trace: None });
+    }
+    let t_mark = t0.elapsed();
+    tx.insert_events(&events).await?;
+    let t_events = t0.elapsed();
+    tx.commit().await?;
+    changes.log();
+    tracing::debug!(
+        rows = out.assignments.len(),
+        begin_us = t_begin.as_micros() as u64,
+        select_us = (t_select - t_begin).as_micros() as u64,
+        mark_us = (t_mark - t_select).as_micros() as u64,
+        events_us = (t_events - t_mark).as_micros() as u64,
+        commit_us = (t0.elapsed() - t_events).as_micros() as u64,
+        "claim_ready"
+    );
+    Ok(out)
+}

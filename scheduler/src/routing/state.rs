@@ -1,0 +1,114 @@
+//! What one axd remembers between dispatch rounds about routing inputs that live in the database:
+//! which workers are cooling down, and which workers the cluster has (for consistent hashing and
+//! retries elsewhere). Both are read from the database at most every [`REFRESH`] by the dispatcher
+//! and updated at once when this axd itself commits a change, so another axd's change reaches this
+//! one within [`REFRESH`]. Nothing here is a source of truth: a stale entry delays or redirects a
+//! dispatch, it never lets a limit be exceeded (those are checked under row locks in the claim).
+
+use std::{
+    collections::HashMap,
+    sync::Mutex,
+    time::{Duration, Instant},
+};
+
+use super::cooldown::CooldownDefaults;
+use crate::model::{Ts, WorkerRecord, WorkerStreak};
+
+/// How often the dispatcher reads cooldowns and the cluster's workers while it has work.
+pub const REFRESH: Duration = Duration::from_secs(1);
+
+/// (app, worker id, handler).
+type Key = (String, String, String);
+
+#[derive(Debug, Default)]
+struct Cooling {
+    until: HashMap<Key, Ts>,
+    read_at: Option<Instant>,
+}
+
+#[derive(Debug, Default)]
+struct Workers {
+    all: Vec<WorkerRecord>,
+    read_at: Option<Instant>,
+}
+
+/// Routing knowledge of one axd.
+#[derive(Debug, Default)]
+pub struct RoutingState {
+    /// Cooldown defaults of this axd (`--cooldown-after`, `--cooldown`, `--cooldown-max`).
+    pub cooldown: CooldownDefaults,
+    cooling: Mutex<Cooling>,
+    workers: Mutex<Workers>,
+}
+
+impl RoutingState {
+    /// State with these cooldown defaults and nothing known yet.
+    pub fn new(cooldown: CooldownDefaults) -> Self {
+        RoutingState { cooldown, ..Default::default() }
+    }
+
+    /// Until when `worker` of `app` is cooling down for `handler`, if it is at `now`.
+    pub fn cooling_until(&self, app: &str, worker: &str, handler: &str, now: Ts) -> Option<Ts> {
+        let c = self.cooling.lock().unwrap_or_else(|p| p.into_inner());
+        // Keys are owned strings; a lookup by borrowed parts needs a tuple of Strings.
+        c.until.get(&(app.to_owned(), worker.to_owned(), handler.to_owned())).copied().filter(|u| *u > now)
+    }
+
+    /// Whether any cooldown is known (the dispatcher skips the per-candidate lookups otherwise).
+    pub fn any_cooling(&self, now: Ts) -> bool {
+        self.cooling.lock().unwrap_or_else(|p| p.into_inner()).until.values().any(|u| *u > now)
+    }
+
+    /// Whether cooldowns should be read again.
+    pub fn cooling_stale(&self) -> bool {
+        self.cooling.lock().unwrap_or_else(|p| p.into_inner()).read_at.is_none_or(|t| t.elapsed() >= REFRESH)
+    }
+
+    /// Replaces what is known with the streaks read from the database.
+    pub fn set_streaks(&self, streaks: &[WorkerStreak]) {
+        let mut c = self.cooling.lock().unwrap_or_else(|p| p.into_inner());
+        c.until = streaks
+            .iter()
+            .filter_map(|s| s.cooldown_until.map(|u| ((s.app.clone(), s.worker_id.clone(), s.handler.clone()), u)))
+            .collect();
+        c.read_at = Some(Instant::now());
+    }
+
+    /// Applies streaks this axd has just committed: `Some` written, `None` ended by a success.
+    pub fn note_streaks(&self, changes: &[(Key, Option<WorkerStreak>)]) {
+        let mut c = self.cooling.lock().unwrap_or_else(|p| p.into_inner());
+        for (key, s) in changes {
+            match s.as_ref().and_then(|s| s.cooldown_until) {
+                Some(u) => {
+                    c.until.insert(key.clone(), u);
+                }
+                None => {
+                    c.until.remove(key);
+                }
+            }
+        }
+    }
+
+    /// The cluster's worker sessions as last read, and whether that read is older than [`REFRESH`].
+    pub fn workers(&self) -> (Vec<WorkerRecord>, bool) {
+        let w = self.workers.lock().unwrap_or_else(|p| p.into_inner());
+        (w.all.clone(), w.read_at.is_none_or(|t| t.elapsed() >= REFRESH))
+    }
+
+    /// Replaces the cluster's worker sessions with a fresh read.
+    pub fn set_workers(&self, all: Vec<WorkerRecord>) {
+        let mut w = self.workers.lock().unwrap_or_else(|p| p.into_inner());
+        w.all = all;
+        w.read_at = Some(Instant::now());
+    }
+
+    /// Forgets the cluster's workers (a session opened or closed here): the next use reads them.
+    pub fn workers_changed(&self) {
+        self.workers.lock().unwrap_or_else(|p| p.into_inner()).read_at = None;
+    }
+}
+
+/// A streak's key as the state stores it.
+pub fn key(app: &str, worker: &str, handler: &str) -> Key {
+    (app.to_owned(), worker.to_owned(), handler.to_owned())
+}

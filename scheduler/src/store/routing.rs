@@ -1,0 +1,375 @@
+//! Operations on the routing inputs that several axd must agree on: worker failure streaks
+//! (`ax_worker_streak`), per-task running limits (`ax_task_limit`), per-app rate-limit buckets
+//! (`ax_app_limit`), the children of a parent instance, and the coalesced fires of tasks.
+
+use std::{collections::HashMap, num::NonZeroU32};
+
+use super::{
+    BATCH, Tx,
+    instances::select_instances,
+    value::{Stmt, Value},
+};
+use crate::{
+    error::{StoreError, StoreResult},
+    model::{
+        AppLimit, CooldownPolicy, Instance, InstanceStatus, Ts, WorkerStreak, duration_micros, from_micros, to_micros,
+    },
+};
+
+/// (app, worker id, handler): the key of a streak.
+pub type StreakKey<'a> = (&'a str, &'a str, &'a str);
+
+const STREAK_COLUMNS: &str = "app, worker_id, handler, failures, cooldown_until, cooldown_us, updated_at";
+
+fn read_streak(r: &mut super::value::Row<'_>) -> StoreResult<WorkerStreak> {
+    let app = r.take()?;
+    let worker_id = r.take()?;
+    let handler = r.take()?;
+    let failures: i32 = r.take()?;
+    let until: Option<i64> = r.take()?;
+    let cooldown: Option<i64> = r.take()?;
+    let _updated: i64 = r.take()?;
+    Ok(WorkerStreak {
+        app,
+        worker_id,
+        handler,
+        failures: u32::try_from(failures).unwrap_or(0),
+        cooldown_until: until.map(from_micros),
+        cooldown: cooldown.map(|us| std::time::Duration::from_micros(u64::try_from(us).unwrap_or(0))),
+    })
+}
+
+fn push_keys<'a>(s: &mut Stmt<'a>, keys: &[StreakKey<'a>]) {
+    s.push("(app, worker_id, handler) IN ")
+        .push_row_list(keys.iter().map(|(a, w, h)| vec![Value::from(*a), Value::from(*w), Value::from(*h)]));
+}
+
+impl Tx {
+    /// Locks the streaks of these (app, worker, handler) keys (those that exist), in key order.
+    pub async fn lock_streaks(&mut self, keys: &[StreakKey<'_>]) -> StoreResult<Vec<WorkerStreak>> {
+        let mut out = Vec::new();
+        let mut sorted = keys.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        for chunk in sorted.chunks(BATCH / 3) {
+            let mut s = Stmt::new(format!("SELECT {STREAK_COLUMNS} FROM ax_worker_streak WHERE "));
+            push_keys(&mut s, chunk);
+            s.push(" ORDER BY app, worker_id, handler").push(self.dialect().for_update);
+            out.extend(self.fetch(s, "ax_worker_streak", read_streak).await?);
+        }
+        Ok(out)
+    }
+
+    /// Writes streaks (insert or update).
+    pub async fn write_streaks(&mut self, streaks: &[WorkerStreak], now: Ts) -> StoreResult<()> {
+        for chunk in streaks.chunks(BATCH / 7) {
+            let mut s = Stmt::new(format!("INSERT INTO ax_worker_streak ({STREAK_COLUMNS}) VALUES "));
+            s.push_rows(chunk.iter().map(|st| {
+                vec![
+                    Value::from(st.app.as_str()),
+                    Value::from(st.worker_id.as_str()),
+                    Value::from(st.handler.as_str()),
+                    Value::from(st.failures),
+                    Value::OptI64(st.cooldown_until.map(to_micros)),
+                    Value::OptI64(st.cooldown.map(duration_micros)),
+                    Value::I64(to_micros(now)),
+                ]
+            }));
+            let upsert = self
+                .dialect()
+                .upsert(&["app", "worker_id", "handler"], &["failures", "cooldown_until", "cooldown_us", "updated_at"]);
+            s.push(&upsert);
+            self.execute(s).await?;
+        }
+        Ok(())
+    }
+
+    /// Creates the streak rows that do not exist yet with these values (existing rows are left as
+    /// they are), so that a lock taken next covers them.
+    pub async fn seed_streaks(&mut self, streaks: &[WorkerStreak], now: Ts) -> StoreResult<()> {
+        for chunk in streaks.chunks(BATCH / 7) {
+            let mut s = Stmt::new(format!("INSERT INTO ax_worker_streak ({STREAK_COLUMNS}) VALUES "));
+            s.push_rows(chunk.iter().map(|st| {
+                vec![
+                    Value::from(st.app.as_str()),
+                    Value::from(st.worker_id.as_str()),
+                    Value::from(st.handler.as_str()),
+                    Value::from(st.failures),
+                    Value::OptI64(st.cooldown_until.map(to_micros)),
+                    Value::OptI64(st.cooldown.map(duration_micros)),
+                    Value::I64(to_micros(now)),
+                ]
+            }));
+            let ignore = self.dialect().ignore_duplicate_on("app");
+            s.push(&ignore);
+            self.execute(s).await?;
+        }
+        Ok(())
+    }
+
+    /// Ends the streaks of these keys (a success).
+    pub async fn delete_streaks(&mut self, keys: &[StreakKey<'_>]) -> StoreResult<()> {
+        for chunk in keys.chunks(BATCH / 3) {
+            let mut s = Stmt::new("DELETE FROM ax_worker_streak WHERE ");
+            push_keys(&mut s, chunk);
+            self.execute(s).await?;
+        }
+        Ok(())
+    }
+
+    /// Streaks, optionally only of some apps, ordered by app, worker and handler (at most 10,000).
+    pub async fn list_streaks(&mut self, apps: Option<&[String]>) -> StoreResult<Vec<WorkerStreak>> {
+        let mut s = Stmt::new(format!("SELECT {STREAK_COLUMNS} FROM ax_worker_streak WHERE 1 = 1"));
+        match apps {
+            None => {}
+            Some([]) => {
+                s.push(" AND 1 = 0");
+            }
+            Some(apps) => {
+                s.push(" AND app IN ").push_list(apps.iter().map(String::as_str));
+            }
+        }
+        s.push(" ORDER BY app, worker_id, handler LIMIT 10000");
+        self.fetch(s, "ax_worker_streak", read_streak).await
+    }
+
+    /// The cooldown settings of these tasks (tasks that no longer exist are left out).
+    pub async fn task_cooldowns(&mut self, task_ids: &[i64]) -> StoreResult<HashMap<i64, CooldownPolicy>> {
+        let mut out = HashMap::new();
+        for chunk in task_ids.chunks(BATCH) {
+            let mut s = Stmt::new("SELECT id, cooldown_after, cooldown_us FROM ax_task WHERE id IN ");
+            s.push_list(chunk.iter().copied());
+            let rows = self
+                .fetch(s, "ax_task", |r| {
+                    let id: i64 = r.take()?;
+                    let after: Option<i32> = r.take()?;
+                    let us: Option<i64> = r.take()?;
+                    Ok((
+                        id,
+                        CooldownPolicy {
+                            after: after.map(|n| u32::try_from(n).unwrap_or(0)),
+                            duration: us.map(|us| std::time::Duration::from_micros(u64::try_from(us).unwrap_or(0))),
+                        },
+                    ))
+                })
+                .await?;
+            out.extend(rows);
+        }
+        Ok(out)
+    }
+
+    /// Sets (or, with `None`, removes) the running limit row of a task.
+    pub async fn set_task_limit(&mut self, task_id: i64, max_running: Option<NonZeroU32>) -> StoreResult<()> {
+        self.execute(Stmt::new("DELETE FROM ax_task_limit WHERE task_id = ?").bind(task_id)).await?;
+        if let Some(n) = max_running {
+            let s =
+                Stmt::new("INSERT INTO ax_task_limit (task_id, max_running) VALUES (?, ?)").bind(task_id).bind(n.get());
+            self.execute(s).await?;
+        }
+        Ok(())
+    }
+
+    /// Locks the running-limit rows of these tasks (those that have one), in task order: the limit
+    /// and, for each, how many of its instances are DISPATCHED or RUNNING now.
+    pub async fn lock_task_limits(&mut self, task_ids: &[i64]) -> StoreResult<HashMap<i64, (u32, u32)>> {
+        let mut ids = task_ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut limits: Vec<(i64, u32)> = Vec::new();
+        for chunk in ids.chunks(BATCH) {
+            let mut s = Stmt::new("SELECT task_id, max_running FROM ax_task_limit WHERE task_id IN ");
+            s.push_list(chunk.iter().copied()).push(" ORDER BY task_id").push(self.dialect().for_update);
+            limits.extend(
+                self.fetch(s, "ax_task_limit", |r| {
+                    Ok((r.take::<i64>()?, u32::try_from(r.take::<i32>()?).unwrap_or(0)))
+                })
+                .await?,
+            );
+        }
+        let mut out: HashMap<i64, (u32, u32)> = limits.iter().map(|(id, max)| (*id, (*max, 0))).collect();
+        if limits.is_empty() {
+            return Ok(out);
+        }
+        let counts = self
+            .count_by_task(&limits.iter().map(|(id, _)| *id).collect::<Vec<_>>(), &["DISPATCHED", "RUNNING"])
+            .await?;
+        for (id, n) in counts {
+            if let Some(e) = out.get_mut(&id) {
+                e.1 = u32::try_from(n).unwrap_or(u32::MAX);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Instances per task in these statuses (tasks with none are left out).
+    pub async fn count_by_task(&mut self, task_ids: &[i64], statuses: &[&str]) -> StoreResult<HashMap<i64, u64>> {
+        let mut out = HashMap::new();
+        // The statuses are written into the statement (they are constants) so that the partial index
+        // on active instances serves it.
+        let list: Vec<String> = statuses.iter().map(|s| format!("'{s}'")).collect();
+        for chunk in task_ids.chunks(BATCH) {
+            let mut s = Stmt::new(format!(
+                "SELECT task_id, COUNT(*) FROM ax_instance WHERE status IN ({}) AND task_id IN ",
+                list.join(", ")
+            ));
+            s.push_list(chunk.iter().copied()).push(" GROUP BY task_id");
+            out.extend(
+                self.fetch(s, "ax_instance", |r| Ok((r.take::<i64>()?, u64::try_from(r.take::<i64>()?).unwrap_or(0))))
+                    .await?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Locks the rate-limit buckets of these apps (those that have one), in app order.
+    pub async fn lock_app_limits(&mut self, apps: &[&str]) -> StoreResult<Vec<AppLimit>> {
+        let mut sorted = apps.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut s = Stmt::new(format!("SELECT {APP_LIMIT_COLUMNS} FROM ax_app_limit WHERE app IN "));
+        s.push_list(sorted).push(" ORDER BY app").push(self.dialect().for_update);
+        self.fetch(s, "ax_app_limit", read_app_limit).await
+    }
+
+    /// Writes a bucket's tokens after a claim took some.
+    pub async fn write_app_tokens(&mut self, app: &str, tokens: f64, refilled_at: Ts) -> StoreResult<()> {
+        let s = Stmt::new("UPDATE ax_app_limit SET tokens = ?, refilled_at = ? WHERE app = ?")
+            .bind(tokens)
+            .bind(to_micros(refilled_at))
+            .bind(app);
+        self.execute(s).await?;
+        Ok(())
+    }
+
+    /// Creates or replaces an app's limit.
+    pub async fn set_app_limit(&mut self, l: &AppLimit) -> StoreResult<()> {
+        let mut s = Stmt::new(format!("INSERT INTO ax_app_limit ({APP_LIMIT_COLUMNS}) VALUES "));
+        s.push_list([
+            Value::from(l.app.as_str()),
+            Value::F64(l.per_second),
+            Value::from(l.burst),
+            Value::F64(l.tokens),
+            Value::I64(to_micros(l.refilled_at)),
+            Value::from(l.updated_by.as_str()),
+            Value::I64(to_micros(l.updated_at)),
+        ]);
+        let upsert = self
+            .dialect()
+            .upsert(&["app"], &["per_second", "burst", "tokens", "refilled_at", "updated_by", "updated_at"]);
+        s.push(&upsert);
+        self.execute(s).await?;
+        Ok(())
+    }
+
+    /// Removes an app's limit; whether it had one.
+    pub async fn delete_app_limit(&mut self, app: &str) -> StoreResult<bool> {
+        Ok(self.execute(Stmt::new("DELETE FROM ax_app_limit WHERE app = ?").bind(app)).await? > 0)
+    }
+
+    /// App limits ordered by app, optionally only of some apps.
+    pub async fn list_app_limits(&mut self, apps: Option<&[String]>) -> StoreResult<Vec<AppLimit>> {
+        let mut s = Stmt::new(format!("SELECT {APP_LIMIT_COLUMNS} FROM ax_app_limit WHERE 1 = 1"));
+        match apps {
+            None => {}
+            Some([]) => {
+                s.push(" AND 1 = 0");
+            }
+            Some(apps) => {
+                s.push(" AND app IN ").push_list(apps.iter().map(String::as_str));
+            }
+        }
+        s.push(" ORDER BY app");
+        self.fetch(s, "ax_app_limit", read_app_limit).await
+    }
+
+    /// Per parent, how many of its children are in each status.
+    pub async fn child_counts(&mut self, parent_ids: &[i64]) -> StoreResult<Vec<(i64, InstanceStatus, u64)>> {
+        let mut out = Vec::new();
+        for chunk in parent_ids.chunks(BATCH) {
+            let mut s = Stmt::new("SELECT parent_id, status, COUNT(*) FROM ax_instance WHERE parent_id IN ");
+            s.push_list(chunk.iter().copied()).push(" GROUP BY parent_id, status");
+            let rows = self
+                .fetch(s, "ax_instance", |r| {
+                    let parent: i64 = r.take()?;
+                    let status: String = r.take()?;
+                    let n: i64 = r.take()?;
+                    let status = status.parse().map_err(|e| StoreError::Corrupt { table: "ax_instance", reason: e })?;
+                    Ok((parent, status, u64::try_from(n).unwrap_or(0)))
+                })
+                .await?;
+            out.extend(rows);
+        }
+        Ok(out)
+    }
+
+    /// The children of a parent by shard index (at most `limit`).
+    pub async fn children_of(&mut self, parent_id: i64, limit: u32) -> StoreResult<Vec<Instance>> {
+        let s = select_instances(" WHERE parent_id = ? ORDER BY shard_index, id LIMIT ?")
+            .bind(parent_id)
+            .bind(i64::from(limit));
+        self.read_instances(s).await
+    }
+
+    /// The ids of a parent's children that are not final (to cancel them with it).
+    pub async fn active_children(&mut self, parent_id: i64) -> StoreResult<Vec<i64>> {
+        let s = Stmt::new(
+            "SELECT id FROM ax_instance WHERE parent_id = ? AND status IN ('PENDING', 'DISPATCHED', 'RUNNING') \
+             ORDER BY id",
+        )
+        .bind(parent_id);
+        self.fetch(s, "ax_instance", |r| r.take()).await
+    }
+
+    /// The label selectors tasks use, per app (for the claim's filter).
+    pub async fn task_selectors(&mut self) -> StoreResult<HashMap<String, Vec<String>>> {
+        let s = Stmt::new("SELECT DISTINCT app, selector FROM ax_task WHERE selector <> '' ORDER BY app, selector");
+        let rows = self.fetch(s, "ax_task", |r| Ok((r.take::<String>()?, r.take::<String>()?))).await?;
+        let mut out: HashMap<String, Vec<String>> = HashMap::new();
+        for (app, sel) in rows {
+            out.entry(app).or_default().push(sel);
+        }
+        Ok(out)
+    }
+
+    /// Locks up to `limit` PENDING broadcast children due before `cutoff` whose worker has had no
+    /// session since `cutoff` (none open, none closed after it), skipping rows other axd hold.
+    pub async fn claim_orphans(&mut self, cutoff: Ts, limit: u32) -> StoreResult<Vec<Instance>> {
+        let s = select_instances(&format!(
+            " WHERE status = 'PENDING' AND target_worker IS NOT NULL AND available_at < ? AND NOT EXISTS \
+             (SELECT 1 FROM ax_session_log l WHERE l.app = ax_instance.app AND l.worker_id = ax_instance.target_worker \
+             AND (l.closed_at IS NULL OR l.closed_at >= ?)) ORDER BY available_at LIMIT ?{}",
+            self.dialect().skip_locked
+        ))
+        .bind(to_micros(cutoff))
+        .bind(to_micros(cutoff))
+        .bind(i64::from(limit));
+        self.read_instances(s).await
+    }
+
+    /// Records tasks' runs of coalesced fires: `Some((since, count))` while fires are coalesced,
+    /// `None` when one ran again.
+    pub async fn set_coalesced(&mut self, tasks: &[(i64, Option<(Ts, u64)>)]) -> StoreResult<()> {
+        for (id, c) in tasks {
+            let s = Stmt::new("UPDATE ax_task SET coalesced_since = ?, coalesced_count = ? WHERE id = ?")
+                .bind(c.map(|(since, _)| to_micros(since)))
+                .bind(c.map_or(0, |(_, n)| i64::try_from(n).unwrap_or(i64::MAX)))
+                .bind(*id);
+            self.execute(s).await?;
+        }
+        Ok(())
+    }
+}
+
+const APP_LIMIT_COLUMNS: &str = "app, per_second, burst, tokens, refilled_at, updated_by, updated_at";
+
+fn read_app_limit(r: &mut super::value::Row<'_>) -> StoreResult<AppLimit> {
+    Ok(AppLimit {
+        app: r.take()?,
+        per_second: r.take()?,
+        burst: u32::try_from(r.take::<i32>()?).unwrap_or(1),
+        tokens: r.take()?,
+        refilled_at: from_micros(r.take()?),
+        updated_by: r.take()?,
+        updated_at: from_micros(r.take()?),
+    })
+}

@@ -75,7 +75,7 @@ pub fn is_final(s: i32) -> bool {
     use pb::InstanceStatus as S;
     match S::try_from(s) {
         Ok(S::Success | S::Failed | S::Timeout | S::Canceled | S::Skipped) => true,
-        Ok(S::Unspecified | S::Pending | S::Dispatched | S::Running) | Err(_) => false,
+        Ok(S::Unspecified | S::Pending | S::Dispatched | S::Running | S::Waiting) | Err(_) => false,
     }
 }
 

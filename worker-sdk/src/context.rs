@@ -38,6 +38,9 @@ pub struct Context {
     pub trigger_time: DateTime<Utc>,
     /// When axd will time this attempt out (local estimate), if the task has a timeout.
     pub deadline: Option<DateTime<Utc>>,
+    /// For a child of a sharded or broadcast fire: `(shard_index, shard_total)`, the part of the
+    /// work this instance is (0-based) and how many parts the fire has. `None` otherwise.
+    pub shard: Option<(u32, u32)>,
     cancel: CancellationToken,
     lease: std::sync::Arc<LeaseCell>,
     events: mpsc::Sender<Event>,
@@ -68,10 +71,17 @@ impl Context {
             idempotency_key,
             trigger_time,
             deadline,
+            shard: None,
             cancel,
             lease,
             events,
         }
+    }
+
+    /// The same context with its shard set (`shard_total` 0 means "not a shard").
+    pub(crate) fn with_shard(mut self, shard_index: u32, shard_total: u32) -> Self {
+        self.shard = (shard_total > 0).then_some((shard_index, shard_total));
+        self
     }
 
     /// The parameters deserialized into `T`; a mismatch is a non-retryable error naming the cause.

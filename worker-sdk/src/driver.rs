@@ -932,7 +932,8 @@ async fn on_message(
                 cancel.clone(),
                 lease.clone(),
                 ev_tx.clone(),
-            );
+            )
+            .with_shard(a.shard_index, a.shard_total);
             let unstarted = Arc::new(std::sync::atomic::AtomicBool::new(false));
             let inner = match hold {
                 None => tokio::spawn(handler(ctx)),

@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Tuple, Union
 
 from ._lease import Lease
 
@@ -83,8 +83,10 @@ class Context:
     name this execution), `task_name`, `handler`, `params_raw` (the params as the JSON text axd
     sent, "{}" if none), `idempotency_key` (the same for every attempt of the instance: use it to
     make side effects idempotent, execution is at-least-once), `trigger_time` (when the instance was
-    due, a timezone-aware datetime, or None) and `timeout` (the task's run timeout in seconds, or
-    None; informational, axd's clock decides).
+    due, a timezone-aware datetime, or None), `timeout` (the task's run timeout in seconds, or
+    None; informational, axd's clock decides) and `shard` (for a child of a sharded or broadcast
+    fire, `(shard_index, shard_total)`: the 0-based part of the work this instance is and how many
+    parts the fire has; None otherwise).
 
     Stopping. The attempt is asked to stop when axd sends Cancel (a timeout, an operator, the ack
     timeout, or the attempt is no longer this worker's), when its lease is about to run out (see
@@ -108,6 +110,7 @@ class Context:
         timeout: Optional[float],
         lease: Lease,
         outbox: _Outbox,
+        shard: Optional[Tuple[int, int]] = None,
     ) -> None:
         self.instance_id = instance_id
         self.attempt = attempt
@@ -117,6 +120,7 @@ class Context:
         self.idempotency_key = idempotency_key
         self.trigger_time = trigger_time
         self.timeout = timeout
+        self.shard = shard
         self._lease = lease
         self._outbox = outbox
         self._cancel_reason: Optional[str] = None

@@ -927,6 +927,7 @@ class Worker:
             timeout=_seconds(m.timeout) if m.HasField("timeout") else None,
             lease=lease,
             outbox=self._outbox,
+            shard=(m.shard_index, m.shard_total) if m.shard_total > 0 else None,
         )
         # Sent ahead of its time (we set Hello.start_after_supported): hold it that long from now.
         hold = _duration_field(m, "start_after") or 0.0

@@ -20,6 +20,7 @@ export interface ContextInit {
   idempotencyKey: string;
   triggerTime: Date | undefined;
   timeoutMs: number | undefined;
+  shard?: { index: number; total: number };
   signal: AbortSignal;
   lease: Lease;
   sink: ContextSink;
@@ -46,6 +47,11 @@ export class Context {
   readonly triggerTime: Date | undefined;
   /** The task's run timeout in ms (informational: axd sends Cancel when it passes). */
   readonly timeoutMs: number | undefined;
+  /**
+   * For a child of a sharded or broadcast fire: the 0-based part of the work this instance is
+   * (`index`) and how many parts the fire has (`total`); undefined otherwise.
+   */
+  readonly shard: { index: number; total: number } | undefined;
   /** Aborted when the attempt must stop; see the class comment. */
   readonly signal: AbortSignal;
   private readonly lease: Lease;
@@ -60,6 +66,7 @@ export class Context {
     this.idempotencyKey = init.idempotencyKey;
     this.triggerTime = init.triggerTime;
     this.timeoutMs = init.timeoutMs;
+    this.shard = init.shard;
     this.signal = init.signal;
     this.lease = init.lease;
     this.sink = init.sink;

@@ -852,6 +852,7 @@ export class Worker {
       idempotencyKey: m.idempotency_key,
       triggerTime: m.trigger_time ? new Date(timestampMs(m.trigger_time)!) : undefined,
       timeoutMs: durationMs(m.timeout),
+      shard: m.shard_total > 0 ? { index: m.shard_index, total: m.shard_total } : undefined,
       signal: stop.signal,
       lease,
       sink: {

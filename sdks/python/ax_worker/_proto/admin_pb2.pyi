@@ -38,6 +38,15 @@ class RoutingStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ROUTING_STRATEGY_LEAST_LOADED: _ClassVar[RoutingStrategy]
     ROUTING_STRATEGY_ROUND_ROBIN: _ClassVar[RoutingStrategy]
     ROUTING_STRATEGY_RANDOM: _ClassVar[RoutingStrategy]
+    ROUTING_STRATEGY_BROADCAST: _ClassVar[RoutingStrategy]
+    ROUTING_STRATEGY_HASH: _ClassVar[RoutingStrategy]
+
+class RetryTarget(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RETRY_TARGET_UNSPECIFIED: _ClassVar[RetryTarget]
+    RETRY_TARGET_OTHER: _ClassVar[RetryTarget]
+    RETRY_TARGET_SAME: _ClassVar[RetryTarget]
+    RETRY_TARGET_ANY: _ClassVar[RetryTarget]
 
 class InstanceSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -65,6 +74,11 @@ class ExplainFindingKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EXPLAIN_FINDING_KIND_WAITING: _ClassVar[ExplainFindingKind]
     EXPLAIN_FINDING_KIND_NO_INSTANCE: _ClassVar[ExplainFindingKind]
     EXPLAIN_FINDING_KIND_OK: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_SELECTOR_UNMATCHED: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_COOLDOWN: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_MAX_RUNNING: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_RATE_LIMITED: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_COALESCED: _ClassVar[ExplainFindingKind]
 CRON_DIALECT_UNSPECIFIED: CronDialect
 CRON_DIALECT_UNIX: CronDialect
 CRON_DIALECT_QUARTZ: CronDialect
@@ -79,6 +93,12 @@ ROUTING_STRATEGY_UNSPECIFIED: RoutingStrategy
 ROUTING_STRATEGY_LEAST_LOADED: RoutingStrategy
 ROUTING_STRATEGY_ROUND_ROBIN: RoutingStrategy
 ROUTING_STRATEGY_RANDOM: RoutingStrategy
+ROUTING_STRATEGY_BROADCAST: RoutingStrategy
+ROUTING_STRATEGY_HASH: RoutingStrategy
+RETRY_TARGET_UNSPECIFIED: RetryTarget
+RETRY_TARGET_OTHER: RetryTarget
+RETRY_TARGET_SAME: RetryTarget
+RETRY_TARGET_ANY: RetryTarget
 INSTANCE_SOURCE_UNSPECIFIED: InstanceSource
 INSTANCE_SOURCE_SCHEDULE: InstanceSource
 INSTANCE_SOURCE_CATCH_UP: InstanceSource
@@ -100,6 +120,11 @@ EXPLAIN_FINDING_KIND_RUNNING: ExplainFindingKind
 EXPLAIN_FINDING_KIND_WAITING: ExplainFindingKind
 EXPLAIN_FINDING_KIND_NO_INSTANCE: ExplainFindingKind
 EXPLAIN_FINDING_KIND_OK: ExplainFindingKind
+EXPLAIN_FINDING_KIND_SELECTOR_UNMATCHED: ExplainFindingKind
+EXPLAIN_FINDING_KIND_COOLDOWN: ExplainFindingKind
+EXPLAIN_FINDING_KIND_MAX_RUNNING: ExplainFindingKind
+EXPLAIN_FINDING_KIND_RATE_LIMITED: ExplainFindingKind
+EXPLAIN_FINDING_KIND_COALESCED: ExplainFindingKind
 
 class CronSchedule(_message.Message):
     __slots__ = ("expression", "time_zone", "dialect")
@@ -180,7 +205,7 @@ class RetryPolicy(_message.Message):
     def __init__(self, max_retries: _Optional[int] = ..., backoff: _Optional[_Union[Backoff, _Mapping]] = ...) -> None: ...
 
 class TaskSpec(_message.Message):
-    __slots__ = ("name", "app", "handler", "description", "schedule", "params", "enabled", "misfire_policy", "misfire_threshold", "max_catch_up", "concurrency_policy", "routing", "timeout", "retry_policy", "labels")
+    __slots__ = ("name", "app", "handler", "description", "schedule", "params", "enabled", "misfire_policy", "misfire_threshold", "max_catch_up", "concurrency_policy", "routing", "timeout", "retry_policy", "labels", "selector", "retry_on", "shards", "hash_key", "priority", "max_running", "max_pending", "cooldown_after", "cooldown")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -203,6 +228,15 @@ class TaskSpec(_message.Message):
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     RETRY_POLICY_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
+    SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    RETRY_ON_FIELD_NUMBER: _ClassVar[int]
+    SHARDS_FIELD_NUMBER: _ClassVar[int]
+    HASH_KEY_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    MAX_RUNNING_FIELD_NUMBER: _ClassVar[int]
+    MAX_PENDING_FIELD_NUMBER: _ClassVar[int]
+    COOLDOWN_AFTER_FIELD_NUMBER: _ClassVar[int]
+    COOLDOWN_FIELD_NUMBER: _ClassVar[int]
     name: str
     app: str
     handler: str
@@ -218,23 +252,36 @@ class TaskSpec(_message.Message):
     timeout: _duration_pb2.Duration
     retry_policy: RetryPolicy
     labels: _containers.ScalarMap[str, str]
-    def __init__(self, name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., description: _Optional[str] = ..., schedule: _Optional[_Union[Schedule, _Mapping]] = ..., params: _Optional[str] = ..., enabled: _Optional[bool] = ..., misfire_policy: _Optional[_Union[MisfirePolicy, str]] = ..., misfire_threshold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_catch_up: _Optional[int] = ..., concurrency_policy: _Optional[_Union[ConcurrencyPolicy, str]] = ..., routing: _Optional[_Union[RoutingStrategy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_policy: _Optional[_Union[RetryPolicy, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    selector: str
+    retry_on: RetryTarget
+    shards: int
+    hash_key: str
+    priority: int
+    max_running: int
+    max_pending: int
+    cooldown_after: int
+    cooldown: _duration_pb2.Duration
+    def __init__(self, name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., description: _Optional[str] = ..., schedule: _Optional[_Union[Schedule, _Mapping]] = ..., params: _Optional[str] = ..., enabled: _Optional[bool] = ..., misfire_policy: _Optional[_Union[MisfirePolicy, str]] = ..., misfire_threshold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_catch_up: _Optional[int] = ..., concurrency_policy: _Optional[_Union[ConcurrencyPolicy, str]] = ..., routing: _Optional[_Union[RoutingStrategy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_policy: _Optional[_Union[RetryPolicy, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., selector: _Optional[str] = ..., retry_on: _Optional[_Union[RetryTarget, str]] = ..., shards: _Optional[int] = ..., hash_key: _Optional[str] = ..., priority: _Optional[int] = ..., max_running: _Optional[int] = ..., max_pending: _Optional[int] = ..., cooldown_after: _Optional[int] = ..., cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("id", "spec", "next_fire_time", "create_time", "update_time", "version")
+    __slots__ = ("id", "spec", "next_fire_time", "create_time", "update_time", "version", "coalesced_fires", "coalesce_start_time")
     ID_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
     NEXT_FIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
     UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    COALESCED_FIRES_FIELD_NUMBER: _ClassVar[int]
+    COALESCE_START_TIME_FIELD_NUMBER: _ClassVar[int]
     id: int
     spec: TaskSpec
     next_fire_time: _timestamp_pb2.Timestamp
     create_time: _timestamp_pb2.Timestamp
     update_time: _timestamp_pb2.Timestamp
     version: int
-    def __init__(self, id: _Optional[int] = ..., spec: _Optional[_Union[TaskSpec, _Mapping]] = ..., next_fire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ...) -> None: ...
+    coalesced_fires: int
+    coalesce_start_time: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[int] = ..., spec: _Optional[_Union[TaskSpec, _Mapping]] = ..., next_fire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ..., coalesced_fires: _Optional[int] = ..., coalesce_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class TaskEvent(_message.Message):
     __slots__ = ("time", "kind", "actor", "message")
@@ -402,7 +449,7 @@ class PreviewScheduleResponse(_message.Message):
     def __init__(self, preview: _Optional[_Union[SchedulePreview, _Mapping]] = ...) -> None: ...
 
 class Instance(_message.Message):
-    __slots__ = ("id", "task_id", "task_name", "app", "handler", "params", "idempotency_key", "source", "trigger_time", "available_time", "status", "attempt", "max_retries", "failures", "worker_id", "session_id", "scheduler_id", "start_time", "finish_time", "deadline", "message", "output", "progress_percent", "progress_message", "create_time", "update_time", "lease_expire_time", "trace_id")
+    __slots__ = ("id", "task_id", "task_name", "app", "handler", "params", "idempotency_key", "source", "trigger_time", "available_time", "status", "attempt", "max_retries", "failures", "worker_id", "session_id", "scheduler_id", "start_time", "finish_time", "deadline", "message", "output", "progress_percent", "progress_message", "create_time", "update_time", "lease_expire_time", "trace_id", "parent_id", "shard_index", "shard_total", "priority", "selector", "target_worker", "hash_key", "retry_on")
     ID_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -431,6 +478,14 @@ class Instance(_message.Message):
     UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
     LEASE_EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SHARD_INDEX_FIELD_NUMBER: _ClassVar[int]
+    SHARD_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    TARGET_WORKER_FIELD_NUMBER: _ClassVar[int]
+    HASH_KEY_FIELD_NUMBER: _ClassVar[int]
+    RETRY_ON_FIELD_NUMBER: _ClassVar[int]
     id: int
     task_id: int
     task_name: str
@@ -459,7 +514,15 @@ class Instance(_message.Message):
     update_time: _timestamp_pb2.Timestamp
     lease_expire_time: _timestamp_pb2.Timestamp
     trace_id: str
-    def __init__(self, id: _Optional[int] = ..., task_id: _Optional[int] = ..., task_name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., params: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., source: _Optional[_Union[InstanceSource, str]] = ..., trigger_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., available_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., attempt: _Optional[int] = ..., max_retries: _Optional[int] = ..., failures: _Optional[int] = ..., worker_id: _Optional[str] = ..., session_id: _Optional[str] = ..., scheduler_id: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finish_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., output: _Optional[str] = ..., progress_percent: _Optional[int] = ..., progress_message: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trace_id: _Optional[str] = ...) -> None: ...
+    parent_id: int
+    shard_index: int
+    shard_total: int
+    priority: int
+    selector: str
+    target_worker: str
+    hash_key: str
+    retry_on: RetryTarget
+    def __init__(self, id: _Optional[int] = ..., task_id: _Optional[int] = ..., task_name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., params: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., source: _Optional[_Union[InstanceSource, str]] = ..., trigger_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., available_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., attempt: _Optional[int] = ..., max_retries: _Optional[int] = ..., failures: _Optional[int] = ..., worker_id: _Optional[str] = ..., session_id: _Optional[str] = ..., scheduler_id: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finish_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., output: _Optional[str] = ..., progress_percent: _Optional[int] = ..., progress_message: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trace_id: _Optional[str] = ..., parent_id: _Optional[int] = ..., shard_index: _Optional[int] = ..., shard_total: _Optional[int] = ..., priority: _Optional[int] = ..., selector: _Optional[str] = ..., target_worker: _Optional[str] = ..., hash_key: _Optional[str] = ..., retry_on: _Optional[_Union[RetryTarget, str]] = ...) -> None: ...
 
 class InstanceEvent(_message.Message):
     __slots__ = ("time", "from_status", "to_status", "attempt", "scheduler_id", "worker_id", "reason")
@@ -506,12 +569,14 @@ class GetInstanceRequest(_message.Message):
     def __init__(self, id: _Optional[int] = ...) -> None: ...
 
 class GetInstanceResponse(_message.Message):
-    __slots__ = ("instance", "events")
+    __slots__ = ("instance", "events", "children")
     INSTANCE_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    CHILDREN_FIELD_NUMBER: _ClassVar[int]
     instance: Instance
     events: _containers.RepeatedCompositeFieldContainer[InstanceEvent]
-    def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ..., events: _Optional[_Iterable[_Union[InstanceEvent, _Mapping]]] = ...) -> None: ...
+    children: _containers.RepeatedCompositeFieldContainer[Instance]
+    def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ..., events: _Optional[_Iterable[_Union[InstanceEvent, _Mapping]]] = ..., children: _Optional[_Iterable[_Union[Instance, _Mapping]]] = ...) -> None: ...
 
 class CancelInstanceRequest(_message.Message):
     __slots__ = ("id", "reason")
@@ -660,7 +725,7 @@ class ListWorkersRequest(_message.Message):
     def __init__(self, app: _Optional[str] = ...) -> None: ...
 
 class WorkerSession(_message.Message):
-    __slots__ = ("session_id", "worker_id", "app", "handlers", "capacity", "credits", "in_flight", "labels", "scheduler_id", "client", "connect_time", "last_seen_time")
+    __slots__ = ("session_id", "worker_id", "app", "handlers", "capacity", "credits", "in_flight", "labels", "scheduler_id", "client", "connect_time", "last_seen_time", "cooldowns")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -680,6 +745,7 @@ class WorkerSession(_message.Message):
     CLIENT_FIELD_NUMBER: _ClassVar[int]
     CONNECT_TIME_FIELD_NUMBER: _ClassVar[int]
     LAST_SEEN_TIME_FIELD_NUMBER: _ClassVar[int]
+    COOLDOWNS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     worker_id: str
     app: str
@@ -692,7 +758,18 @@ class WorkerSession(_message.Message):
     client: str
     connect_time: _timestamp_pb2.Timestamp
     last_seen_time: _timestamp_pb2.Timestamp
-    def __init__(self, session_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., app: _Optional[str] = ..., handlers: _Optional[_Iterable[str]] = ..., capacity: _Optional[int] = ..., credits: _Optional[int] = ..., in_flight: _Optional[int] = ..., labels: _Optional[_Mapping[str, str]] = ..., scheduler_id: _Optional[str] = ..., client: _Optional[str] = ..., connect_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_seen_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    cooldowns: _containers.RepeatedCompositeFieldContainer[WorkerCooldown]
+    def __init__(self, session_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., app: _Optional[str] = ..., handlers: _Optional[_Iterable[str]] = ..., capacity: _Optional[int] = ..., credits: _Optional[int] = ..., in_flight: _Optional[int] = ..., labels: _Optional[_Mapping[str, str]] = ..., scheduler_id: _Optional[str] = ..., client: _Optional[str] = ..., connect_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_seen_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., cooldowns: _Optional[_Iterable[_Union[WorkerCooldown, _Mapping]]] = ...) -> None: ...
+
+class WorkerCooldown(_message.Message):
+    __slots__ = ("handler", "consecutive_failures", "until")
+    HANDLER_FIELD_NUMBER: _ClassVar[int]
+    CONSECUTIVE_FAILURES_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_FIELD_NUMBER: _ClassVar[int]
+    handler: str
+    consecutive_failures: int
+    until: _timestamp_pb2.Timestamp
+    def __init__(self, handler: _Optional[str] = ..., consecutive_failures: _Optional[int] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListWorkersResponse(_message.Message):
     __slots__ = ("workers",)
@@ -945,3 +1022,51 @@ class ListAlertDeliveriesResponse(_message.Message):
     deliveries: _containers.RepeatedCompositeFieldContainer[AlertDelivery]
     next_page_token: str
     def __init__(self, deliveries: _Optional[_Iterable[_Union[AlertDelivery, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class AppLimit(_message.Message):
+    __slots__ = ("app", "per_second", "burst", "tokens", "updated_by", "update_time")
+    APP_FIELD_NUMBER: _ClassVar[int]
+    PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    BURST_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_BY_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    app: str
+    per_second: float
+    burst: int
+    tokens: float
+    updated_by: str
+    update_time: _timestamp_pb2.Timestamp
+    def __init__(self, app: _Optional[str] = ..., per_second: _Optional[float] = ..., burst: _Optional[int] = ..., tokens: _Optional[float] = ..., updated_by: _Optional[str] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class SetAppLimitRequest(_message.Message):
+    __slots__ = ("limit",)
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    limit: AppLimit
+    def __init__(self, limit: _Optional[_Union[AppLimit, _Mapping]] = ...) -> None: ...
+
+class SetAppLimitResponse(_message.Message):
+    __slots__ = ("limit",)
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    limit: AppLimit
+    def __init__(self, limit: _Optional[_Union[AppLimit, _Mapping]] = ...) -> None: ...
+
+class ListAppLimitsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListAppLimitsResponse(_message.Message):
+    __slots__ = ("limits",)
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    limits: _containers.RepeatedCompositeFieldContainer[AppLimit]
+    def __init__(self, limits: _Optional[_Iterable[_Union[AppLimit, _Mapping]]] = ...) -> None: ...
+
+class DeleteAppLimitRequest(_message.Message):
+    __slots__ = ("app",)
+    APP_FIELD_NUMBER: _ClassVar[int]
+    app: str
+    def __init__(self, app: _Optional[str] = ...) -> None: ...
+
+class DeleteAppLimitResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

@@ -155,6 +155,21 @@ class AdminServiceStub:
                 request_serializer=ax_dot_v1_dot_admin__pb2.ListAlertDeliveriesRequest.SerializeToString,
                 response_deserializer=ax_dot_v1_dot_admin__pb2.ListAlertDeliveriesResponse.FromString,
                 _registered_method=True)
+        self.SetAppLimit = channel.unary_unary(
+                '/ax.v1.AdminService/SetAppLimit',
+                request_serializer=ax_dot_v1_dot_admin__pb2.SetAppLimitRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.SetAppLimitResponse.FromString,
+                _registered_method=True)
+        self.ListAppLimits = channel.unary_unary(
+                '/ax.v1.AdminService/ListAppLimits',
+                request_serializer=ax_dot_v1_dot_admin__pb2.ListAppLimitsRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.ListAppLimitsResponse.FromString,
+                _registered_method=True)
+        self.DeleteAppLimit = channel.unary_unary(
+                '/ax.v1.AdminService/DeleteAppLimit',
+                request_serializer=ax_dot_v1_dot_admin__pb2.DeleteAppLimitRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.DeleteAppLimitResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -299,7 +314,7 @@ class AdminServiceServicer:
     def ListAuditEntries(self, request, context):
         """Lists the audit trail, newest first: one entry per mutating call (CreateTask, UpdateTask,
         DeleteTask, EnableTask, DisableTask, TriggerTask, CancelInstance, RetryInstance,
-        CreateAlertRule, DeleteAlertRule, TestAlertRule), whether it
+        CreateAlertRule, DeleteAlertRule, TestAlertRule, SetAppLimit, DeleteAppLimit), whether it
         succeeded, failed or was denied. Needs a read role; only entries of apps in the caller's scope
         are returned (entries without an app, e.g. for a task that does not exist, need scope `*`).
         Entries older than axd's --audit-retention (default 90 days) are purged.
@@ -344,6 +359,28 @@ class AdminServiceServicer:
     def ListAlertDeliveries(self, request, context):
         """Lists alert deliveries, newest first, with their status, attempts and last error. Needs a read
         role; only deliveries of apps in the caller's scope.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetAppLimit(self, request, context):
+        """Sets (creates or replaces) an app's rate limit of instance starts, shared by every axd of the
+        cluster (a token bucket in the database). Needs `admin` in the app. Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAppLimits(self, request, context):
+        """Lists the apps' rate limits with their tokens now. Needs a read role; only apps in the scope.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteAppLimit(self, request, context):
+        """Removes an app's rate limit. NOT_FOUND if it has none. Needs `admin` in the app. Audited.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -471,6 +508,21 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ListAlertDeliveries,
                     request_deserializer=ax_dot_v1_dot_admin__pb2.ListAlertDeliveriesRequest.FromString,
                     response_serializer=ax_dot_v1_dot_admin__pb2.ListAlertDeliveriesResponse.SerializeToString,
+            ),
+            'SetAppLimit': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetAppLimit,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.SetAppLimitRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.SetAppLimitResponse.SerializeToString,
+            ),
+            'ListAppLimits': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAppLimits,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.ListAppLimitsRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.ListAppLimitsResponse.SerializeToString,
+            ),
+            'DeleteAppLimit': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteAppLimit,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.DeleteAppLimitRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.DeleteAppLimitResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1122,6 +1174,87 @@ class AdminService:
             '/ax.v1.AdminService/ListAlertDeliveries',
             ax_dot_v1_dot_admin__pb2.ListAlertDeliveriesRequest.SerializeToString,
             ax_dot_v1_dot_admin__pb2.ListAlertDeliveriesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetAppLimit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/SetAppLimit',
+            ax_dot_v1_dot_admin__pb2.SetAppLimitRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.SetAppLimitResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAppLimits(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/ListAppLimits',
+            ax_dot_v1_dot_admin__pb2.ListAppLimitsRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.ListAppLimitsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteAppLimit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/DeleteAppLimit',
+            ax_dot_v1_dot_admin__pb2.DeleteAppLimitRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.DeleteAppLimitResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x11\x61x/v1/types.proto\x12\x05\x61x.v1\"7\n\x0fInstanceAttempt\x12\x13\n\x0binstance_id\x18\x01 \x01(\x03\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\r*\x9c\x02\n\x0eInstanceStatus\x12\x1f\n\x1bINSTANCE_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n\x17INSTANCE_STATUS_PENDING\x10\x01\x12\x1e\n\x1aINSTANCE_STATUS_DISPATCHED\x10\x02\x12\x1b\n\x17INSTANCE_STATUS_RUNNING\x10\x03\x12\x1b\n\x17INSTANCE_STATUS_SUCCESS\x10\x04\x12\x1a\n\x16INSTANCE_STATUS_FAILED\x10\x05\x12\x1b\n\x17INSTANCE_STATUS_TIMEOUT\x10\x06\x12\x1c\n\x18INSTANCE_STATUS_CANCELED\x10\x07\x12\x1b\n\x17INSTANCE_STATUS_SKIPPED\x10\x08*K\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n\x0fOUTCOME_SUCCESS\x10\x01\x12\x12\n\x0eOUTCOME_FAILED\x10\x02*w\n\x08LogLevel\x12\x19\n\x15LOG_LEVEL_UNSPECIFIED\x10\x00\x12\x13\n\x0fLOG_LEVEL_DEBUG\x10\x01\x12\x12\n\x0eLOG_LEVEL_INFO\x10\x02\x12\x12\n\x0eLOG_LEVEL_WARN\x10\x03\x12\x13\n\x0fLOG_LEVEL_ERROR\x10\x04\x42x\n\x1bio.github.axscheduler.ax.v1B\nTypesProtoP\x01Z,github.com/ax-scheduler/ax/gen/go/ax/v1;axv1\xa2\x02\x03\x41XX\xaa\x02\x05\x41x.V1\xca\x02\x05\x41x\\V1\xea\x02\x06\x41x::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x11\x61x/v1/types.proto\x12\x05\x61x.v1\"7\n\x0fInstanceAttempt\x12\x13\n\x0binstance_id\x18\x01 \x01(\x03\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\r*\xb9\x02\n\x0eInstanceStatus\x12\x1f\n\x1bINSTANCE_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n\x17INSTANCE_STATUS_PENDING\x10\x01\x12\x1e\n\x1aINSTANCE_STATUS_DISPATCHED\x10\x02\x12\x1b\n\x17INSTANCE_STATUS_RUNNING\x10\x03\x12\x1b\n\x17INSTANCE_STATUS_SUCCESS\x10\x04\x12\x1a\n\x16INSTANCE_STATUS_FAILED\x10\x05\x12\x1b\n\x17INSTANCE_STATUS_TIMEOUT\x10\x06\x12\x1c\n\x18INSTANCE_STATUS_CANCELED\x10\x07\x12\x1b\n\x17INSTANCE_STATUS_SKIPPED\x10\x08\x12\x1b\n\x17INSTANCE_STATUS_WAITING\x10\t*K\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n\x0fOUTCOME_SUCCESS\x10\x01\x12\x12\n\x0eOUTCOME_FAILED\x10\x02*w\n\x08LogLevel\x12\x19\n\x15LOG_LEVEL_UNSPECIFIED\x10\x00\x12\x13\n\x0fLOG_LEVEL_DEBUG\x10\x01\x12\x12\n\x0eLOG_LEVEL_INFO\x10\x02\x12\x12\n\x0eLOG_LEVEL_WARN\x10\x03\x12\x13\n\x0fLOG_LEVEL_ERROR\x10\x04\x42x\n\x1bio.github.axscheduler.ax.v1B\nTypesProtoP\x01Z,github.com/ax-scheduler/ax/gen/go/ax/v1;axv1\xa2\x02\x03\x41XX\xaa\x02\x05\x41x.V1\xca\x02\x05\x41x\\V1\xea\x02\x06\x41x::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,11 +33,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\033io.github.axscheduler.ax.v1B\nTypesProtoP\001Z,github.com/ax-scheduler/ax/gen/go/ax/v1;axv1\242\002\003AXX\252\002\005Ax.V1\312\002\005Ax\\V1\352\002\006Ax::V1'
   _globals['_INSTANCESTATUS']._serialized_start=86
-  _globals['_INSTANCESTATUS']._serialized_end=370
-  _globals['_OUTCOME']._serialized_start=372
-  _globals['_OUTCOME']._serialized_end=447
-  _globals['_LOGLEVEL']._serialized_start=449
-  _globals['_LOGLEVEL']._serialized_end=568
+  _globals['_INSTANCESTATUS']._serialized_end=399
+  _globals['_OUTCOME']._serialized_start=401
+  _globals['_OUTCOME']._serialized_end=476
+  _globals['_LOGLEVEL']._serialized_start=478
+  _globals['_LOGLEVEL']._serialized_end=597
   _globals['_INSTANCEATTEMPT']._serialized_start=28
   _globals['_INSTANCEATTEMPT']._serialized_end=83
 # @@protoc_insertion_point(module_scope)

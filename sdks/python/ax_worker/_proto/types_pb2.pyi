@@ -16,6 +16,7 @@ class InstanceStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INSTANCE_STATUS_TIMEOUT: _ClassVar[InstanceStatus]
     INSTANCE_STATUS_CANCELED: _ClassVar[InstanceStatus]
     INSTANCE_STATUS_SKIPPED: _ClassVar[InstanceStatus]
+    INSTANCE_STATUS_WAITING: _ClassVar[InstanceStatus]
 
 class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -39,6 +40,7 @@ INSTANCE_STATUS_FAILED: InstanceStatus
 INSTANCE_STATUS_TIMEOUT: InstanceStatus
 INSTANCE_STATUS_CANCELED: InstanceStatus
 INSTANCE_STATUS_SKIPPED: InstanceStatus
+INSTANCE_STATUS_WAITING: InstanceStatus
 OUTCOME_UNSPECIFIED: Outcome
 OUTCOME_SUCCESS: Outcome
 OUTCOME_FAILED: Outcome

@@ -189,7 +189,7 @@ class SchedulerHeartbeat(_message.Message):
     def __init__(self, renewed_seq: _Optional[int] = ..., server_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Assign(_message.Message):
-    __slots__ = ("instance_id", "attempt", "task_name", "handler", "params", "trigger_time", "timeout", "idempotency_key", "start_after", "accept_by", "traceparent")
+    __slots__ = ("instance_id", "attempt", "task_name", "handler", "params", "trigger_time", "timeout", "idempotency_key", "start_after", "accept_by", "traceparent", "shard_index", "shard_total")
     INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     TASK_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -201,6 +201,8 @@ class Assign(_message.Message):
     START_AFTER_FIELD_NUMBER: _ClassVar[int]
     ACCEPT_BY_FIELD_NUMBER: _ClassVar[int]
     TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
+    SHARD_INDEX_FIELD_NUMBER: _ClassVar[int]
+    SHARD_TOTAL_FIELD_NUMBER: _ClassVar[int]
     instance_id: int
     attempt: int
     task_name: str
@@ -212,7 +214,9 @@ class Assign(_message.Message):
     start_after: _duration_pb2.Duration
     accept_by: _timestamp_pb2.Timestamp
     traceparent: str
-    def __init__(self, instance_id: _Optional[int] = ..., attempt: _Optional[int] = ..., task_name: _Optional[str] = ..., handler: _Optional[str] = ..., params: _Optional[str] = ..., trigger_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., start_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., accept_by: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., traceparent: _Optional[str] = ...) -> None: ...
+    shard_index: int
+    shard_total: int
+    def __init__(self, instance_id: _Optional[int] = ..., attempt: _Optional[int] = ..., task_name: _Optional[str] = ..., handler: _Optional[str] = ..., params: _Optional[str] = ..., trigger_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., start_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., accept_by: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., traceparent: _Optional[str] = ..., shard_index: _Optional[int] = ..., shard_total: _Optional[int] = ...) -> None: ...
 
 class Cancel(_message.Message):
     __slots__ = ("instance_id", "attempt", "reason")

@@ -14,6 +14,7 @@ export interface ProtoGrpcType {
       AlertDelivery: MessageTypeDefinition
       AlertRule: MessageTypeDefinition
       AlertRuleSpec: MessageTypeDefinition
+      AppLimit: MessageTypeDefinition
       AuditEntry: MessageTypeDefinition
       Backoff: MessageTypeDefinition
       CancelInstanceRequest: MessageTypeDefinition
@@ -27,6 +28,8 @@ export interface ProtoGrpcType {
       CronSchedule: MessageTypeDefinition
       DeleteAlertRuleRequest: MessageTypeDefinition
       DeleteAlertRuleResponse: MessageTypeDefinition
+      DeleteAppLimitRequest: MessageTypeDefinition
+      DeleteAppLimitResponse: MessageTypeDefinition
       DeleteTaskRequest: MessageTypeDefinition
       DeleteTaskResponse: MessageTypeDefinition
       DisableTaskRequest: MessageTypeDefinition
@@ -60,6 +63,8 @@ export interface ProtoGrpcType {
       ListAlertDeliveriesResponse: MessageTypeDefinition
       ListAlertRulesRequest: MessageTypeDefinition
       ListAlertRulesResponse: MessageTypeDefinition
+      ListAppLimitsRequest: MessageTypeDefinition
+      ListAppLimitsResponse: MessageTypeDefinition
       ListAuditEntriesRequest: MessageTypeDefinition
       ListAuditEntriesResponse: MessageTypeDefinition
       ListBackoff: MessageTypeDefinition
@@ -82,10 +87,13 @@ export interface ProtoGrpcType {
       RetryInstanceRequest: MessageTypeDefinition
       RetryInstanceResponse: MessageTypeDefinition
       RetryPolicy: MessageTypeDefinition
+      RetryTarget: EnumTypeDefinition
       RoutingStrategy: EnumTypeDefinition
       Schedule: MessageTypeDefinition
       SchedulePreview: MessageTypeDefinition
       SchedulerNode: MessageTypeDefinition
+      SetAppLimitRequest: MessageTypeDefinition
+      SetAppLimitResponse: MessageTypeDefinition
       StatusCount: MessageTypeDefinition
       Task: MessageTypeDefinition
       TaskEvent: MessageTypeDefinition
@@ -96,6 +104,7 @@ export interface ProtoGrpcType {
       TriggerTaskResponse: MessageTypeDefinition
       UpdateTaskRequest: MessageTypeDefinition
       UpdateTaskResponse: MessageTypeDefinition
+      WorkerCooldown: MessageTypeDefinition
       WorkerSession: MessageTypeDefinition
     }
   }

@@ -10,6 +10,8 @@ import type { CreateTaskRequest as _ax_v1_CreateTaskRequest, CreateTaskRequest__
 import type { CreateTaskResponse as _ax_v1_CreateTaskResponse, CreateTaskResponse__Output as _ax_v1_CreateTaskResponse__Output } from '../../ax/v1/CreateTaskResponse';
 import type { DeleteAlertRuleRequest as _ax_v1_DeleteAlertRuleRequest, DeleteAlertRuleRequest__Output as _ax_v1_DeleteAlertRuleRequest__Output } from '../../ax/v1/DeleteAlertRuleRequest';
 import type { DeleteAlertRuleResponse as _ax_v1_DeleteAlertRuleResponse, DeleteAlertRuleResponse__Output as _ax_v1_DeleteAlertRuleResponse__Output } from '../../ax/v1/DeleteAlertRuleResponse';
+import type { DeleteAppLimitRequest as _ax_v1_DeleteAppLimitRequest, DeleteAppLimitRequest__Output as _ax_v1_DeleteAppLimitRequest__Output } from '../../ax/v1/DeleteAppLimitRequest';
+import type { DeleteAppLimitResponse as _ax_v1_DeleteAppLimitResponse, DeleteAppLimitResponse__Output as _ax_v1_DeleteAppLimitResponse__Output } from '../../ax/v1/DeleteAppLimitResponse';
 import type { DeleteTaskRequest as _ax_v1_DeleteTaskRequest, DeleteTaskRequest__Output as _ax_v1_DeleteTaskRequest__Output } from '../../ax/v1/DeleteTaskRequest';
 import type { DeleteTaskResponse as _ax_v1_DeleteTaskResponse, DeleteTaskResponse__Output as _ax_v1_DeleteTaskResponse__Output } from '../../ax/v1/DeleteTaskResponse';
 import type { DisableTaskRequest as _ax_v1_DisableTaskRequest, DisableTaskRequest__Output as _ax_v1_DisableTaskRequest__Output } from '../../ax/v1/DisableTaskRequest';
@@ -30,6 +32,8 @@ import type { ListAlertDeliveriesRequest as _ax_v1_ListAlertDeliveriesRequest, L
 import type { ListAlertDeliveriesResponse as _ax_v1_ListAlertDeliveriesResponse, ListAlertDeliveriesResponse__Output as _ax_v1_ListAlertDeliveriesResponse__Output } from '../../ax/v1/ListAlertDeliveriesResponse';
 import type { ListAlertRulesRequest as _ax_v1_ListAlertRulesRequest, ListAlertRulesRequest__Output as _ax_v1_ListAlertRulesRequest__Output } from '../../ax/v1/ListAlertRulesRequest';
 import type { ListAlertRulesResponse as _ax_v1_ListAlertRulesResponse, ListAlertRulesResponse__Output as _ax_v1_ListAlertRulesResponse__Output } from '../../ax/v1/ListAlertRulesResponse';
+import type { ListAppLimitsRequest as _ax_v1_ListAppLimitsRequest, ListAppLimitsRequest__Output as _ax_v1_ListAppLimitsRequest__Output } from '../../ax/v1/ListAppLimitsRequest';
+import type { ListAppLimitsResponse as _ax_v1_ListAppLimitsResponse, ListAppLimitsResponse__Output as _ax_v1_ListAppLimitsResponse__Output } from '../../ax/v1/ListAppLimitsResponse';
 import type { ListAuditEntriesRequest as _ax_v1_ListAuditEntriesRequest, ListAuditEntriesRequest__Output as _ax_v1_ListAuditEntriesRequest__Output } from '../../ax/v1/ListAuditEntriesRequest';
 import type { ListAuditEntriesResponse as _ax_v1_ListAuditEntriesResponse, ListAuditEntriesResponse__Output as _ax_v1_ListAuditEntriesResponse__Output } from '../../ax/v1/ListAuditEntriesResponse';
 import type { ListInstancesRequest as _ax_v1_ListInstancesRequest, ListInstancesRequest__Output as _ax_v1_ListInstancesRequest__Output } from '../../ax/v1/ListInstancesRequest';
@@ -44,6 +48,8 @@ import type { PreviewScheduleRequest as _ax_v1_PreviewScheduleRequest, PreviewSc
 import type { PreviewScheduleResponse as _ax_v1_PreviewScheduleResponse, PreviewScheduleResponse__Output as _ax_v1_PreviewScheduleResponse__Output } from '../../ax/v1/PreviewScheduleResponse';
 import type { RetryInstanceRequest as _ax_v1_RetryInstanceRequest, RetryInstanceRequest__Output as _ax_v1_RetryInstanceRequest__Output } from '../../ax/v1/RetryInstanceRequest';
 import type { RetryInstanceResponse as _ax_v1_RetryInstanceResponse, RetryInstanceResponse__Output as _ax_v1_RetryInstanceResponse__Output } from '../../ax/v1/RetryInstanceResponse';
+import type { SetAppLimitRequest as _ax_v1_SetAppLimitRequest, SetAppLimitRequest__Output as _ax_v1_SetAppLimitRequest__Output } from '../../ax/v1/SetAppLimitRequest';
+import type { SetAppLimitResponse as _ax_v1_SetAppLimitResponse, SetAppLimitResponse__Output as _ax_v1_SetAppLimitResponse__Output } from '../../ax/v1/SetAppLimitResponse';
 import type { TestAlertRuleRequest as _ax_v1_TestAlertRuleRequest, TestAlertRuleRequest__Output as _ax_v1_TestAlertRuleRequest__Output } from '../../ax/v1/TestAlertRuleRequest';
 import type { TestAlertRuleResponse as _ax_v1_TestAlertRuleResponse, TestAlertRuleResponse__Output as _ax_v1_TestAlertRuleResponse__Output } from '../../ax/v1/TestAlertRuleResponse';
 import type { TriggerTaskRequest as _ax_v1_TriggerTaskRequest, TriggerTaskRequest__Output as _ax_v1_TriggerTaskRequest__Output } from '../../ax/v1/TriggerTaskRequest';
@@ -87,6 +93,15 @@ export interface AdminServiceClient extends grpc.Client {
   deleteAlertRule(argument: _ax_v1_DeleteAlertRuleRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_DeleteAlertRuleResponse__Output>): grpc.ClientUnaryCall;
   deleteAlertRule(argument: _ax_v1_DeleteAlertRuleRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteAlertRuleResponse__Output>): grpc.ClientUnaryCall;
   deleteAlertRule(argument: _ax_v1_DeleteAlertRuleRequest, callback: grpc.requestCallback<_ax_v1_DeleteAlertRuleResponse__Output>): grpc.ClientUnaryCall;
+  
+  DeleteAppLimit(argument: _ax_v1_DeleteAppLimitRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  DeleteAppLimit(argument: _ax_v1_DeleteAppLimitRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_DeleteAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  DeleteAppLimit(argument: _ax_v1_DeleteAppLimitRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  DeleteAppLimit(argument: _ax_v1_DeleteAppLimitRequest, callback: grpc.requestCallback<_ax_v1_DeleteAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  deleteAppLimit(argument: _ax_v1_DeleteAppLimitRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  deleteAppLimit(argument: _ax_v1_DeleteAppLimitRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_DeleteAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  deleteAppLimit(argument: _ax_v1_DeleteAppLimitRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  deleteAppLimit(argument: _ax_v1_DeleteAppLimitRequest, callback: grpc.requestCallback<_ax_v1_DeleteAppLimitResponse__Output>): grpc.ClientUnaryCall;
   
   DeleteTask(argument: _ax_v1_DeleteTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_DeleteTaskResponse__Output>): grpc.ClientUnaryCall;
   DeleteTask(argument: _ax_v1_DeleteTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_DeleteTaskResponse__Output>): grpc.ClientUnaryCall;
@@ -178,6 +193,15 @@ export interface AdminServiceClient extends grpc.Client {
   listAlertRules(argument: _ax_v1_ListAlertRulesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAlertRulesResponse__Output>): grpc.ClientUnaryCall;
   listAlertRules(argument: _ax_v1_ListAlertRulesRequest, callback: grpc.requestCallback<_ax_v1_ListAlertRulesResponse__Output>): grpc.ClientUnaryCall;
   
+  ListAppLimits(argument: _ax_v1_ListAppLimitsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAppLimitsResponse__Output>): grpc.ClientUnaryCall;
+  ListAppLimits(argument: _ax_v1_ListAppLimitsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListAppLimitsResponse__Output>): grpc.ClientUnaryCall;
+  ListAppLimits(argument: _ax_v1_ListAppLimitsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAppLimitsResponse__Output>): grpc.ClientUnaryCall;
+  ListAppLimits(argument: _ax_v1_ListAppLimitsRequest, callback: grpc.requestCallback<_ax_v1_ListAppLimitsResponse__Output>): grpc.ClientUnaryCall;
+  listAppLimits(argument: _ax_v1_ListAppLimitsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAppLimitsResponse__Output>): grpc.ClientUnaryCall;
+  listAppLimits(argument: _ax_v1_ListAppLimitsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListAppLimitsResponse__Output>): grpc.ClientUnaryCall;
+  listAppLimits(argument: _ax_v1_ListAppLimitsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAppLimitsResponse__Output>): grpc.ClientUnaryCall;
+  listAppLimits(argument: _ax_v1_ListAppLimitsRequest, callback: grpc.requestCallback<_ax_v1_ListAppLimitsResponse__Output>): grpc.ClientUnaryCall;
+  
   ListAuditEntries(argument: _ax_v1_ListAuditEntriesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAuditEntriesResponse__Output>): grpc.ClientUnaryCall;
   ListAuditEntries(argument: _ax_v1_ListAuditEntriesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ListAuditEntriesResponse__Output>): grpc.ClientUnaryCall;
   ListAuditEntries(argument: _ax_v1_ListAuditEntriesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ListAuditEntriesResponse__Output>): grpc.ClientUnaryCall;
@@ -241,6 +265,15 @@ export interface AdminServiceClient extends grpc.Client {
   retryInstance(argument: _ax_v1_RetryInstanceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_RetryInstanceResponse__Output>): grpc.ClientUnaryCall;
   retryInstance(argument: _ax_v1_RetryInstanceRequest, callback: grpc.requestCallback<_ax_v1_RetryInstanceResponse__Output>): grpc.ClientUnaryCall;
   
+  SetAppLimit(argument: _ax_v1_SetAppLimitRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_SetAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  SetAppLimit(argument: _ax_v1_SetAppLimitRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_SetAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  SetAppLimit(argument: _ax_v1_SetAppLimitRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_SetAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  SetAppLimit(argument: _ax_v1_SetAppLimitRequest, callback: grpc.requestCallback<_ax_v1_SetAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  setAppLimit(argument: _ax_v1_SetAppLimitRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_SetAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  setAppLimit(argument: _ax_v1_SetAppLimitRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_SetAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  setAppLimit(argument: _ax_v1_SetAppLimitRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_SetAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  setAppLimit(argument: _ax_v1_SetAppLimitRequest, callback: grpc.requestCallback<_ax_v1_SetAppLimitResponse__Output>): grpc.ClientUnaryCall;
+  
   TestAlertRule(argument: _ax_v1_TestAlertRuleRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_TestAlertRuleResponse__Output>): grpc.ClientUnaryCall;
   TestAlertRule(argument: _ax_v1_TestAlertRuleRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_TestAlertRuleResponse__Output>): grpc.ClientUnaryCall;
   TestAlertRule(argument: _ax_v1_TestAlertRuleRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_TestAlertRuleResponse__Output>): grpc.ClientUnaryCall;
@@ -279,6 +312,8 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
   
   DeleteAlertRule: grpc.handleUnaryCall<_ax_v1_DeleteAlertRuleRequest__Output, _ax_v1_DeleteAlertRuleResponse>;
   
+  DeleteAppLimit: grpc.handleUnaryCall<_ax_v1_DeleteAppLimitRequest__Output, _ax_v1_DeleteAppLimitResponse>;
+  
   DeleteTask: grpc.handleUnaryCall<_ax_v1_DeleteTaskRequest__Output, _ax_v1_DeleteTaskResponse>;
   
   DisableTask: grpc.handleUnaryCall<_ax_v1_DisableTaskRequest__Output, _ax_v1_DisableTaskResponse>;
@@ -299,6 +334,8 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
   
   ListAlertRules: grpc.handleUnaryCall<_ax_v1_ListAlertRulesRequest__Output, _ax_v1_ListAlertRulesResponse>;
   
+  ListAppLimits: grpc.handleUnaryCall<_ax_v1_ListAppLimitsRequest__Output, _ax_v1_ListAppLimitsResponse>;
+  
   ListAuditEntries: grpc.handleUnaryCall<_ax_v1_ListAuditEntriesRequest__Output, _ax_v1_ListAuditEntriesResponse>;
   
   ListInstances: grpc.handleUnaryCall<_ax_v1_ListInstancesRequest__Output, _ax_v1_ListInstancesResponse>;
@@ -313,6 +350,8 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
   
   RetryInstance: grpc.handleUnaryCall<_ax_v1_RetryInstanceRequest__Output, _ax_v1_RetryInstanceResponse>;
   
+  SetAppLimit: grpc.handleUnaryCall<_ax_v1_SetAppLimitRequest__Output, _ax_v1_SetAppLimitResponse>;
+  
   TestAlertRule: grpc.handleUnaryCall<_ax_v1_TestAlertRuleRequest__Output, _ax_v1_TestAlertRuleResponse>;
   
   TriggerTask: grpc.handleUnaryCall<_ax_v1_TriggerTaskRequest__Output, _ax_v1_TriggerTaskResponse>;
@@ -326,6 +365,7 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
   CreateAlertRule: MethodDefinition<_ax_v1_CreateAlertRuleRequest, _ax_v1_CreateAlertRuleResponse, _ax_v1_CreateAlertRuleRequest__Output, _ax_v1_CreateAlertRuleResponse__Output>
   CreateTask: MethodDefinition<_ax_v1_CreateTaskRequest, _ax_v1_CreateTaskResponse, _ax_v1_CreateTaskRequest__Output, _ax_v1_CreateTaskResponse__Output>
   DeleteAlertRule: MethodDefinition<_ax_v1_DeleteAlertRuleRequest, _ax_v1_DeleteAlertRuleResponse, _ax_v1_DeleteAlertRuleRequest__Output, _ax_v1_DeleteAlertRuleResponse__Output>
+  DeleteAppLimit: MethodDefinition<_ax_v1_DeleteAppLimitRequest, _ax_v1_DeleteAppLimitResponse, _ax_v1_DeleteAppLimitRequest__Output, _ax_v1_DeleteAppLimitResponse__Output>
   DeleteTask: MethodDefinition<_ax_v1_DeleteTaskRequest, _ax_v1_DeleteTaskResponse, _ax_v1_DeleteTaskRequest__Output, _ax_v1_DeleteTaskResponse__Output>
   DisableTask: MethodDefinition<_ax_v1_DisableTaskRequest, _ax_v1_DisableTaskResponse, _ax_v1_DisableTaskRequest__Output, _ax_v1_DisableTaskResponse__Output>
   EnableTask: MethodDefinition<_ax_v1_EnableTaskRequest, _ax_v1_EnableTaskResponse, _ax_v1_EnableTaskRequest__Output, _ax_v1_EnableTaskResponse__Output>
@@ -336,6 +376,7 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
   GetTask: MethodDefinition<_ax_v1_GetTaskRequest, _ax_v1_GetTaskResponse, _ax_v1_GetTaskRequest__Output, _ax_v1_GetTaskResponse__Output>
   ListAlertDeliveries: MethodDefinition<_ax_v1_ListAlertDeliveriesRequest, _ax_v1_ListAlertDeliveriesResponse, _ax_v1_ListAlertDeliveriesRequest__Output, _ax_v1_ListAlertDeliveriesResponse__Output>
   ListAlertRules: MethodDefinition<_ax_v1_ListAlertRulesRequest, _ax_v1_ListAlertRulesResponse, _ax_v1_ListAlertRulesRequest__Output, _ax_v1_ListAlertRulesResponse__Output>
+  ListAppLimits: MethodDefinition<_ax_v1_ListAppLimitsRequest, _ax_v1_ListAppLimitsResponse, _ax_v1_ListAppLimitsRequest__Output, _ax_v1_ListAppLimitsResponse__Output>
   ListAuditEntries: MethodDefinition<_ax_v1_ListAuditEntriesRequest, _ax_v1_ListAuditEntriesResponse, _ax_v1_ListAuditEntriesRequest__Output, _ax_v1_ListAuditEntriesResponse__Output>
   ListInstances: MethodDefinition<_ax_v1_ListInstancesRequest, _ax_v1_ListInstancesResponse, _ax_v1_ListInstancesRequest__Output, _ax_v1_ListInstancesResponse__Output>
   ListSchedulers: MethodDefinition<_ax_v1_ListSchedulersRequest, _ax_v1_ListSchedulersResponse, _ax_v1_ListSchedulersRequest__Output, _ax_v1_ListSchedulersResponse__Output>
@@ -343,6 +384,7 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
   ListWorkers: MethodDefinition<_ax_v1_ListWorkersRequest, _ax_v1_ListWorkersResponse, _ax_v1_ListWorkersRequest__Output, _ax_v1_ListWorkersResponse__Output>
   PreviewSchedule: MethodDefinition<_ax_v1_PreviewScheduleRequest, _ax_v1_PreviewScheduleResponse, _ax_v1_PreviewScheduleRequest__Output, _ax_v1_PreviewScheduleResponse__Output>
   RetryInstance: MethodDefinition<_ax_v1_RetryInstanceRequest, _ax_v1_RetryInstanceResponse, _ax_v1_RetryInstanceRequest__Output, _ax_v1_RetryInstanceResponse__Output>
+  SetAppLimit: MethodDefinition<_ax_v1_SetAppLimitRequest, _ax_v1_SetAppLimitResponse, _ax_v1_SetAppLimitRequest__Output, _ax_v1_SetAppLimitResponse__Output>
   TestAlertRule: MethodDefinition<_ax_v1_TestAlertRuleRequest, _ax_v1_TestAlertRuleResponse, _ax_v1_TestAlertRuleRequest__Output, _ax_v1_TestAlertRuleResponse__Output>
   TriggerTask: MethodDefinition<_ax_v1_TriggerTaskRequest, _ax_v1_TriggerTaskResponse, _ax_v1_TriggerTaskRequest__Output, _ax_v1_TriggerTaskResponse__Output>
   UpdateTask: MethodDefinition<_ax_v1_UpdateTaskRequest, _ax_v1_UpdateTaskResponse, _ax_v1_UpdateTaskRequest__Output, _ax_v1_UpdateTaskResponse__Output>

@@ -16,6 +16,8 @@ export interface Assign {
   'start_after'?: (_google_protobuf_Duration | null);
   'accept_by'?: (_google_protobuf_Timestamp | null);
   'traceparent'?: (string);
+  'shard_index'?: (number);
+  'shard_total'?: (number);
 }
 
 export interface Assign__Output {
@@ -30,4 +32,6 @@ export interface Assign__Output {
   'start_after': (_google_protobuf_Duration__Output | null);
   'accept_by': (_google_protobuf_Timestamp__Output | null);
   'traceparent': (string);
+  'shard_index': (number);
+  'shard_total': (number);
 }

@@ -6,9 +6,11 @@ import type { InstanceEvent as _ax_v1_InstanceEvent, InstanceEvent__Output as _a
 export interface GetInstanceResponse {
   'instance'?: (_ax_v1_Instance | null);
   'events'?: (_ax_v1_InstanceEvent)[];
+  'children'?: (_ax_v1_Instance)[];
 }
 
 export interface GetInstanceResponse__Output {
   'instance': (_ax_v1_Instance__Output | null);
   'events': (_ax_v1_InstanceEvent__Output)[];
+  'children': (_ax_v1_Instance__Output)[];
 }

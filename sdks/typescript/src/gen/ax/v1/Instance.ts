@@ -3,6 +3,7 @@
 import type { InstanceSource as _ax_v1_InstanceSource, InstanceSource__Output as _ax_v1_InstanceSource__Output } from '../../ax/v1/InstanceSource';
 import type { Timestamp as _google_protobuf_Timestamp, Timestamp__Output as _google_protobuf_Timestamp__Output } from '../../google/protobuf/Timestamp';
 import type { InstanceStatus as _ax_v1_InstanceStatus, InstanceStatus__Output as _ax_v1_InstanceStatus__Output } from '../../ax/v1/InstanceStatus';
+import type { RetryTarget as _ax_v1_RetryTarget, RetryTarget__Output as _ax_v1_RetryTarget__Output } from '../../ax/v1/RetryTarget';
 import type { Long } from '@grpc/proto-loader';
 
 export interface Instance {
@@ -34,6 +35,14 @@ export interface Instance {
   'update_time'?: (_google_protobuf_Timestamp | null);
   'lease_expire_time'?: (_google_protobuf_Timestamp | null);
   'trace_id'?: (string);
+  'parent_id'?: (number | string | Long);
+  'shard_index'?: (number);
+  'shard_total'?: (number);
+  'priority'?: (number);
+  'selector'?: (string);
+  'target_worker'?: (string);
+  'hash_key'?: (string);
+  'retry_on'?: (_ax_v1_RetryTarget);
 }
 
 export interface Instance__Output {
@@ -65,4 +74,12 @@ export interface Instance__Output {
   'update_time': (_google_protobuf_Timestamp__Output | null);
   'lease_expire_time': (_google_protobuf_Timestamp__Output | null);
   'trace_id': (string);
+  'parent_id': (string);
+  'shard_index': (number);
+  'shard_total': (number);
+  'priority': (number);
+  'selector': (string);
+  'target_worker': (string);
+  'hash_key': (string);
+  'retry_on': (_ax_v1_RetryTarget__Output);
 }

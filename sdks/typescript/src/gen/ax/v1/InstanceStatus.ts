@@ -10,6 +10,7 @@ export const InstanceStatus = {
   INSTANCE_STATUS_TIMEOUT: 'INSTANCE_STATUS_TIMEOUT',
   INSTANCE_STATUS_CANCELED: 'INSTANCE_STATUS_CANCELED',
   INSTANCE_STATUS_SKIPPED: 'INSTANCE_STATUS_SKIPPED',
+  INSTANCE_STATUS_WAITING: 'INSTANCE_STATUS_WAITING',
 } as const;
 
 export type InstanceStatus =
@@ -31,5 +32,7 @@ export type InstanceStatus =
   | 7
   | 'INSTANCE_STATUS_SKIPPED'
   | 8
+  | 'INSTANCE_STATUS_WAITING'
+  | 9
 
 export type InstanceStatus__Output = typeof InstanceStatus[keyof typeof InstanceStatus]

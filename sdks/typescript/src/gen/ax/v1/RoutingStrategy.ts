@@ -5,6 +5,8 @@ export const RoutingStrategy = {
   ROUTING_STRATEGY_LEAST_LOADED: 'ROUTING_STRATEGY_LEAST_LOADED',
   ROUTING_STRATEGY_ROUND_ROBIN: 'ROUTING_STRATEGY_ROUND_ROBIN',
   ROUTING_STRATEGY_RANDOM: 'ROUTING_STRATEGY_RANDOM',
+  ROUTING_STRATEGY_BROADCAST: 'ROUTING_STRATEGY_BROADCAST',
+  ROUTING_STRATEGY_HASH: 'ROUTING_STRATEGY_HASH',
 } as const;
 
 export type RoutingStrategy =
@@ -16,5 +18,9 @@ export type RoutingStrategy =
   | 2
   | 'ROUTING_STRATEGY_RANDOM'
   | 3
+  | 'ROUTING_STRATEGY_BROADCAST'
+  | 4
+  | 'ROUTING_STRATEGY_HASH'
+  | 5
 
 export type RoutingStrategy__Output = typeof RoutingStrategy[keyof typeof RoutingStrategy]

@@ -11,6 +11,8 @@ export interface Task {
   'create_time'?: (_google_protobuf_Timestamp | null);
   'update_time'?: (_google_protobuf_Timestamp | null);
   'version'?: (number | string | Long);
+  'coalesced_fires'?: (number | string | Long);
+  'coalesce_start_time'?: (_google_protobuf_Timestamp | null);
 }
 
 export interface Task__Output {
@@ -20,4 +22,6 @@ export interface Task__Output {
   'create_time': (_google_protobuf_Timestamp__Output | null);
   'update_time': (_google_protobuf_Timestamp__Output | null);
   'version': (string);
+  'coalesced_fires': (string);
+  'coalesce_start_time': (_google_protobuf_Timestamp__Output | null);
 }

@@ -6,6 +6,7 @@ import type { Duration as _google_protobuf_Duration, Duration__Output as _google
 import type { ConcurrencyPolicy as _ax_v1_ConcurrencyPolicy, ConcurrencyPolicy__Output as _ax_v1_ConcurrencyPolicy__Output } from '../../ax/v1/ConcurrencyPolicy';
 import type { RoutingStrategy as _ax_v1_RoutingStrategy, RoutingStrategy__Output as _ax_v1_RoutingStrategy__Output } from '../../ax/v1/RoutingStrategy';
 import type { RetryPolicy as _ax_v1_RetryPolicy, RetryPolicy__Output as _ax_v1_RetryPolicy__Output } from '../../ax/v1/RetryPolicy';
+import type { RetryTarget as _ax_v1_RetryTarget, RetryTarget__Output as _ax_v1_RetryTarget__Output } from '../../ax/v1/RetryTarget';
 
 export interface TaskSpec {
   'name'?: (string);
@@ -23,7 +24,19 @@ export interface TaskSpec {
   'timeout'?: (_google_protobuf_Duration | null);
   'retry_policy'?: (_ax_v1_RetryPolicy | null);
   'labels'?: ({[key: string]: string});
+  'selector'?: (string);
+  'retry_on'?: (_ax_v1_RetryTarget);
+  'shards'?: (number);
+  'hash_key'?: (string);
+  'priority'?: (number);
+  'max_running'?: (number);
+  'max_pending'?: (number);
+  'cooldown_after'?: (number);
+  'cooldown'?: (_google_protobuf_Duration | null);
   '_enabled'?: "enabled";
+  '_max_running'?: "max_running";
+  '_max_pending'?: "max_pending";
+  '_cooldown_after'?: "cooldown_after";
 }
 
 export interface TaskSpec__Output {
@@ -42,5 +55,17 @@ export interface TaskSpec__Output {
   'timeout': (_google_protobuf_Duration__Output | null);
   'retry_policy': (_ax_v1_RetryPolicy__Output | null);
   'labels': ({[key: string]: string});
+  'selector': (string);
+  'retry_on': (_ax_v1_RetryTarget__Output);
+  'shards': (number);
+  'hash_key': (string);
+  'priority': (number);
+  'max_running'?: (number);
+  'max_pending'?: (number);
+  'cooldown_after'?: (number);
+  'cooldown': (_google_protobuf_Duration__Output | null);
   '_enabled'?: "enabled";
+  '_max_running'?: "max_running";
+  '_max_pending'?: "max_pending";
+  '_cooldown_after'?: "cooldown_after";
 }

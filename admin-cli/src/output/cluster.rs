@@ -207,7 +207,7 @@ mod tests {
         let counts = StatusCounts::new([(InstanceStatus::Running as i32, 2), (InstanceStatus::Pending as i32, 5)]);
         assert_eq!(
             serde_json::to_string(&counts).expect("json"),
-            r#"{"PENDING":5,"DISPATCHED":0,"RUNNING":2,"SUCCESS":0,"FAILED":0,"TIMEOUT":0,"CANCELED":0,"SKIPPED":0}"#
+            r#"{"PENDING":5,"DISPATCHED":0,"RUNNING":2,"SUCCESS":0,"FAILED":0,"TIMEOUT":0,"CANCELED":0,"SKIPPED":0,"WAITING":0}"#
         );
         let unknown = StatusCounts::new([(42, 1)]);
         assert_eq!(unknown.0.last(), Some(&("42".to_owned(), 1)));

@@ -42,7 +42,7 @@ pub use alerts::{AlertRuleView, DeliveryView, alert_rule_table, delivery_table};
 pub use audit::{AuditEntryView, audit_table};
 pub use cluster::{SchedulerView, StatsView, WorkerView, scheduler_table, stats_details, worker_table};
 pub use explain::{ExplainView, explain_report};
-pub use instances::{InstanceView, instance_details, instance_table};
+pub use instances::{InstanceView, children_report, instance_details, instance_table};
 pub use layout::indent;
 pub use preview::{PreviewView, preview_details};
 pub use print::{print_json, print_json_line, print_page, print_report, print_text};

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use ax_proto::v1::{
     ConcurrencyPolicy, CronDialect, ExplainFindingKind, InstanceSource, InstanceStatus, LogLevel, MisfirePolicy,
-    RoutingStrategy,
+    RetryTarget, RoutingStrategy,
 };
 use serde_json::Value;
 
@@ -36,6 +36,7 @@ proto_enum! {
     MisfirePolicy => "MISFIRE_POLICY_",
     ConcurrencyPolicy => "CONCURRENCY_POLICY_",
     RoutingStrategy => "ROUTING_STRATEGY_",
+    RetryTarget => "RETRY_TARGET_",
     CronDialect => "CRON_DIALECT_",
     LogLevel => "LOG_LEVEL_",
 }
@@ -91,6 +92,9 @@ mod tests {
         assert_eq!(enum_name::<CronDialect>(CronDialect::Unix as i32), "UNIX");
         assert_eq!(enum_name::<InstanceSource>(InstanceSource::Schedule as i32), "SCHEDULE");
         assert_eq!(enum_name::<LogLevel>(LogLevel::Warn as i32), "WARN");
+        assert_eq!(enum_name::<RoutingStrategy>(RoutingStrategy::Broadcast as i32), "BROADCAST");
+        assert_eq!(enum_name::<RetryTarget>(RetryTarget::Same as i32), "SAME");
+        assert_eq!(enum_name::<InstanceStatus>(InstanceStatus::Waiting as i32), "WAITING");
         assert_eq!(enum_name::<InstanceStatus>(99), "99", "unknown values stay visible");
     }
 
@@ -105,6 +109,7 @@ mod tests {
         check::<MisfirePolicy>();
         check::<ConcurrencyPolicy>();
         check::<RoutingStrategy>();
+        check::<RetryTarget>();
         check::<CronDialect>();
         check::<LogLevel>();
         check::<ExplainFindingKind>();

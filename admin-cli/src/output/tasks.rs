@@ -1,10 +1,13 @@
 //! Tasks as axctl shows them: the JSON view (the spec flattened next to the stored fields), the
 //! field list of `task get`/`create`/`update`, the table of `task list` and the task-level events
 //! (created, changed, misfires) under `task get`.
+//!
+//! Routing and limits settings left unset take a default the server applies; the text says which
+//! ("no limit", "axd default") rather than `-`, so that an operator can tell "off" from "default".
 
 use std::collections::BTreeMap;
 
-use ax_proto::v1::{ConcurrencyPolicy, MisfirePolicy, RoutingStrategy, Task, TaskEvent};
+use ax_proto::v1::{ConcurrencyPolicy, MisfirePolicy, RetryTarget, RoutingStrategy, Task, TaskEvent};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -34,11 +37,29 @@ pub struct TaskView {
     pub timeout: Option<String>,
     pub retry_policy: Option<RetryPolicyView>,
     pub labels: BTreeMap<String, String>,
+    pub selector: String,
+    pub retry_on: String,
+    pub shards: u32,
+    pub hash_key: String,
+    pub priority: u32,
+    /// Null: no limit.
+    pub max_running: Option<u32>,
+    /// Null: the server's default (100).
+    pub max_pending: Option<u32>,
+    /// Null: axd's default; 0: off.
+    pub cooldown_after: Option<u32>,
+    /// Null: axd's default; `0s`: off.
+    pub cooldown: Option<String>,
     pub next_fire_time: Option<String>,
     pub create_time: Option<String>,
     pub update_time: Option<String>,
     pub version: i64,
+    pub coalesced_fires: u64,
+    pub coalesce_start_time: Option<String>,
 }
+
+/// What the server applies when `max_pending` is unset.
+const DEFAULT_MAX_PENDING: u32 = 100;
 
 impl From<&Task> for TaskView {
     fn from(task: &Task) -> Self {
@@ -60,10 +81,21 @@ impl From<&Task> for TaskView {
             timeout: duration_text(spec.timeout.as_ref()),
             retry_policy: spec.retry_policy.as_ref().map(RetryPolicyView::from),
             labels: sorted(&spec.labels),
+            selector: spec.selector,
+            retry_on: enum_name::<RetryTarget>(spec.retry_on),
+            shards: spec.shards,
+            hash_key: spec.hash_key,
+            priority: spec.priority,
+            max_running: spec.max_running,
+            max_pending: spec.max_pending,
+            cooldown_after: spec.cooldown_after,
+            cooldown: duration_text(spec.cooldown.as_ref()),
             next_fire_time: time_text(task.next_fire_time.as_ref()),
             create_time: time_text(task.create_time.as_ref()),
             update_time: time_text(task.update_time.as_ref()),
             version: task.version,
+            coalesced_fires: task.coalesced_fires,
+            coalesce_start_time: time_text(task.coalesce_start_time.as_ref()),
         }
     }
 }
@@ -100,24 +132,86 @@ pub fn task_details(task: &TaskView) -> String {
         )
         .add("concurrency", &task.concurrency_policy)
         .add("routing", &task.routing)
+        .add("hash key", hash_key_text(task))
+        .add("shards", if task.shards == 0 { "not sharded".to_owned() } else { format!("{} per fire", task.shards) })
+        .add("selector", if task.selector.is_empty() { "any worker" } else { &task.selector })
+        .add("priority", task.priority.to_string())
+        .add("max running", task.max_running.map_or_else(|| "no limit".to_owned(), |n| n.to_string()))
+        .add(
+            "max pending",
+            task.max_pending.map_or_else(|| format!("{DEFAULT_MAX_PENDING} (default)"), |n| n.to_string()),
+        )
         .add("timeout", task.timeout.clone().unwrap_or_else(|| "none".to_owned()))
         .add("retries", task.retry_policy.as_ref().map_or_else(|| "none".to_owned(), RetryPolicyView::summary))
+        .add("retry on", retry_on_text(&task.retry_on))
+        .add(
+            "cooldown after",
+            match task.cooldown_after {
+                None => "axd default".to_owned(),
+                Some(0) => "off".to_owned(),
+                Some(1) => "1 failure in a row".to_owned(),
+                Some(n) => format!("{n} failures in a row"),
+            },
+        )
+        .add(
+            "cooldown",
+            match task.cooldown.as_deref() {
+                None => "axd default",
+                Some("0s") => "off",
+                Some(first) => first,
+            },
+        )
         .add("labels", or_dash(Some(labels.join(", "))))
         .add("version", task.version.to_string())
         .add("created", or_dash(task.create_time.clone()))
         .add("updated", or_dash(task.update_time.clone()));
-    fields.render()
+    let mut text = fields.render();
+    if task.coalesced_fires > 0 {
+        // Fires are being dropped right now: a line of its own, not one field among many.
+        let fires = if task.coalesced_fires == 1 { "fire" } else { "fires" };
+        text.push_str(&format!(
+            "coalescing since {}: {} {fires} not created (max-pending {})\n",
+            or_dash(task.coalesce_start_time.clone()),
+            task.coalesced_fires,
+            task.max_pending.unwrap_or(DEFAULT_MAX_PENDING)
+        ));
+    }
+    text
+}
+
+/// The hash key for people: the params field, or what HASH routing uses without one.
+fn hash_key_text(task: &TaskView) -> String {
+    match (task.hash_key.is_empty(), task.routing == "HASH") {
+        (false, _) => task.hash_key.clone(),
+        (true, true) => "- (the task name is the key)".to_owned(),
+        (true, false) => "-".to_owned(),
+    }
+}
+
+/// The retry target for people: unset is OTHER, the proto's documented default.
+fn retry_on_text(name: &str) -> String {
+    if name == "UNSPECIFIED" { "OTHER" } else { name }.to_owned()
+}
+
+/// The routing column of `task list`: the strategy, and the shards of a sharded task.
+fn routing_summary(task: &TaskView) -> String {
+    match task.shards {
+        0 => task.routing.clone(),
+        n => format!("{}, {n} shards", task.routing),
+    }
 }
 
 /// The table of `task list`.
-pub fn task_table(tasks: &[TaskView]) -> Table<6> {
-    let mut table = Table::new(["NAME", "APP", "HANDLER", "ENABLED", "SCHEDULE", "NEXT FIRE"]);
+pub fn task_table(tasks: &[TaskView]) -> Table<8> {
+    let mut table = Table::new(["NAME", "APP", "HANDLER", "ENABLED", "PRIORITY", "ROUTING", "SCHEDULE", "NEXT FIRE"]);
     for task in tasks {
         table.row([
             task.name.clone(),
             task.app.clone(),
             task.handler.clone(),
             task.enabled.map_or_else(|| "-".to_owned(), |e| e.to_string()),
+            task.priority.to_string(),
+            routing_summary(task),
             task.schedule.as_ref().map_or_else(|| "-".to_owned(), ScheduleView::summary),
             or_dash(task.next_fire_time.clone()),
         ]);
@@ -200,7 +294,7 @@ pub(super) mod tests {
                 misfire_threshold: dur(60),
                 max_catch_up: 10,
                 concurrency_policy: ConcurrencyPolicy::Forbid as i32,
-                routing: RoutingStrategy::LeastLoaded as i32,
+                routing: RoutingStrategy::Hash as i32,
                 timeout: dur(5400),
                 retry_policy: Some(RetryPolicy {
                     max_retries: 3,
@@ -214,12 +308,35 @@ pub(super) mod tests {
                     }),
                 }),
                 labels: HashMap::from([("team".to_owned(), "ops".to_owned()), ("env".to_owned(), "prod".to_owned())]),
+                selector: "gpu=true,zone in (a,b)".into(),
+                retry_on: RetryTarget::Same as i32,
+                shards: 4,
+                hash_key: "tenant".into(),
+                priority: 3,
+                max_running: Some(5),
+                max_pending: Some(20),
+                cooldown_after: Some(3),
+                cooldown: dur(45),
             }),
             next_fire_time: ts(1_767_232_800),
             create_time: ts(1_767_225_600),
             update_time: None,
             version: 2,
+            coalesced_fires: 12,
+            coalesce_start_time: ts(1_767_229_200),
         }
+    }
+
+    /// A task that sets none of the routing and limits fields, as an older axd would send it.
+    fn plain_task() -> Task {
+        let mut task = cron_task();
+        let spec = task.spec.as_mut().expect("spec");
+        (spec.selector, spec.retry_on, spec.shards, spec.hash_key, spec.priority) =
+            (String::new(), 0, 0, String::new(), 0);
+        (spec.max_running, spec.max_pending, spec.cooldown_after, spec.cooldown) = (None, None, None, None);
+        spec.routing = RoutingStrategy::LeastLoaded as i32;
+        (task.coalesced_fires, task.coalesce_start_time) = (0, None);
+        task
     }
 
     #[test]
@@ -240,19 +357,44 @@ pub(super) mod tests {
                 "misfire_threshold": "1m",
                 "max_catch_up": 10,
                 "concurrency_policy": "FORBID",
-                "routing": "LEAST_LOADED",
+                "routing": "HASH",
                 "timeout": "1h30m",
                 "retry_policy": {
                     "max_retries": 3,
                     "backoff": {"kind": "EXPONENTIAL", "initial": "10s", "multiplier": 2.0, "max": "5m", "jitter": 0.1}
                 },
                 "labels": {"env": "prod", "team": "ops"},
+                "selector": "gpu=true,zone in (a,b)",
+                "retry_on": "SAME",
+                "shards": 4,
+                "hash_key": "tenant",
+                "priority": 3,
+                "max_running": 5,
+                "max_pending": 20,
+                "cooldown_after": 3,
+                "cooldown": "45s",
                 "next_fire_time": "2026-01-01T02:00:00Z",
                 "create_time": "2026-01-01T00:00:00Z",
                 "update_time": null,
-                "version": 2
+                "version": 2,
+                "coalesced_fires": 12,
+                "coalesce_start_time": "2026-01-01T01:00:00Z"
             })
         );
+    }
+
+    #[test]
+    fn unset_limits_are_null_in_json_and_zero_is_kept() {
+        let value = serde_json::to_value(TaskView::from(&plain_task())).expect("json");
+        for key in ["max_running", "max_pending", "cooldown_after", "cooldown", "coalesce_start_time"] {
+            assert_eq!(value[key], Value::Null, "{key}");
+        }
+        assert_eq!(value["retry_on"], "UNSPECIFIED", "JSON has the value as sent");
+        let mut off = plain_task();
+        let spec = off.spec.as_mut().expect("spec");
+        (spec.cooldown_after, spec.cooldown) = (Some(0), Some(prost_types::Duration { seconds: 0, nanos: 0 }));
+        let value = serde_json::to_value(TaskView::from(&off)).expect("json");
+        assert_eq!((&value["cooldown_after"], &value["cooldown"]), (&json!(0), &json!("0s")));
     }
 
     #[test]
@@ -277,14 +419,88 @@ pub(super) mod tests {
     fn task_details_and_the_list_read_as_before() {
         let view = TaskView::from(&cron_task());
         let details = task_details(&view);
-        assert!(details.starts_with("name:         nightly\nid:           7\n"), "{details}");
-        assert!(details.contains("\nschedule:     cron `0 2 * * *` in Europe/London (UNIX)\n"), "{details}");
-        assert!(details.contains("\nretries:      3 retries, exponential 10s x2 up to 5m, jitter 0.1\n"), "{details}");
-        assert!(details.ends_with("\nupdated:      -\n"), "{details}");
+        assert!(details.starts_with("name:            nightly\nid:              7\n"), "{details}");
+        assert!(details.contains("\nschedule:        cron `0 2 * * *` in Europe/London (UNIX)\n"), "{details}");
+        assert!(
+            details.contains("\nretries:         3 retries, exponential 10s x2 up to 5m, jitter 0.1\n"),
+            "{details}"
+        );
+        assert!(details.contains("\nupdated:         -\n"), "{details}");
         assert_eq!(
             task_table(std::slice::from_ref(&view)).render(),
-            "NAME     APP      HANDLER  ENABLED  SCHEDULE                                  NEXT FIRE\n\
-             nightly  billing  report   true     cron `0 2 * * *` in Europe/London (UNIX)  2026-01-01T02:00:00Z\n"
+            "NAME     APP      HANDLER  ENABLED  PRIORITY  ROUTING         SCHEDULE                                  NEXT FIRE\n\
+             nightly  billing  report   true     3         HASH, 4 shards  cron `0 2 * * *` in Europe/London (UNIX)  2026-01-01T02:00:00Z\n"
+        );
+        let plain = TaskView::from(&plain_task());
+        assert!(task_table(&[plain]).render().contains("  true     0         LEAST_LOADED  cron"));
+    }
+
+    #[test]
+    fn task_details_show_every_routing_and_limits_setting() {
+        let details = task_details(&TaskView::from(&cron_task()));
+        let expected = "\
+routing:         HASH
+hash key:        tenant
+shards:          4 per fire
+selector:        gpu=true,zone in (a,b)
+priority:        3
+max running:     5
+max pending:     20
+timeout:         1h30m
+retries:         3 retries, exponential 10s x2 up to 5m, jitter 0.1
+retry on:        SAME
+cooldown after:  3 failures in a row
+cooldown:        45s
+";
+        assert!(details.contains(expected), "{details}");
+    }
+
+    #[test]
+    fn unset_settings_read_as_the_default_they_get() {
+        let details = task_details(&TaskView::from(&plain_task()));
+        let expected = "\
+routing:         LEAST_LOADED
+hash key:        -
+shards:          not sharded
+selector:        any worker
+priority:        0
+max running:     no limit
+max pending:     100 (default)
+timeout:         1h30m
+retries:         3 retries, exponential 10s x2 up to 5m, jitter 0.1
+retry on:        OTHER
+cooldown after:  axd default
+cooldown:        axd default
+";
+        assert!(details.contains(expected), "{details}");
+        assert!(!details.contains("coalescing"), "no fires are coalesced: {details}");
+        assert!(details.ends_with("\nupdated:         -\n"), "{details}");
+
+        let mut task = plain_task();
+        let spec = task.spec.as_mut().expect("spec");
+        (spec.cooldown_after, spec.cooldown) = (Some(0), Some(prost_types::Duration { seconds: 0, nanos: 0 }));
+        (spec.routing, spec.max_pending) = (RoutingStrategy::Hash as i32, Some(100));
+        let details = task_details(&TaskView::from(&task));
+        assert!(details.contains("\ncooldown after:  off\ncooldown:        off\n"), "{details}");
+        assert!(details.contains("\nhash key:        - (the task name is the key)\n"), "{details}");
+        assert!(details.contains("\nmax pending:     100\n"), "{details}");
+    }
+
+    #[test]
+    fn coalesced_fires_get_a_line_of_their_own() {
+        let details = task_details(&TaskView::from(&cron_task()));
+        assert!(
+            details.ends_with(
+                "\nupdated:         -\ncoalescing since 2026-01-01T01:00:00Z: 12 fires not created (max-pending 20)\n"
+            ),
+            "{details}"
+        );
+        let mut one = plain_task();
+        (one.coalesced_fires, one.coalesce_start_time) = (1, ts(1_767_229_200));
+        let details = task_details(&TaskView::from(&one));
+        assert!(
+            details.ends_with("\ncoalescing since 2026-01-01T01:00:00Z: 1 fire not created (max-pending 100)\n"),
+            "{details}"
         );
     }
 }

@@ -12,7 +12,7 @@ use ax_proto::v1::{
 
 use super::{
     cluster::{SchedulerView, StatsView, WorkerView, scheduler_table, stats_details, worker_table},
-    instances::{InstanceView, instance_details, instance_table, tests::finished_instance},
+    instances::{InstanceView, children_report, instance_details, instance_table, tests::finished_instance},
     preview::{PreviewView, preview_details},
     tasks::{TaskEventView, TaskView, task_details, task_event_table, task_table, tests::cron_task},
     trail::{LogLineView, event_trail, log_table},
@@ -28,6 +28,7 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
     let spec = task.spec.as_mut().expect("spec");
     (spec.name, spec.app, spec.handler, spec.description, spec.params) = (s(), s(), s(), s(), s());
     spec.labels = HashMap::from([(s(), s())]);
+    (spec.selector, spec.hash_key) = (s(), s());
     if let Some(schedule::Kind::Cron(cron)) = spec.schedule.as_mut().and_then(|x| x.kind.as_mut()) {
         (cron.expression, cron.time_zone) = (s(), s());
     }
@@ -46,7 +47,12 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
         (s(), s(), s(), s(), s());
     (instance.worker_id, instance.session_id, instance.scheduler_id) = (s(), s(), s());
     (instance.message, instance.output, instance.progress_message) = (s(), s(), s());
+    (instance.selector, instance.target_worker, instance.hash_key) = (s(), s(), s());
     let instance = InstanceView::from(&instance);
+    // A child not yet dispatched shows its pinned worker; a dispatched one the worker it ran on.
+    let mut pinned = finished_instance();
+    (pinned.worker_id, pinned.target_worker, pinned.message) = (String::new(), s(), s());
+    let children = [InstanceView::from(&pinned), instance_with_worker(s())];
     let trail = [InstanceEvent {
         time: None,
         from_status: InstanceStatus::Pending as i32,
@@ -87,12 +93,20 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
         ("preview_details", preview_details(&preview, text)),
         ("instance_details", instance_details(&instance)),
         ("instance_table", instance_table(std::slice::from_ref(&instance)).render()),
+        ("children_report", children_report(&children)),
         ("event_trail", event_trail(&trail).render()),
         ("log_table", log_table(&[log]).render()),
         ("worker_table", worker_table(&[worker]).render()),
         ("scheduler_table", scheduler_table(&[scheduler]).render()),
         ("stats_details", stats_details(&stats)),
     ]
+}
+
+/// An instance with every field set that ran on `worker`.
+fn instance_with_worker(worker: String) -> InstanceView {
+    let mut instance = finished_instance();
+    instance.worker_id = worker;
+    InstanceView::from(&instance)
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! `axctl instance get ID`: an instance and its event trail, which answers "why did it (not) run,
-//! and where did the time go".
+//! and where did the time go"; for the parent of a broadcast or sharded fire, its children too.
 
 use anyhow::Result;
 use ax_proto::v1::GetInstanceRequest;
@@ -24,6 +24,8 @@ pub struct GetArgs {
 struct InstanceWithEvents {
     instance: InstanceView,
     events: Vec<InstanceEventView>,
+    /// By shard index; empty for an instance that is not a parent.
+    children: Vec<InstanceView>,
 }
 
 /// Shows the instance.
@@ -34,11 +36,18 @@ pub async fn run(args: GetArgs, ctx: &Context) -> Result<()> {
     let view = InstanceWithEvents {
         instance: InstanceView::from(&instance),
         events: output::instance_event_views(&response.events),
+        children: response.children.iter().map(InstanceView::from).collect(),
     };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
         OutputFormat::Table => {
             let mut text = output::instance_details(&view.instance);
+            // A parent never runs itself: its children are the answer to "what happened", so they
+            // come before its own (short) trail.
+            if view.instance.is_parent(&view.children) {
+                text.push('\n');
+                text.push_str(&output::children_report(&view.children));
+            }
             text.push_str("\nevents:\n");
             if response.events.is_empty() {
                 text.push_str("  none\n");

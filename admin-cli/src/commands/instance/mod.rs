@@ -23,9 +23,10 @@ pub enum InstanceCommand {
     /// List instances, newest first.
     List(list::ListArgs),
     /// Show an instance and its event trail: every state change, who made it, why, and the time
-    /// since the previous one.
+    /// since the previous one; for the parent of a broadcast or sharded fire, its children.
     Get(get::GetArgs),
-    /// Cancel a PENDING, DISPATCHED or RUNNING instance (its worker is told to stop).
+    /// Cancel a PENDING, DISPATCHED or RUNNING instance (its worker is told to stop), or a WAITING
+    /// parent with its children.
     Cancel(cancel::CancelArgs),
     /// Run a finished instance again as a new attempt.
     Retry(retry::RetryArgs),

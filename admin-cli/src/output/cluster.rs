@@ -1,15 +1,17 @@
-//! The cluster as axctl shows it: connected worker sessions, the axd processes sharing the
-//! database, and cluster-wide counts (every instance status listed, 0 when the server omitted it).
+//! The cluster as axctl shows it: connected worker sessions with their failure cooldowns, the axd
+//! processes sharing the database, and cluster-wide counts (every instance status listed, 0 when
+//! the server omitted it).
 
 use std::collections::BTreeMap;
 
-use ax_proto::v1::{GetClusterStatsResponse, InstanceStatus, SchedulerNode, WorkerSession};
+use ax_proto::v1::{GetClusterStatsResponse, InstanceStatus, SchedulerNode, WorkerCooldown, WorkerSession};
+use chrono::{DateTime, TimeDelta, Utc};
 use serde::{Serialize, Serializer};
 
 use super::{
     layout::{Fields, Table, indent},
     scalars::{enum_name, or_dash, sorted},
-    time::time_text,
+    time::{time_text, utc},
 };
 
 /// JSON view of a WorkerSession.
@@ -27,6 +29,56 @@ pub struct WorkerView {
     pub client: String,
     pub connect_time: Option<String>,
     pub last_seen_time: Option<String>,
+    pub cooldowns: Vec<CooldownView>,
+}
+
+/// JSON view of a WorkerCooldown.
+#[derive(Debug, Serialize)]
+pub struct CooldownView {
+    pub handler: String,
+    pub consecutive_failures: u32,
+    /// Null when the handler is not cooling down (only failures counted so far).
+    pub until: Option<String>,
+    /// `until` as a time, for comparing with now.
+    #[serde(skip)]
+    until_utc: Option<DateTime<Utc>>,
+}
+
+impl From<&WorkerCooldown> for CooldownView {
+    fn from(c: &WorkerCooldown) -> Self {
+        CooldownView {
+            handler: c.handler.clone(),
+            consecutive_failures: c.consecutive_failures,
+            until: time_text(c.until.as_ref()),
+            until_utc: utc(c.until.as_ref()),
+        }
+    }
+}
+
+impl CooldownView {
+    /// For people: `send-invoice until 12:00:31Z (5 failures)` while cooling down, else
+    /// `send-invoice: 2 failures`; None without failures or cooldown. A cooldown that has ended
+    /// by `now` (the server may still hold its time) is not shown as one. The time of day is
+    /// enough for a cooldown ending within a day; a longer one (axd's --cooldown-max allows up to
+    /// 7 days) gets its date too.
+    fn text(&self, now: DateTime<Utc>) -> Option<String> {
+        let failures = match self.consecutive_failures {
+            1 => "1 failure".to_owned(),
+            n => format!("{n} failures"),
+        };
+        match self.until_utc.filter(|until| *until > now) {
+            Some(until) => {
+                let when = if until - now < TimeDelta::days(1) {
+                    until.format("%H:%M:%SZ").to_string()
+                } else {
+                    self.until.clone().unwrap_or_default()
+                };
+                Some(format!("{} until {when} ({failures})", self.handler))
+            }
+            None if self.consecutive_failures > 0 => Some(format!("{}: {failures}", self.handler)),
+            None => None,
+        }
+    }
 }
 
 impl From<&WorkerSession> for WorkerView {
@@ -44,12 +96,21 @@ impl From<&WorkerSession> for WorkerView {
             client: w.client.clone(),
             connect_time: time_text(w.connect_time.as_ref()),
             last_seen_time: time_text(w.last_seen_time.as_ref()),
+            cooldowns: w.cooldowns.iter().map(CooldownView::from).collect(),
         }
     }
 }
 
-/// The table of `worker list`.
-pub fn worker_table(workers: &[WorkerView]) -> Table<9> {
+/// The COOLING cell of a worker: its handlers' cooldowns and failure counts, `-` when none.
+fn cooling_text(cooldowns: &[CooldownView], now: DateTime<Utc>) -> String {
+    let parts: Vec<String> = cooldowns.iter().filter_map(|c| c.text(now)).collect();
+    // `;` because handler names may not contain it (they are letters, digits and . _ : / -) and `,` reads as a
+    // list inside one handler's part.
+    if parts.is_empty() { "-".to_owned() } else { parts.join("; ") }
+}
+
+/// The table of `worker list`; `now` decides which cooldowns are still in force.
+pub fn worker_table(workers: &[WorkerView], now: DateTime<Utc>) -> Table<10> {
     let mut table = Table::new([
         "APP",
         "WORKER",
@@ -60,6 +121,7 @@ pub fn worker_table(workers: &[WorkerView]) -> Table<9> {
         "IN FLIGHT",
         "HANDLERS",
         "LAST SEEN",
+        "COOLING",
     ]);
     for w in workers {
         table.row([
@@ -72,6 +134,7 @@ pub fn worker_table(workers: &[WorkerView]) -> Table<9> {
             w.in_flight.to_string(),
             w.handlers.join(","),
             or_dash(w.last_seen_time.clone()),
+            cooling_text(&w.cooldowns, now),
         ]);
     }
     table
@@ -225,6 +288,75 @@ mod tests {
         let text = stats_details(&StatsView::from(&response));
         assert!(text.starts_with("tasks:       3 (2 enabled)\nworkers:     1\nschedulers:  1\ninstances:\n"), "{text}");
         assert!(text.contains("\n  PENDING:     5\n  DISPATCHED:  0\n"), "{text}");
+    }
+
+    fn at(seconds: i64) -> Option<prost_types::Timestamp> {
+        Some(prost_types::Timestamp { seconds, nanos: 0 })
+    }
+
+    /// 2026-01-01T12:00:00Z.
+    const NOON: i64 = 1_767_268_800;
+
+    fn now() -> DateTime<Utc> {
+        DateTime::from_timestamp(NOON, 0).expect("valid")
+    }
+
+    fn cooldown(handler: &str, failures: u32, until: Option<i64>) -> WorkerCooldown {
+        WorkerCooldown { handler: handler.into(), consecutive_failures: failures, until: until.and_then(at) }
+    }
+
+    fn worker(cooldowns: Vec<WorkerCooldown>) -> WorkerView {
+        WorkerView::from(&WorkerSession {
+            session_id: "s1".into(),
+            worker_id: "w1".into(),
+            app: "billing".into(),
+            handlers: vec!["send-invoice".into(), "report".into()],
+            capacity: 4,
+            credits: 3,
+            in_flight: 1,
+            last_seen_time: at(NOON - 2),
+            cooldowns,
+            ..WorkerSession::default()
+        })
+    }
+
+    #[test]
+    fn workers_show_their_cooldowns_and_failures() {
+        let w = worker(vec![cooldown("report", 2, None), cooldown("send-invoice", 5, Some(NOON + 31))]);
+        assert_eq!(
+            worker_table(&[w], now()).render(),
+            "APP      WORKER  SESSION  SCHEDULER  CAPACITY  CREDITS  IN FLIGHT  HANDLERS             LAST SEEN             COOLING\n\
+             billing  w1      s1                  4         3        1          send-invoice,report  2026-01-01T11:59:58Z  report: 2 failures; send-invoice until 12:00:31Z (5 failures)\n"
+        );
+    }
+
+    #[test]
+    fn ended_cooldowns_and_empty_streaks_are_not_shown_as_cooling() {
+        let cell = |cooldowns| worker_table(&[worker(cooldowns)], now()).render().lines().nth(1).map(str::to_owned);
+        let last = |line: Option<String>| line.and_then(|l| l.rsplit("  ").next().map(str::to_owned));
+        assert_eq!(last(cell(vec![])).as_deref(), Some("-"));
+        assert_eq!(last(cell(vec![cooldown("report", 0, None)])).as_deref(), Some("-"));
+        assert_eq!(last(cell(vec![cooldown("report", 1, None)])).as_deref(), Some("report: 1 failure"));
+        assert_eq!(last(cell(vec![cooldown("report", 6, Some(NOON - 1))])).as_deref(), Some("report: 6 failures"));
+        assert_eq!(last(cell(vec![cooldown("report", 6, Some(NOON))])).as_deref(), Some("report: 6 failures"));
+        // Ending more than a day from now: the date is part of the answer.
+        assert_eq!(
+            last(cell(vec![cooldown("report", 9, Some(NOON + 2 * 86_400))])).as_deref(),
+            Some("report until 2026-01-03T12:00:00Z (9 failures)")
+        );
+    }
+
+    #[test]
+    fn worker_json_carries_the_raw_cooldown_fields() {
+        let w = worker(vec![cooldown("report", 2, None), cooldown("send-invoice", 5, Some(NOON + 31))]);
+        let value = serde_json::to_value(&w).expect("json");
+        assert_eq!(
+            value["cooldowns"],
+            serde_json::json!([
+                {"handler": "report", "consecutive_failures": 2, "until": null},
+                {"handler": "send-invoice", "consecutive_failures": 5, "until": "2026-01-01T12:00:31Z"}
+            ])
+        );
     }
 
     #[test]

@@ -7,8 +7,9 @@ use std::collections::HashMap;
 
 use ax_proto::v1::{
     Fire, GetClusterStatsResponse, InstanceEvent, InstanceStatus, LogLine, SchedulePreview, SchedulerNode, TaskEvent,
-    WorkerSession, schedule,
+    WorkerCooldown, WorkerSession, schedule,
 };
+use chrono::DateTime;
 
 use super::{
     cluster::{SchedulerView, StatsView, WorkerView, scheduler_table, stats_details, worker_table},
@@ -72,8 +73,18 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
         labels: HashMap::from([(s(), s())]),
         scheduler_id: s(),
         client: s(),
+        // One cooling down (until the far future) and one only failing: both forms of the cell.
+        cooldowns: vec![
+            WorkerCooldown {
+                handler: s(),
+                consecutive_failures: 5,
+                until: Some(prost_types::Timestamp { seconds: 4_102_444_800, nanos: 0 }),
+            },
+            WorkerCooldown { handler: s(), consecutive_failures: 2, until: None },
+        ],
         ..WorkerSession::default()
     });
+    let now = DateTime::from_timestamp(1_767_268_800, 0).expect("valid");
     let scheduler = SchedulerView::from(&SchedulerNode {
         scheduler_id: s(),
         host: s(),
@@ -96,7 +107,7 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
         ("children_report", children_report(&children)),
         ("event_trail", event_trail(&trail).render()),
         ("log_table", log_table(&[log]).render()),
-        ("worker_table", worker_table(&[worker]).render()),
+        ("worker_table", worker_table(&[worker], now).render()),
         ("scheduler_table", scheduler_table(&[scheduler]).render()),
         ("stats_details", stats_details(&stats)),
     ]

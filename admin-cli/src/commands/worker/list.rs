@@ -1,4 +1,5 @@
-//! `axctl worker list`: who is connected, where, with how much room.
+//! `axctl worker list`: who is connected, where, with how much room, and which handlers are cooling
+//! down on which worker after consecutive failures.
 
 use anyhow::Result;
 use ax_proto::v1::ListWorkersRequest;
@@ -32,6 +33,9 @@ pub async fn run(args: ListArgs, ctx: &Context) -> Result<()> {
     let view = WorkerList { workers: response.workers.iter().map(WorkerView::from).collect() };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
-        OutputFormat::Table => output::print_page(&output::worker_table(&view.workers), "workers connected", ""),
+        // A cooldown whose end has passed is over even if the server still holds its time.
+        OutputFormat::Table => {
+            output::print_page(&output::worker_table(&view.workers, chrono::Utc::now()), "workers connected", "")
+        }
     }
 }

@@ -10,7 +10,8 @@ mod list;
 /// Worker verbs.
 #[derive(Subcommand, Debug)]
 pub enum WorkerCommand {
-    /// List connected worker sessions (all axd processes), by app then worker id.
+    /// List connected worker sessions (all axd processes), by app then worker id, with the handlers
+    /// each worker is cooling down for after consecutive failures (COOLING).
     List(list::ListArgs),
 }
 

@@ -1,12 +1,13 @@
 //! Parsers for the value syntaxes axctl accepts on the command line: durations (`1h30m`), RFC 3339
-//! timestamps, retry backoffs, `KEY=VALUE` labels, instance statuses and the policy enums.
+//! timestamps, retry backoffs, `KEY=VALUE` labels, instance statuses, the policy enums, and the
+//! limits that take a word (`none`, `default`) for "leave it to the server".
 //!
 //! Each parser returns a message that clap prints after the flag name and the offending value, so
 //! the messages say what is wrong and what would be right, never which flag it was.
 
 use ax_proto::v1::{
     Backoff, ConcurrencyPolicy, CronDialect, ExponentialBackoff, InstanceStatus, ListBackoff, MisfirePolicy,
-    RoutingStrategy, backoff,
+    RetryTarget, RoutingStrategy, backoff,
 };
 use chrono::DateTime;
 use clap::ValueEnum;
@@ -115,14 +116,75 @@ pub fn parse_label(text: &str) -> Result<(String, String), String> {
 }
 
 /// Parses an instance status name, case-insensitively and without the `INSTANCE_STATUS_` prefix:
-/// PENDING, DISPATCHED, RUNNING, SUCCESS, FAILED, TIMEOUT, CANCELED, SKIPPED.
+/// PENDING, DISPATCHED, RUNNING, SUCCESS, FAILED, TIMEOUT, CANCELED, SKIPPED, WAITING.
 pub fn parse_status(text: &str) -> Result<InstanceStatus, String> {
     let full = format!("INSTANCE_STATUS_{}", text.to_ascii_uppercase());
     match InstanceStatus::from_str_name(&full) {
         Some(InstanceStatus::Unspecified) | None => {
-            Err("expected one of PENDING, DISPATCHED, RUNNING, SUCCESS, FAILED, TIMEOUT, CANCELED, SKIPPED".to_owned())
+            Err("expected one of PENDING, DISPATCHED, RUNNING, SUCCESS, FAILED, TIMEOUT, CANCELED, SKIPPED, WAITING"
+                .to_owned())
         }
         Some(status) => Ok(status),
+    }
+}
+
+/// A flag value that either sets a field or, by a word (`none`, `default`), leaves it unset so that
+/// the server applies its default. On update the field is still named in the mask either way: that
+/// is how a stored setting goes back to the default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting<T> {
+    /// This value.
+    Value(T),
+    /// Unset: the server's default.
+    Unset,
+}
+
+impl<T> Setting<T> {
+    /// The value, None for [`Setting::Unset`].
+    pub fn value(self) -> Option<T> {
+        match self {
+            Setting::Value(value) => Some(value),
+            Setting::Unset => None,
+        }
+    }
+}
+
+/// A whole number, with a message that says what was expected (`what`) rather than Rust's
+/// "invalid digit found in string".
+fn parse_count(text: &str, what: &str) -> Result<u32, String> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("expected {what}"));
+    }
+    // Only digits: the one way left to fail is being too large.
+    text.parse::<u32>().map_err(|_| format!("{text} is too large; expected {what}"))
+}
+
+/// A whole number (`--priority`, `--shards`); its range is the server's.
+pub fn parse_whole(text: &str) -> Result<u32, String> {
+    parse_count(text, "a whole number")
+}
+
+/// `--max-running`: a number of instances, or `none` (no limit, the server's default).
+pub fn parse_max_running(text: &str) -> Result<Setting<u32>, String> {
+    match text {
+        "none" => Ok(Setting::Unset),
+        _ => parse_count(text, "a number of instances, or `none` for no limit").map(Setting::Value),
+    }
+}
+
+/// `--max-pending`, `--cooldown-after`: a whole number, or `default` for the server's default.
+pub fn parse_count_or_default(text: &str) -> Result<Setting<u32>, String> {
+    match text {
+        "default" => Ok(Setting::Unset),
+        _ => parse_count(text, "a whole number, or `default`").map(Setting::Value),
+    }
+}
+
+/// `--cooldown`: a duration ([`parse_duration`]; `0s` turns cooldowns off), or `default` for axd's.
+pub fn parse_duration_or_default(text: &str) -> Result<Setting<prost_types::Duration>, String> {
+    match text {
+        "default" => Ok(Setting::Unset),
+        _ => parse_duration(text).map(Setting::Value).map_err(|e| format!("{e}; or `default`")),
     }
 }
 
@@ -192,6 +254,12 @@ pub enum Routing {
     RoundRobin,
     /// A random stream with a free credit.
     Random,
+    /// Every fire runs once on each live worker that matches: a WAITING parent with one child per
+    /// worker (not with --shards).
+    Broadcast,
+    /// Instances with the same key (the --hash-key field of the params, else the task name) go to
+    /// the same worker.
+    Hash,
 }
 
 impl From<Routing> for RoutingStrategy {
@@ -200,6 +268,29 @@ impl From<Routing> for RoutingStrategy {
             Routing::LeastLoaded => RoutingStrategy::LeastLoaded,
             Routing::RoundRobin => RoutingStrategy::RoundRobin,
             Routing::Random => RoutingStrategy::Random,
+            Routing::Broadcast => RoutingStrategy::Broadcast,
+            Routing::Hash => RoutingStrategy::Hash,
+        }
+    }
+}
+
+/// `--retry-on`: where the retry of an attempt that failed on a worker goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RetryOn {
+    /// Another worker when one can take it, else the same one (the server's default).
+    Other,
+    /// Only the worker it failed on.
+    Same,
+    /// Any worker, the one it failed on included.
+    Any,
+}
+
+impl From<RetryOn> for RetryTarget {
+    fn from(value: RetryOn) -> Self {
+        match value {
+            RetryOn::Other => RetryTarget::Other,
+            RetryOn::Same => RetryTarget::Same,
+            RetryOn::Any => RetryTarget::Any,
         }
     }
 }
@@ -324,9 +415,11 @@ mod tests {
         assert_eq!(parse_status("failed"), Ok(InstanceStatus::Failed));
         assert_eq!(parse_status("Canceled"), Ok(InstanceStatus::Canceled));
         assert_eq!(parse_status("skipped"), Ok(InstanceStatus::Skipped));
+        assert_eq!(parse_status("waiting"), Ok(InstanceStatus::Waiting));
         assert!(parse_status("unspecified").is_err());
         assert!(parse_status("INSTANCE_STATUS_PENDING").is_err());
         assert!(parse_status("done").unwrap_err().contains("PENDING"));
+        assert!(parse_status("done").unwrap_err().contains("WAITING"));
     }
 
     #[test]
@@ -339,11 +432,53 @@ mod tests {
         assert_eq!(routing("least-loaded"), Ok(RoutingStrategy::LeastLoaded));
         assert_eq!(routing("round-robin"), Ok(RoutingStrategy::RoundRobin));
         assert_eq!(routing("random"), Ok(RoutingStrategy::Random));
+        assert_eq!(routing("broadcast"), Ok(RoutingStrategy::Broadcast));
+        assert_eq!(routing("hash"), Ok(RoutingStrategy::Hash));
+        let retry_on = |s| RetryOn::from_str(s, false).map(RetryTarget::from);
+        assert_eq!(retry_on("other"), Ok(RetryTarget::Other));
+        assert_eq!(retry_on("same"), Ok(RetryTarget::Same));
+        assert_eq!(retry_on("any"), Ok(RetryTarget::Any));
+        assert!(retry_on("unspecified").is_err());
         let concurrency = |s| Concurrency::from_str(s, false).map(ConcurrencyPolicy::from);
         assert_eq!(concurrency("allow"), Ok(ConcurrencyPolicy::Allow));
         assert_eq!(concurrency("forbid"), Ok(ConcurrencyPolicy::Forbid));
         let dialect = |s| Dialect::from_str(s, false).map(CronDialect::from);
         assert_eq!(dialect("unix"), Ok(CronDialect::Unix));
         assert_eq!(dialect("quartz"), Ok(CronDialect::Quartz));
+    }
+
+    #[test]
+    fn limits_take_a_number_or_the_word_for_the_servers_default() {
+        assert_eq!(parse_max_running("5"), Ok(Setting::Value(5)));
+        assert_eq!(parse_max_running("0"), Ok(Setting::Value(0)), "the server names the range");
+        assert_eq!(parse_max_running("none"), Ok(Setting::Unset));
+        assert_eq!(parse_count_or_default("100"), Ok(Setting::Value(100)));
+        assert_eq!(parse_count_or_default("default"), Ok(Setting::Unset));
+        for bad in ["-1", "x", "", "1.5", "+3", " 3", "default", "None"] {
+            assert!(parse_max_running(bad).is_err(), "{bad:?}");
+        }
+        for bad in ["-1", "none", "1e3", "0x10"] {
+            assert!(parse_count_or_default(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(parse_max_running("-1").unwrap_err(), "expected a number of instances, or `none` for no limit");
+        assert!(parse_count_or_default("99999999999").unwrap_err().contains("too large"));
+        assert_eq!(parse_whole("9"), Ok(9));
+        assert_eq!(parse_whole("x"), Err("expected a whole number".to_owned()));
+        assert!(parse_whole("-1").is_err());
+    }
+
+    #[test]
+    fn the_cooldown_is_a_duration_or_default() {
+        assert_eq!(
+            parse_duration_or_default("30s"),
+            Ok(Setting::Value(prost_types::Duration { seconds: 30, nanos: 0 }))
+        );
+        assert_eq!(parse_duration_or_default("0s"), Ok(Setting::Value(prost_types::Duration { seconds: 0, nanos: 0 })));
+        assert_eq!(parse_duration_or_default("default"), Ok(Setting::Unset));
+        let err = parse_duration_or_default("-1s").unwrap_err();
+        assert!(err.contains("expected a number") && err.ends_with("or `default`"), "{err}");
+        assert!(parse_duration_or_default("30").is_err());
+        assert_eq!(Setting::Value(3).value(), Some(3));
+        assert_eq!(Setting::<u32>::Unset.value(), None);
     }
 }

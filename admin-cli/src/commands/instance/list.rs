@@ -19,7 +19,7 @@ pub struct ListArgs {
     #[arg(long, value_name = "NAME")]
     pub task: Option<String>,
     /// Only instances in this status: PENDING, DISPATCHED, RUNNING, SUCCESS, FAILED, TIMEOUT,
-    /// CANCELED or SKIPPED (any case).
+    /// CANCELED, SKIPPED or WAITING (parents of broadcast or sharded fires), any case.
     #[arg(long, value_name = "S", value_parser = parse_status)]
     pub status: Option<InstanceStatus>,
     /// Instances per page, 1-1000 [default: the server's, 50].

@@ -1,21 +1,29 @@
 //! The task flags shared by `task create` and `task update`: one definition, so that the two
 //! commands cannot drift apart. Create makes `--app`, `--handler` and one schedule flag required
 //! (see `TaskCommand::Create`); update sends only the fields whose flags were given.
+//!
+//! A routing-and-limits flag given on update is always named in the mask, also with its "clear"
+//! form (`--selector ''`, `--shards 0`, `--hash-key ''`, `--max-running none`, `--max-pending
+//! default`, ...): the server takes a masked field's value as sent, and unset means its default.
 
 use std::collections::HashMap;
 
 use ax_proto::v1::{
     Backoff, ConcurrencyPolicy, CronDialect, CronSchedule, IntervalSchedule, ManualSchedule, MisfirePolicy,
-    OneTimeSchedule, RetryPolicy, RoutingStrategy, Schedule, TaskSpec, one_time_schedule, schedule,
+    OneTimeSchedule, RetryPolicy, RetryTarget, RoutingStrategy, Schedule, TaskSpec, one_time_schedule, schedule,
 };
 use clap::{ArgGroup, Args};
 
 use crate::args::{
-    Concurrency, Dialect, Misfire, Routing, parse_backoff, parse_duration, parse_label, parse_timestamp,
+    Concurrency, Dialect, Misfire, RetryOn, Routing, Setting, parse_backoff, parse_count_or_default, parse_duration,
+    parse_duration_or_default, parse_label, parse_max_running, parse_timestamp, parse_whole,
 };
 
 /// Help heading of the schedule flags.
 const SCHEDULE: &str = "Schedule (exactly one on create)";
+
+/// Help heading of the flags that say where instances run and how many at once.
+const PLACEMENT: &str = "Routing and limits";
 
 /// The schedule flags other than --cron.
 const NOT_CRON: [&str; 5] = ["every", "fixed_delay", "at", "after", "manual"];
@@ -94,8 +102,42 @@ pub struct TaskFields {
     #[arg(long, value_enum)]
     pub concurrency: Option<Concurrency>,
     /// How an instance picks a worker.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = PLACEMENT)]
     pub routing: Option<Routing>,
+    /// Run only on workers whose labels match, e.g. "region=cn,gpu=true,zone in (a,b),tier!=batch"
+    /// (also ==, notin); '' for any worker.
+    #[arg(long, value_name = "EXPR", help_heading = PLACEMENT)]
+    pub selector: Option<String>,
+    /// Where the retry of an attempt that failed on a worker goes [server default: other].
+    #[arg(long, value_enum, help_heading = PLACEMENT)]
+    pub retry_on: Option<RetryOn>,
+    /// Split each fire into N children (shard index 0..N-1) under a WAITING parent, 1-10000; 0 for
+    /// one instance per fire.
+    #[arg(long, value_name = "N", value_parser = parse_whole, allow_negative_numbers = true, help_heading = PLACEMENT)]
+    pub shards: Option<u32>,
+    /// With --routing hash: the params field whose value is the key; '' to use the task name.
+    #[arg(long, value_name = "FIELD", help_heading = PLACEMENT)]
+    pub hash_key: Option<String>,
+    /// 0 (the default, lowest) to 9: higher runs first within the app.
+    #[arg(long, value_name = "0-9", value_parser = parse_whole, allow_negative_numbers = true, help_heading = PLACEMENT)]
+    pub priority: Option<u32>,
+    /// Most instances DISPATCHED or RUNNING at once across the cluster; none for no limit (the
+    /// default).
+    #[arg(long, value_name = "N|none", value_parser = parse_max_running, allow_negative_numbers = true, help_heading = PLACEMENT)]
+    pub max_running: Option<Setting<u32>>,
+    /// Most PENDING instances; scheduled fires beyond are not created (coalesced); default: 100.
+    #[arg(long, value_name = "N|default", value_parser = parse_count_or_default, allow_negative_numbers = true, help_heading = PLACEMENT)]
+    pub max_pending: Option<Setting<u32>>,
+    /// Consecutive failures of one worker that pause the handler on it; 0 turns cooldowns off;
+    /// default: axd's --cooldown-after.
+    #[arg(long, value_name = "K|default", value_parser = parse_count_or_default, allow_negative_numbers = true, help_heading = PLACEMENT)]
+    pub cooldown_after: Option<Setting<u32>>,
+    /// The first pause, doubling while failures continue; 0s turns cooldowns off; default: axd's
+    /// --cooldown.
+    // Hyphen values are let through so that `--cooldown -1s` is refused naming this flag, not
+    // taken for an unknown `-1` flag.
+    #[arg(long, value_name = "DUR|default", value_parser = parse_duration_or_default, allow_hyphen_values = true, help_heading = PLACEMENT)]
+    pub cooldown: Option<Setting<prost_types::Duration>>,
     /// A label (repeatable). On update the given labels replace all existing ones.
     #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
     pub labels: Vec<(String, String)>,
@@ -177,7 +219,48 @@ impl TaskFields {
             spec.labels = self.labels.iter().cloned().collect::<HashMap<_, _>>();
             paths.push("labels");
         }
+        self.placement_change(&mut spec, &mut paths);
         SpecChange { spec, paths }
+    }
+
+    /// The routing-and-limits part of [`TaskFields::to_change`], in TaskSpec field order.
+    fn placement_change(&self, spec: &mut TaskSpec, paths: &mut Vec<&'static str>) {
+        if let Some(selector) = &self.selector {
+            spec.selector = selector.clone();
+            paths.push("selector");
+        }
+        if let Some(retry_on) = self.retry_on {
+            spec.retry_on = RetryTarget::from(retry_on) as i32;
+            paths.push("retry_on");
+        }
+        if let Some(shards) = self.shards {
+            spec.shards = shards;
+            paths.push("shards");
+        }
+        if let Some(hash_key) = &self.hash_key {
+            spec.hash_key = hash_key.clone();
+            paths.push("hash_key");
+        }
+        if let Some(priority) = self.priority {
+            spec.priority = priority;
+            paths.push("priority");
+        }
+        if let Some(max_running) = self.max_running {
+            spec.max_running = max_running.value();
+            paths.push("max_running");
+        }
+        if let Some(max_pending) = self.max_pending {
+            spec.max_pending = max_pending.value();
+            paths.push("max_pending");
+        }
+        if let Some(cooldown_after) = self.cooldown_after {
+            spec.cooldown_after = cooldown_after.value();
+            paths.push("cooldown_after");
+        }
+        if let Some(cooldown) = self.cooldown {
+            spec.cooldown = cooldown.value();
+            paths.push("cooldown");
+        }
     }
 
     /// Whether `--retries` or `--backoff` was given.
@@ -433,5 +516,126 @@ mod tests {
             RetryPolicy { max_retries: 2, backoff: Some(other) }
         );
         assert_eq!(merge_retry_policy(None, Some(1), None), RetryPolicy { max_retries: 1, backoff: None });
+    }
+
+    #[test]
+    fn each_routing_and_limits_flag_sets_its_field_and_names_it() {
+        let spec = |f: fn(&mut TaskSpec)| {
+            let mut spec = TaskSpec::default();
+            f(&mut spec);
+            spec
+        };
+        // (flags, the one mask path, the spec sent). The clear forms send the field's proto default
+        // and still name it, so that an update resets a stored value.
+        let cases: Vec<(&[&str], &str, TaskSpec)> = vec![
+            (
+                &["--selector", "region=cn,zone in (a,b)"],
+                "selector",
+                spec(|s| s.selector = "region=cn,zone in (a,b)".into()),
+            ),
+            (&["--selector", ""], "selector", TaskSpec::default()),
+            (&["--retry-on", "other"], "retry_on", spec(|s| s.retry_on = RetryTarget::Other as i32)),
+            (&["--retry-on", "same"], "retry_on", spec(|s| s.retry_on = RetryTarget::Same as i32)),
+            (&["--retry-on", "any"], "retry_on", spec(|s| s.retry_on = RetryTarget::Any as i32)),
+            (&["--shards", "8"], "shards", spec(|s| s.shards = 8)),
+            (&["--shards", "0"], "shards", TaskSpec::default()),
+            (&["--routing", "broadcast"], "routing", spec(|s| s.routing = RoutingStrategy::Broadcast as i32)),
+            (&["--routing", "hash"], "routing", spec(|s| s.routing = RoutingStrategy::Hash as i32)),
+            (&["--hash-key", "tenant"], "hash_key", spec(|s| s.hash_key = "tenant".into())),
+            (&["--hash-key", ""], "hash_key", TaskSpec::default()),
+            (&["--priority", "9"], "priority", spec(|s| s.priority = 9)),
+            (&["--priority", "0"], "priority", TaskSpec::default()),
+            (&["--max-running", "5"], "max_running", spec(|s| s.max_running = Some(5))),
+            (&["--max-running", "none"], "max_running", TaskSpec::default()),
+            (&["--max-pending", "10"], "max_pending", spec(|s| s.max_pending = Some(10))),
+            (&["--max-pending", "default"], "max_pending", TaskSpec::default()),
+            (&["--cooldown-after", "3"], "cooldown_after", spec(|s| s.cooldown_after = Some(3))),
+            // 0 turns cooldowns off: sent as a value, unlike `default`.
+            (&["--cooldown-after", "0"], "cooldown_after", spec(|s| s.cooldown_after = Some(0))),
+            (&["--cooldown-after", "default"], "cooldown_after", TaskSpec::default()),
+            (&["--cooldown", "45s"], "cooldown", spec(|s| s.cooldown = Some(dur(45)))),
+            (&["--cooldown", "0s"], "cooldown", spec(|s| s.cooldown = Some(dur(0)))),
+            (&["--cooldown", "default"], "cooldown", TaskSpec::default()),
+        ];
+        for (args, path, expected) in cases {
+            let change = fields(args).to_change();
+            assert_eq!(change.paths, [path], "{args:?}");
+            assert_eq!(change.spec, expected, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn routing_and_limits_flags_together_keep_the_task_spec_field_order() {
+        let change = fields(&[
+            "--cooldown",
+            "1m",
+            "--cooldown-after",
+            "2",
+            "--max-pending",
+            "50",
+            "--max-running",
+            "4",
+            "--priority",
+            "7",
+            "--hash-key",
+            "tenant",
+            "--shards",
+            "3",
+            "--retry-on",
+            "any",
+            "--selector",
+            "gpu=true",
+            "--routing",
+            "hash",
+        ])
+        .to_change();
+        assert_eq!(
+            change.paths,
+            [
+                "routing",
+                "selector",
+                "retry_on",
+                "shards",
+                "hash_key",
+                "priority",
+                "max_running",
+                "max_pending",
+                "cooldown_after",
+                "cooldown"
+            ]
+        );
+        let spec = change.spec;
+        assert_eq!(spec.routing, RoutingStrategy::Hash as i32);
+        assert_eq!(spec.selector, "gpu=true");
+        assert_eq!(spec.retry_on, RetryTarget::Any as i32);
+        assert_eq!((spec.shards, spec.hash_key.as_str(), spec.priority), (3, "tenant", 7));
+        assert_eq!((spec.max_running, spec.max_pending, spec.cooldown_after), (Some(4), Some(50), Some(2)));
+        assert_eq!(spec.cooldown, Some(dur(60)));
+    }
+
+    #[test]
+    fn bad_routing_and_limits_values_are_refused_naming_the_flag() {
+        for (args, flag) in [
+            (&["--priority", "x"][..], "--priority"),
+            (&["--priority", "-1"], "--priority"),
+            (&["--shards", "-1"], "--shards"),
+            (&["--shards", "many"], "--shards"),
+            (&["--max-running", "-1"], "--max-running"),
+            (&["--max-running", "default"], "--max-running"),
+            (&["--max-pending", "none"], "--max-pending"),
+            (&["--max-pending", "-5"], "--max-pending"),
+            (&["--cooldown-after", "-1"], "--cooldown-after"),
+            (&["--cooldown-after", "off"], "--cooldown-after"),
+            (&["--cooldown", "-1s"], "--cooldown"),
+            (&["--cooldown", "30"], "--cooldown"),
+            (&["--retry-on", "elsewhere"], "--retry-on"),
+        ] {
+            let err = parse_error(args);
+            assert!(err.contains(&format!("invalid value '{}' for '{flag}", args[1])), "{args:?}: {err}");
+        }
+        assert!(parse_error(&["--max-running", "-1"]).contains("`none` for no limit"));
+        assert!(parse_error(&["--priority", "x"]).contains("expected a whole number"));
+        let err = parse_error(&["--routing", "fastest"]);
+        assert!(err.contains("broadcast") && err.contains("hash"), "{err}");
     }
 }

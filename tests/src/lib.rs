@@ -13,6 +13,7 @@
 pub mod axd;
 pub mod certs;
 pub mod client;
+pub mod fleet;
 pub mod netns;
 pub mod procs;
 pub mod proxy;

@@ -75,9 +75,10 @@ async fn claim_ready(store: &Arc<Store>, now: Ts, limit: u32) -> Vec<i64> {
     let mut route = |_: &ax_scheduler::worker::registry::ReadyInstance| {
         Ok((SessionRef { session_id: "s1".into(), worker_id: "w1".into() }, String::new()))
     };
-    let claimed = claim(store, now, &demand, &Skips::default(), add(now, Duration::from_secs(60)), "axd-test", &mut route)
-        .await
-        .expect("claim");
+    let claimed =
+        claim(store, now, &demand, &Skips::default(), add(now, Duration::from_secs(60)), "axd-test", &mut route)
+            .await
+            .expect("claim");
     claimed.assignments.iter().map(|a| a.instance.id).collect()
 }
 

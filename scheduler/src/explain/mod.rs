@@ -8,10 +8,12 @@
 //! the handler was connected or because those connected were at capacity, failed attempts (worker,
 //! duration, reason), and instances that ended failed or canceled.
 
+mod routing;
 mod trail;
 
 use std::time::Duration;
 
+pub use routing::Limits;
 pub use trail::{Attempt, attempts};
 
 use crate::{
@@ -48,6 +50,11 @@ pub enum FindingKind {
     Waiting,
     NoInstance,
     Ok,
+    SelectorUnmatched,
+    Cooldown,
+    MaxRunning,
+    RateLimited,
+    Coalesced,
 }
 
 /// One answer.
@@ -117,6 +124,8 @@ pub struct Inputs<'a> {
     pub live: &'a [WorkerRecord],
     /// Fire times (from [`expected_fires`]) that have an instance, even if not among `instances`.
     pub fired: &'a [Ts],
+    /// Cooldowns, the app's rate limit, the task's running instances.
+    pub limits: Limits<'a>,
 }
 
 /// The fire times of the task's schedule in the window that recent instances cover, at or before
@@ -176,6 +185,7 @@ pub fn explain(inputs: &Inputs<'_>) -> Explanation {
         findings.push(Finding { kind, at: Some(e.at), message: e.message.clone(), instance_id: 0 });
     }
     missing_fires(inputs, &mut findings);
+    routing::standing(inputs, &mut findings);
     let workers = workers_now(inputs.live, &task.config.handler);
     let mut recent = Vec::new();
     for (inst, trail) in inputs.instances {
@@ -290,10 +300,20 @@ fn missing_fires(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
             .iter()
             .rev()
             .find(|e| e.at >= f && matches!(e.kind, TaskEventKind::MisfireSkipped | TaskEventKind::MisfireCatchUp));
+        // Coalesced: during the current run of coalesced fires, or one that an event records.
+        let coalesced = inputs.task.coalesced.is_some_and(|(since, _)| since <= f)
+            || inputs
+                .events
+                .iter()
+                .any(|e| e.kind == TaskEventKind::Coalesced && e.at >= f && e.message.contains("from"));
         let why = match (switch, misfire) {
             (Some(e), _) if e.kind == TaskEventKind::Disabled => {
                 format!("the task was disabled then (by {} at {})", e.actor, rfc(e.at))
             }
+            _ if coalesced => format!(
+                "coalesced: {} instances of the task were PENDING (max-pending), see its COALESCED events",
+                inputs.task.config.placement.max_pending
+            ),
             (_, Some(m)) => format!("missed: {} (at {})", m.message, rfc(m.at)),
             _ => "nothing is recorded for it: no axd fired it (none running, or the database unreachable) \
                   and no misfire decision names it, or its instance was purged by retention"
@@ -337,7 +357,8 @@ fn explain_instance(
     let mut waited_for = String::new();
     match first_dispatch {
         Some(d) if d - due > chrono::Duration::from_std(WAIT_THRESHOLD).unwrap_or_default() => {
-            let (kind, why) = waited_in_history(inputs.sessions, app, handler, due, d);
+            let (kind, why) = routing::waited(inputs.sessions, inst, due)
+                .unwrap_or_else(|| waited_in_history(inputs.sessions, app, handler, due, d));
             out.push(Finding {
                 kind,
                 at: Some(due),
@@ -348,7 +369,8 @@ fn explain_instance(
         }
         None if inst.status == InstanceStatus::Pending && inst.available_at <= inputs.now => {
             let since = inst.available_at;
-            let (kind, why) = waiting_now(inputs.live, now_workers, app, handler);
+            let (kind, why) =
+                routing::waiting(inputs, inst).unwrap_or_else(|| waiting_now(inputs.live, now_workers, app, handler));
             if inputs.now - since > chrono::Duration::from_std(WAIT_THRESHOLD).unwrap_or_default() {
                 out.push(Finding {
                     kind,

@@ -1,7 +1,8 @@
 //! Unit tests of the explanations: each answer from hand-built records, at injected instants.
 use super::*;
 use crate::model::{
-    Backoff, ConcurrencyPolicy, DEFAULT_MAX_CATCH_UP, MisfirePolicy, RetryPolicy, Routing, Schedule, TaskConfig, add,
+    AppLimit, Backoff, ConcurrencyPolicy, DEFAULT_MAX_CATCH_UP, MisfirePolicy, RetryPolicy, Routing, Schedule,
+    TaskConfig, WorkerStreak, add,
 };
 use chrono::TimeZone;
 
@@ -173,7 +174,18 @@ fn run(
     sessions: &[SessionSpan],
     live: &[WorkerRecord],
 ) -> Explanation {
-    explain(&Inputs { task, at, now: at, limit: 10, events, instances, sessions, live, fired: &[] })
+    explain(&Inputs {
+        task,
+        at,
+        now: at,
+        limit: 10,
+        events,
+        instances,
+        sessions,
+        live,
+        fired: &[],
+        limits: Limits::default(),
+    })
 }
 
 #[test]
@@ -334,4 +346,112 @@ fn attempts_end_at_the_first_event_out_of_the_held_states() {
         (Some(InstanceStatus::Pending), Some(secs(11)), "ack timeout")
     );
     assert_eq!((a[1].started_at, a[1].outcome), (Some(secs(12)), None));
+}
+
+/// A PENDING instance of the task, due at `fire` and never dispatched.
+fn pending(id: i64, fire: Ts) -> (Instance, Vec<InstanceEvent>) {
+    (instance(id, fire, InstanceStatus::Pending), vec![ev(fire, None, InstanceStatus::Pending, 0, "", "fired")])
+}
+
+fn labeled(worker: &str, labels: &[(&str, &str)]) -> WorkerRecord {
+    let mut w = live(4);
+    w.worker_id = worker.into();
+    w.session_id = format!("s-{worker}");
+    w.labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    w
+}
+
+fn run_limited(
+    task: &Task,
+    at: Ts,
+    instances: &[(Instance, Vec<InstanceEvent>)],
+    live: &[WorkerRecord],
+    limits: Limits<'_>,
+) -> Explanation {
+    explain(&Inputs { task, at, now: at, limit: 10, events: &[], instances, sessions: &[], live, fired: &[], limits })
+}
+
+#[test]
+fn a_waiting_instance_names_the_selector_that_found_no_worker() {
+    let mut t = task(true);
+    t.config.placement.selector = "gpu=true".into();
+    let (mut i, trail) = pending(5, secs(0));
+    i.route.selector = "gpu=true".into();
+    let e = run_limited(&t, secs(30), &[(i, trail)], &[labeled("cpu-1", &[("zone", "a")])], Limits::default());
+    let f = e.findings.iter().find(|f| f.instance_id == 5).expect("finding");
+    assert_eq!(f.kind, FindingKind::SelectorUnmatched, "{e:#?}");
+    assert!(
+        f.message.contains("no connected worker matches selector gpu=true (workers serving invoice: cpu-1{zone=a})"),
+        "{}",
+        f.message
+    );
+    // In the past: the session history's labels decide.
+    let (mut done, mut trail) = succeeded(6, secs(0), 20, "gpu-1");
+    done.route.selector = "gpu=true".into();
+    trail.truncate(trail.len());
+    let mut cpu = span("cpu-1", sub(secs(0), Duration::from_secs(60)), None);
+    cpu.labels = [("zone".to_owned(), "a".to_owned())].into();
+    let e = run(&t, secs(60), &[], &[(done, trail)], &[cpu], &[]);
+    let f = e.findings.iter().find(|f| f.instance_id == 6).expect("finding");
+    assert_eq!(f.kind, FindingKind::SelectorUnmatched, "{e:#?}");
+    assert!(f.message.contains("no connected worker matched selector gpu=true when it was due"), "{}", f.message);
+}
+
+#[test]
+fn cooldowns_limits_and_coalesced_fires_are_named() {
+    let mut t = task(true);
+    let streak = WorkerStreak {
+        app: "billing".into(),
+        worker_id: "w-live".into(),
+        handler: "invoice".into(),
+        failures: 5,
+        cooldown_until: Some(secs(90)),
+        cooldown: Some(Duration::from_secs(60)),
+    };
+    let streaks = [streak];
+    let limits = Limits { streaks: &streaks, app_limit: None, active: 0 };
+    let e = run_limited(&t, secs(45), &[pending(7, secs(0))], &[live(4)], limits);
+    assert!(kinds(&e).contains(&FindingKind::Cooldown), "{e:#?}");
+    let f = e.findings.iter().find(|f| f.instance_id == 7).expect("finding");
+    assert_eq!(f.kind, FindingKind::Cooldown);
+    assert!(f.message.contains("w-live until 2026-01-01T10:01:30.000Z"), "{}", f.message);
+    let standing = e.findings.iter().find(|f| f.kind == FindingKind::Cooldown && f.instance_id == 0).expect("standing");
+    assert!(standing.message.contains("after 5 consecutive failure(s)"), "{}", standing.message);
+    assert_eq!(standing.at, Some(secs(30)), "it began 60 s before it ends");
+    // After it ends, the worker is not named.
+    let e = run_limited(&t, secs(100), &[pending(7, secs(0))], &[live(4)], limits);
+    assert!(!kinds(&e).contains(&FindingKind::Cooldown), "{e:#?}");
+
+    t.config.placement.max_running = std::num::NonZeroU32::new(2);
+    let e = run_limited(&t, secs(45), &[pending(8, secs(0))], &[live(4)], Limits { active: 2, ..Limits::default() });
+    let f = e.findings.iter().find(|f| f.instance_id == 8).expect("finding");
+    assert_eq!(f.kind, FindingKind::MaxRunning, "{e:#?}");
+
+    let limit = AppLimit {
+        app: "billing".into(),
+        per_second: 0.5,
+        burst: 1,
+        tokens: 0.0,
+        refilled_at: secs(44),
+        updated_by: "alice".into(),
+        updated_at: t0(),
+    };
+    t.config.placement.max_running = None;
+    let e = run_limited(
+        &t,
+        secs(45),
+        &[pending(9, secs(0))],
+        &[live(4)],
+        Limits { app_limit: Some(&limit), ..Limits::default() },
+    );
+    let f = e.findings.iter().find(|f| f.instance_id == 9).expect("finding");
+    assert_eq!(f.kind, FindingKind::RateLimited, "{e:#?}");
+    assert!(kinds(&e).iter().filter(|k| **k == FindingKind::RateLimited).count() == 2, "standing and per instance");
+
+    t.coalesced = Some((secs(10), 3));
+    let e = run_limited(&t, secs(45), &[], &[live(4)], Limits::default());
+    let f = e.findings.iter().find(|f| f.kind == FindingKind::Coalesced).expect("coalesced");
+    assert!(f.message.contains("3 scheduled fire(s) were not created"), "{}", f.message);
+    let missing = e.findings.iter().find(|f| f.kind == FindingKind::NoInstance && f.at == Some(secs(0)));
+    assert!(missing.is_none_or(|m| !m.message.contains("coalesced")), "the fire before the run is not coalesced");
 }

@@ -60,6 +60,10 @@ impl AdminApi {
         }
         let since = instances.iter().map(|(i, _)| i.fire_at.min(i.created_at)).min().unwrap_or(at);
         let sessions = c.session_spans(&task.config.app, since, now).await?;
+        let apps = [task.config.app.clone()];
+        let streaks = c.list_streaks(Some(&apps)).await?;
+        let app_limit = c.list_app_limits(Some(&apps)).await?.pop();
+        let active = c.count_by_task(&[task.id], &["DISPATCHED", "RUNNING"]).await?.get(&task.id).copied().unwrap_or(0);
         drop(c);
         let live = self.live_workers(&grant, Some(&task.config.app)).await?;
         let explanation = explain(&Inputs {
@@ -72,6 +76,11 @@ impl AdminApi {
             sessions: &sessions,
             live: &live,
             fired: &fired,
+            limits: crate::explain::Limits {
+                streaks: &streaks,
+                app_limit: app_limit.as_ref(),
+                active: u32::try_from(active).unwrap_or(u32::MAX),
+            },
         });
         let shown = &events[..events.len().min(limit as usize)];
         Ok(convert::explanation_to_pb(&task, at, shown, &explanation))

@@ -28,6 +28,11 @@ pub fn finding_kind_to_pb(k: FindingKind) -> pb::ExplainFindingKind {
         FindingKind::Waiting => P::Waiting,
         FindingKind::NoInstance => P::NoInstance,
         FindingKind::Ok => P::Ok,
+        FindingKind::SelectorUnmatched => P::SelectorUnmatched,
+        FindingKind::Cooldown => P::Cooldown,
+        FindingKind::MaxRunning => P::MaxRunning,
+        FindingKind::RateLimited => P::RateLimited,
+        FindingKind::Coalesced => P::Coalesced,
     }
 }
 

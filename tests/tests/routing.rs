@@ -182,6 +182,16 @@ async fn a_selector_runs_only_on_matching_workers_and_names_the_selector_while_n
     let created = &got.events[0].reason;
     assert!(created.contains("no connected worker matches selector gpu=true,zone in (a,b)"), "{created}");
     assert!(created.contains("cpu{zone=a}"), "names the workers that are there: {created}");
+    // Explain says so too, once it has waited over a second.
+    let finding = eventually(LONG, "explain to name the selector", || async {
+        let mut admin = admin.clone();
+        let r = admin.explain_task(pb::ExplainTaskRequest { name: "gpu-job".into(), ..Default::default() });
+        let r = r.await.ok()?.into_inner();
+        r.findings.into_iter().find(|f| f.kind == pb::ExplainFindingKind::SelectorUnmatched as i32)
+    })
+    .await;
+    assert_eq!(finding.instance_id, id);
+    assert!(finding.message.contains("selector gpu=true,zone in (a,b)"), "{}", finding.message);
     fleet.start(&axd.endpoint, "app", "gpu", 4, &[("zone", "b"), ("gpu", "true")]);
     wait_status(&mut admin, id, S::Success, LONG).await;
     assert_eq!(fleet.of(id).iter().map(|r| r.worker.as_str()).collect::<Vec<_>>(), ["gpu"]);

@@ -1,6 +1,6 @@
 //! Parsers for the value syntaxes axctl accepts on the command line: durations (`1h30m`), RFC 3339
-//! timestamps, retry backoffs, `KEY=VALUE` labels, instance statuses, the policy enums, and the
-//! limits that take a word (`none`, `default`) for "leave it to the server".
+//! timestamps, retry backoffs, `KEY=VALUE` labels, instance statuses, the policy enums, rates, and
+//! the limits that take a word (`none`, `default`) for "leave it to the server".
 //!
 //! Each parser returns a message that clap prints after the flag name and the offending value, so
 //! the messages say what is wrong and what would be right, never which flag it was.
@@ -186,6 +186,12 @@ pub fn parse_duration_or_default(text: &str) -> Result<Setting<prost_types::Dura
         "default" => Ok(Setting::Unset),
         _ => parse_duration(text).map(Setting::Value).map_err(|e| format!("{e}; or `default`")),
     }
+}
+
+/// A finite decimal number such as `2.5` or `0.001` (Rust's own float parser also takes `NaN` and
+/// `inf`, which no rate means). The range is the server's.
+pub fn parse_rate(text: &str) -> Result<f64, String> {
+    text.parse::<f64>().ok().filter(|n| n.is_finite()).ok_or_else(|| "expected a number, e.g. 2.5 or 0.1".to_owned())
 }
 
 /// `--dialect`: how a cron expression is read. Omitted: the server detects it.
@@ -480,5 +486,16 @@ mod tests {
         assert!(parse_duration_or_default("30").is_err());
         assert_eq!(Setting::Value(3).value(), Some(3));
         assert_eq!(Setting::<u32>::Unset.value(), None);
+    }
+
+    #[test]
+    fn rates_are_finite_numbers() {
+        assert_eq!(parse_rate("2.5"), Ok(2.5));
+        assert_eq!(parse_rate("0.001"), Ok(0.001));
+        assert_eq!(parse_rate("100000"), Ok(100_000.0));
+        assert_eq!(parse_rate("-1"), Ok(-1.0), "the server names the range");
+        for bad in ["NaN", "inf", "-inf", "x", "", "1/s"] {
+            assert!(parse_rate(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -25,6 +25,8 @@ use tonic::{
 struct Seen {
     created: Option<TaskSpec>,
     updated: Option<UpdateTaskRequest>,
+    limit_set: Option<AppLimit>,
+    limit_deleted: Option<String>,
     /// Whether the last call came with a client certificate.
     client_cert: bool,
 }
@@ -98,6 +100,28 @@ fn hostile_instance(id: i64) -> Instance {
         status: InstanceStatus::Failed as i32,
         ..Instance::default()
     }
+}
+
+/// The stored limits: billing's, and one whose setter's identity is hostile text.
+fn stored_limits() -> Vec<AppLimit> {
+    vec![
+        AppLimit {
+            app: "billing".into(),
+            per_second: 2.5,
+            burst: 5,
+            tokens: 1.25,
+            updated_by: "spiffe://ax/admin/admin".into(),
+            update_time: ts(1_767_261_600, 0),
+        },
+        AppLimit {
+            app: "reports".into(),
+            per_second: 0.1,
+            burst: 1,
+            tokens: 0.0,
+            updated_by: HOSTILE.into(),
+            update_time: None,
+        },
+    ]
 }
 
 type Reply<T> = std::result::Result<Response<T>, Status>;
@@ -253,23 +277,38 @@ impl AdminService for Fake {
     ) -> Reply<ax_proto::v1::ListAlertDeliveriesResponse> {
         Err(Status::unimplemented("not faked"))
     }
-    async fn set_app_limit(
-        &self,
-        _: Request<ax_proto::v1::SetAppLimitRequest>,
-    ) -> Reply<ax_proto::v1::SetAppLimitResponse> {
-        Err(Status::unimplemented("not faked"))
+    /// Stores like axd: a rate out of range is refused naming the field, burst 0 becomes the rate
+    /// rounded up, the bucket starts full.
+    async fn set_app_limit(&self, request: Request<SetAppLimitRequest>) -> Reply<SetAppLimitResponse> {
+        let limit = request.into_inner().limit.unwrap_or_default();
+        self.seen.lock().expect("lock").limit_set = Some(limit.clone());
+        if !(0.001..=100_000.0).contains(&limit.per_second) {
+            return Err(Status::invalid_argument(format!(
+                "limit.per_second: {} is out of range 0.001-100000",
+                limit.per_second
+            )));
+        }
+        let burst = if limit.burst == 0 { (limit.per_second.ceil() as u32).max(1) } else { limit.burst };
+        let stored = AppLimit {
+            burst,
+            tokens: f64::from(burst),
+            updated_by: "spiffe://ax/admin/admin".into(),
+            update_time: ts(1_767_261_600, 0),
+            ..limit
+        };
+        Ok(Response::new(SetAppLimitResponse { limit: Some(stored) }))
     }
-    async fn list_app_limits(
-        &self,
-        _: Request<ax_proto::v1::ListAppLimitsRequest>,
-    ) -> Reply<ax_proto::v1::ListAppLimitsResponse> {
-        Err(Status::unimplemented("not faked"))
+    async fn list_app_limits(&self, _: Request<ListAppLimitsRequest>) -> Reply<ListAppLimitsResponse> {
+        Ok(Response::new(ListAppLimitsResponse { limits: stored_limits() }))
     }
-    async fn delete_app_limit(
-        &self,
-        _: Request<ax_proto::v1::DeleteAppLimitRequest>,
-    ) -> Reply<ax_proto::v1::DeleteAppLimitResponse> {
-        Err(Status::unimplemented("not faked"))
+    /// Only billing has a limit; the NOT_FOUND for another app carries hostile text.
+    async fn delete_app_limit(&self, request: Request<DeleteAppLimitRequest>) -> Reply<DeleteAppLimitResponse> {
+        let app = request.into_inner().app;
+        self.seen.lock().expect("lock").limit_deleted = Some(app.clone());
+        if app != "billing" {
+            return Err(Status::not_found(format!("rate limit of app \"{app}\" {HOSTILE}")));
+        }
+        Ok(Response::new(DeleteAppLimitResponse {}))
     }
     async fn get_cluster_stats(&self, request: Request<GetClusterStatsRequest>) -> Reply<GetClusterStatsResponse> {
         let has_cert = request.peer_certs().is_some_and(|certs| !certs.is_empty());
@@ -617,4 +656,93 @@ async fn previews_show_the_wall_clock_with_the_zone_abbreviation_and_offset() {
     assert!(out.stdout.contains("  2026-01-01T02:00:00Z  2026-01-01 02:00:00 GMT (+00:00)\n"), "{}", out.stdout);
     let json = fake.axctl(&["schedule", "preview", "--cron", "0 2 * * *", "--tz", "Europe/London", "-o", "json"]).await;
     assert_eq!(json.json()["preview"]["fires"][0]["local_time"], "2026-01-01T02:00:00+00:00", "JSON is as sent");
+}
+
+#[tokio::test]
+async fn rate_limit_set_sends_the_limit_and_prints_it_as_stored() {
+    let fake = Harness::start("limit-set").await;
+    let out = fake.axctl(&["rate-limit", "set", "billing", "--per-second", "2.5"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "rate limit of app billing: 2.5 starts per second, burst 3\n");
+    let sent = fake.seen.lock().expect("lock").limit_set.take().expect("set was called");
+    assert_eq!(sent, AppLimit { app: "billing".into(), per_second: 2.5, burst: 0, ..AppLimit::default() });
+
+    let json =
+        fake.axctl(&["-o", "json", "rate-limit", "set", "billing", "--per-second", "0.5", "--burst", "10"]).await;
+    let json = json.json();
+    assert_eq!(
+        json,
+        serde_json::json!({
+            "app": "billing",
+            "per_second": 0.5,
+            "burst": 10,
+            "tokens": 10.0,
+            "updated_by": "spiffe://ax/admin/admin",
+            "update_time": "2026-01-01T10:00:00Z"
+        })
+    );
+    assert_eq!(fake.seen.lock().expect("lock").limit_set.take().map(|l| l.burst), Some(10));
+}
+
+#[tokio::test]
+async fn rate_limit_errors_exit_1_and_bad_flags_send_nothing() {
+    let fake = Harness::start("limit-errors").await;
+    let out = fake.axctl(&["rate-limit", "set", "billing", "--per-second", "0"]).await;
+    assert_eq!(out.code, Some(1));
+    assert_eq!(out.stdout, "");
+    assert_eq!(out.stderr, "error: InvalidArgument: limit.per_second: 0 is out of range 0.001-100000\n");
+
+    let out = fake.axctl(&["rate-limit", "set", "billing", "--per-second", "fast"]).await;
+    assert_eq!(out.code, Some(1));
+    assert!(out.stderr.starts_with("error: invalid value 'fast' for '--per-second <R>'"), "{}", out.stderr);
+    let out = fake.axctl(&["rate-limit", "set", "billing", "--per-second", "1", "--burst", "-1"]).await;
+    assert_eq!(out.code, Some(1));
+    assert!(out.stderr.starts_with("error: invalid value '-1' for '--burst <N>'"), "{}", out.stderr);
+    assert_eq!(fake.seen.lock().expect("lock").limit_set.take().map(|l| l.per_second), Some(0.0), "only the first");
+}
+
+#[tokio::test]
+async fn rate_limit_list_prints_a_table_and_json_with_server_text_escaped() {
+    let fake = Harness::start("limit-list").await;
+    let out = fake.axctl(&["rate-limit", "list"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(raw_controls(&out.stdout), [], "raw control characters on stdout:\n{}", out.stdout);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "a header and one line per limit:\n{}", out.stdout);
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["APP", "PER", "SECOND", "BURST", "TOKENS", "UPDATED", "BY", "UPDATED"]
+    );
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        ["billing", "2.5", "5", "1.25", "spiffe://ax/admin/admin", "2026-01-01T10:00:00Z"]
+    );
+    assert!(lines[2].starts_with("reports  0.1         1      0       "), "{}", lines[2]);
+    assert!(lines[2].contains(HOSTILE_ESCAPED), "{}", lines[2]);
+
+    let json = fake.axctl(&["rate-limit", "list", "-o", "json"]).await.json();
+    let limits = json["limits"].as_array().expect("limits");
+    assert_eq!(limits.len(), 2);
+    assert_eq!(limits[0]["app"], "billing");
+    assert_eq!(limits[0]["tokens"], 1.25);
+    assert_eq!(limits[1]["updated_by"], HOSTILE, "JSON is exact");
+    assert_eq!(limits[1]["update_time"], Value::Null);
+}
+
+#[tokio::test]
+async fn rate_limit_delete_removes_and_reports_a_missing_limit_escaped() {
+    let fake = Harness::start("limit-delete").await;
+    let out = fake.axctl(&["rate-limit", "delete", "billing"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "deleted rate limit of app billing\n");
+    assert_eq!(fake.seen.lock().expect("lock").limit_deleted.take().as_deref(), Some("billing"));
+    let json = fake.axctl(&["rate-limit", "delete", "billing", "-o", "json"]).await.json();
+    assert_eq!(json, serde_json::json!({"deleted": "billing"}));
+
+    let out = fake.axctl(&["rate-limit", "delete", "payments"]).await;
+    assert_eq!(out.code, Some(1));
+    assert_eq!(out.stdout, "");
+    assert_eq!(raw_controls(&out.stderr), [], "raw control characters on stderr:\n{}", out.stderr);
+    assert_eq!(out.stderr, format!("error: NotFound: rate limit of app \"payments\" {HOSTILE_ESCAPED}\n"));
+    assert_eq!(fake.seen.lock().expect("lock").limit_deleted.take().as_deref(), Some("payments"));
 }

@@ -14,6 +14,7 @@ pub mod audit;
 pub mod certs;
 pub mod cluster;
 pub mod instance;
+pub mod rate_limit;
 pub mod schedule;
 pub mod scheduler;
 pub mod shell;
@@ -74,6 +75,9 @@ pub enum Command {
     /// Alert rules (events sent to signed webhooks) and their deliveries.
     #[command(subcommand)]
     Alert(alert::AlertCommand),
+    /// App rate limits of instance starts, shared by the whole cluster.
+    #[command(subcommand)]
+    RateLimit(rate_limit::RateLimitCommand),
     /// Development certificates for mTLS (local files only, no server needed).
     #[command(subcommand)]
     Certs(certs::CertsCommand),
@@ -96,6 +100,7 @@ impl Command {
             Command::Cluster(command) => command.run(ctx).await,
             Command::Audit(command) => command.run(ctx).await,
             Command::Alert(command) => command.run(ctx).await,
+            Command::RateLimit(command) => command.run(ctx).await,
             Command::Certs(command) => command.run(ctx),
             Command::Completions(args) => shell::completions(args, ctx, definition()),
             Command::Man(args) => shell::man(args, ctx, definition()),

@@ -25,6 +25,7 @@ mod cluster;
 mod explain;
 mod instances;
 mod layout;
+mod limits;
 mod preview;
 mod print;
 mod scalars;
@@ -44,6 +45,7 @@ pub use cluster::{SchedulerView, StatsView, WorkerView, scheduler_table, stats_d
 pub use explain::{ExplainView, explain_report};
 pub use instances::{InstanceView, children_report, instance_details, instance_table};
 pub use layout::indent;
+pub use limits::{AppLimitView, app_limit_summary, app_limit_table};
 pub use preview::{PreviewView, preview_details};
 pub use print::{print_json, print_json_line, print_page, print_report, print_text};
 pub use tasks::{TaskEventView, TaskView, task_details, task_event_table, task_table};

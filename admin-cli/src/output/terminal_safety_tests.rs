@@ -14,6 +14,7 @@ use chrono::DateTime;
 use super::{
     cluster::{SchedulerView, StatsView, WorkerView, scheduler_table, stats_details, worker_table},
     instances::{InstanceView, children_report, instance_details, instance_table, tests::finished_instance},
+    limits::{AppLimitView, app_limit_summary, app_limit_table, tests::billing_limit},
     preview::{PreviewView, preview_details},
     tasks::{TaskEventView, TaskView, task_details, task_event_table, task_table, tests::cron_task},
     trail::{LogLineView, event_trail, log_table},
@@ -94,6 +95,9 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
         worker_ids: vec![s()],
         ..SchedulerNode::default()
     });
+    let mut limit = billing_limit();
+    (limit.app, limit.updated_by) = (s(), s());
+    let limit = AppLimitView::from(&limit);
     // Statuses are numbers; a number this axctl does not know is shown as it is.
     let stats = StatsView::from(&GetClusterStatsResponse::default());
 
@@ -110,6 +114,8 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
         ("worker_table", worker_table(&[worker], now).render()),
         ("scheduler_table", scheduler_table(&[scheduler]).render()),
         ("stats_details", stats_details(&stats)),
+        ("app_limit_table", app_limit_table(std::slice::from_ref(&limit)).render()),
+        ("app_limit_summary", app_limit_summary(&limit)),
     ]
 }
 

@@ -102,6 +102,26 @@ fn hostile_instance(id: i64) -> Instance {
     }
 }
 
+/// The id of the fake's one fan-out parent: WAITING, with two children.
+const PARENT_ID: i64 = 100;
+
+/// The parent's children, by shard index: one done on w1, one still pending for w2.
+fn children() -> Vec<Instance> {
+    let child = |id, index, status: InstanceStatus, worker: &str| Instance {
+        id,
+        parent_id: PARENT_ID,
+        shard_index: index,
+        shard_total: 2,
+        task_name: "fanout".into(),
+        status: status as i32,
+        target_worker: format!("w{}", index + 1),
+        worker_id: worker.into(),
+        attempt: u32::from(!worker.is_empty()),
+        ..Instance::default()
+    };
+    vec![child(101, 0, InstanceStatus::Success, "w1"), child(102, 1, InstanceStatus::Pending, "")]
+}
+
 /// The stored limits: billing's, and one whose setter's identity is hostile text.
 fn stored_limits() -> Vec<AppLimit> {
     vec![
@@ -174,6 +194,20 @@ impl AdminService for Fake {
         }))
     }
     async fn get_instance(&self, request: Request<GetInstanceRequest>) -> Reply<GetInstanceResponse> {
+        if request.get_ref().id == PARENT_ID {
+            let parent = Instance {
+                id: PARENT_ID,
+                task_name: "fanout".into(),
+                status: InstanceStatus::Waiting as i32,
+                source: InstanceSource::Schedule as i32,
+                ..Instance::default()
+            };
+            return Ok(Response::new(GetInstanceResponse {
+                instance: Some(parent),
+                events: vec![],
+                children: children(),
+            }));
+        }
         let event = |seconds, nanos, from: InstanceStatus, to: InstanceStatus| InstanceEvent {
             time: ts(seconds, nanos),
             from_status: from as i32,
@@ -239,7 +273,22 @@ impl AdminService for Fake {
         }))
     }
     async fn list_workers(&self, _: Request<ListWorkersRequest>) -> Reply<ListWorkersResponse> {
-        Err(Status::unimplemented("fake"))
+        let worker = WorkerSession {
+            session_id: "s1".into(),
+            worker_id: "w1".into(),
+            app: "billing".into(),
+            handlers: vec!["report".into(), "send-invoice".into()],
+            capacity: 4,
+            credits: 4,
+            // One streak that has not started a cooldown, one cooling down until 2100 (more than a
+            // day from any test run, so shown with its date).
+            cooldowns: vec![
+                WorkerCooldown { handler: "report".into(), consecutive_failures: 2, until: None },
+                WorkerCooldown { handler: "send-invoice".into(), consecutive_failures: 5, until: ts(4_102_444_800, 0) },
+            ],
+            ..WorkerSession::default()
+        };
+        Ok(Response::new(ListWorkersResponse { workers: vec![worker] }))
     }
     async fn list_schedulers(&self, _: Request<ListSchedulersRequest>) -> Reply<ListSchedulersResponse> {
         Err(Status::unimplemented("fake"))
@@ -745,4 +794,72 @@ async fn rate_limit_delete_removes_and_reports_a_missing_limit_escaped() {
     assert_eq!(raw_controls(&out.stderr), [], "raw control characters on stderr:\n{}", out.stderr);
     assert_eq!(out.stderr, format!("error: NotFound: rate limit of app \"payments\" {HOSTILE_ESCAPED}\n"));
     assert_eq!(fake.seen.lock().expect("lock").limit_deleted.take().as_deref(), Some("payments"));
+}
+
+#[tokio::test]
+async fn update_names_cleared_routing_and_limits_fields_in_the_mask() {
+    let fake = Harness::start("update-limits").await;
+    let args =
+        ["task", "update", "nightly", "--max-running", "none", "--selector", "", "--priority", "4", "--cooldown", "0s"];
+    let out = fake.axctl(&args).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let sent = fake.seen.lock().expect("lock").updated.clone().expect("update was called");
+    assert_eq!(sent.update_mask.expect("mask").paths, ["selector", "priority", "max_running", "cooldown"]);
+    let spec = sent.task.expect("spec");
+    assert_eq!((spec.selector.as_str(), spec.priority, spec.max_running), ("", 4, None));
+    assert_eq!(spec.cooldown, Some(secs(0)));
+    // The stored task (all defaults) reads as its defaults.
+    assert!(out.stdout.contains("\nmax running:     no limit\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("\ncooldown:        axd default\n"), "{}", out.stdout);
+}
+
+#[tokio::test]
+async fn instance_get_of_a_parent_lists_its_children() {
+    let fake = Harness::start("children").await;
+    let id = PARENT_ID.to_string();
+    let out = fake.axctl(&["instance", "get", &id]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("\nstatus:           WAITING\n"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            "\nchildren: 2 (1 SUCCESS, 1 PENDING)\n  \
+             ID   SHARD  WORKER       STATUS   ATTEMPT  MESSAGE\n  \
+             101  0/2    w1           SUCCESS  1\n  \
+             102  1/2    w2 (pinned)  PENDING  0\n\nevents:\n  none\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    let json = fake.axctl(&["instance", "get", &id, "-o", "json"]).await.json();
+    assert_eq!(json["instance"]["status"], "WAITING");
+    let children = json["children"].as_array().expect("children");
+    assert_eq!(children.len(), 2);
+    assert_eq!((children[1]["id"].as_i64(), children[1]["parent_id"].as_i64()), (Some(102), Some(PARENT_ID)));
+    assert_eq!((&children[1]["shard_index"], &children[1]["target_worker"]), (&Value::from(1), &Value::from("w2")));
+    // An ordinary instance has no children block and an empty list in JSON.
+    let plain = fake.axctl(&["instance", "get", "42", "-o", "json"]).await.json();
+    assert_eq!(plain["children"], serde_json::json!([]));
+    assert!(!fake.axctl(&["instance", "get", "42"]).await.stdout.contains("children"));
+}
+
+#[tokio::test]
+async fn worker_list_shows_cooldowns_and_failure_streaks() {
+    let fake = Harness::start("workers").await;
+    let out = fake.axctl(&["worker", "list"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let header = out.stdout.lines().next().expect("header");
+    assert!(header.ends_with("  COOLING"), "{header}");
+    assert!(
+        out.stdout.ends_with("  report: 2 failures; send-invoice until 2100-01-01T00:00:00Z (5 failures)\n"),
+        "{}",
+        out.stdout
+    );
+    let json = fake.axctl(&["worker", "list", "-o", "json"]).await.json();
+    assert_eq!(
+        json["workers"][0]["cooldowns"],
+        serde_json::json!([
+            {"handler": "report", "consecutive_failures": 2, "until": null},
+            {"handler": "send-invoice", "consecutive_failures": 5, "until": "2100-01-01T00:00:00Z"}
+        ])
+    );
 }

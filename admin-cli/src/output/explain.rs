@@ -191,3 +191,51 @@ pub fn explain_report(v: &ExplainView) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The finding kinds added with routing and limits, as the README names them.
+    const NEW_KINDS: [(ExplainFindingKind, &str); 5] = [
+        (ExplainFindingKind::SelectorUnmatched, "SELECTOR_UNMATCHED"),
+        (ExplainFindingKind::Cooldown, "COOLDOWN"),
+        (ExplainFindingKind::MaxRunning, "MAX_RUNNING"),
+        (ExplainFindingKind::RateLimited, "RATE_LIMITED"),
+        (ExplainFindingKind::Coalesced, "COALESCED"),
+    ];
+
+    fn response() -> ExplainTaskResponse {
+        let findings = NEW_KINDS
+            .iter()
+            .map(|(kind, name)| ExplainFinding {
+                kind: *kind as i32,
+                time: Some(prost_types::Timestamp { seconds: 1_767_261_600, nanos: 0 }),
+                message: format!("why {name}"),
+                instance_id: 9,
+            })
+            .collect();
+        ExplainTaskResponse { findings, ..ExplainTaskResponse::default() }
+    }
+
+    #[test]
+    fn the_routing_and_limits_findings_print_by_their_short_names() {
+        let view = ExplainView::from(&response());
+        let report = explain_report(&view);
+        for (_, name) in NEW_KINDS {
+            assert!(report.contains(&format!("\n  {name} [2026-01-01T10:00:00Z]: why {name}\n")), "{name}: {report}");
+        }
+        let json = serde_json::to_value(&view).expect("json");
+        let kinds: Vec<&str> =
+            json["findings"].as_array().expect("findings").iter().filter_map(|f| f["kind"].as_str()).collect();
+        assert_eq!(kinds, NEW_KINDS.map(|(_, name)| name));
+    }
+
+    #[test]
+    fn a_kind_this_axctl_does_not_know_is_printed_as_its_number() {
+        let mut response = response();
+        response.findings.truncate(1);
+        response.findings[0].kind = 99;
+        assert!(explain_report(&ExplainView::from(&response)).contains("\n  99 [2026-01-01T10:00:00Z]: why"));
+    }
+}

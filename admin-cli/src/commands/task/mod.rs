@@ -49,8 +49,9 @@ pub enum TaskCommand {
     Disable(disable::DisableArgs),
     /// Run a task now (also when disabled), optionally with other params.
     Trigger(trigger::TriggerArgs),
-    /// Why a task did or did not run: disabled, misfires, fires with no instance, instances that
-    /// waited for a worker (none connected, or all at capacity), failed attempts.
+    /// Why a task did or did not run: disabled, misfires, fires with no instance or coalesced,
+    /// instances that waited (no worker connected, none matching the selector, all at capacity or
+    /// cooling down, --max-running reached, the app's rate limit), failed attempts.
     Explain(explain::ExplainArgs),
 }
 

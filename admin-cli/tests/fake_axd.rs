@@ -27,6 +27,8 @@ struct Seen {
     updated: Option<UpdateTaskRequest>,
     limit_set: Option<AppLimit>,
     limit_deleted: Option<String>,
+    /// The status filter of the last ListInstances.
+    listed_status: Option<i32>,
     /// Whether the last call came with a client certificate.
     client_cert: bool,
 }
@@ -187,7 +189,20 @@ impl AdminService for Fake {
             _ => Ok(Response::new(PreviewScheduleResponse { preview: Some(preview()) })),
         }
     }
-    async fn list_instances(&self, _: Request<ListInstancesRequest>) -> Reply<ListInstancesResponse> {
+    async fn list_instances(&self, request: Request<ListInstancesRequest>) -> Reply<ListInstancesResponse> {
+        self.seen.lock().expect("lock").listed_status = Some(request.get_ref().status);
+        if request.get_ref().status == InstanceStatus::Waiting as i32 {
+            let parent = Instance {
+                id: PARENT_ID,
+                task_name: "fanout".into(),
+                status: InstanceStatus::Waiting as i32,
+                ..Instance::default()
+            };
+            return Ok(Response::new(ListInstancesResponse {
+                instances: vec![parent],
+                next_page_token: String::new(),
+            }));
+        }
         Ok(Response::new(ListInstancesResponse {
             instances: vec![hostile_instance(9)],
             next_page_token: String::new(),
@@ -862,4 +877,16 @@ async fn worker_list_shows_cooldowns_and_failure_streaks() {
             {"handler": "send-invoice", "consecutive_failures": 5, "until": "2100-01-01T00:00:00Z"}
         ])
     );
+}
+
+#[tokio::test]
+async fn instance_list_filters_and_shows_waiting_parents() {
+    let fake = Harness::start("list-waiting").await;
+    let out = fake.axctl(&["instance", "list", "--status", "waiting"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(fake.seen.lock().expect("lock").listed_status, Some(InstanceStatus::Waiting as i32));
+    let row: Vec<&str> = out.stdout.lines().nth(1).expect("a row").split_whitespace().collect();
+    assert_eq!(row[..3], ["100", "fanout", "WAITING"], "{}", out.stdout);
+    let json = fake.axctl(&["instance", "list", "--status", "WAITING", "-o", "json"]).await.json();
+    assert_eq!(json["instances"][0]["status"], "WAITING");
 }

@@ -149,8 +149,29 @@ fn server_text_is_shown_escaped_not_dropped() {
 #[test]
 fn json_views_keep_server_text_exact() {
     let mut task = cron_task();
-    task.spec.as_mut().expect("spec").description = HOSTILE.to_owned();
+    let spec = task.spec.as_mut().expect("spec");
+    (spec.description, spec.selector, spec.hash_key) = (HOSTILE.to_owned(), HOSTILE.to_owned(), HOSTILE.to_owned());
     let json = serde_json::to_string(&TaskView::from(&task)).expect("json");
     let back: serde_json::Value = serde_json::from_str(&json).expect("parse");
-    assert_eq!(back["description"], HOSTILE);
+    for key in ["description", "selector", "hash_key"] {
+        assert_eq!(back[key], HOSTILE, "{key}");
+    }
+
+    let mut instance = finished_instance();
+    (instance.selector, instance.target_worker, instance.hash_key) =
+        (HOSTILE.to_owned(), HOSTILE.to_owned(), HOSTILE.to_owned());
+    let back = serde_json::to_value(InstanceView::from(&instance)).expect("json");
+    for key in ["selector", "target_worker", "hash_key"] {
+        assert_eq!(back[key], HOSTILE, "{key}");
+    }
+
+    let worker = WorkerView::from(&WorkerSession {
+        cooldowns: vec![WorkerCooldown { handler: HOSTILE.to_owned(), consecutive_failures: 1, until: None }],
+        ..WorkerSession::default()
+    });
+    assert_eq!(serde_json::to_value(&worker).expect("json")["cooldowns"][0]["handler"], HOSTILE);
+
+    let mut limit = billing_limit();
+    limit.updated_by = HOSTILE.to_owned();
+    assert_eq!(serde_json::to_value(AppLimitView::from(&limit)).expect("json")["updated_by"], HOSTILE);
 }

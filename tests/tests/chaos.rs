@@ -512,6 +512,15 @@ async fn chaos(db: &TestDb, restart_command: &str) {
         }
         s
     };
+    // shards 0: a broadcast; otherwise that many shards.
+    let fanout = |mut s: pb::TaskSpec, shards: u32| {
+        if shards == 0 {
+            s.routing = pb::RoutingStrategy::Broadcast as i32;
+        } else {
+            s.shards = shards;
+        }
+        s
+    };
     let every = |secs: u64| {
         pb::schedule::Kind::FixedRate(pb::IntervalSchedule {
             interval: Some(client::dur(Duration::from_secs(secs))),
@@ -527,6 +536,15 @@ async fn chaos(db: &TestDb, restart_command: &str) {
         (with("cron-flaky", "flaky", cron("*/3 * * * * *"), "{}", 3), Cadence::EverySecondsOfMinute(3)),
         (with("rate-1s", "sleep", every(1), r#"{"ms": 300}"#, 3), Cadence::Rate(1)),
         (with("rate-3s", "noop", every(3), "{}", 3), Cadence::Rate(3)),
+        // A parent per fire with a child on every live worker, and one with three shards.
+        (
+            fanout(with("broadcast-4s", "sleep", cron("*/4 * * * * *"), r#"{"ms": 400}"#, 3), 0),
+            Cadence::EverySecondsOfMinute(4),
+        ),
+        (
+            fanout(with("shards-3s", "sleep", cron("*/3 * * * * *"), r#"{"ms": 300}"#, 3), 3),
+            Cadence::EverySecondsOfMinute(3),
+        ),
     ];
     let mut periodic = Vec::new();
     for (s, cadence) in specs {
@@ -681,7 +699,8 @@ async fn chaos(db: &TestDb, restart_command: &str) {
         assert!(expected.len() > 5, "{}: only {} fires expected; the run was too short", p.name, expected.len());
         expected_fires += expected.len();
         let mut got: HashMap<String, usize> = HashMap::new();
-        for i in by_task.get(p.name.as_str()).into_iter().flatten() {
+        // Children of broadcast and sharded fires are checked below, with their parents.
+        for i in by_task.get(p.name.as_str()).into_iter().flatten().filter(|i| i.parent_id == 0) {
             *got.entry(i.idempotency_key.clone()).or_default() += 1;
         }
         for f in &expected {
@@ -711,7 +730,46 @@ async fn chaos(db: &TestDb, restart_command: &str) {
         }
     }
 
-    // 2. Every instance is final (the settle loop above).
+    // 2. Every instance is final (the settle loop above). Every child of a broadcast or sharded
+    // fire exists once (one per shard index, one per worker), and every parent's state is its
+    // children's verdict: SUCCESS when all succeeded, FAILED otherwise.
+    let mut children: BTreeMap<i64, Vec<&pb::Instance>> = BTreeMap::new();
+    for i in instances.iter().filter(|i| i.parent_id != 0) {
+        children.entry(i.parent_id).or_default().push(i);
+    }
+    let mut parents = 0;
+    for name in ["broadcast-4s", "shards-3s"] {
+        for parent in by_task.get(name).into_iter().flatten().filter(|i| i.parent_id == 0) {
+            parents += 1;
+            let kids = children.get(&parent.id).cloned().unwrap_or_default();
+            let mut shards: Vec<u32> = kids.iter().map(|k| k.shard_index).collect();
+            shards.sort_unstable();
+            let n = kids.len() as u32;
+            assert_eq!(shards, (0..n).collect::<Vec<_>>(), "{name} parent {}: children by shard {shards:?}", parent.id);
+            assert!(kids.iter().all(|k| k.shard_total == n), "{name} parent {}: shard totals", parent.id);
+            if name == "shards-3s" {
+                assert_eq!(n, 3, "sharded parent {} has {n} children", parent.id);
+            } else {
+                let mut workers: Vec<&str> = kids.iter().map(|k| k.target_worker.as_str()).collect();
+                workers.sort_unstable();
+                workers.dedup();
+                assert_eq!(workers.len(), kids.len(), "broadcast parent {}: one child per worker", parent.id);
+            }
+            let all_ok = n > 0 && kids.iter().all(|k| k.status == S::Success as i32);
+            let expected = if all_ok { S::Success } else { S::Failed };
+            assert_eq!(
+                parent.status,
+                expected as i32,
+                "{name} parent {} is {:?} but its children are {:?}",
+                parent.id,
+                parent.status,
+                kids.iter().map(|k| (k.id, k.status)).collect::<Vec<_>>()
+            );
+        }
+    }
+    for (parent, kids) in &children {
+        assert!(instances.iter().any(|i| i.id == *parent), "children {kids:?} of a missing parent {parent}");
+    }
 
     // 3. No two attempts of one instance at once; no attempt twice.
     let runs: Vec<Execution> = executions_in(&c.logs.iter().map(PathBuf::as_path).collect::<Vec<_>>());
@@ -785,8 +843,16 @@ async fn chaos(db: &TestDb, restart_command: &str) {
         }
     }
 
-    // 4. Every SUCCESS in the database has a successful run in an execution log.
-    for i in instances.iter().filter(|i| i.status == S::Success as i32) {
+    // A broadcast child runs only on its own worker.
+    for i in instances.iter().filter(|i| !i.target_worker.is_empty()) {
+        for r in by_instance.get(&i.id).into_iter().flatten() {
+            assert_eq!(r.worker, i.target_worker, "broadcast child {} ran on another worker: {r:?}", i.id);
+        }
+    }
+
+    // 4. Every SUCCESS in the database has a successful run in an execution log (a parent runs
+    // nothing itself: its children are checked).
+    for i in instances.iter().filter(|i| i.status == S::Success as i32 && !children.contains_key(&i.id)) {
         let ran = by_instance
             .get(&i.id)
             .into_iter()
@@ -831,7 +897,7 @@ async fn chaos(db: &TestDb, restart_command: &str) {
     let _ = writeln!(
         std::io::stderr(),
         "chaos summary ({:?}, seed {seed}): fires {expected_fires}, manual keys {}, instances {}, executions {}, \
-         re-run instances {reruns}, max fire lag {max_lag_ms} ms; faults: {}",
+         re-run instances {reruns}, fan-out parents {parents}, max fire lag {max_lag_ms} ms; faults: {}",
         db.db,
         manual_keys.len(),
         instances.len(),

@@ -485,7 +485,8 @@ pub fn assert_starts_within_bucket(starts: &[chrono::DateTime<chrono::Utc>], rat
 async fn bad_routing_input_is_refused_naming_the_field_and_stores_nothing(db: &TestDb) {
     let axd = Axd::start(db, |_| {}).await;
     let mut admin = axd.admin().await;
-    let cases: Vec<(&str, Box<dyn Fn(&mut pb::TaskSpec)>, &str)> = vec![
+    type Tweak = Box<dyn Fn(&mut pb::TaskSpec)>;
+    let cases: Vec<(&str, Tweak, &str)> = vec![
         ("task.selector", Box::new(|s| s.selector = "region".into()), "has no operator"),
         ("task.selector", Box::new(|s| s.selector = "region>3".into()), "unknown operator"),
         ("task.shards", Box::new(|s| s.shards = 10_001), "out of range 1-10000"),

@@ -76,7 +76,7 @@ pub fn selector_note(task: &Task, workers: &[WorkerRecord]) -> Option<String> {
         }
     };
     let serving: Vec<&WorkerRecord> =
-        workers.iter().filter(|w| w.app == c.app && w.handlers.iter().any(|h| *h == c.handler)).collect();
+        workers.iter().filter(|w| w.app == c.app && w.handlers.contains(&c.handler)).collect();
     if serving.iter().any(|w| sel.matches(&w.labels)) {
         return None;
     }

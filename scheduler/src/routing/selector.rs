@@ -3,7 +3,7 @@
 //! A selector is comma-separated requirements that must all hold: `key=value` (or `key==value`),
 //! `key!=value`, `key in (v1,v2)`, `key notin (v1,v2)`. `!=` and `notin` also hold when the worker
 //! has no such label (as in Kubernetes). Parsing refuses anything else with the position and the
-//! reason; [`Selector::to_string`] is the normalized form that tasks and instances store, so one
+//! reason; a selector's `Display` form is the normalized one that tasks and instances store, so one
 //! requirement list has one spelling.
 
 use std::{collections::BTreeMap, fmt};

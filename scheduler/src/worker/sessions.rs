@@ -69,6 +69,7 @@ pub async fn open_session(
 /// back and re-announce them), with an event saying why; the session row is removed. If the
 /// session ended on a message axd could not read (`unreadable`), the attempts are not kept for the
 /// worker: they end with their lease (see [`crate::lifecycle::session_ended_unreadable`]).
+#[allow(clippy::too_many_arguments)]
 pub async fn close_session(
     store: &Store,
     session_id: &str,

@@ -215,3 +215,6 @@ pub fn route(
 fn join(a: &str, b: &str) -> String {
     if a.is_empty() { b.to_owned() } else { format!("{a}; {b}") }
 }
+
+#[cfg(test)]
+mod tests;

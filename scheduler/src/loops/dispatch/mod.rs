@@ -236,7 +236,8 @@ impl Dispatcher {
             claim(&core.pools.dispatch, now, &demand, &skips, lease_until, &core.scheduler_id, &mut |ready| {
                 let attempt = ready.attempt + 1;
                 let mut ctx = RouteCtx { now, routing: &routing, cluster: &cluster, selectors: &mut selectors };
-                let routed = registry.route(ready, attempt, &mut ctx)?;
+                let routed =
+                    crate::worker::route::route(registry.all(), ready, attempt, &mut ctx, registry.round_robin())?;
                 reserved.push((routed.session, (ready.id, attempt)));
                 Ok((routed.r, routed.note))
             })

@@ -94,10 +94,8 @@ pub fn decide(method: &Method, uri: &Uri, headers: &HeaderMap, tls: bool) -> Dec
 /// `Sec-Fetch-Site` is not a browser's cross-site request (browsers send `Origin` with every POST)
 /// and passes; its content type was checked already.
 fn same_origin(uri: &Uri, headers: &HeaderMap, tls: bool) -> bool {
-    if let Some(site) = headers.get("sec-fetch-site") {
-        if site.as_bytes() != b"same-origin" {
-            return false;
-        }
+    if headers.get("sec-fetch-site").is_some_and(|site| site.as_bytes() != b"same-origin") {
+        return false;
     }
     let Some(origin) = headers.get(header::ORIGIN) else { return true };
     let scheme = if tls { "https://" } else { "http://" };

@@ -159,12 +159,19 @@ export function Field(props: {
   );
 }
 
-/** The page heading; it takes the focus when the page opens, so a screen reader starts there. */
+let firstPage = true;
+
+/**
+ * The page heading. After a navigation inside the console it takes the focus, so a screen reader
+ * starts reading the new page there; the first page of a visit leaves the focus where the browser
+ * puts it (so the first Tab reaches the skip link).
+ */
 export function PageTitle(props: { children: ComponentChildren; title: string }) {
   const ref = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     document.title = `${props.title} · ax console`;
-    ref.current?.focus();
+    if (firstPage) firstPage = false;
+    else ref.current?.focus();
   }, [props.title]);
   return (
     <h1 tabIndex={-1} ref={ref}>

@@ -30,7 +30,7 @@ export function TaskPage(props: { name: string }) {
   const zone = taskZone(task);
   const preview = useLoad(
     async () => (spec?.schedule ? (await api.previewSchedule({ schedule: spec.schedule, count: 5 })).preview : undefined),
-    [task?.version],
+    [task?.version, String(task?.nextFireTime?.seconds)],
   );
   const instances = useLoad(async () => (await api.listInstances({ taskName: name, pageSize: 10 })).instances, [name], 3000);
   const explain = useLoad(() => api.explainTask({ name, limit: 10 }), [name], 10000);

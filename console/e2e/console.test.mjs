@@ -154,6 +154,18 @@ test("an admin creates a task in the UI, sees the validation messages axctl give
     steps.join("\n"),
   );
   assert.ok(steps.slice(1).every((s) => /^\+/.test(s)), `each step after the first shows the time since the previous: ${steps}`);
+
+  // The instances page filters by task, status and trigger time (axd filters).
+  await page.getByRole("link", { name: "Instances" }).click();
+  await page.getByLabel("Task").fill("e2e-echo");
+  await page.getByLabel("Status").selectOption("SUCCESS");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await page.getByRole("link", { name: String(echoInstance), exact: true }).waitFor({ timeout: LONG });
+  assert.equal(await page.locator("tbody tr").count(), 1, "one SUCCESS instance of e2e-echo");
+  await page.getByLabel(/Triggered from/).fill("2099-01-01T00:00:00");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await page.getByText("No instance matches.").waitFor({ timeout: LONG });
+  assert.match(page.url(), /from=2099-01-01T00%3A00/);
   assert.deepEqual(errors, []);
   await ctx.close();
 });
@@ -235,7 +247,7 @@ test("every page: controls are named for screen readers, and a screenshot at 128
     ["instances", "/instances", "e2e-echo"],
     ["instance-detail", `/instances/${echoInstance}`, "SUCCESS"],
     ["workers", "/workers", "demo"],
-    ["cluster", "/cluster", "alive"],
+    ["cluster", "/cluster", "SERVING"],
   ];
   for (const [name, path, shows] of pages) {
     await open(page, path);

@@ -284,6 +284,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         registry: Arc::new(Registry::default()),
         writer,
         progress: progress.clone(),
+        health_stall_after: config.health_stall_after,
         sessions: SessionSettings {
             heartbeat_interval: config.heartbeat_interval,
             ack_timeout: config.ack_timeout,

@@ -441,3 +441,50 @@ async fn the_flag_is_refused_off_loopback_without_tls_on_a_taken_port_and_on_the
     assert!(err.contains(&format!("console_listen {addr}: cannot listen")), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn the_cluster_page_gets_the_answering_axds_loops_and_clock_offset_and_instances_filter_by_trigger_time() {
+    let db = TestDb::create(ax_tests::Db::Sqlite).await.expect("sqlite");
+    let axd = Axd::start(&db, |o| {
+        o.console_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
+        o.health_stall_after = Some(ax_scheduler::config::HumanDuration(Duration::from_secs(3)));
+    })
+    .await;
+    let console = axd.running.console_addr.expect("console");
+    let id = axd.running.scheduler_id().to_owned();
+    // Every loop makes a round within its first poll interval.
+    let health = ax_tests::eventually(Duration::from_secs(10), "every loop has made a round", || async {
+        let stats = grpc_web(&Via::Plain, console, "GetClusterStats", &pb::GetClusterStatsRequest {}).await;
+        let h = pb::GetClusterStatsResponse::decode(&stats.message.expect("stats")[..]).expect("decode").answered_by?;
+        h.loops.iter().all(|l| l.since_last_round.is_some_and(|d| d.seconds < 2)).then_some(h)
+    })
+    .await;
+    assert_eq!(health.scheduler_id, id);
+    assert!(health.serving);
+    assert_eq!(
+        health.loops.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
+        ["trigger", "dispatch", "sweeper", "heartbeat"]
+    );
+    assert!(health.loops.iter().all(|l| !l.stalled), "{health:?}");
+    assert_eq!(health.stall_after, Some(prost_types::Duration { seconds: 3, nanos: 0 }));
+    // The test database's clock is this host's: the offset is the estimate's lag, milliseconds.
+    let offset = health.clock_offset.expect("offset");
+    assert!(offset.seconds.abs() < 1, "{offset:?}");
+
+    // Instances by trigger time: a window is checked, and filters.
+    let created = grpc_web(&Via::Plain, console, "CreateTask", &manual_task("windowed")).await;
+    assert_eq!(created.code, 0, "{created:?}");
+    let trigger = pb::TriggerTaskRequest { name: "windowed".into(), ..Default::default() };
+    assert_eq!(grpc_web(&Via::Plain, console, "TriggerTask", &trigger).await.code, 0);
+    let ts = |seconds: i64| Some(prost_types::Timestamp { seconds, nanos: 0 });
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("now").as_secs() as i64;
+    let list = |start_time, end_time| pb::ListInstancesRequest { start_time, end_time, ..Default::default() };
+    let count =
+        |c: Call| pb::ListInstancesResponse::decode(&c.message.expect("list")[..]).expect("decode").instances.len();
+    assert_eq!(count(grpc_web(&Via::Plain, console, "ListInstances", &list(ts(now - 60), ts(now + 60))).await), 1);
+    assert_eq!(count(grpc_web(&Via::Plain, console, "ListInstances", &list(ts(now + 60), None)).await), 0);
+    let bad = grpc_web(&Via::Plain, console, "ListInstances", &list(ts(now), ts(now - 1))).await;
+    assert_eq!(bad.code, tonic::Code::InvalidArgument as i32);
+    assert!(bad.text.contains("end_time: is before start_time"), "{bad:?}");
+    axd.stop().await;
+}

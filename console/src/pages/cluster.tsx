@@ -1,8 +1,9 @@
-// The cluster: the axd nodes and their heartbeats (a node is alive while its heartbeat loop, which
-// also re-reads the database clock, makes rounds), and the counts of GetClusterStats.
+// The cluster: the counts, the axd serving this console (its loops and its clock offset from the
+// database), and every axd node with its heartbeat (a node is alive while its heartbeat loop makes
+// rounds).
 import { api } from "../api";
-import { STATUSES, browserZone, span, statusName, timeIn, toDate } from "../format";
-import type { SchedulerNode } from "../gen/ax/v1/admin_pb";
+import { STATUSES, browserZone, durationMs, span, statusName, timeIn, toDate } from "../format";
+import type { LoopHealth, SchedulerHealth, SchedulerNode } from "../gen/ax/v1/admin_pb";
 import { type Column, PageTitle, Table, useLoad } from "../ui";
 
 export function ClusterPage() {
@@ -59,6 +60,7 @@ export function ClusterPage() {
           ))}
         </dl>
       )}
+      {s?.answeredBy && <Health h={s.answeredBy} />}
       <h2>axd nodes</h2>
       <Table
         caption="axd nodes"
@@ -69,5 +71,29 @@ export function ClusterPage() {
         error={nodes.error}
       />
     </section>
+  );
+}
+
+const loopColumns: Column<LoopHealth>[] = [
+  { header: "Loop", cell: (l) => l.name },
+  { header: "Last round", cell: (l) => `${span(durationMs(l.sinceLastRound) ?? 0)} ago` },
+  { header: "State", cell: (l) => <span class={l.stalled ? "badge off" : "badge on"}>{l.stalled ? "stalled" : "ok"}</span> },
+];
+
+/** The axd serving this console, as it sees itself. */
+function Health(props: { h: SchedulerHealth }) {
+  const h = props.h;
+  const offset = durationMs(h.clockOffset) ?? 0;
+  return (
+    <>
+      <h2>This axd</h2>
+      <p>
+        {h.schedulerId}:{" "}
+        <span class={h.serving ? "badge on" : "badge off"}>{h.serving ? "SERVING" : "NOT SERVING"}</span> · its clock is{" "}
+        {Math.abs(offset) < 1 ? "in step with" : `${span(Math.abs(offset))} ${offset > 0 ? "ahead of" : "behind"}`} the
+        database's · a loop is stalled after {span(durationMs(h.stallAfter) ?? 0)} without a round
+      </p>
+      <Table caption="Loops of this axd" columns={loopColumns} rows={h.loops} rowKey={(l) => l.name} empty="No loops." />
+    </>
   );
 }

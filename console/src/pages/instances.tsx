@@ -1,18 +1,16 @@
-// Instances, newest first, filtered by task and status (by axd) and by trigger time (here, over the
-// pages axd returns: ListInstances has no time filter, so pages are fetched until they are older
-// than the window, at most MAX_PAGES).
+// Instances, newest first, filtered by task, status and trigger time (by axd: ListInstances).
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { useState } from "preact/hooks";
 import { api } from "../api";
-import { STATUSES, browserZone, statusName, timeIn, toDate } from "../format";
+import { STATUSES, browserZone, statusName, timeIn } from "../format";
 import type { Instance } from "../gen/ax/v1/admin_pb";
 import { InstanceStatus } from "../gen/ax/v1/types_pb";
 import { instanceHref, navigate, taskHref, useLocation } from "../router";
 import { type Column, Field, Link, PageTitle, StatusBadge, Table, useLoad } from "../ui";
 
-const PAGE = 200;
-const MAX_PAGES = 10;
+const PAGE = 100;
 
-/** `datetime-local` text (browser zone) as a Date, or undefined when empty. */
+/** `datetime-local` text (the browser's zone) as a Date, or undefined when empty or invalid. */
 function local(text: string): Date | undefined {
   if (!text) return undefined;
   const d = new Date(text);
@@ -28,28 +26,21 @@ export function InstancesPage() {
   const [form, setForm] = useState({ task, status, from, to });
   const statusValue = status ? (InstanceStatus[status as keyof typeof InstanceStatus] ?? 0) : 0;
 
+  const [pages, setPages] = useState<string[]>([]);
   const list = useLoad(
     async () => {
       const lo = local(from);
       const hi = local(to);
-      const out: Instance[] = [];
-      let token = "";
-      for (let page = 0; page < MAX_PAGES; page++) {
-        const r = await api.listInstances({ taskName: task, status: statusValue, pageSize: PAGE, pageToken: token });
-        for (const i of r.instances) {
-          const t = toDate(i.triggerTime);
-          if (t && (!lo || t >= lo) && (!hi || t < hi)) out.push(i);
-        }
-        const oldest = toDate(r.instances.at(-1)?.triggerTime);
-        token = r.nextPageToken;
-        if (!token || out.length >= PAGE) break;
-        // Without a time window one page is the answer; with a lower bound, older pages are outside it.
-        if (!lo && !hi) break;
-        if (lo && oldest && oldest < lo) break;
-      }
-      return out.slice(0, PAGE);
+      return api.listInstances({
+        taskName: task,
+        status: statusValue,
+        pageSize: PAGE,
+        pageToken: pages.at(-1) ?? "",
+        startTime: lo && timestampFromDate(lo),
+        endTime: hi && timestampFromDate(hi),
+      });
     },
-    [task, status, from, to],
+    [task, status, from, to, pages.at(-1)],
     3000,
   );
 
@@ -57,6 +48,7 @@ export function InstancesPage() {
     e.preventDefault();
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(form)) if (v) q.set(k, v);
+    setPages([]);
     navigate(`/instances${q.size ? `?${q}` : ""}`);
   };
 
@@ -107,12 +99,23 @@ export function InstancesPage() {
       <Table
         caption="Instances"
         columns={columns}
-        rows={list.data}
+        rows={list.data?.instances}
         rowKey={(i) => String(i.id)}
         empty="No instance matches."
         error={list.error}
       />
-      {list.data?.length === PAGE && <p class="hint">Showing the newest {PAGE}; narrow the filter to see older ones.</p>}
+      <div class="actions">
+        {pages.length > 0 && (
+          <button type="button" onClick={() => setPages([])}>
+            Newest
+          </button>
+        )}
+        {list.data?.nextPageToken && (
+          <button type="button" onClick={() => setPages([...pages, list.data?.nextPageToken ?? ""])}>
+            Older
+          </button>
+        )}
+      </div>
     </section>
   );
 }

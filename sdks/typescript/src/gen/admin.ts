@@ -73,6 +73,7 @@ export interface ProtoGrpcType {
       ListWorkersResponse: MessageTypeDefinition
       LogLevel: EnumTypeDefinition
       LogLine: MessageTypeDefinition
+      LoopHealth: MessageTypeDefinition
       ManualSchedule: MessageTypeDefinition
       MisfirePolicy: EnumTypeDefinition
       OneTimeSchedule: MessageTypeDefinition
@@ -85,6 +86,7 @@ export interface ProtoGrpcType {
       RoutingStrategy: EnumTypeDefinition
       Schedule: MessageTypeDefinition
       SchedulePreview: MessageTypeDefinition
+      SchedulerHealth: MessageTypeDefinition
       SchedulerNode: MessageTypeDefinition
       StatusCount: MessageTypeDefinition
       Task: MessageTypeDefinition

@@ -242,7 +242,7 @@ test("every page: controls are named for screen readers, and a screenshot at 128
   const { ctx, page, errors } = await as("admin");
   const pages = [
     ["tasks", "/tasks", "hello"],
-    ["task-detail", "/tasks/hello", "Next fires"],
+    ["task-detail", "/tasks/hello", "Workers now:"],
     ["task-form", "/tasks/new", "Schedule"],
     ["instances", "/instances", "e2e-echo"],
     ["instance-detail", `/instances/${echoInstance}`, "SUCCESS"],

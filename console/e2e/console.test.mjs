@@ -108,7 +108,7 @@ async function namedControls(page, what) {
 
 let echoInstance; // the instance the admin triggered, for the viewer's and the screenshots' pages
 
-test("an admin creates a task in the UI, sees the validation messages axctl gives, triggers it and watches it succeed", async () => {
+test("an admin creates and edits a task in the UI with axctl's validation messages, triggers it and watches it succeed", async () => {
   const { ctx, page, errors } = await as("admin");
   await open(page, "/tasks");
   await page.getByRole("link", { name: "New task" }).click();
@@ -132,6 +132,29 @@ test("an admin creates a task in the UI, sees the validation messages axctl give
   await page.getByRole("button", { name: "Create task" }).click();
   await page.waitForURL("**/tasks/e2e-echo", { timeout: LONG });
   assert.match(await statusSays(page, /Created/), /Created task e2e-echo\./);
+
+  // Edit sends only what changed, and axctl's checks apply there too.
+  await page.getByRole("link", { name: "Edit" }).click();
+  await page.getByLabel("Description").fill("made in the browser");
+  // The stored default backoff, written as axctl's --backoff takes it.
+  const backoff = await page.getByLabel("Backoff").inputValue();
+  assert.match(backoff, /^exp:10s:5m:/);
+  await page.getByLabel("Backoff").fill("10s,1x");
+  await page.getByRole("button", { name: "Save changes" }).click();
+  assert.match(await statusSays(page, /--backoff/), /--backoff: unknown unit `x`/);
+  await page.getByLabel("Backoff").fill(backoff);
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await page.waitForURL("**/tasks/e2e-echo", { timeout: LONG });
+  assert.match(await statusSays(page, /Saved/), /Saved task e2e-echo \(changed: description\)\./);
+  assert.match(await page.locator(".facts").innerText(), /made in the browser/);
+  // Disable and enable from the task list.
+  await page.getByRole("link", { name: "Tasks", exact: true }).click();
+  await page.getByRole("button", { name: "Disable e2e-echo" }).click();
+  assert.match(await statusSays(page, /Disabled/), /Disabled e2e-echo\./);
+  await page.getByRole("button", { name: "Enable e2e-echo" }).click();
+  assert.match(await statusSays(page, /Enabled/), /Enabled e2e-echo\./);
+  await page.getByRole("link", { name: "e2e-echo", exact: true }).click();
+  await page.waitForURL("**/tasks/e2e-echo", { timeout: LONG });
 
   await page.getByLabel("Params for this run (JSON)").fill('{"greeting":"from the console"}');
   await page.getByLabel("Idempotency key").fill("e2e-1");
@@ -170,7 +193,7 @@ test("an admin creates a task in the UI, sees the validation messages axctl give
   await ctx.close();
 });
 
-test("an admin cancels a running sleep instance and sees its log lines as they come", async () => {
+test("an admin cancels a running sleep instance, sees its log lines as they come, and retries it", async () => {
   const { ctx, page, errors } = await as("admin");
   await open(page, "/tasks/new");
   await page.getByLabel("Name", { exact: true }).fill("e2e-sleep");
@@ -190,6 +213,12 @@ test("an admin cancels a running sleep instance and sees its log lines as they c
   await badge(page, "CANCELED");
   assert.match(await statusSays(page, /CANCELED/), /is CANCELED/);
   await page.locator(".timeline li", { hasText: "stopped from the e2e test" }).waitFor({ timeout: LONG });
+  // Retry runs it again as a new attempt; cancel it once more.
+  await page.getByRole("button", { name: "Retry instance" }).click();
+  assert.match(await statusSays(page, /again/), /is PENDING again/);
+  await badge(page, "RUNNING");
+  await page.getByRole("button", { name: "Cancel instance" }).click();
+  await badge(page, "CANCELED");
   assert.deepEqual(errors, []);
   await ctx.close();
 });

@@ -213,6 +213,12 @@ impl Mtls {
     fn via(&self, stem: Option<&'static str>) -> Via {
         Via::Tls { ca: Arc::from(self.dir.as_path()), stem }
     }
+
+    /// Stops axd and removes the certificates.
+    async fn finish(self) {
+        self.axd.stop().await;
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 async fn mtls_console(test: &str) -> Mtls {
@@ -281,7 +287,7 @@ async fn over_mtls_a_viewer_reads_and_is_refused_a_trigger_while_an_admin_acts()
         let _ = s.read_to_end(&mut raw).await;
         assert!(!raw.starts_with(b"HTTP/"), "served without a client certificate: {:?}", String::from_utf8_lossy(&raw));
     }
-    m.axd.stop().await;
+    m.finish().await;
 }
 
 #[tokio::test]
@@ -347,7 +353,7 @@ async fn requests_other_than_same_origin_grpc_web_posts_never_reach_the_api() {
     )
     .await;
     assert_eq!(a.status, 405, "{a:?}");
-    m.axd.stop().await;
+    m.finish().await;
 }
 
 #[tokio::test]
@@ -391,7 +397,7 @@ async fn the_page_is_served_read_only_with_its_security_headers() {
     assert_eq!(request(&via, m.console, "GET", "/assets/app-missing.js", &[], b"").await.status, 404);
     let post = request(&via, m.console, "POST", "/", &[("content-type", "text/plain")], b"x").await;
     assert_eq!((post.status, post.header("allow")), (405, Some("GET, HEAD")));
-    m.axd.stop().await;
+    m.finish().await;
 }
 
 #[tokio::test]

@@ -2,7 +2,8 @@
 //!
 //! Start-up: connect one pool per role and migrate, sample the database clock, register in
 //! `ax_scheduler`, start the loops, then serve AdminService, WorkerService, `grpc.health.v1` and
-//! reflection on one port (mTLS when configured). Shutdown: worker streams are sent Drain (their
+//! reflection on one port (mTLS when configured), and with `--console-listen` the web console on
+//! another (see [`crate::console`]). Shutdown: worker streams are sent Drain (their
 //! workers move to another axd), in-flight calls finish, the loops stop, the writer applies what the
 //! streams handed over, and axd leaves `ax_scheduler` — all within the configured bound.
 
@@ -452,7 +453,8 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         );
     let mut console_addr = None;
     if let Some(listener) = console_listener {
-        let bound = listener.local_addr().map_err(|e| ServerError::Console { addr, reason: e.to_string() })?;
+        let wanted = config.console_listen.unwrap_or(addr);
+        let bound = listener.local_addr().map_err(|e| ServerError::Console { addr: wanted, reason: e.to_string() })?;
         console_addr = Some(bound);
         // A tracker of its own: the same limits, counted apart from the gRPC port's clients.
         let tracker = Tracker::new(max_connections(config), limits.idle_connection_timeout);

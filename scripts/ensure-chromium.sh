@@ -11,5 +11,6 @@ if [ ! -x "$browser" ]; then
   $sudo apt-get update -qq
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
-"$browser" --version >&2
+# (Debian's wrapper script complains on stderr about its own memory check; only the version matters.)
+"$browser" --version 2>/dev/null >&2
 echo "$browser"

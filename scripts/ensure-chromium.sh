@@ -12,5 +12,5 @@ if [ ! -x "$browser" ]; then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 # (Debian's wrapper script complains on stderr about its own memory check; only the version matters.)
-{ "$browser" --version 2>/dev/null || true; } >&2
+{ "$browser" --version 2>/dev/null; } >&2
 echo "$browser"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of ax: checks formatting, clippy and rustdoc, makes PostgreSQL and MariaDB available
-# (scripts/test-databases.sh), installs the Python example worker's and SDK's requirements and builds
-# the TypeScript SDK, runs `cargo test` on the whole workspace, then scripts/conformance.sh (the
+# (scripts/test-databases.sh), installs the Python example worker's and SDK's requirements, builds
+# the TypeScript SDK, checks the web console's generated code and build and installs Chromium for its
+# browser test, runs `cargo test` on the whole workspace, then scripts/conformance.sh (the
 # proto's checks and the conformance kit against the three SDKs).
 # Extra arguments go to cargo test (e.g. `./scripts/test.sh -p ax-scheduler`).
 set -euo pipefail
@@ -24,6 +25,11 @@ python3 -m pip install --quiet --disable-pip-version-check \
 ./scripts/ensure-node.sh
 npm ci --prefix sdks/typescript --no-audit --no-fund --loglevel=error
 npm run build --prefix sdks/typescript --silent
+# The web console: its locked packages, console/src/gen and console/dist checked against what the
+# sources make (console/check.sh), and Debian's Chromium for its browser test (tests/tests/console_e2e.rs).
+npm ci --prefix console --no-audit --no-fund --loglevel=error
+console/check.sh
+./scripts/ensure-chromium.sh >/dev/null
 # libfaketime lets the cluster tests run axd with a skewed wall clock.
 if ! ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo

@@ -386,6 +386,7 @@ impl AdminService for Fake {
             ],
             workers: 1,
             schedulers: 1,
+            answered_by: None,
         }))
     }
 }
@@ -642,12 +643,15 @@ async fn certs_init_refuses_to_overwrite_without_force() {
     let out =
         Output::from(axctl_raw(&[], &["certs", "init", dir.to_str().expect("utf-8"), "--force", "-o", "json"]).await);
     let json = out.json();
-    assert_eq!(json["files"].as_array().map(Vec::len), Some(8));
+    // CA, server, worker-demo and admin-admin, each .pem and .key; the admin's .p12 and .p12.pass.
+    assert_eq!(json["files"].as_array().map(Vec::len), Some(10));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(dir.join("admin-admin.key")).expect("key").permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
+        for secret in ["admin-admin.key", "admin-admin.p12", "admin-admin.p12.pass"] {
+            let mode = std::fs::metadata(dir.join(secret)).expect(secret).permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "{secret}");
+        }
     }
 }
 

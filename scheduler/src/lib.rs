@@ -8,6 +8,8 @@
 //! - [`grpc`]: the AdminService and the conversions between the wire and the domain;
 //! - [`core`]: what the loops and services share (pools, signals, settings, clock, health);
 //! - [`traces`]: OpenTelemetry spans of each instance's life, exported over OTLP when configured;
+//! - [`console`]: the web console's port (`--console-listen`): its embedded page and AdminService
+//!   over gRPC-Web;
 //! - [`prometheus`]: the metrics of this process and `GET /metrics` (`--metrics-listen`);
 //! - [`server`]: assembles all of it; the binary `axd` (src/main.rs) parses configuration and calls
 //!   [`server::start`].
@@ -15,6 +17,7 @@
 pub mod alerts;
 pub mod auth;
 pub mod config;
+pub mod console;
 pub mod core;
 pub mod cron;
 pub mod error;

@@ -56,6 +56,10 @@ async fn run(config: Config) -> anyhow::Result<()> {
     if let Some(addr) = running.metrics_addr {
         println!("axd metrics at http://{addr}/metrics");
     }
+    if let Some(addr) = running.console_addr {
+        let scheme = if config.tls.is_some() { "https" } else { "http" };
+        println!("axd console at {scheme}://{addr}/");
+    }
     shutdown_signal().await?;
     tracing::info!("shutting down (at most {:?})", config.shutdown_timeout);
     running.shutdown(config.shutdown_timeout).await;

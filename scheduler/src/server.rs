@@ -2,7 +2,8 @@
 //!
 //! Start-up: connect one pool per role and migrate, sample the database clock, register in
 //! `ax_scheduler`, start the loops, then serve AdminService, WorkerService, `grpc.health.v1` and
-//! reflection on one port (mTLS when configured). Shutdown: worker streams are sent Drain (their
+//! reflection on one port (mTLS when configured), and with `--console-listen` the web console on
+//! another (see [`crate::console`]). Shutdown: worker streams are sent Drain (their
 //! workers move to another axd), in-flight calls finish, the loops stop, the writer applies what the
 //! streams handed over, and axd leaves `ax_scheduler` — all within the configured bound.
 
@@ -81,6 +82,14 @@ pub enum ServerError {
         /// Cause.
         source: std::io::Error,
     },
+    /// `console_listen` could not be bound, or the console server could not be set up.
+    #[error("console_listen {addr}: {reason}")]
+    Console {
+        /// Address.
+        addr: SocketAddr,
+        /// Why.
+        reason: String,
+    },
     /// `metrics_listen` could not be bound, or metrics could not be recorded.
     #[error("metrics_listen {addr}: {reason}")]
     Metrics {
@@ -111,6 +120,8 @@ pub struct Running {
     pub trigger_reports: tokio::sync::watch::Receiver<crate::loops::trigger::RoundReport>,
     /// Where `/metrics` is served (`--metrics-listen`, resolved when its port was 0).
     pub metrics_addr: Option<SocketAddr>,
+    /// Where the web console is served (`--console-listen`, resolved when its port was 0).
+    pub console_addr: Option<SocketAddr>,
     /// The client connections (tests read how many are open).
     pub connections: Arc<Tracker>,
     cancel: CancellationToken,
@@ -227,6 +238,15 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         }
         None => None,
     };
+    // Bound before anything starts, so that a taken port fails the start, as --listen does.
+    let console_listener = match config.console_listen {
+        Some(addr) => Some(
+            TcpListener::bind(addr)
+                .await
+                .map_err(|e| ServerError::Console { addr, reason: format!("cannot listen: {e}") })?,
+        ),
+        None => None,
+    };
     let alert_sender = crate::alerts::http::Sender::new(
         config.alerts.allow_private_targets,
         config.alerts.timeout,
@@ -265,6 +285,7 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         registry: Arc::new(Registry::default()),
         writer,
         progress: progress.clone(),
+        health_stall_after: config.health_stall_after,
         sessions: SessionSettings {
             heartbeat_interval: config.heartbeat_interval,
             ack_timeout: config.ack_timeout,
@@ -403,18 +424,23 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
         .concurrency_limit_per_connection(limits.max_calls_per_connection as usize)
         // Bounds a unary call; a streaming call only until it answers (Connect: its Welcome).
         .timeout(limits.request_timeout);
-    match &config.tls {
+    let tls_config = match &config.tls {
         Some(tls) => {
             let identity = Identity::from_pem(read(&tls.cert)?, read(&tls.key)?);
-            let tls_config = ServerTlsConfig::new()
-                .identity(identity)
-                .client_ca_root(Certificate::from_pem(read(&tls.client_ca)?))
-                .timeout(limits.tls_handshake_timeout);
-            builder = builder.tls_config(tls_config).map_err(|e| ServerError::Tls(e.to_string()))?;
+            Some(
+                ServerTlsConfig::new()
+                    .identity(identity)
+                    .client_ca_root(Certificate::from_pem(read(&tls.client_ca)?))
+                    .timeout(limits.tls_handshake_timeout),
+            )
         }
         None => {
             tracing::warn!(%addr, "TLS is off: anyone who can reach this loopback port may use every API");
+            None
         }
+    };
+    if let Some(tls) = tls_config.clone() {
+        builder = builder.tls_config(tls).map_err(|e| ServerError::Tls(e.to_string()))?;
     }
     let router = builder
         .layer(TrackLayer(connections.clone()))
@@ -426,6 +452,18 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
             WorkerServiceServer::new(WorkerApi::new(core.clone(), cancel.clone()))
                 .max_decoding_message_size(crate::worker::stream::MAX_WORKER_MESSAGE),
         );
+    let mut console_addr = None;
+    if let Some(listener) = console_listener {
+        let wanted = config.console_listen.unwrap_or(addr);
+        let bound = listener.local_addr().map_err(|e| ServerError::Console { addr: wanted, reason: e.to_string() })?;
+        console_addr = Some(bound);
+        // A tracker of its own: the same limits, counted apart from the gRPC port's clients.
+        let tracker = Tracker::new(max_connections(config), limits.idle_connection_timeout);
+        let console = crate::console::serve(listener, core.clone(), tls_config, limits, tracker, cancel.clone())
+            .map_err(|e| ServerError::Console { addr: bound, reason: e.to_string() })?;
+        tracing::info!(addr = %bound, "serving the web console");
+        tasks.push(spawn("console", console));
+    }
     // Accepted within the connection cap; each socket gets TCP_NODELAY (see `transport`).
     let incoming = transport::incoming(listener, connections.clone(), cancel.clone());
     let shutdown = cancel.clone();
@@ -435,7 +473,19 @@ pub async fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Run
             .instrument(tracing::info_span!("axd", part = "grpc")),
     );
     tracing::info!(%addr, %scheduler_id, database = %redact(&config.database_url), "axd started");
-    Ok(Running { addr, metrics_addr, core, trigger_reports, connections, cancel, writer_cancel, tasks, writer, server })
+    Ok(Running {
+        addr,
+        metrics_addr,
+        console_addr,
+        core,
+        trigger_reports,
+        connections,
+        cancel,
+        writer_cancel,
+        tasks,
+        writer,
+        server,
+    })
 }
 
 /// `--max-connections`, lowered to what the file-descriptor limit leaves once the database

@@ -240,6 +240,8 @@ pub struct AxdProcess {
     pub child: tokio::process::Child,
     /// Address it listens on (from its readiness line).
     pub addr: std::net::SocketAddr,
+    /// Where it serves the web console, with `--console-listen` (from its `axd console at` line).
+    pub console: Option<std::net::SocketAddr>,
     /// Its stderr log file.
     pub log: std::path::PathBuf,
     /// Its `--shutdown-timeout` (from the arguments or `AX_SHUTDOWN_TIMEOUT`; default 10 s).
@@ -310,9 +312,20 @@ impl AxdProcess {
             .and_then(|r| r.split_whitespace().next())
             .and_then(|a| a.parse().ok())
             .unwrap_or_else(|| panic!("unexpected readiness line {line:?}"));
+        // `axd console at http(s)://ADDR/` follows the readiness line (after the metrics line).
+        let mut console = None;
+        if args.iter().any(|a| a.starts_with("--console-listen")) {
+            while console.is_none() {
+                let line = lines.next_line().await.expect("read stdout").expect("axd printed no console line");
+                console = line
+                    .strip_prefix("axd console at ")
+                    .and_then(|u| u.split("://").nth(1))
+                    .and_then(|a| a.trim_end_matches('/').parse().ok());
+            }
+        }
         // Keep draining stdout so axd never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        AxdProcess { child, addr, log: log.to_path_buf(), shutdown_timeout: shutdown_timeout_of(args, env) }
+        AxdProcess { child, addr, console, log: log.to_path_buf(), shutdown_timeout: shutdown_timeout_of(args, env) }
     }
 
     /// Sends SIGTERM and waits for the exit status, which must come within its shutdown timeout

@@ -294,9 +294,12 @@ fn typed() -> BoxedStrategy<Vec<u8>> {
         }),
         (prop_oneof![1i64..4, any::<i64>()], text())
             .prop_map(|(id, reason)| pb::CancelInstanceRequest { id, reason }.encode_to_vec()),
-        (text(), -1i32..10, any::<u32>(), text()).prop_map(|(task_name, status, page_size, page_token)| {
-            pb::ListInstancesRequest { task_name, status, page_size, page_token }.encode_to_vec()
-        }),
+        (text(), -1i32..10, any::<u32>(), text(), ts(), ts()).prop_map(
+            |(task_name, status, page_size, page_token, start_time, end_time)| {
+                pb::ListInstancesRequest { task_name, status, page_size, page_token, start_time, end_time }
+                    .encode_to_vec()
+            }
+        ),
         (any::<i64>(), any::<i64>(), any::<u32>()).prop_map(|(id, after_seq, limit)| pb::GetInstanceLogsRequest {
             id,
             after_seq,

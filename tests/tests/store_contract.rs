@@ -339,6 +339,38 @@ async fn fixed_delay_fires_again_only_after_completion(db: &TestDb) {
     assert_eq!(store.get_task("fd").await.unwrap().unwrap().next_fire_at, Some(add(finished_at, secs(30))));
 }
 
+async fn instances_list_by_a_trigger_time_window_with_and_without_a_task(db: &TestDb) {
+    let store = db.store().await;
+    let t = create(&store, "window", config(Schedule::Manual), t0()).await;
+    let mut ids = Vec::new();
+    // Instances fired at t0, t0+10s, ..., t0+40s.
+    for i in 0..5u64 {
+        let trig = ManualTrigger { params: "{}".into(), key: format!("w{i}"), actor: "a".into() };
+        let at = add(t0(), secs(10 * i));
+        ids.push(trigger_manual(&store, &t, &trig, at, "axd-test", &Traces::off()).await.unwrap().0.id);
+    }
+    let window = |task: Option<&str>, since: Option<u64>, before: Option<u64>, limit: u32| InstanceFilter {
+        task_name: task.map(str::to_owned),
+        triggered_since: since.map(|s| add(t0(), secs(s))),
+        triggered_before: before.map(|s| add(t0(), secs(s))),
+        limit,
+        ..Default::default()
+    };
+    for task in [None, Some("window")] {
+        let got = |f: InstanceFilter| {
+            let store = store.clone();
+            async move { store.list_instances(&f).await.unwrap().iter().map(|i| i.id).collect::<Vec<_>>() }
+        };
+        // At or after the start, before the end: fires at 10, 20 and 30 s.
+        assert_eq!(got(window(task, Some(10), Some(40), 10)).await, vec![ids[3], ids[2], ids[1]], "{task:?}");
+        assert_eq!(got(window(task, Some(25), None, 10)).await, vec![ids[4], ids[3]], "{task:?}");
+        assert_eq!(got(window(task, None, Some(10), 10)).await, vec![ids[0]], "{task:?}");
+        // The limit counts matching rows only.
+        assert_eq!(got(window(task, None, Some(40), 2)).await, vec![ids[3], ids[2]], "{task:?}");
+        assert!(got(window(task, Some(41), None, 10)).await.is_empty(), "{task:?}");
+    }
+}
+
 async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "pages", config(Schedule::Manual), t0()).await;
@@ -367,9 +399,9 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     let by_task = |name: &str, status: Option<InstanceStatus>, before_id: Option<i64>, limit: u32| InstanceFilter {
         task_name: Some(name.into()),
         status,
-        apps: None,
         before_id,
         limit,
+        ..Default::default()
     };
     let ids_of = |v: Vec<ax_scheduler::model::Instance>| v.into_iter().map(|i| i.id).collect::<Vec<_>>();
     assert_eq!(
@@ -669,6 +701,7 @@ on_every_backend!(
     delete_task_cancels_pending_instances_and_keeps_history,
     fixed_delay_fires_again_only_after_completion,
     instances_list_newest_first_with_filters_and_pages,
+    instances_list_by_a_trigger_time_window_with_and_without_a_task,
     schedulers_register_refresh_and_leave,
     session_history_records_opens_closes_and_forgotten_axd,
     database_clock_is_close_to_real_time,

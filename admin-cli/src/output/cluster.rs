@@ -11,7 +11,7 @@ use serde::{Serialize, Serializer};
 use super::{
     layout::{Fields, Table, indent},
     scalars::{enum_name, or_dash, sorted},
-    time::{time_text, utc},
+    time::{duration_text, time_text, utc},
 };
 
 /// JSON view of a WorkerSession.
@@ -228,6 +228,26 @@ pub struct StatsView {
     pub instances: StatusCounts,
     pub workers: u64,
     pub schedulers: u64,
+    /// The axd that answered: its loops and clock (absent from an older axd).
+    pub answered_by: Option<HealthView>,
+}
+
+/// JSON view of the answering axd's SchedulerHealth; durations in the flag syntax (`1s200ms`).
+#[derive(Debug, Serialize)]
+pub struct HealthView {
+    pub scheduler_id: String,
+    pub serving: bool,
+    pub clock_offset: Option<String>,
+    pub stall_after: Option<String>,
+    /// By loop name.
+    pub loops: BTreeMap<String, LoopView>,
+}
+
+/// JSON view of a LoopHealth.
+#[derive(Debug, Serialize)]
+pub struct LoopView {
+    pub since_last_round: String,
+    pub stalled: bool,
 }
 
 impl From<&GetClusterStatsResponse> for StatsView {
@@ -238,6 +258,21 @@ impl From<&GetClusterStatsResponse> for StatsView {
             instances: StatusCounts::new(response.instances.iter().map(|c| (c.status, c.count))),
             workers: response.workers,
             schedulers: response.schedulers,
+            answered_by: response.answered_by.as_ref().map(|h| HealthView {
+                scheduler_id: h.scheduler_id.clone(),
+                serving: h.serving,
+                clock_offset: duration_text(h.clock_offset.as_ref()),
+                stall_after: duration_text(h.stall_after.as_ref()),
+                loops: h
+                    .loops
+                    .iter()
+                    .map(|l| {
+                        let since_last_round =
+                            duration_text(l.since_last_round.as_ref()).unwrap_or_else(|| "-".to_owned());
+                        (l.name.clone(), LoopView { since_last_round, stalled: l.stalled })
+                    })
+                    .collect(),
+            }),
         }
     }
 }
@@ -256,6 +291,17 @@ pub fn stats_details(stats: &StatsView) -> String {
         counts.add(status, count.to_string());
     }
     text.push_str(&indent(&counts.render()));
+    if let Some(h) = &stats.answered_by {
+        let serving = if h.serving { "SERVING" } else { "NOT_SERVING" };
+        text.push_str(&format!("answered by: {} ({serving})\n", h.scheduler_id));
+        let mut health = Fields::new();
+        health.add("clock offset", h.clock_offset.clone().unwrap_or_else(|| "-".to_owned()));
+        for (name, l) in &h.loops {
+            let stalled = if l.stalled { " (stalled)" } else { "" };
+            health.add(&format!("{name} loop"), format!("last round {} ago{stalled}", l.since_last_round));
+        }
+        text.push_str(&indent(&health.render()));
+    }
     text
 }
 
@@ -284,6 +330,7 @@ mod tests {
             instances: vec![StatusCount { status: InstanceStatus::Pending as i32, count: 5 }],
             workers: 1,
             schedulers: 1,
+            answered_by: None,
         };
         let text = stats_details(&StatsView::from(&response));
         assert!(text.starts_with("tasks:       3 (2 enabled)\nworkers:     1\nschedulers:  1\ninstances:\n"), "{text}");
@@ -357,6 +404,35 @@ mod tests {
                 {"handler": "send-invoice", "consecutive_failures": 5, "until": "2026-01-01T12:00:31Z"}
             ])
         );
+    }
+
+    #[test]
+    fn the_answering_axd_shows_its_loops_and_clock_offset() {
+        use ax_proto::v1::{LoopHealth, SchedulerHealth};
+        let ms = |ms: i64| Some(prost_types::Duration { seconds: ms / 1000, nanos: (ms % 1000) as i32 * 1_000_000 });
+        let response = GetClusterStatsResponse {
+            answered_by: Some(SchedulerHealth {
+                scheduler_id: "axd-1".into(),
+                serving: false,
+                loops: vec![
+                    LoopHealth { name: "trigger".into(), since_last_round: ms(250), stalled: false },
+                    LoopHealth { name: "sweeper".into(), since_last_round: ms(12_000), stalled: true },
+                ],
+                stall_after: ms(10_000),
+                clock_offset: ms(-1500),
+            }),
+            ..GetClusterStatsResponse::default()
+        };
+        let view = StatsView::from(&response);
+        let text = stats_details(&view);
+        assert!(text.contains("answered by: axd-1 (NOT_SERVING)\n"), "{text}");
+        assert!(text.contains("  clock offset:  -1s500ms\n"), "{text}");
+        assert!(text.contains("  sweeper loop:  last round 12s ago (stalled)\n"), "{text}");
+        assert!(text.contains("  trigger loop:  last round 250ms ago\n"), "{text}");
+        let json = serde_json::to_value(&view).expect("json");
+        assert_eq!(json["answered_by"]["loops"]["trigger"]["since_last_round"], "250ms");
+        assert_eq!(json["answered_by"]["loops"]["sweeper"]["stalled"], true);
+        assert_eq!(json["answered_by"]["clock_offset"], "-1s500ms");
     }
 
     #[test]

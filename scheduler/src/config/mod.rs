@@ -155,6 +155,11 @@ pub struct Options {
     /// only way in [default: false]
     #[arg(long, env = "AX_METRICS_TLS_PROXY", num_args = 0..=1, default_missing_value = "true")]
     pub metrics_tls_proxy: Option<bool>,
+    /// Serve the web console (its page and AdminService over gRPC-Web) on this address, with the
+    /// same TLS, client certificates and authorization as --listen; a loopback address unless TLS
+    /// is configured, and not the address of --listen or --metrics-listen [default: off]
+    #[arg(long, env = "AX_CONSOLE_LISTEN")]
+    pub console_listen: Option<SocketAddr>,
 
     // Access control and audit.
     /// SPIFFE trust domain of client certificates: identities are spiffe://THIS/ROLE/NAME
@@ -264,6 +269,7 @@ impl Options {
             otlp_service_name: self.otlp_service_name.or(other.otlp_service_name),
             metrics_listen: self.metrics_listen.or(other.metrics_listen),
             metrics_tls_proxy: self.metrics_tls_proxy.or(other.metrics_tls_proxy),
+            console_listen: self.console_listen.or(other.console_listen),
             trust_domain: self.trust_domain.or(other.trust_domain),
             scope: self.scope.or(other.scope),
             audit_retention: self.audit_retention.or(other.audit_retention),
@@ -354,6 +360,8 @@ pub struct Config {
     pub otlp: Option<OtlpConfig>,
     /// Where `/metrics` is served, if at all.
     pub metrics_listen: Option<SocketAddr>,
+    /// Where the web console is served, if at all (default off).
+    pub console_listen: Option<SocketAddr>,
 
     // Access control and audit.
     /// Trust domain and app scopes (used with mTLS).
@@ -489,6 +497,7 @@ impl Config {
                 service_name: o.otlp_service_name.clone().unwrap_or_else(|| "axd".to_owned()),
             }),
             metrics_listen: o.metrics_listen,
+            console_listen: o.console_listen,
             policy: crate::auth::Policy {
                 trust_domain: o.trust_domain.unwrap_or_else(|| "ax".to_owned()),
                 scopes: Default::default(),
@@ -553,6 +562,10 @@ impl Config {
         if let Some(addr) = c.metrics_listen {
             crate::prometheus::check_listen(addr, o.metrics_tls_proxy.unwrap_or(false))
                 .map_err(|reason| ConfigError::Invalid { option: "metrics_listen", reason })?;
+        }
+        if let Some(addr) = c.console_listen {
+            check_console_listen(addr, c.tls.is_some(), c.listen, c.metrics_listen)
+                .map_err(|reason| ConfigError::Invalid { option: "console_listen", reason })?;
         }
         let between = |option: &'static str, v: Duration, lo: Duration, hi: Duration| {
             if v < lo || v > hi {
@@ -659,6 +672,37 @@ impl Config {
         }
         Ok(c)
     }
+}
+
+/// Checks `console_listen`: on loopback unless TLS is on (the console then carries the same client
+/// certificates as the gRPC port), and not the port of `listen` or `metrics_listen` (one port, one
+/// protocol: each refuses what the other speaks).
+fn check_console_listen(
+    addr: SocketAddr,
+    tls: bool,
+    listen: SocketAddr,
+    metrics_listen: Option<SocketAddr>,
+) -> Result<(), String> {
+    if !tls && !addr.ip().is_loopback() {
+        return Err(format!(
+            "{addr} is not a loopback address; without TLS the console, like the gRPC port, only listens on \
+             loopback. Configure tls_cert, tls_key and tls_client_ca (see `axctl certs init`)"
+        ));
+    }
+    // Port 0 asks for a free port: it cannot clash. The unspecified address (0.0.0.0, ::) covers
+    // every address of its family, so it clashes with any address on the same port.
+    let clash = |other: SocketAddr| {
+        addr.port() != 0
+            && addr.port() == other.port()
+            && (addr.ip() == other.ip() || addr.ip().is_unspecified() || other.ip().is_unspecified())
+    };
+    if clash(listen) {
+        return Err(format!("{addr} is the address of listen ({listen}); give the console a port of its own"));
+    }
+    if let Some(metrics) = metrics_listen.filter(|m| clash(*m)) {
+        return Err(format!("{addr} is the address of metrics_listen ({metrics}); give the console a port of its own"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -140,3 +140,42 @@ fn plaintext_on_a_public_address_is_refused() {
     let partial = Options { tls_cert: Some("c.pem".into()), ..Options::default() };
     assert!(Config::from_options(partial).expect_err("partial").to_string().contains("tls_key"));
 }
+
+#[test]
+fn the_console_address_is_checked_like_the_grpc_port_and_gets_a_port_of_its_own() {
+    let addr = |s: &str| Some(s.parse::<SocketAddr>().expect("addr"));
+    let err = |o: Options| Config::from_options(o).expect_err("refused").to_string();
+    let e = err(Options { console_listen: addr("0.0.0.0:7080"), ..Options::default() });
+    assert!(e.starts_with("console_listen: 0.0.0.0:7080 is not a loopback address"), "{e}");
+    let e = err(Options { console_listen: addr("127.0.0.1:7070"), ..Options::default() });
+    assert!(e.starts_with("console_listen: 127.0.0.1:7070 is the address of listen (127.0.0.1:7070)"), "{e}");
+    let e = err(Options {
+        metrics_listen: addr("127.0.0.1:9100"),
+        console_listen: addr("127.0.0.1:9100"),
+        ..Options::default()
+    });
+    assert!(e.starts_with("console_listen: 127.0.0.1:9100 is the address of metrics_listen"), "{e}");
+    let tls = || Options {
+        tls_cert: Some("c.pem".into()),
+        tls_key: Some("k.pem".into()),
+        tls_client_ca: Some("ca.pem".into()),
+        ..Options::default()
+    };
+    // With TLS any address will do, but the unspecified one still covers the gRPC port's.
+    let ok = Config::from_options(Options { console_listen: addr("0.0.0.0:7080"), ..tls() }).expect("with TLS");
+    assert_eq!(ok.console_listen, addr("0.0.0.0:7080"));
+    let e = err(Options { console_listen: addr("0.0.0.0:7070"), ..tls() });
+    assert!(e.contains("is the address of listen"), "{e}");
+    // Port 0 picks a free port: no clash.
+    let ok = Config::from_options(Options {
+        listen: addr("127.0.0.1:0"),
+        console_listen: addr("127.0.0.1:0"),
+        ..Options::default()
+    });
+    assert!(ok.is_ok());
+    assert_eq!(Config::from_options(Options::default()).expect("default").console_listen, None, "off by default");
+    let args = Args::parse_from(["axd", "--console-listen", "127.0.0.1:7080"]);
+    assert_eq!(Config::resolve(args).expect("flag").console_listen, addr("127.0.0.1:7080"));
+    let e = Args::try_parse_from(["axd", "--console-listen", "localhost"]).expect_err("not an address");
+    assert!(e.to_string().contains("--console-listen"), "{e}");
+}

@@ -31,7 +31,8 @@ pub enum Loop {
 }
 
 impl Loop {
-    const ALL: [Loop; 4] = [Loop::Trigger, Loop::Dispatch, Loop::Sweeper, Loop::Heartbeat];
+    /// Every loop, in the order they are reported.
+    pub const ALL: [Loop; 4] = [Loop::Trigger, Loop::Dispatch, Loop::Sweeper, Loop::Heartbeat];
 
     fn index(self) -> usize {
         match self {
@@ -39,6 +40,16 @@ impl Loop {
             Loop::Dispatch => 1,
             Loop::Sweeper => 2,
             Loop::Heartbeat => 3,
+        }
+    }
+
+    /// One word for the API (`SchedulerHealth.loops[].name`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Loop::Trigger => "trigger",
+            Loop::Dispatch => "dispatch",
+            Loop::Sweeper => "sweeper",
+            Loop::Heartbeat => "heartbeat",
         }
     }
 
@@ -74,16 +85,18 @@ impl Progress {
         self.last_ms[l.index()].store(ms, Ordering::Relaxed);
     }
 
-    /// Loops that have not completed a round for longer than `after`, with how long.
-    pub fn stalled(&self, after: Duration) -> Vec<(Loop, Duration)> {
+    /// Every loop with the time since its last completed round (since start, if none yet).
+    pub fn since_last_rounds(&self) -> Vec<(Loop, Duration)> {
         let now = self.start.elapsed();
         Loop::ALL
             .iter()
-            .filter_map(|l| {
-                let since = now.saturating_sub(Duration::from_millis(self.last_ms[l.index()].load(Ordering::Relaxed)));
-                (since > after).then_some((*l, since))
-            })
+            .map(|l| (*l, now.saturating_sub(Duration::from_millis(self.last_ms[l.index()].load(Ordering::Relaxed)))))
             .collect()
+    }
+
+    /// Loops that have not completed a round for longer than `after`, with how long.
+    pub fn stalled(&self, after: Duration) -> Vec<(Loop, Duration)> {
+        self.since_last_rounds().into_iter().filter(|(_, since)| *since > after).collect()
     }
 
     /// What axd last reported.

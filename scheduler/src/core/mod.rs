@@ -137,6 +137,8 @@ pub struct Core {
     pub writer: Writer,
     /// When each loop last made progress (health).
     pub progress: Arc<crate::core::health::Progress>,
+    /// A loop without a round for this long is stalled (`--health-stall-after`).
+    pub health_stall_after: Duration,
     /// Session timing.
     pub sessions: SessionSettings,
     /// How often axd heartbeats into `ax_scheduler`; three missed heartbeats mean "not alive".

@@ -281,7 +281,7 @@ impl Tx {
             // A task's instances by their key rows (indexed by task name and id); the page of ids
             // is picked in a derived table and joined back.
             s.push(" JOIN (SELECT k.instance_id AS page_id FROM ax_instance_key k");
-            if f.status.is_some() || f.apps.is_some() {
+            if f.status.is_some() || f.apps.is_some() || f.triggered_since.is_some() || f.triggered_before.is_some() {
                 s.push(" JOIN ax_instance s ON s.id = k.instance_id");
             }
             s.push(" WHERE k.task_name = ").push_bind(name.as_str());
@@ -289,6 +289,7 @@ impl Tx {
                 s.push(" AND s.status = ").push_bind(st.as_str());
             }
             push_apps(&mut s, "s.app", f.apps.as_deref());
+            push_fire_window(&mut s, "s.fire_at", f);
             if let Some(before) = f.before_id {
                 s.push(" AND k.instance_id < ").push_bind(before);
             }
@@ -300,6 +301,7 @@ impl Tx {
                 s.push(" AND status = ").push_bind(st.as_str());
             }
             push_apps(&mut s, "app", f.apps.as_deref());
+            push_fire_window(&mut s, "fire_at", f);
             if let Some(before) = f.before_id {
                 s.push(" AND id < ").push_bind(before);
             }
@@ -671,6 +673,16 @@ impl Expiry {
 }
 
 /// Narrows a query to the instances of `apps` (`None`: every app; none: nothing).
+/// `AND column >= since AND column < before` for the bounds the filter has.
+fn push_fire_window(s: &mut Stmt<'_>, column: &str, f: &InstanceFilter) {
+    if let Some(t) = f.triggered_since {
+        s.push(&format!(" AND {column} >= ")).push_bind(to_micros(t));
+    }
+    if let Some(t) = f.triggered_before {
+        s.push(&format!(" AND {column} < ")).push_bind(to_micros(t));
+    }
+}
+
 fn push_apps<'a>(s: &mut Stmt<'a>, column: &str, apps: Option<&'a [String]>) {
     match apps {
         None => {}

@@ -355,6 +355,10 @@ pub struct InstanceFilter {
     pub status: Option<InstanceStatus>,
     /// Only instances of these apps (`None`: every app).
     pub apps: Option<Vec<String>>,
+    /// Only instances whose fire (trigger) time is at or after this.
+    pub triggered_since: Option<Ts>,
+    /// Only instances whose fire (trigger) time is before this.
+    pub triggered_before: Option<Ts>,
     /// Only ids below this (pagination, newest first).
     pub before_id: Option<i64>,
     /// Most rows.

@@ -2,6 +2,10 @@
 //! carrying exactly one ax identity as a URI SAN (`spiffe://ax/<role>/<name>`), which is what axd
 //! authorizes on.
 //!
+//! Each viewer, operator and admin identity also gets `<stem>.p12`, a PKCS#12 bundle of its
+//! certificate, key and the CA to import into a browser or the operating system for the web
+//! console, with its random password in `<stem>.p12.pass` (both 0600).
+//!
 //! Nothing is written unless every file can be (see `write`): an existing file or symbolic link is
 //! refused, or replaced with `--force`, and a failure leaves the directory as it was.
 
@@ -19,7 +23,10 @@ use rcgen::{
 };
 use serde::Serialize;
 
-use super::write::{PemFile, write_all};
+use super::{
+    p12,
+    write::{NewFile, write_all},
+};
 use crate::{
     commands::Context,
     output::{self, OutputFormat},
@@ -114,7 +121,7 @@ pub fn run(mut args: InitArgs, ctx: &Context) -> Result<()> {
 }
 
 /// The CA, then axd's server certificate, then one client certificate per identity.
-fn generate(args: &InitArgs) -> Result<Vec<PemFile>> {
+fn generate(args: &InitArgs) -> Result<Vec<NewFile>> {
     let now = SystemTime::now();
     let validity = (now - CLOCK_SKEW_MARGIN, now + VALIDITY);
     let mut files = Vec::new();
@@ -126,15 +133,17 @@ fn generate(args: &InitArgs) -> Result<Vec<PemFile>> {
     ca_params.key_usages =
         vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
     let ca_cert = ca_params.self_signed(&ca_key).context("cannot sign the CA certificate")?;
-    files.push(PemFile { name: "ca.pem".into(), contents: ca_cert.pem(), secret: false });
-    files.push(PemFile { name: "ca.key".into(), contents: ca_key.serialize_pem(), secret: true });
+    let ca_der = ca_cert.der().to_vec();
+    files.push(NewFile { name: "ca.pem".into(), contents: ca_cert.pem().into_bytes(), secret: false });
+    files.push(NewFile { name: "ca.key".into(), contents: ca_key.serialize_pem().into_bytes(), secret: true });
     let issuer = Issuer::new(ca_params, ca_key);
 
     let server_sans = vec![
         SanType::DnsName("localhost".try_into().context("localhost is a DNS name")?),
         SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)),
     ];
-    files.extend(leaf(&issuer, "server", "localhost", server_sans, ExtendedKeyUsagePurpose::ServerAuth, validity)?);
+    let (server, _) = leaf(&issuer, "server", "localhost", server_sans, ExtendedKeyUsagePurpose::ServerAuth, validity)?;
+    files.extend(server);
 
     let td = &args.trust_domain;
     let mut identities: Vec<(String, String)> =
@@ -146,9 +155,24 @@ fn generate(args: &InitArgs) -> Result<Vec<PemFile>> {
     if let Some(viewer) = &args.viewer {
         identities.push((format!("viewer-{viewer}"), format!("spiffe://{td}/viewer/{viewer}")));
     }
+    let rng = ring::rand::SystemRandom::new();
     for (stem, uri) in identities {
         let san = SanType::URI(uri.clone().try_into().with_context(|| format!("{uri} is not ASCII"))?);
-        files.extend(leaf(&issuer, &stem, &uri, vec![san], ExtendedKeyUsagePurpose::ClientAuth, validity)?);
+        let (pems, der) = leaf(&issuer, &stem, &uri, vec![san], ExtendedKeyUsagePurpose::ClientAuth, validity)?;
+        files.extend(pems);
+        // People use the console from a browser, which imports PKCS#12; workers do not need one.
+        if !stem.starts_with("worker-") {
+            let password = p12::password(&rng)?;
+            let friendly_name = format!("ax {}", stem.replacen('-', " ", 1));
+            let bundle = p12::Bundle { cert: &der.cert, key: &der.key, ca: &ca_der, friendly_name: &friendly_name };
+            let contents = p12::encode(&bundle, &password, &rng).with_context(|| format!("cannot write {stem}.p12"))?;
+            files.push(NewFile { name: format!("{stem}.p12"), contents, secret: true });
+            files.push(NewFile {
+                name: format!("{stem}.p12.pass"),
+                contents: format!("{password}\n").into_bytes(),
+                secret: true,
+            });
+        }
     }
     Ok(files)
 }
@@ -164,7 +188,14 @@ fn params(common_name: &str, (not_before, not_after): (SystemTime, SystemTime)) 
     params
 }
 
-/// A certificate signed by the CA, as `<stem>.pem` and `<stem>.key`.
+/// A certificate and its key as DER, for a PKCS#12 bundle.
+struct Der {
+    cert: Vec<u8>,
+    /// PKCS#8.
+    key: Vec<u8>,
+}
+
+/// A certificate signed by the CA, as `<stem>.pem` and `<stem>.key`, and as DER.
 fn leaf(
     issuer: &Issuer<'_, KeyPair>,
     stem: &str,
@@ -172,7 +203,7 @@ fn leaf(
     subject_alt_names: Vec<SanType>,
     usage: ExtendedKeyUsagePurpose,
     validity: (SystemTime, SystemTime),
-) -> Result<[PemFile; 2]> {
+) -> Result<([NewFile; 2], Der)> {
     let key = KeyPair::generate().with_context(|| format!("cannot generate the key of {stem}"))?;
     let mut params = params(common_name, validity);
     params.subject_alt_names = subject_alt_names;
@@ -180,10 +211,14 @@ fn leaf(
     params.extended_key_usages = vec![usage];
     params.use_authority_key_identifier_extension = true;
     let cert = params.signed_by(&key, issuer).with_context(|| format!("cannot sign the certificate of {stem}"))?;
-    Ok([
-        PemFile { name: format!("{stem}.pem"), contents: cert.pem(), secret: false },
-        PemFile { name: format!("{stem}.key"), contents: key.serialize_pem(), secret: true },
-    ])
+    let der = Der { cert: cert.der().to_vec(), key: key.serialize_der() };
+    Ok((
+        [
+            NewFile { name: format!("{stem}.pem"), contents: cert.pem().into_bytes(), secret: false },
+            NewFile { name: format!("{stem}.key"), contents: key.serialize_pem().into_bytes(), secret: true },
+        ],
+        der,
+    ))
 }
 
 /// What was written and how to use it.
@@ -207,6 +242,11 @@ fn instructions(args: &InitArgs, files: &[String]) -> String {
     if let Some(viewer) = &args.viewer {
         text.push_str(&format!("  (read-only: AX_CERT={dir}/viewer-{viewer}.pem AX_KEY={dir}/viewer-{viewer}.key)\n"));
     }
+    text.push_str(&format!(
+        "\nFor the web console (axd --console-listen), import {dir}/admin-{admin}.p12 into the browser or the \
+         operating system (its password is in {dir}/admin-{admin}.p12.pass) and trust {dir}/ca.pem for the server\n",
+        admin = args.admin
+    ));
     text.push_str("\nWorkers connect with their app's certificate and the CA:\n");
     for app in &args.apps {
         text.push_str(&format!("  app {app}: {dir}/worker-{app}.pem, {dir}/worker-{app}.key, {dir}/ca.pem\n"));
@@ -253,9 +293,9 @@ mod tests {
         days: i64,
     }
 
-    fn inspect(files: &[PemFile], name: &str) -> Seen {
+    fn inspect(files: &[NewFile], name: &str) -> Seen {
         let file = files.iter().find(|f| f.name == name).expect("file written");
-        let (_, pem) = parse_x509_pem(file.contents.as_bytes()).expect("PEM");
+        let (_, pem) = parse_x509_pem(&file.contents).expect("PEM");
         let cert = pem.parse_x509().expect("X.509");
         let sans = cert
             .subject_alternative_name()
@@ -301,8 +341,12 @@ mod tests {
                 "worker-demo.key",
                 "admin-alice.pem",
                 "admin-alice.key",
+                "admin-alice.p12",
+                "admin-alice.p12.pass",
                 "viewer-bob.pem",
                 "viewer-bob.key",
+                "viewer-bob.p12",
+                "viewer-bob.p12.pass",
             ]
         );
         for (file, uri) in [
@@ -316,8 +360,79 @@ mod tests {
             assert!(seen.client_auth && !seen.server_auth && !seen.ca, "{file}");
         }
         let secrets: Vec<&str> = files.iter().filter(|f| f.secret).map(|f| f.name.as_str()).collect();
-        assert!(secrets.iter().all(|n| n.ends_with(".key")));
-        assert_eq!(secrets.len(), 6);
+        assert!(secrets.iter().all(|n| n.ends_with(".key") || n.ends_with(".p12") || n.ends_with(".p12.pass")));
+        assert_eq!(secrets.len(), 10);
+    }
+
+    /// Runs `openssl` (OpenSSL 3, as Debian ships it; a missing openssl fails the test) and returns
+    /// its stdout, failing with its stderr.
+    fn openssl(args: &[&str]) -> String {
+        let out = std::process::Command::new("openssl").args(args).output().expect("run openssl (OpenSSL 3)");
+        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    #[test]
+    fn openssl_reads_each_pkcs12_bundle_with_its_password_and_finds_the_same_key_and_certificate() {
+        let mut a = args(&["demo"], Some("val"));
+        a.operator = Some("olga".into());
+        let files = generate(&a).expect("generate");
+        let dir = std::env::temp_dir().join(format!("axctl-p12-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        write_all(&dir, &files, false).expect("write");
+        let pem_body = |text: &str, label: &str| -> String {
+            let begin = format!("-----BEGIN {label}-----");
+            let end = format!("-----END {label}-----");
+            let start = text.find(&begin).unwrap_or_else(|| panic!("no {label} in {text}")) + begin.len();
+            text[start..start + text[start..].find(&end).expect("end")].split_whitespace().collect()
+        };
+        for stem in ["admin-alice", "operator-olga", "viewer-val"] {
+            let p12 = dir.join(format!("{stem}.p12")).display().to_string();
+            let pass = format!("file:{}", dir.join(format!("{stem}.p12.pass")).display());
+            // -info prints the algorithms: what OpenSSL 3 writes by default, nothing legacy.
+            let info = std::process::Command::new("openssl")
+                .args(["pkcs12", "-info", "-noout", "-in", &p12, "-passin", &pass])
+                .output()
+                .expect("openssl");
+            let info = String::from_utf8_lossy(&info.stderr).into_owned() + &String::from_utf8_lossy(&info.stdout);
+            assert!(info.contains("MAC: sha256, Iteration 2048"), "{info}");
+            assert!(
+                info.contains("Shrouded Keybag: PBES2, PBKDF2, AES-256-CBC, Iteration 2048, PRF hmacWithSHA256"),
+                "{info}"
+            );
+            let key = openssl(&["pkcs12", "-in", &p12, "-passin", &pass, "-nocerts", "-noenc"]);
+            let file =
+                |name: String| String::from_utf8(files.iter().find(|f| f.name == name).expect(&name).contents.clone());
+            let key_file = file(format!("{stem}.key")).expect("utf-8");
+            assert_eq!(pem_body(&key, "PRIVATE KEY"), pem_body(&key_file, "PRIVATE KEY"), "{stem}: the same key");
+            let cert = openssl(&["pkcs12", "-in", &p12, "-passin", &pass, "-nokeys", "-clcerts"]);
+            let cert_file = file(format!("{stem}.pem")).expect("utf-8");
+            assert_eq!(
+                pem_body(&cert, "CERTIFICATE"),
+                pem_body(&cert_file, "CERTIFICATE"),
+                "{stem}: the same certificate"
+            );
+            assert!(cert.contains(&format!("friendlyName: ax {}", stem.replacen('-', " ", 1))), "{cert}");
+            let ca = openssl(&["pkcs12", "-in", &p12, "-passin", &pass, "-nokeys", "-cacerts"]);
+            let ca_file = file("ca.pem".into()).expect("utf-8");
+            assert_eq!(pem_body(&ca, "CERTIFICATE"), pem_body(&ca_file, "CERTIFICATE"), "{stem}: the CA");
+            // A wrong password fails the MAC.
+            let wrong = std::process::Command::new("openssl")
+                .args(["pkcs12", "-in", &p12, "-passin", "pass:wrong", "-noout"])
+                .output()
+                .expect("openssl");
+            assert!(!wrong.status.success(), "{stem}: a wrong password is refused");
+        }
+        assert!(!dir.join("worker-demo.p12").exists(), "workers get no bundle");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            for name in ["admin-alice.p12", "admin-alice.p12.pass"] {
+                let mode = std::fs::metadata(dir.join(name)).expect("meta").permissions().mode() & 0o777;
+                assert_eq!(mode, 0o600, "{name}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use clap::Subcommand;
 use crate::commands::Context;
 
 mod init;
+mod p12;
 mod write;
 
 /// Certs verbs.

@@ -13,10 +13,10 @@ use anyhow::{Context as _, Result, bail};
 
 /// One file to write.
 #[derive(Debug)]
-pub struct PemFile {
+pub struct NewFile {
     pub name: String,
-    pub contents: String,
-    /// A private key: mode 0600.
+    pub contents: Vec<u8>,
+    /// A private key (or a password): mode 0600.
     pub secret: bool,
 }
 
@@ -25,7 +25,7 @@ pub struct PemFile {
 /// `force`, a directory always. Then each file is written under a temporary name next to its
 /// target, and only when all are written are they put in place. A failure removes what this run
 /// wrote and puts back what `--force` moved aside, so the directory is left as it was.
-pub fn write_all(dir: &Path, files: &[PemFile], force: bool) -> Result<Vec<PathBuf>> {
+pub fn write_all(dir: &Path, files: &[NewFile], force: bool) -> Result<Vec<PathBuf>> {
     let paths: Vec<PathBuf> = files.iter().map(|f| dir.join(&f.name)).collect();
     let existing = check_targets(&paths)?;
     if !existing.is_empty() && !force {
@@ -81,7 +81,7 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 
 /// Writes every file under its temporary name (private keys with mode 0600 from the start, never
 /// widened afterwards); `temps` gets each temporary this run created, for the caller to remove.
-fn stage(files: &[PemFile], paths: &[PathBuf], temps: &mut Vec<PathBuf>) -> Result<()> {
+fn stage(files: &[NewFile], paths: &[PathBuf], temps: &mut Vec<PathBuf>) -> Result<()> {
     for (file, path) in files.iter().zip(paths) {
         let temp = sibling(path, "tmp");
         let mut options = fs::OpenOptions::new();
@@ -93,7 +93,7 @@ fn stage(files: &[PemFile], paths: &[PathBuf], temps: &mut Vec<PathBuf>) -> Resu
         }
         let mut out = options.open(&temp).with_context(|| format!("cannot write {}", temp.display()))?;
         temps.push(temp);
-        out.write_all(file.contents.as_bytes())
+        out.write_all(&file.contents)
             .and_then(|()| out.sync_all())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
@@ -187,10 +187,14 @@ mod tests {
     }
 
     /// Four files as `generate` makes them (without the cryptography, which is not what is tested).
-    fn pem_files() -> Vec<PemFile> {
+    fn pem_files() -> Vec<NewFile> {
         ["ca.pem", "ca.key", "server.pem", "server.key"]
             .into_iter()
-            .map(|name| PemFile { name: name.into(), contents: format!("{name}\n"), secret: name.ends_with(".key") })
+            .map(|name| NewFile {
+                name: name.into(),
+                contents: format!("{name}\n").into_bytes(),
+                secret: name.ends_with(".key"),
+            })
             .collect()
     }
 

@@ -1,4 +1,4 @@
-//! `axctl instance list`: instances newest first, filtered by task and status.
+//! `axctl instance list`: instances newest first, filtered by task, status and trigger time.
 
 use anyhow::Result;
 use ax_proto::v1::{InstanceStatus, ListInstancesRequest};
@@ -6,7 +6,7 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::{
-    args::parse_status,
+    args::{parse_status, parse_timestamp},
     client::RpcResultExt as _,
     commands::Context,
     output::{self, InstanceView, OutputFormat},
@@ -22,6 +22,12 @@ pub struct ListArgs {
     /// CANCELED, SKIPPED or WAITING (parents of broadcast or sharded fires), any case.
     #[arg(long, value_name = "S", value_parser = parse_status)]
     pub status: Option<InstanceStatus>,
+    /// Only instances triggered at or after this instant (RFC 3339, e.g. 2026-03-08T07:30:00Z).
+    #[arg(long, value_name = "RFC3339", value_parser = parse_timestamp)]
+    pub since: Option<prost_types::Timestamp>,
+    /// Only instances triggered before this instant (RFC 3339).
+    #[arg(long, value_name = "RFC3339", value_parser = parse_timestamp)]
+    pub until: Option<prost_types::Timestamp>,
     /// Instances per page, 1-1000 [default: the server's, 50].
     #[arg(long, value_name = "N")]
     pub limit: Option<u32>,
@@ -45,6 +51,8 @@ pub async fn run(args: ListArgs, ctx: &Context) -> Result<()> {
         status: args.status.unwrap_or(InstanceStatus::Unspecified) as i32,
         page_size: args.limit.unwrap_or_default(),
         page_token: args.page_token.unwrap_or_default(),
+        start_time: args.since,
+        end_time: args.until,
     };
     let response = client.list_instances(request).await.rpc()?;
     let view = InstanceList {

@@ -109,7 +109,36 @@ impl AdminApi {
                 .collect(),
             workers: s.workers,
             schedulers: s.schedulers,
+            answered_by: Some(self.health()),
         })
+    }
+
+    /// This axd's loops and clock offset, as `GetClusterStats` reports them.
+    fn health(&self) -> pb::SchedulerHealth {
+        let stall_after = self.core.health_stall_after;
+        let duration = |d: chrono::TimeDelta| prost_types::Duration {
+            seconds: d.num_seconds(),
+            // The sub-second part carries the sign of the whole, as protobuf requires.
+            nanos: d.subsec_nanos(),
+        };
+        let std = |d: Duration| duration(chrono::TimeDelta::from_std(d).unwrap_or(chrono::TimeDelta::MAX));
+        pb::SchedulerHealth {
+            scheduler_id: self.core.scheduler_id.clone(),
+            serving: self.core.progress.serving(),
+            loops: self
+                .core
+                .progress
+                .since_last_rounds()
+                .into_iter()
+                .map(|(l, since)| pb::LoopHealth {
+                    name: l.key().to_owned(),
+                    since_last_round: Some(std(since)),
+                    stalled: since > stall_after,
+                })
+                .collect(),
+            stall_after: Some(std(stall_after)),
+            clock_offset: Some(duration(chrono::Utc::now() - self.core.clock.now())),
+        }
     }
 
     pub(super) async fn list_audit_entries_(

@@ -23,10 +23,19 @@ impl AdminApi {
                     .map_err(|_| Error::invalid("page_token", "is not a token from a previous response"))?,
             )
         };
+        let since = r.start_time.as_ref().map(|t| convert::ts_from_pb("start_time", t)).transpose()?;
+        let until = r.end_time.as_ref().map(|t| convert::ts_from_pb("end_time", t)).transpose()?;
+        if let (Some(a), Some(b)) = (since, until)
+            && a > b
+        {
+            return Err(Error::invalid("end_time", "is before start_time"));
+        }
         let filter = InstanceFilter {
             task_name: (!r.task_name.is_empty()).then(|| r.task_name.clone()),
             status: convert::status_from_pb("status", r.status)?,
             apps: grant.apps(),
+            triggered_since: since,
+            triggered_before: until,
             before_id,
             limit,
         };

@@ -543,16 +543,20 @@ class InstanceEvent(_message.Message):
     def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., from_status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., to_status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., attempt: _Optional[int] = ..., scheduler_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class ListInstancesRequest(_message.Message):
-    __slots__ = ("task_name", "status", "page_size", "page_token")
+    __slots__ = ("task_name", "status", "page_size", "page_token", "start_time", "end_time")
     TASK_NAME_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
     task_name: str
     status: _types_pb2.InstanceStatus
     page_size: int
     page_token: str
-    def __init__(self, task_name: _Optional[str] = ..., status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    start_time: _timestamp_pb2.Timestamp
+    end_time: _timestamp_pb2.Timestamp
+    def __init__(self, task_name: _Optional[str] = ..., status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListInstancesResponse(_message.Message):
     __slots__ = ("instances", "next_page_token")
@@ -822,18 +826,44 @@ class StatusCount(_message.Message):
     def __init__(self, status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., count: _Optional[int] = ...) -> None: ...
 
 class GetClusterStatsResponse(_message.Message):
-    __slots__ = ("tasks", "enabled_tasks", "instances", "workers", "schedulers")
+    __slots__ = ("tasks", "enabled_tasks", "instances", "workers", "schedulers", "answered_by")
     TASKS_FIELD_NUMBER: _ClassVar[int]
     ENABLED_TASKS_FIELD_NUMBER: _ClassVar[int]
     INSTANCES_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
     SCHEDULERS_FIELD_NUMBER: _ClassVar[int]
+    ANSWERED_BY_FIELD_NUMBER: _ClassVar[int]
     tasks: int
     enabled_tasks: int
     instances: _containers.RepeatedCompositeFieldContainer[StatusCount]
     workers: int
     schedulers: int
-    def __init__(self, tasks: _Optional[int] = ..., enabled_tasks: _Optional[int] = ..., instances: _Optional[_Iterable[_Union[StatusCount, _Mapping]]] = ..., workers: _Optional[int] = ..., schedulers: _Optional[int] = ...) -> None: ...
+    answered_by: SchedulerHealth
+    def __init__(self, tasks: _Optional[int] = ..., enabled_tasks: _Optional[int] = ..., instances: _Optional[_Iterable[_Union[StatusCount, _Mapping]]] = ..., workers: _Optional[int] = ..., schedulers: _Optional[int] = ..., answered_by: _Optional[_Union[SchedulerHealth, _Mapping]] = ...) -> None: ...
+
+class SchedulerHealth(_message.Message):
+    __slots__ = ("scheduler_id", "serving", "loops", "stall_after", "clock_offset")
+    SCHEDULER_ID_FIELD_NUMBER: _ClassVar[int]
+    SERVING_FIELD_NUMBER: _ClassVar[int]
+    LOOPS_FIELD_NUMBER: _ClassVar[int]
+    STALL_AFTER_FIELD_NUMBER: _ClassVar[int]
+    CLOCK_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    scheduler_id: str
+    serving: bool
+    loops: _containers.RepeatedCompositeFieldContainer[LoopHealth]
+    stall_after: _duration_pb2.Duration
+    clock_offset: _duration_pb2.Duration
+    def __init__(self, scheduler_id: _Optional[str] = ..., serving: _Optional[bool] = ..., loops: _Optional[_Iterable[_Union[LoopHealth, _Mapping]]] = ..., stall_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., clock_offset: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class LoopHealth(_message.Message):
+    __slots__ = ("name", "since_last_round", "stalled")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SINCE_LAST_ROUND_FIELD_NUMBER: _ClassVar[int]
+    STALLED_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    since_last_round: _duration_pb2.Duration
+    stalled: bool
+    def __init__(self, name: _Optional[str] = ..., since_last_round: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., stalled: _Optional[bool] = ...) -> None: ...
 
 class AuditEntry(_message.Message):
     __slots__ = ("id", "time", "actor", "rpc", "target", "app", "outcome", "detail", "before_json", "after_json")

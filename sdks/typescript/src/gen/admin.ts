@@ -78,6 +78,7 @@ export interface ProtoGrpcType {
       ListWorkersResponse: MessageTypeDefinition
       LogLevel: EnumTypeDefinition
       LogLine: MessageTypeDefinition
+      LoopHealth: MessageTypeDefinition
       ManualSchedule: MessageTypeDefinition
       MisfirePolicy: EnumTypeDefinition
       OneTimeSchedule: MessageTypeDefinition
@@ -91,6 +92,7 @@ export interface ProtoGrpcType {
       RoutingStrategy: EnumTypeDefinition
       Schedule: MessageTypeDefinition
       SchedulePreview: MessageTypeDefinition
+      SchedulerHealth: MessageTypeDefinition
       SchedulerNode: MessageTypeDefinition
       SetAppLimitRequest: MessageTypeDefinition
       SetAppLimitResponse: MessageTypeDefinition

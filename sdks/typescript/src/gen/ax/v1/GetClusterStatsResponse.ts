@@ -1,6 +1,7 @@
 // Original file: ax/v1/admin.proto
 
 import type { StatusCount as _ax_v1_StatusCount, StatusCount__Output as _ax_v1_StatusCount__Output } from '../../ax/v1/StatusCount';
+import type { SchedulerHealth as _ax_v1_SchedulerHealth, SchedulerHealth__Output as _ax_v1_SchedulerHealth__Output } from '../../ax/v1/SchedulerHealth';
 import type { Long } from '@grpc/proto-loader';
 
 export interface GetClusterStatsResponse {
@@ -9,6 +10,7 @@ export interface GetClusterStatsResponse {
   'instances'?: (_ax_v1_StatusCount)[];
   'workers'?: (number | string | Long);
   'schedulers'?: (number | string | Long);
+  'answered_by'?: (_ax_v1_SchedulerHealth | null);
 }
 
 export interface GetClusterStatsResponse__Output {
@@ -17,4 +19,5 @@ export interface GetClusterStatsResponse__Output {
   'instances': (_ax_v1_StatusCount__Output)[];
   'workers': (string);
   'schedulers': (string);
+  'answered_by': (_ax_v1_SchedulerHealth__Output | null);
 }

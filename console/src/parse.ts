@@ -1,0 +1,115 @@
+// The syntax checks axctl makes before it sends a task (admin-cli/src/args.rs), with the same
+// messages; ranges and everything else are checked by axd, whose messages the console shows as
+// axctl does (`InvalidArgument: task.timeout: ...`).
+import { type Duration, type Timestamp, durationFromMs, timestampFromMs } from "@bufbuild/protobuf/wkt";
+
+const HINT = "use numbers with units ms, s, m, h, d, e.g. 250ms, 90s, 1h30m, 2d";
+const UNITS = ["d", "h", "m", "s", "ms"];
+const UNIT_MS: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
+
+export class InputError extends Error {}
+
+/** `250ms`, `90s`, `1h30m`, `2d`: numbers with units, larger units first. */
+export function parseDuration(text: string): Duration {
+  let last = -1;
+  for (const unit of text.split(/[^\p{L}]+/u).filter((u) => u)) {
+    const index = UNITS.indexOf(unit);
+    if (index < 0) throw new InputError(`unknown unit \`${unit}\`; ${HINT}`);
+    if (index <= last) throw new InputError(`unit \`${unit}\` is repeated or out of order; write larger units first, e.g. 1h30m`);
+    last = index;
+  }
+  const trimmed = text.trim();
+  if (!trimmed) throw new InputError(`empty duration; ${HINT}`);
+  let ms = 0;
+  let rest = trimmed;
+  while (rest) {
+    const m = /^(\d+)\s*([a-z]*)\s*/.exec(rest);
+    if (!m) throw new InputError(`expected a number at \`${rest}\`; ${HINT}`);
+    if (!m[2]) throw new InputError(`\`${m[1]}\` has no unit; ${HINT}`);
+    ms += Number(m[1]) * UNIT_MS[m[2]];
+    rest = rest.slice(m[0].length);
+  }
+  if (!Number.isSafeInteger(ms)) throw new InputError("duration is too large");
+  return durationFromMs(ms);
+}
+
+/** Milliseconds written back the way [`parseDuration`] reads them: `1h30m`, `250ms`, `0s`. */
+export function formatDuration(ms: number): string {
+  if (ms === 0) return "0s";
+  let out = "";
+  for (const u of UNITS) {
+    const n = Math.floor(ms / UNIT_MS[u]);
+    if (n > 0) {
+      out += `${n}${u}`;
+      ms -= n * UNIT_MS[u];
+    }
+  }
+  return out;
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** An RFC 3339 time with an offset, e.g. `2026-03-08T07:30:00Z`. */
+export function parseTimestamp(text: string): Timestamp {
+  const t = text.trim();
+  const ms = RFC3339.test(t) ? Date.parse(t.replace(" ", "T")) : Number.NaN;
+  if (Number.isNaN(ms)) {
+    throw new InputError(`\`${t}\` is not an RFC 3339 time; expected RFC 3339 with an offset, e.g. 2026-03-08T07:30:00Z`);
+  }
+  return timestampFromMs(ms);
+}
+
+export type BackoffInit =
+  | { kind: { case: "list"; value: { delays: Duration[] } } }
+  | { kind: { case: "exponential"; value: { initial: Duration; max: Duration; multiplier: number; jitter: number } } };
+
+/** `10s,60s,300s`, or `exp:INITIAL:MAX[:MULTIPLIER[:JITTER]]`. */
+export function parseBackoff(text: string): BackoffInit {
+  if (text.startsWith("exp:")) {
+    const parts = text.slice(4).split(":");
+    if (parts.length < 2 || parts.length > 4) {
+      throw new InputError("expected exp:INITIAL:MAX[:MULTIPLIER[:JITTER]], e.g. exp:10s:5m:2:0.1");
+    }
+    const number = (part: string | undefined, what: string) => {
+      if (part === undefined) return 0;
+      const n = Number(part);
+      if (part.trim() === "" || !Number.isFinite(n)) throw new InputError(`${what} \`${part}\` is not a number`);
+      return n;
+    };
+    const sub = (part: string, what: string) => {
+      try {
+        return parseDuration(part);
+      } catch (e) {
+        throw new InputError(`${what}: ${(e as Error).message}`);
+      }
+    };
+    return {
+      kind: {
+        case: "exponential",
+        value: {
+          initial: sub(parts[0], "initial delay"),
+          max: sub(parts[1], "max delay"),
+          multiplier: number(parts[2], "multiplier"),
+          jitter: number(parts[3], "jitter"),
+        },
+      },
+    };
+  }
+  try {
+    return { kind: { case: "list", value: { delays: text.split(",").map(parseDuration) } } };
+  } catch (e) {
+    throw new InputError(`${(e as Error).message} (a backoff is a list like 10s,60s,300s or exp:10s:5m:2:0.1)`);
+  }
+}
+
+/** `KEY=VALUE`, one per line. */
+export function parseLabels(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split("\n").map((l) => l.trim()).filter((l) => l)) {
+    const eq = line.indexOf("=");
+    if (eq < 0) throw new InputError(`\`${line}\`: expected KEY=VALUE`);
+    if (eq === 0) throw new InputError(`\`${line}\`: the label key is empty; expected KEY=VALUE`);
+    out[line.slice(0, eq)] = line.slice(eq + 1);
+  }
+  return out;
+}

@@ -163,6 +163,96 @@ async fn axd_binary_driven_by_axctl_json_from_create_to_delete() {
         assert_eq!(chrono::Datelike::weekday(&at), chrono::Weekday::Mon, "{f}");
     }
 
+    // Routing and limits reach axd through axctl's flags, and the clearing forms clear.
+    let routed = ctl
+        .ok(&[
+            "task",
+            "create",
+            "routed",
+            "--app",
+            "demo",
+            "--handler",
+            "h",
+            "--manual",
+            "--selector",
+            "gpu==true, zone in (a,b)",
+            "--retry-on",
+            "same",
+            "--shards",
+            "4",
+            "--priority",
+            "7",
+            "--max-running",
+            "2",
+            "--max-pending",
+            "20",
+            "--cooldown-after",
+            "0",
+            "--cooldown",
+            "45s",
+        ])
+        .await;
+    let t = &routed["task"];
+    assert_eq!(t["selector"], "gpu=true,zone in (a,b)", "stored normalized: {t}");
+    assert_eq!(
+        (t["retry_on"].as_str(), t["shards"].as_u64(), t["priority"].as_u64()),
+        (Some("SAME"), Some(4), Some(7))
+    );
+    assert_eq!((t["max_running"].as_u64(), t["max_pending"].as_u64()), (Some(2), Some(20)));
+    assert_eq!((t["cooldown_after"].as_u64(), t["cooldown"].as_str()), (Some(0), Some("45s")));
+    let cleared = ctl
+        .ok(&[
+            "task",
+            "update",
+            "routed",
+            "--selector",
+            "",
+            "--shards",
+            "0",
+            "--max-running",
+            "none",
+            "--max-pending",
+            "default",
+            "--cooldown-after",
+            "default",
+        ])
+        .await;
+    let t = &cleared["task"];
+    assert_eq!(t["selector"], "", "{t}");
+    assert_eq!((t["shards"].as_u64(), t["max_pending"].as_u64()), (Some(0), Some(100)));
+    assert!(t["max_running"].is_null() && t["cooldown_after"].is_null(), "{t}");
+    assert_eq!(t["cooldown"], "45s", "a flag not given is left alone");
+    ctl.fails(
+        &["task", "create", "bad", "--app", "demo", "--handler", "h", "--manual", "--selector", "region"],
+        &["InvalidArgument", "task.selector", "has no operator"],
+    )
+    .await;
+    ctl.fails(
+        &[
+            "task",
+            "create",
+            "bad",
+            "--app",
+            "demo",
+            "--handler",
+            "h",
+            "--manual",
+            "--routing",
+            "broadcast",
+            "--shards",
+            "2",
+        ],
+        &["task.shards", "BROADCAST"],
+    )
+    .await;
+    let set = ctl.ok(&["rate-limit", "set", "demo", "--per-second", "2.5"]).await;
+    assert_eq!(set["burst"], 3, "the burst defaults to the rate rounded up: {set}");
+    let limits = ctl.ok(&["rate-limit", "list"]).await;
+    assert_eq!(limits["limits"][0]["app"], "demo");
+    ctl.ok(&["rate-limit", "delete", "demo"]).await;
+    ctl.fails(&["rate-limit", "delete", "demo"], &["NotFound"]).await;
+    ctl.ok(&["task", "delete", "routed"]).await;
+
     // Health and reflection.
     let channel =
         tonic::transport::Endpoint::from_shared(ctl.endpoint.clone()).expect("url").connect().await.expect("connect");

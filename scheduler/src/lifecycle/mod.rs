@@ -317,6 +317,10 @@ pub fn complete(i: &mut Instance, c: &Completion, ctx: Ctx<'_>, unit_random: f64
             .finished_at
             .map(|t| format!(" at {}", t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)))
             .unwrap_or_default();
+        // The row's update time moves with the event, so that a change decided later by another
+        // transaction (a dispatch) is never recorded before it on the trail.
+        i.updated_at = ctx.now;
+        fx.changed = true;
         fx.events.push(EventDraft {
             instance_id: i.id,
             at: ctx.now,

@@ -88,7 +88,9 @@ fn a_failure_with_budget_left_is_retried_after_the_backoff_then_final() {
     // The old attempt's result is ignored and recorded as a late result.
     let (o, fx) = complete(&mut i, &c, CTX(), 0.5);
     assert!(matches!(o, CompleteOutcome::Ignored(_)));
-    assert!(!fx.changed && fx.events.len() == 1);
+    assert_eq!(fx.events.len(), 1);
+    assert!(fx.changed && i.updated_at == fx.at, "only the update time moves, so later events come after it");
+    assert_eq!(i.status, InstanceStatus::Failed);
     assert!(fx.events[0].reason.starts_with("ignored FAILED result (late)"), "{}", fx.events[0].reason);
     // A repeat of the result that ended attempt 2 writes nothing.
     let (o, fx) = complete(&mut i, &c2, CTX(), 0.5);

@@ -223,6 +223,10 @@ impl Dispatcher {
             return Ok(0);
         }
         self.refresh(&demand).await?;
+        // The claim's time is read after the refresh's queries: an event it writes is never dated
+        // before a change committed meanwhile.
+        let now = core.clock.now();
+        let demand = self.demand(now, core.sessions.dispatch_ahead);
         let skips = self.skips(&demand);
         // An early assignment's ack timeout starts when its hold ends.
         let latest = demand.iter().map(|d| d.until).max().unwrap_or(now);

@@ -28,8 +28,8 @@ pub async fn pending_instances(
                 let chunk = (n - done).min(1000);
                 let mut qb: QueryBuilder<'_, $db> = QueryBuilder::new(
                     "INSERT INTO ax_instance (task_id, task_name, app, handler, params, idempotency_key, source, fire_at, \
-                     available_at, status, attempt, max_retries, failures, backoff, routing, message, output, \
-                     progress_percent, progress_message, created_at, updated_at) ",
+                     available_at, ready_at, status, attempt, max_retries, failures, backoff, routing, message, \
+                     output, progress_percent, progress_message, created_at, updated_at) ",
                 );
                 qb.push_values(done..done + chunk, |mut b, i| {
                     b.push_bind(task_id)
@@ -39,6 +39,7 @@ pub async fn pending_instances(
                         .push_bind(params.to_owned())
                         .push_bind(format!("bench:{task_id}:{i}"))
                         .push_bind("MANUAL")
+                        .push_bind(now_us)
                         .push_bind(now_us)
                         .push_bind(now_us)
                         .push_bind("PENDING")

@@ -10,7 +10,9 @@ mod ceiling;
 mod env;
 mod failover;
 mod fire_lag;
+mod idle;
 mod lifecycle;
+mod peer;
 mod scale;
 mod seed;
 mod stats;
@@ -83,6 +85,12 @@ enum Scenario {
     /// The database's own ceiling for ax's claim (SKIP LOCKED select + update to DISPATCHED, no
     /// axd): rows/s and batches/s.
     Ceiling(ceiling::Args),
+    /// ax's burn-down alternated with graphile-worker's (installed with npm, a pinned version) on
+    /// the same PostgreSQL server and N: both series and the ratio of medians.
+    Peer(peer::Args),
+    /// K idle axd (optionally with idle workers): database transactions per second per axd
+    /// (PostgreSQL).
+    Idle(idle::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -98,6 +106,8 @@ fn main() -> anyhow::Result<()> {
             Scenario::FullLifecycle(a) => lifecycle::run(cli.db, cli.smoke, a).await,
             Scenario::Streams(a) => streams::run(cli.db, cli.smoke, a).await,
             Scenario::Ceiling(a) => ceiling::run(cli.db, cli.smoke, a).await,
+            Scenario::Peer(a) => peer::run(cli.db, cli.smoke, a).await,
+            Scenario::Idle(a) => idle::run(cli.db, cli.smoke, a).await,
         }
     })?;
     println!("{}", result.table());

@@ -37,6 +37,17 @@ impl Spread {
     }
 }
 
+/// The median of a sample (the mean of the middle two for an even count); 0 when empty.
+pub fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
 /// A number rounded to one decimal, as JSON.
 pub fn round1(v: f64) -> serde_json::Value {
     serde_json::json!((v * 10.0).round() / 10.0)

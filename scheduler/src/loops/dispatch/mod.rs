@@ -67,9 +67,30 @@ const MAX_SKIPPED: usize = 1000;
 /// no task has any more (an operator's retry of an old instance).
 const UNFILTERED_EVERY: u64 = 20;
 
+/// The longest an instance is sent ahead of its time, however slow claims have been.
+pub const MAX_AHEAD: Duration = Duration::from_millis(1500);
+
+/// How long a claim's latency is remembered when choosing how far ahead to dispatch.
+const LATENCY_WINDOW: Duration = Duration::from_secs(300);
+
+/// How far ahead of their time instances go to streams that hold them: the configured
+/// `--dispatch-ahead`, or twice the slowest claim of the last five minutes (time from the round's
+/// clock reading to its commit) when that is longer, at most [`MAX_AHEAD`]. A database that stalls
+/// commits now and then (a WAL flush on a slow disk) then no longer makes the second after a stall
+/// start late; runs still never start early (the worker holds each until `start_after`). `0`
+/// configured stays off.
+pub fn adaptive_ahead(configured: Duration, slowest_claim: Duration) -> Duration {
+    if configured.is_zero() {
+        return Duration::ZERO;
+    }
+    configured.max((slowest_claim * 2).min(MAX_AHEAD))
+}
+
 /// What the dispatcher learned in earlier rounds.
 #[derive(Debug, Default)]
 struct Memory {
+    /// Recent claims' latencies (when, how long), for [`adaptive_ahead`].
+    latencies: std::collections::VecDeque<(Instant, Duration)>,
     /// Instances routing could not place, until when they are left out.
     skip: HashMap<i64, Instant>,
     /// Tasks at their running limit, until when they are left out.
@@ -115,6 +136,25 @@ impl Dispatcher {
 
     fn memory(&self) -> std::sync::MutexGuard<'_, Memory> {
         self.memory.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How far ahead to dispatch now (see [`adaptive_ahead`]).
+    fn ahead(&self) -> Duration {
+        let mut mem = self.memory();
+        while mem.latencies.front().is_some_and(|(at, _)| at.elapsed() > LATENCY_WINDOW) {
+            mem.latencies.pop_front();
+        }
+        let slowest = mem.latencies.iter().map(|(_, d)| *d).max().unwrap_or_default();
+        adaptive_ahead(self.core.sessions.dispatch_ahead, slowest)
+    }
+
+    /// Remembers how long a claim took (only the slowest of each second is kept).
+    fn claimed_in(&self, took: Duration) {
+        let mut mem = self.memory();
+        match mem.latencies.back_mut() {
+            Some((at, d)) if at.elapsed() < Duration::from_secs(1) => *d = (*d).max(took),
+            _ => mem.latencies.push_back((Instant::now(), took)),
+        }
     }
 
     /// The demand of this axd's streams, without apps waiting for a rate-limit token.
@@ -218,15 +258,17 @@ impl Dispatcher {
         let span_start = std::time::SystemTime::now();
         let now = core.clock.now();
         self.memory().rate.retain(|_, at| *at > now);
-        let demand = self.demand(now, core.sessions.dispatch_ahead);
+        let ahead = self.ahead();
+        let demand = self.demand(now, ahead);
         if demand.is_empty() {
             return Ok(0);
         }
         self.refresh(&demand).await?;
         // The claim's time is read after the refresh's queries: an event it writes is never dated
         // before a change committed meanwhile.
+        let claim_started = std::time::Instant::now();
         let now = core.clock.now();
-        let demand = self.demand(now, core.sessions.dispatch_ahead);
+        let demand = self.demand(now, ahead);
         let skips = self.skips(&demand);
         // An early assignment's ack timeout starts when its hold ends.
         let latest = demand.iter().map(|d| d.until).max().unwrap_or(now);
@@ -256,6 +298,9 @@ impl Dispatcher {
             }
         };
         self.remember(&claimed.declined, &claimed.rate_limited);
+        if !claimed.assignments.is_empty() {
+            self.claimed_in(claim_started.elapsed());
+        }
         let assignments = claimed.assignments;
         if crate::prometheus::enabled() && !assignments.is_empty() {
             let lag = metrics::histogram!(crate::prometheus::DISPATCH_LAG);
@@ -308,7 +353,7 @@ impl Dispatcher {
     async fn idle_time(&self) -> Duration {
         let poll = self.core.sessions.poll_interval;
         let now = self.core.clock.now();
-        let demand = self.core.registry.demand(now, self.core.sessions.dispatch_ahead, &self.core.routing);
+        let demand = self.core.registry.demand(now, self.ahead(), &self.core.routing);
         if demand.is_empty() {
             return poll;
         }
@@ -402,5 +447,22 @@ impl Dispatcher {
                 () = tokio::time::sleep(sleep) => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{MAX_AHEAD, adaptive_ahead};
+
+    #[test]
+    fn dispatch_ahead_grows_with_slow_claims_up_to_a_cap_and_off_stays_off() {
+        let ms = Duration::from_millis;
+        assert_eq!(adaptive_ahead(ms(200), ms(20)), ms(200), "fast claims: the configured value");
+        assert_eq!(adaptive_ahead(ms(200), ms(400)), ms(800), "twice the slowest claim");
+        assert_eq!(adaptive_ahead(ms(200), ms(900)), MAX_AHEAD, "capped");
+        assert_eq!(adaptive_ahead(ms(2000), ms(900)), ms(2000), "never below the configured value");
+        assert_eq!(adaptive_ahead(Duration::ZERO, ms(900)), Duration::ZERO, "--dispatch-ahead 0 stays off");
     }
 }

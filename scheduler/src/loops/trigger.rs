@@ -488,16 +488,7 @@ pub async fn trigger_due(
         match n.status {
             InstanceStatus::Skipped => {
                 round.skipped += 1;
-                alerts.push(AlertCause {
-                    event: AlertEvent::Skipped,
-                    app: task.config.app.clone(),
-                    task_name: task.name.clone(),
-                    instance_id: Some(id),
-                    attempt: 0,
-                    at: now,
-                    message: n.reason.clone(),
-                    occurrence: format!("i{id}"),
-                });
+                alerts.push(created_alert(AlertEvent::Skipped, task, id, n, now));
             }
             InstanceStatus::Pending => round.created.push((id, task.config.app.clone(), n.available_at)),
             _ => {}
@@ -518,16 +509,7 @@ pub async fn trigger_due(
             events.push(event);
         }
         if create::empty_broadcast(n) {
-            alerts.push(AlertCause {
-                event: AlertEvent::FinalFailure,
-                app: task.config.app.clone(),
-                task_name: task.name.clone(),
-                instance_id: Some(id),
-                attempt: 0,
-                at: now,
-                message: n.reason.clone(),
-                occurrence: format!("i{id}:a0"),
-            });
+            alerts.push(created_alert(AlertEvent::FinalFailure, task, id, n, now));
         }
         if traces.is_on() {
             spans.push((id, ti, n));
@@ -561,6 +543,22 @@ pub async fn trigger_due(
         "trigger_due"
     );
     Ok(round)
+}
+
+/// What alert rules hear of an instance created SKIPPED, or FAILED (a broadcast that found no
+/// worker): its reason, once per instance (and attempt 0, for a failure).
+fn created_alert(event: AlertEvent, task: &Task, id: i64, n: &NewInstance, now: Ts) -> AlertCause {
+    let occurrence = if event == AlertEvent::Skipped { format!("i{id}") } else { format!("i{id}:a0") };
+    AlertCause {
+        event,
+        app: task.config.app.clone(),
+        task_name: task.name.clone(),
+        instance_id: Some(id),
+        attempt: 0,
+        at: now,
+        message: n.reason.clone(),
+        occurrence,
+    }
 }
 
 /// A fire the round will create: its task (an index into the round's tasks), the instance, and
@@ -652,16 +650,7 @@ pub async fn trigger_manual(
         }
         tx.insert_events(&events).await?;
         if create::empty_broadcast(&new) {
-            let alert = AlertCause {
-                event: AlertEvent::FinalFailure,
-                app: task.config.app.clone(),
-                task_name: task.name.clone(),
-                instance_id: Some(id),
-                attempt: 0,
-                at: now,
-                message: new.reason.clone(),
-                occurrence: format!("i{id}:a0"),
-            };
+            let alert = created_alert(AlertEvent::FinalFailure, task, id, &new, now);
             crate::alerts::outbox::enqueue(&mut tx, &[alert], now).await?;
         }
         tx.notify(crate::store::Notice::Work).await?;

@@ -683,7 +683,7 @@ fn push_fire_window(s: &mut Stmt<'_>, column: &str, f: &InstanceFilter) {
     }
 }
 
-fn push_apps<'a>(s: &mut Stmt<'a>, column: &str, apps: Option<&'a [String]>) {
+pub(super) fn push_apps<'a>(s: &mut Stmt<'a>, column: &str, apps: Option<&'a [String]>) {
     match apps {
         None => {}
         Some([]) => {

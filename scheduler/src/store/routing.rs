@@ -6,7 +6,7 @@ use std::{collections::HashMap, num::NonZeroU32};
 
 use super::{
     BATCH, Tx,
-    instances::select_instances,
+    instances::{push_apps, select_instances},
     value::{Stmt, Value},
 };
 use crate::{
@@ -39,6 +39,19 @@ fn read_streak(r: &mut super::value::Row<'_>) -> StoreResult<WorkerStreak> {
     })
 }
 
+/// A streak's values in [`STREAK_COLUMNS`] order.
+fn streak_row(st: &WorkerStreak, now: Ts) -> Vec<Value<'_>> {
+    vec![
+        Value::from(st.app.as_str()),
+        Value::from(st.worker_id.as_str()),
+        Value::from(st.handler.as_str()),
+        Value::from(st.failures),
+        Value::OptI64(st.cooldown_until.map(to_micros)),
+        Value::OptI64(st.cooldown.map(duration_micros)),
+        Value::I64(to_micros(now)),
+    ]
+}
+
 fn push_keys<'a>(s: &mut Stmt<'a>, keys: &[StreakKey<'a>]) {
     s.push("(app, worker_id, handler) IN ")
         .push_row_list(keys.iter().map(|(a, w, h)| vec![Value::from(*a), Value::from(*w), Value::from(*h)]));
@@ -64,17 +77,7 @@ impl Tx {
     pub async fn write_streaks(&mut self, streaks: &[WorkerStreak], now: Ts) -> StoreResult<()> {
         for chunk in streaks.chunks(BATCH / 7) {
             let mut s = Stmt::new(format!("INSERT INTO ax_worker_streak ({STREAK_COLUMNS}) VALUES "));
-            s.push_rows(chunk.iter().map(|st| {
-                vec![
-                    Value::from(st.app.as_str()),
-                    Value::from(st.worker_id.as_str()),
-                    Value::from(st.handler.as_str()),
-                    Value::from(st.failures),
-                    Value::OptI64(st.cooldown_until.map(to_micros)),
-                    Value::OptI64(st.cooldown.map(duration_micros)),
-                    Value::I64(to_micros(now)),
-                ]
-            }));
+            s.push_rows(chunk.iter().map(|st| streak_row(st, now)));
             let upsert = self
                 .dialect()
                 .upsert(&["app", "worker_id", "handler"], &["failures", "cooldown_until", "cooldown_us", "updated_at"]);
@@ -89,17 +92,7 @@ impl Tx {
     pub async fn seed_streaks(&mut self, streaks: &[WorkerStreak], now: Ts) -> StoreResult<()> {
         for chunk in streaks.chunks(BATCH / 7) {
             let mut s = Stmt::new(format!("INSERT INTO ax_worker_streak ({STREAK_COLUMNS}) VALUES "));
-            s.push_rows(chunk.iter().map(|st| {
-                vec![
-                    Value::from(st.app.as_str()),
-                    Value::from(st.worker_id.as_str()),
-                    Value::from(st.handler.as_str()),
-                    Value::from(st.failures),
-                    Value::OptI64(st.cooldown_until.map(to_micros)),
-                    Value::OptI64(st.cooldown.map(duration_micros)),
-                    Value::I64(to_micros(now)),
-                ]
-            }));
+            s.push_rows(chunk.iter().map(|st| streak_row(st, now)));
             let ignore = self.dialect().ignore_duplicate_on("app");
             s.push(&ignore);
             self.execute(s).await?;
@@ -120,15 +113,7 @@ impl Tx {
     /// Streaks, optionally only of some apps, ordered by app, worker and handler (at most 10,000).
     pub async fn list_streaks(&mut self, apps: Option<&[String]>) -> StoreResult<Vec<WorkerStreak>> {
         let mut s = Stmt::new(format!("SELECT {STREAK_COLUMNS} FROM ax_worker_streak WHERE 1 = 1"));
-        match apps {
-            None => {}
-            Some([]) => {
-                s.push(" AND 1 = 0");
-            }
-            Some(apps) => {
-                s.push(" AND app IN ").push_list(apps.iter().map(String::as_str));
-            }
-        }
+        push_apps(&mut s, "app", apps);
         s.push(" ORDER BY app, worker_id, handler LIMIT 10000");
         self.fetch(s, "ax_worker_streak", read_streak).await
     }
@@ -269,15 +254,7 @@ impl Tx {
     /// App limits ordered by app, optionally only of some apps.
     pub async fn list_app_limits(&mut self, apps: Option<&[String]>) -> StoreResult<Vec<AppLimit>> {
         let mut s = Stmt::new(format!("SELECT {APP_LIMIT_COLUMNS} FROM ax_app_limit WHERE 1 = 1"));
-        match apps {
-            None => {}
-            Some([]) => {
-                s.push(" AND 1 = 0");
-            }
-            Some(apps) => {
-                s.push(" AND app IN ").push_list(apps.iter().map(String::as_str));
-            }
-        }
+        push_apps(&mut s, "app", apps);
         s.push(" ORDER BY app");
         self.fetch(s, "ax_app_limit", read_app_limit).await
     }

@@ -86,15 +86,7 @@ impl Tx {
         limit: u32,
     ) -> StoreResult<Vec<Task>> {
         let mut s = Stmt::new(format!("SELECT {} FROM ax_task WHERE 1 = 1", TaskRaw::columns()));
-        match apps {
-            None => {}
-            Some([]) => {
-                s.push(" AND 1 = 0");
-            }
-            Some(apps) => {
-                s.push(" AND app IN ").push_list(apps.iter().map(String::as_str));
-            }
-        }
+        super::instances::push_apps(&mut s, "app", apps);
         if let Some(after) = after_name {
             s.push(" AND name > ").push_bind(after);
         }

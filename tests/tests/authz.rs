@@ -117,7 +117,12 @@ struct Target {
 async fn prepare(root: &mut Client, app: &'static str, n: usize) -> Target {
     let task = format!("{app}-{n}");
     root.create_task(pb::CreateTaskRequest { task: Some(spec(&task, app, "h", manual())) }).await.expect("create");
-    let trigger = |key: &str| pb::TriggerTaskRequest { name: task.clone(), idempotency_key: key.into(), params: None };
+    let trigger = |key: &str| pb::TriggerTaskRequest {
+        name: task.clone(),
+        idempotency_key: key.into(),
+        params: None,
+        when: None,
+    };
     let pending = root.trigger_task(trigger("p")).await.expect("trigger").into_inner().instance.expect("i").id;
     let finished = root.trigger_task(trigger("f")).await.expect("trigger").into_inner().instance.expect("i").id;
     root.cancel_instance(pb::CancelInstanceRequest { id: finished, reason: "fixture".into() }).await.expect("cancel");

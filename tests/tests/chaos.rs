@@ -611,6 +611,7 @@ async fn chaos(db: &TestDb, restart_command: &str) {
                     name: "manual".into(),
                     params: Some(params.clone()),
                     idempotency_key: key.clone(),
+                    when: None,
                 };
                 answered |= matches!(tokio::time::timeout(CALL_DEADLINE, a.trigger_task(req)).await, Ok(Ok(_)));
             }

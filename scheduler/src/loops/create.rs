@@ -133,6 +133,7 @@ pub fn children(task: &Task, parent_id: i64, parent: &NewInstance, plans: &[Chil
                 reason,
                 trace_parent: parent.trace_parent.clone(),
                 route,
+                lineage: parent.lineage,
             }
         })
         .collect()

@@ -505,6 +505,8 @@ pub fn next_fire_from(
     match compiled.base() {
         Compiled::OneTime { at } if *at >= from || pause.is_none() => compiled.settle(*at),
         Compiled::OneTime { .. } => None,
+        // A fire at the very end of a pause runs: the pause is over then.
+        _ if pause.is_some() => compiled.first_fire(crate::model::sub(from, Duration::from_micros(1))),
         _ => compiled.first_fire(from),
     }
 }

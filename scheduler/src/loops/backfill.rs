@@ -65,7 +65,8 @@ pub fn fires_between(
         _ => {}
     }
     let mut out = Vec::new();
-    let mut t = c.first_fire(from);
+    // `from` itself counts: first_fire looks strictly after its argument.
+    let mut t = c.first_fire(crate::model::sub(from, Duration::from_micros(1)));
     while let Some(at) = t.filter(|at| *at < to) {
         if out.len() == MAX_BACKFILL {
             return Err(RangeError::TooMany(at));

@@ -35,9 +35,10 @@ pub fn step(task: &Task, p: &Pause, calendar: &BTreeSet<NaiveDate>, now: Ts) -> 
             skipped(task, calendar, p, until)
         ));
     }
+    // The first fire at or after the pause's end (the one that ends it).
     let next = Compiled::for_task(&task.config, calendar).ok().and_then(|c| match c.base() {
         Compiled::FixedDelay { .. } => c.settle(until),
-        _ => c.first_fire(until),
+        _ => c.first_fire(crate::model::sub(until, std::time::Duration::from_micros(1))),
     });
     Step::Hold(next)
 }

@@ -171,22 +171,23 @@ impl Tx {
 
     /// Writes the limit row of a task with this configuration: one when it has a running limit or
     /// runs its instances in order (a BUFFER overlap policy: one at a time, so its limit is 1), none
-    /// otherwise.
+    /// otherwise. A row that stays is updated in place, never deleted and inserted again: a claim
+    /// waiting on its lock then reads the new values, where a re-inserted row would be a row its
+    /// lock never saw (and the claim would go on without any limit).
     pub async fn set_task_limit(&mut self, task_id: i64, config: Option<&crate::model::TaskConfig>) -> StoreResult<()> {
-        self.execute(Stmt::new("DELETE FROM ax_task_limit WHERE task_id = ?").bind(task_id)).await?;
-        let Some(c) = config else { return Ok(()) };
-        let in_order = c.concurrency.buffers();
-        let max = if in_order {
-            NonZeroU32::MIN
-        } else if let Some(n) = c.placement.max_running {
-            n
-        } else {
+        let row = config.and_then(|c| {
+            let in_order = c.concurrency.buffers();
+            let max = if in_order { Some(NonZeroU32::MIN) } else { c.placement.max_running };
+            max.map(|m| (m, in_order))
+        });
+        let Some((max, in_order)) = row else {
+            self.execute(Stmt::new("DELETE FROM ax_task_limit WHERE task_id = ?").bind(task_id)).await?;
             return Ok(());
         };
-        let s = Stmt::new("INSERT INTO ax_task_limit (task_id, max_running, in_order) VALUES (?, ?, ?)")
-            .bind(task_id)
-            .bind(max.get())
-            .bind(in_order);
+        let mut s = Stmt::new("INSERT INTO ax_task_limit (task_id, max_running, in_order) VALUES ");
+        s.push_list([Value::I64(task_id), Value::from(max.get()), Value::Bool(in_order)]);
+        let upsert = self.dialect().upsert(&["task_id"], &["max_running", "in_order"]);
+        s.push(&upsert);
         self.execute(s).await?;
         Ok(())
     }

@@ -172,14 +172,32 @@ async fn buffer_one_keeps_one_waiting_starts_it_when_the_active_one_ends_and_ski
 
 async fn buffer_all_runs_every_fire_one_at_a_time_in_fire_order(db: &TestDb) {
     let store = db.store().await;
-    create(&store, "ball", every_second(ConcurrencyPolicy::BufferAll), t0()).await;
+    let mut c = every_second(ConcurrencyPolicy::BufferAll);
+    c.retry = RetryPolicy { max_retries: 1, backoff: Backoff::List { delays_us: vec![10_000_000] } };
+    create(&store, "ball", c, t0()).await;
     let mut ids = Vec::new();
     for s in 1..=3 {
         ids.extend(fire(&store, at(s)).await.created.iter().map(|c| c.0));
     }
     assert_eq!(ids.len(), 3, "every fire is kept");
+    // The first fails and waits 10 s for its retry: the others wait behind it, though they are due.
+    assert_eq!(claim_ready(&store, at(4)).await, vec![ids[0]]);
+    let failed = store.get_instance(ids[0]).await.expect("get").expect("instance");
+    let op = WorkerOp::Result(Completion {
+        instance_id: ids[0],
+        attempt: failed.attempt,
+        session_id: "s1".into(),
+        worker_id: "w1".into(),
+        end: AttemptEnd::Failed { message: "try again".into(), retryable: true },
+        finished_at: None,
+    });
+    let lease = add(at(4), Duration::from_secs(60));
+    apply_worker_ops(&store, &[op], at(4), lease, "axd-test", &Traces::off(), &RoutingState::default())
+        .await
+        .expect("result");
+    assert!(claim_ready(&store, at(5)).await.is_empty(), "the retry of the first holds the others back");
     for (n, id) in ids.iter().enumerate() {
-        let now = at(4 + n as u64);
+        let now = at(14 + n as u64);
         assert_eq!(claim_ready(&store, now).await, vec![*id], "only the oldest unfinished one starts");
         assert!(claim_ready(&store, now).await.is_empty());
         end(&store, *id, now, Ok("")).await;
@@ -214,12 +232,15 @@ async fn a_pause_with_an_end_holds_fires_and_resumes_without_catching_up(db: &Te
     let p = Pause { at: t0(), by: "alice".into(), note: "db migration".into(), until: Some(at(300)) };
     let next = next_fire_from(&task.config, &Default::default(), Some(&p), t0());
     assert_eq!(next, Some(at(300)));
+    // Here only the pause is written, and the next fire stays 10:01 (as when a fixed delay's run
+    // ends during a pause): the trigger claims the task then, and holds it until the pause's end.
     let mut tx = store.begin().await.expect("tx");
     tx.set_pause(task.id, Some(&p)).await.expect("pause");
-    tx.set_next_fire(task.id, next).await.expect("next");
     tx.commit().await.expect("commit");
     for m in 1..=4 {
         assert!(fire(&store, at(60 * m)).await.created.is_empty(), "nothing fires during the pause");
+        let held = store.get_task("paused").await.expect("get").expect("task");
+        assert_eq!(held.next_fire_at, Some(at(300)), "held until the pause's end");
     }
     let round = fire(&store, at(300)).await;
     assert_eq!(round.created.len(), 1, "the first fire after the pause, and no catch-up");

@@ -1167,7 +1167,7 @@ async fn a_run_prints_as_a_tree_and_an_instance_shows_both_directions() {
         "{}",
         get.stdout
     );
-    assert!(get.stdout.contains(&format!("created (downstream):\n  ID  TASK")), "{}", get.stdout);
+    assert!(get.stdout.contains("created (downstream):\n  ID  TASK"), "{}", get.stdout);
     assert!(get.stdout.contains(HOSTILE_ESCAPED), "{}", get.stdout);
     let json = fake.axctl(&["instance", "get", "12", "-o", "json"]).await.json();
     assert_eq!(

@@ -304,7 +304,14 @@ async fn a_chain_runs_the_next_task_with_the_output_and_links_both_ways(db: &Tes
     let params: serde_json::Value = serde_json::from_str(&p.params).expect("json");
     assert_eq!(params["failure"]["instance_id"].as_i64(), Some(failing));
     assert_eq!(instances(&admin, "load").await.len(), 1);
-    assert_eq!(runs.lock().expect("lock").iter().filter(|r| r.task == "load").count(), 1);
+    let ran: Vec<Step> = runs.lock().expect("lock").iter().filter(|r| r.task == "load").cloned().collect();
+    assert_eq!(ran.len(), 1);
+    assert_eq!(ran[0].instance, l.id);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&ran[0].params).expect("json")["extract"],
+        first,
+        "the worker got it"
+    );
     let e = admin.get_run(pb::GetRunRequest { run_id: l.id }).await.expect_err("not a first instance");
     assert_eq!(e.code(), Code::NotFound);
     let _ = stop.send(());

@@ -11,7 +11,7 @@ use ax_scheduler::{
         apply::{apply_worker_ops, retry_instance},
     },
     loops::{
-        backfill::{RangeError, backfill, fires_between},
+        backfill::{RangeError, Request, backfill, fires_between},
         dispatch::{Skips, claim},
         intake::consume_intake,
         trigger::{EnginePlanner, TriggerRound, trigger_due, trigger_manual},
@@ -333,14 +333,29 @@ async fn backfill_creates_each_missing_fire_once_in_order_and_a_dry_run_creates_
     let by_schedule = fire(&store, t0()).await.created[0].0;
     let fires = fires_between(&task, &Default::default(), t0(), at(4 * 3600), now).expect("range");
     assert_eq!(fires, vec![t0(), at(3600), at(7200), at(3 * 3600)], "from is included, to is not");
-    let dry = backfill(&store, &task, &fires, true, now, "alice", "axd-test", &Traces::off()).await.expect("dry run");
+    let dry = backfill(
+        &store,
+        &task,
+        Request { fires: &fires, dry_run: true, now, actor: "alice" },
+        "axd-test",
+        &Traces::off(),
+    )
+    .await
+    .expect("dry run");
     assert_eq!(
         dry.iter().map(|f| (f.created, f.instance_id)).collect::<Vec<_>>(),
         [(false, Some(by_schedule)), (true, None), (true, None), (true, None)]
     );
     assert_eq!(instances(&store, "hourly").await.len(), 1, "a dry run creates nothing");
-    let done =
-        backfill(&store, &task, &fires, false, now, "alice", "axd-test", &Traces::off()).await.expect("backfill");
+    let done = backfill(
+        &store,
+        &task,
+        Request { fires: &fires, dry_run: false, now, actor: "alice" },
+        "axd-test",
+        &Traces::off(),
+    )
+    .await
+    .expect("backfill");
     assert_eq!(done.iter().filter(|f| f.created).count(), 3);
     let all = instances(&store, "hourly").await;
     let backfilled: Vec<&Instance> = all.iter().filter(|i| i.source == InstanceSource::Backfill).collect();
@@ -350,7 +365,15 @@ async fn backfill_creates_each_missing_fire_once_in_order_and_a_dry_run_creates_
         "in time order"
     );
     assert!(backfilled.windows(2).all(|w| w[0].available_at < w[1].available_at && w[0].available_at >= now));
-    let again = backfill(&store, &task, &fires, false, now, "alice", "axd-test", &Traces::off()).await.expect("again");
+    let again = backfill(
+        &store,
+        &task,
+        Request { fires: &fires, dry_run: false, now, actor: "alice" },
+        "axd-test",
+        &Traces::off(),
+    )
+    .await
+    .expect("again");
     assert!(again.iter().all(|f| !f.created && f.instance_id.is_some()), "a second run creates nothing");
     assert_eq!(instances(&store, "hourly").await.len(), 4);
     let events = store.task_events(task.id, 10).await.expect("events");

@@ -87,18 +87,29 @@ pub struct BackfilledFire {
     pub created: bool,
 }
 
-/// Backfills `fires` of `task` (from [`fires_between`]): creates the missing instances, or with
-/// `dry_run` only says which it would create. Records a BACKFILLED task event naming `actor`.
+/// What a backfill is asked to do.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The fire times (from [`fires_between`]).
+    pub fires: &'a [Ts],
+    /// Only say which instances it would create.
+    pub dry_run: bool,
+    /// The database's time.
+    pub now: Ts,
+    /// Who asked (the BACKFILLED task event and the instances' trails name them).
+    pub actor: &'a str,
+}
+
+/// Backfills `req.fires` of `task`: creates the missing instances, or in a dry run only says which
+/// it would create. Records a BACKFILLED task event naming the actor.
 pub async fn backfill(
     store: &Store,
     task: &Task,
-    fires: &[Ts],
-    dry_run: bool,
-    now: Ts,
-    actor: &str,
+    req: Request<'_>,
     scheduler_id: &str,
     traces: &Traces,
 ) -> StoreResult<Vec<BackfilledFire>> {
+    let Request { fires, dry_run, now, actor } = req;
     let started = std::time::SystemTime::now();
     let mut tx = store.begin().await?;
     let keys: Vec<String> = fires.iter().map(|t| fire_key(*t)).collect();

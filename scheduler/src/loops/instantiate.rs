@@ -35,8 +35,20 @@ pub struct Spawned {
     pub pending: Vec<(i64, String, Ts)>,
     changes: Changes,
     tally: crate::prometheus::Tally,
-    /// Roots to trace: (id, task name, app, traceparent, source, status, fire time).
-    traced: Vec<(i64, String, String, Option<String>, InstanceSource, InstanceStatus, Ts)>,
+    /// Roots to trace.
+    traced: Vec<Traced>,
+}
+
+/// A created root instance whose span is recorded after the commit.
+#[derive(Debug)]
+struct Traced {
+    id: i64,
+    task: String,
+    app: String,
+    trace_parent: Option<String>,
+    source: InstanceSource,
+    status: InstanceStatus,
+    fire_at: Ts,
 }
 
 impl Spawned {
@@ -45,8 +57,8 @@ impl Spawned {
         self.changes.log();
         self.tally.record();
         let span = (started, std::time::SystemTime::now());
-        for (id, task, app, tp, source, status, fire_at) in self.traced {
-            traces.created(tp.as_deref(), id, &task, &app, source, status, fire_at, span);
+        for t in self.traced {
+            traces.created(t.trace_parent.as_deref(), t.id, &t.task, &t.app, t.source, t.status, t.fire_at, span);
         }
     }
 
@@ -132,15 +144,15 @@ pub async fn spawn(
             Some(("status", s.new.status.as_str())),
             1,
         );
-        out.traced.push((
-            *id,
-            task.name.clone(),
-            task.config.app.clone(),
-            s.new.trace_parent.clone(),
-            s.new.source,
-            s.new.status,
-            s.new.fire_at,
-        ));
+        out.traced.push(Traced {
+            id: *id,
+            task: task.name.clone(),
+            app: task.config.app.clone(),
+            trace_parent: s.new.trace_parent.clone(),
+            source: s.new.source,
+            status: s.new.status,
+            fire_at: s.new.fire_at,
+        });
     }
     let kid_rows: Vec<InstanceRow<'_>> = kids.iter().map(|(t, k)| InstanceRow { task: tasks[*t], new: k }).collect();
     let kid_ids = tx.insert_instances(&kid_rows, now).await?;

@@ -137,8 +137,8 @@ impl AdminApi {
         })?;
         let actor = grant.identity.actor();
         let (core, id) = (&self.core, &self.core.scheduler_id);
-        let done =
-            backfill::backfill(&core.pools.admin, &task, &fires, r.dry_run, now, &actor, id, &core.traces).await?;
+        let req = backfill::Request { fires: &fires, dry_run: r.dry_run, now, actor: &actor };
+        let done = backfill::backfill(&core.pools.admin, &task, req, id, &core.traces).await?;
         let created = done.iter().filter(|f| f.created).count();
         if created > 0 && !r.dry_run {
             self.core.signals.dispatch.notify_one();

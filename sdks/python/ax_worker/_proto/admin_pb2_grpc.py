@@ -359,7 +359,8 @@ class AdminServiceServicer:
     def ListAuditEntries(self, request, context):
         """Lists the audit trail, newest first: one entry per mutating call (CreateTask, UpdateTask,
         DeleteTask, EnableTask, DisableTask, TriggerTask, CancelInstance, RetryInstance,
-        CreateAlertRule, DeleteAlertRule, TestAlertRule, SetAppLimit, DeleteAppLimit), whether it
+        CreateAlertRule, DeleteAlertRule, TestAlertRule, SetAppLimit, DeleteAppLimit, PauseTask,
+        ResumeTask, BackfillTask (not a dry run), CreateCalendar, UpdateCalendar, DeleteCalendar), whether it
         succeeded, failed or was denied. Needs a read role; only entries of apps in the caller's scope
         are returned (entries without an app, e.g. for a task that does not exist, need scope `*`).
         Entries older than axd's --audit-retention (default 90 days) are purged.

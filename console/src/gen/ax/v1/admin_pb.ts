@@ -18,7 +18,10 @@
 //   (trust domain `ax` unless axd's --trust-domain says otherwise). Read calls need role `viewer`,
 //   `operator` or `admin`; TriggerTask, EnableTask, DisableTask, CancelInstance and RetryInstance
 //   need `operator` or `admin`; CreateTask, UpdateTask and DeleteTask need `admin`; SetAppLimit and
-//   DeleteAppLimit need `admin`, ListAppLimits a read role. Of the alert
+//   DeleteAppLimit need `admin`, ListAppLimits a read role. PauseTask, ResumeTask and BackfillTask
+//   need `operator` or `admin`; GetRun, GetCalendar and ListCalendars a read role; CreateCalendar,
+//   UpdateCalendar and DeleteCalendar `admin` with scope `*` (calendars are shared by every app).
+//   Of the alert
 //   calls, ListAlertRules and ListAlertDeliveries need a read role, TestAlertRule `operator` or
 //   `admin`, CreateAlertRule and DeleteAlertRule `admin`. Each call acts
 //   only on the apps of the caller's scope (axd's --scope NAME=APP,... or NAME=*; none by default):
@@ -618,9 +621,9 @@ export type TaskSpec = Message<"ax.v1.TaskSpec"> & {
    * when its parent does), each with this task's output merged into its params (the target's params
    * with the output's top-level fields over them when both are JSON objects; another output is put
    * in field `output`). The new instance's chained_from is the finished one, in its workflow run.
-   * Created in the transaction that records the final state, with idempotency key
-   * "chain:<instance id>" in the target task's key space: exactly once per finished instance. Each
-   * must exist; at most 32; no cycle through chains and DAG edges.
+   * Created in the transaction that records the final state, with idempotency key "chain:" and the
+   * finished instance's id (e.g. "chain:42") in the target task's key space: exactly once per
+   * finished instance. Each must exist; at most 32; no cycle through chains and DAG edges.
    *
    * @generated from field: repeated string on_success = 30;
    */
@@ -637,8 +640,8 @@ export type TaskSpec = Message<"ax.v1.TaskSpec"> & {
 
   /**
    * A DAG: this task's upstream tasks. It fires once per workflow run in which an instance of each of
-   * them succeeded (idempotency key "run:<run id>"), with their outputs (JSON objects) merged into
-   * its params in this order. A run starts at an instance no chain or DAG edge created (its id is the
+   * them succeeded (idempotency key "run:" and the run id, e.g. "run:42"), with their outputs (JSON
+   * objects) merged into its params in this order. A run starts at an instance no chain or DAG edge created (its id is the
    * run id) and includes what chains and DAG edges create from it, so the upstreams must share an
    * ancestor. Each must exist; at most 32; no cycle.
    *
@@ -5343,7 +5346,8 @@ export const AdminService: GenService<{
   /**
    * Lists the audit trail, newest first: one entry per mutating call (CreateTask, UpdateTask,
    * DeleteTask, EnableTask, DisableTask, TriggerTask, CancelInstance, RetryInstance,
-   * CreateAlertRule, DeleteAlertRule, TestAlertRule, SetAppLimit, DeleteAppLimit), whether it
+   * CreateAlertRule, DeleteAlertRule, TestAlertRule, SetAppLimit, DeleteAppLimit, PauseTask,
+   * ResumeTask, BackfillTask (not a dry run), CreateCalendar, UpdateCalendar, DeleteCalendar), whether it
    * succeeded, failed or was denied. Needs a read role; only entries of apps in the caller's scope
    * are returned (entries without an app, e.g. for a task that does not exist, need scope `*`).
    * Entries older than axd's --audit-retention (default 90 days) are purged.

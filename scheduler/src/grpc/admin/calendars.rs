@@ -47,7 +47,7 @@ impl AdminApi {
         n: &mut Note,
     ) -> Result<pb::CreateCalendarResponse> {
         let grant = self.caller(req, Access::Manage, n)?;
-        grant.all_apps("calendars (shared by the tasks of every app)")?;
+        grant.all_apps("changing a calendar (shared by the tasks of every app)")?;
         let c = req.get_ref().calendar.as_ref().ok_or_else(|| Error::invalid("calendar", "is required"))?;
         let cal = calendar_from_pb(c, &grant.identity.actor(), self.now())?;
         let mut tx = self.core.pools.admin.begin().await?;
@@ -69,7 +69,7 @@ impl AdminApi {
         n: &mut Note,
     ) -> Result<pb::UpdateCalendarResponse> {
         let grant = self.caller(req, Access::Manage, n)?;
-        grant.all_apps("calendars (shared by the tasks of every app)")?;
+        grant.all_apps("changing a calendar (shared by the tasks of every app)")?;
         let c = req.get_ref().calendar.as_ref().ok_or_else(|| Error::invalid("calendar", "is required"))?;
         let now = self.now();
         let mut cal = calendar_from_pb(c, &grant.identity.actor(), now)?;
@@ -133,7 +133,7 @@ impl AdminApi {
         n: &mut Note,
     ) -> Result<pb::DeleteCalendarResponse> {
         let grant = self.caller(req, Access::Manage, n)?;
-        grant.all_apps("calendars (shared by the tasks of every app)")?;
+        grant.all_apps("changing a calendar (shared by the tasks of every app)")?;
         let name = &req.get_ref().name;
         validate::task_name("name", name)?;
         let mut tx = self.core.pools.admin.begin().await?;

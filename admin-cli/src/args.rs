@@ -188,6 +188,37 @@ pub fn parse_duration_or_default(text: &str) -> Result<Setting<prost_types::Dura
     }
 }
 
+/// `--start-at`, `--end-at`: an RFC 3339 instant ([`parse_timestamp`]), or `none` to clear it.
+pub fn parse_timestamp_or_none(text: &str) -> Result<Setting<prost_types::Timestamp>, String> {
+    match text {
+        "none" => Ok(Setting::Unset),
+        _ => parse_timestamp(text).map(Setting::Value).map_err(|e| format!("{e}; or `none`")),
+    }
+}
+
+/// `--jitter`: a duration ([`parse_duration`]), or `none` to clear it.
+pub fn parse_duration_or_none(text: &str) -> Result<Setting<prost_types::Duration>, String> {
+    match text {
+        "none" => Ok(Setting::Unset),
+        _ => parse_duration(text).map(Setting::Value).map_err(|e| format!("{e}; or `none`")),
+    }
+}
+
+/// The items of one comma-separated flag value. A type of its own, so that clap takes the flag
+/// as one value (a `Vec` field would be read as a flag given several times).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct List(pub Vec<String>);
+
+/// A comma-separated list (`--exclude`, `--on-success`, `--dates`, ...): its items without
+/// surrounding spaces; an empty text is the empty list (which clears the field on update).
+pub fn parse_list(text: &str) -> Result<List, String> {
+    let items: Vec<String> = text.split(',').map(str::trim).map(str::to_owned).collect();
+    if items.len() > 1 && items.iter().any(String::is_empty) {
+        return Err("an empty item; expected A,B,C (or '' for none)".to_owned());
+    }
+    Ok(List(items.into_iter().filter(|i| !i.is_empty()).collect()))
+}
+
 /// A finite decimal number such as `2.5` or `0.001` (Rust's own float parser also takes `NaN` and
 /// `inf`, which no rate means). The range is the server's.
 pub fn parse_rate(text: &str) -> Result<f64, String> {
@@ -233,20 +264,31 @@ impl From<Misfire> for MisfirePolicy {
     }
 }
 
-/// `--concurrency`: whether instances of one task may overlap.
+/// `--concurrency`: the overlap policy, what a scheduled fire does while an earlier instance of
+/// the task is unfinished.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Concurrency {
     /// Instances may overlap.
     Allow,
-    /// A fire while an earlier instance is unfinished is recorded as SKIPPED.
-    Forbid,
+    /// The fire is recorded as SKIPPED (FORBID on the wire; `forbid` is accepted too).
+    #[value(alias = "forbid")]
+    Skip,
+    /// The fire waits behind the active instance; a fire while one already waits is SKIPPED.
+    BufferOne,
+    /// Every fire waits its turn (up to --max-pending waiting).
+    BufferAll,
+    /// The fire cancels the active instances and runs.
+    CancelOther,
 }
 
 impl From<Concurrency> for ConcurrencyPolicy {
     fn from(value: Concurrency) -> Self {
         match value {
             Concurrency::Allow => ConcurrencyPolicy::Allow,
-            Concurrency::Forbid => ConcurrencyPolicy::Forbid,
+            Concurrency::Skip => ConcurrencyPolicy::Forbid,
+            Concurrency::BufferOne => ConcurrencyPolicy::BufferOne,
+            Concurrency::BufferAll => ConcurrencyPolicy::BufferAll,
+            Concurrency::CancelOther => ConcurrencyPolicy::CancelOther,
         }
     }
 }

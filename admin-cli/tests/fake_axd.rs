@@ -29,6 +29,10 @@ struct Seen {
     limit_deleted: Option<String>,
     /// The status filter of the last ListInstances.
     listed_status: Option<i32>,
+    triggered: Option<TriggerTaskRequest>,
+    paused: Option<PauseTaskRequest>,
+    backfilled: Option<BackfillTaskRequest>,
+    calendar_created: Option<Calendar>,
     /// Whether the last call came with a client certificate.
     client_cert: bool,
 }
@@ -75,8 +79,16 @@ fn stored_task(spec: Option<TaskSpec>) -> Task {
 fn preview() -> SchedulePreview {
     SchedulePreview {
         fires: vec![
-            Fire { time: ts(1_767_232_800, 0), local_time: "2026-01-01T02:00:00+00:00".into() },
-            Fire { time: ts(1_767_319_200, 0), local_time: "2026-01-02T02:00:00+00:00".into() },
+            Fire {
+                time: ts(1_767_232_800, 0),
+                local_time: "2026-01-01T02:00:00+00:00".into(),
+                run_time: ts(1_767_232_800, 0),
+            },
+            Fire {
+                time: ts(1_767_319_200, 0),
+                local_time: "2026-01-02T02:00:00+00:00".into(),
+                run_time: ts(1_767_319_200, 0),
+            },
         ],
         fires_per_day: 1.0,
         warnings: vec!["this is a test warning".into()],
@@ -106,6 +118,9 @@ fn hostile_instance(id: i64) -> Instance {
 
 /// The id of the fake's one fan-out parent: WAITING, with two children.
 const PARENT_ID: i64 = 100;
+
+/// The id of the fake's chained instance: created by instance 1's success, upstream of 13.
+const CHAINED_ID: i64 = 12;
 
 /// The parent's children, by shard index: one done on w1, one still pending for w2.
 fn children() -> Vec<Instance> {
@@ -146,6 +161,19 @@ fn stored_limits() -> Vec<AppLimit> {
     ]
 }
 
+/// The one calendar: two dates, a description with hostile text.
+fn holidays() -> Calendar {
+    Calendar {
+        name: "holidays".into(),
+        description: HOSTILE.into(),
+        dates: vec!["2026-12-25".into(), "2027-01-01".into()],
+        created_by: "spiffe://ax/admin/admin".into(),
+        create_time: ts(1_767_225_600, 0),
+        updated_by: "spiffe://ax/admin/admin".into(),
+        update_time: ts(1_767_225_600, 0),
+    }
+}
+
 type Reply<T> = std::result::Result<Response<T>, Status>;
 
 #[tonic::async_trait]
@@ -178,7 +206,21 @@ impl AdminService for Fake {
     async fn disable_task(&self, _: Request<DisableTaskRequest>) -> Reply<DisableTaskResponse> {
         Err(Status::unimplemented("fake"))
     }
-    async fn trigger_task(&self, _: Request<TriggerTaskRequest>) -> Reply<TriggerTaskResponse> {
+    async fn trigger_task(&self, request: Request<TriggerTaskRequest>) -> Reply<TriggerTaskResponse> {
+        let request = request.into_inner();
+        self.seen.lock().expect("lock").triggered = Some(request.clone());
+        if request.when.is_some() {
+            // A delayed trigger: created now, to run ten minutes later.
+            let instance = Instance {
+                id: 11,
+                task_name: "nightly".into(),
+                status: InstanceStatus::Pending as i32,
+                create_time: ts(1_767_261_600, 0),
+                available_time: ts(1_767_262_200, 0),
+                ..Instance::default()
+            };
+            return Ok(Response::new(TriggerTaskResponse { instance: Some(instance), created: true }));
+        }
         Ok(Response::new(TriggerTaskResponse { instance: Some(hostile_instance(9)), created: false }))
     }
     async fn preview_schedule(&self, request: Request<PreviewScheduleRequest>) -> Reply<PreviewScheduleResponse> {
@@ -209,6 +251,21 @@ impl AdminService for Fake {
         }))
     }
     async fn get_instance(&self, request: Request<GetInstanceRequest>) -> Reply<GetInstanceResponse> {
+        if request.get_ref().id == CHAINED_ID {
+            let linked = |id, task: &str| Instance {
+                id,
+                task_name: task.into(),
+                status: InstanceStatus::Success as i32,
+                run_id: 1,
+                ..Instance::default()
+            };
+            return Ok(Response::new(GetInstanceResponse {
+                instance: Some(Instance { chained_from: 1, run_id: 1, ..linked(CHAINED_ID, "load") }),
+                upstream: vec![InstanceLink { instance: Some(linked(1, "extract")), kind: LinkKind::OnSuccess as i32 }],
+                downstream: vec![InstanceLink { instance: Some(linked(13, HOSTILE)), kind: LinkKind::AfterAll as i32 }],
+                ..GetInstanceResponse::default()
+            }));
+        }
         if request.get_ref().id == PARENT_ID {
             let parent = Instance {
                 id: PARENT_ID,
@@ -221,6 +278,7 @@ impl AdminService for Fake {
                 instance: Some(parent),
                 events: vec![],
                 children: children(),
+                ..GetInstanceResponse::default()
             }));
         }
         let event = |seconds, nanos, from: InstanceStatus, to: InstanceStatus| InstanceEvent {
@@ -247,6 +305,7 @@ impl AdminService for Fake {
                 event(1_767_261_601, 304_000_000, InstanceStatus::Dispatched, InstanceStatus::Running),
             ],
             children: vec![],
+            ..GetInstanceResponse::default()
         }))
     }
     async fn cancel_instance(&self, _: Request<CancelInstanceRequest>) -> Reply<CancelInstanceResponse> {
@@ -373,6 +432,86 @@ impl AdminService for Fake {
             return Err(Status::not_found(format!("rate limit of app \"{app}\" {HOSTILE}")));
         }
         Ok(Response::new(DeleteAppLimitResponse {}))
+    }
+    /// Stores the pause (the note is the server's to keep: here, hostile text comes back).
+    async fn pause_task(&self, request: Request<PauseTaskRequest>) -> Reply<PauseTaskResponse> {
+        let request = request.into_inner();
+        self.seen.lock().expect("lock").paused = Some(request.clone());
+        let mut task = stored_task(None);
+        task.next_fire_time = request.until;
+        task.pause = Some(TaskPause {
+            actor: "spiffe://ax/admin/admin".into(),
+            note: format!("{} {HOSTILE}", request.note),
+            pause_time: ts(1_767_261_600, 0),
+            until: request.until,
+        });
+        Ok(Response::new(PauseTaskResponse { task: Some(task) }))
+    }
+    async fn resume_task(&self, _: Request<ResumeTaskRequest>) -> Reply<ResumeTaskResponse> {
+        Ok(Response::new(ResumeTaskResponse { task: Some(stored_task(None)) }))
+    }
+    /// Three hourly fires from `from`: the second had an instance; a dry run creates none.
+    async fn backfill_task(&self, request: Request<BackfillTaskRequest>) -> Reply<BackfillTaskResponse> {
+        let request = request.into_inner();
+        self.seen.lock().expect("lock").backfilled = Some(request.clone());
+        let from = request.from.map_or(0, |t| t.seconds);
+        let fire =
+            |n: i64, id: i64, created: bool| BackfilledFire { time: ts(from + 3600 * n, 0), instance_id: id, created };
+        let fires = if request.dry_run {
+            vec![fire(0, 0, true), fire(1, 5, false), fire(2, 0, true)]
+        } else {
+            vec![fire(0, 20, true), fire(1, 5, false), fire(2, 21, true)]
+        };
+        Ok(Response::new(BackfillTaskResponse { fires, created: 2 }))
+    }
+    async fn create_calendar(&self, request: Request<CreateCalendarRequest>) -> Reply<CreateCalendarResponse> {
+        let calendar = request.into_inner().calendar.unwrap_or_default();
+        self.seen.lock().expect("lock").calendar_created = Some(calendar.clone());
+        let stored =
+            Calendar { created_by: "spiffe://ax/admin/admin".into(), create_time: ts(1_767_261_600, 0), ..calendar };
+        Ok(Response::new(CreateCalendarResponse { calendar: Some(stored) }))
+    }
+    async fn update_calendar(&self, request: Request<UpdateCalendarRequest>) -> Reply<UpdateCalendarResponse> {
+        Ok(Response::new(UpdateCalendarResponse { calendar: request.into_inner().calendar }))
+    }
+    async fn get_calendar(&self, request: Request<GetCalendarRequest>) -> Reply<GetCalendarResponse> {
+        if request.get_ref().name != "holidays" {
+            return Err(Status::not_found(format!("calendar {:?} not found", request.get_ref().name)));
+        }
+        Ok(Response::new(GetCalendarResponse {
+            calendar: Some(holidays()),
+            tasks: vec!["nightly".into(), HOSTILE.into()],
+        }))
+    }
+    async fn list_calendars(&self, _: Request<ListCalendarsRequest>) -> Reply<ListCalendarsResponse> {
+        Ok(Response::new(ListCalendarsResponse { calendars: vec![holidays()] }))
+    }
+    async fn delete_calendar(&self, _: Request<DeleteCalendarRequest>) -> Reply<DeleteCalendarResponse> {
+        Err(Status::failed_precondition("calendar \"holidays\" is used by task(s) nightly; change them first"))
+    }
+    /// Run 1: extract (1) -> load (12) on success, and load -> report (13) after all.
+    async fn get_run(&self, request: Request<GetRunRequest>) -> Reply<GetRunResponse> {
+        if request.get_ref().run_id != 1 {
+            return Err(Status::not_found("run 2 (the id of the first instance of a run) not found"));
+        }
+        let node = |id, task: &str, status: InstanceStatus, from| Instance {
+            id,
+            task_name: task.into(),
+            status: status as i32,
+            run_id: 1,
+            chained_from: from,
+            ..Instance::default()
+        };
+        let edge = |from, to, kind: LinkKind| RunEdge { from_instance_id: from, to_instance_id: to, kind: kind as i32 };
+        Ok(Response::new(GetRunResponse {
+            run_id: 1,
+            instances: vec![
+                node(1, "extract", InstanceStatus::Success, 0),
+                node(12, "load", InstanceStatus::Success, 1),
+                node(13, HOSTILE, InstanceStatus::Pending, 12),
+            ],
+            edges: vec![edge(1, 12, LinkKind::OnSuccess), edge(12, 13, LinkKind::AfterAll)],
+        }))
     }
     async fn get_cluster_stats(&self, request: Request<GetClusterStatsRequest>) -> Reply<GetClusterStatsResponse> {
         let has_cert = request.peer_certs().is_some_and(|certs| !certs.is_empty());
@@ -893,4 +1032,146 @@ async fn instance_list_filters_and_shows_waiting_parents() {
     assert_eq!(row[..3], ["100", "fanout", "WAITING"], "{}", out.stdout);
     let json = fake.axctl(&["instance", "list", "--status", "WAITING", "-o", "json"]).await.json();
     assert_eq!(json["instances"][0]["status"], "WAITING");
+}
+
+#[tokio::test]
+async fn pause_sends_the_note_and_until_and_shows_who_why_and_until_when() {
+    let fake = Harness::start("pause").await;
+    let out = fake
+        .axctl(&["task", "pause", "nightly", "--note", "db migration", "--until", "2026-01-01T12:00:00Z", "-o", "json"])
+        .await
+        .json();
+    let sent = fake.seen.lock().expect("lock").paused.clone().expect("pause was called");
+    assert_eq!((sent.name.as_str(), sent.note.as_str()), ("nightly", "db migration"));
+    assert_eq!(sent.until, ts(1_767_268_800, 0));
+    assert_eq!(out["task"]["pause"]["until"], "2026-01-01T12:00:00Z");
+    assert_eq!(out["task"]["pause"]["note"], format!("db migration {HOSTILE}"), "JSON keeps server text exact");
+    let text = fake.axctl(&["task", "pause", "nightly", "--note", "db migration"]).await;
+    assert_eq!(text.code, Some(0), "{}", text.stderr);
+    assert!(
+        text.stdout
+            .contains(&format!("\npaused by spiffe://ax/admin/admin until resumed: db migration {HOSTILE_ESCAPED}")),
+        "{}",
+        text.stdout
+    );
+    let missing = fake.axctl(&["task", "pause", "nightly"]).await;
+    assert_eq!(missing.code, Some(1), "--note is required: {}", missing.stderr);
+    assert!(missing.stderr.contains("--note"), "{}", missing.stderr);
+    let resumed = fake.axctl(&["task", "resume", "nightly", "-o", "json"]).await.json();
+    assert_eq!(resumed["task"]["pause"], Value::Null);
+}
+
+#[tokio::test]
+async fn trigger_later_sends_run_at_or_delay() {
+    let fake = Harness::start("trigger-later").await;
+    let out = fake.axctl(&["task", "trigger", "nightly", "--after", "10m"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout.lines().next(), Some("created instance 11, to run at 2026-01-01T10:10:00Z"));
+    let sent = fake.seen.lock().expect("lock").triggered.clone().expect("trigger was called");
+    assert_eq!(sent.when, Some(trigger_task_request::When::Delay(secs(600))));
+    fake.axctl(&["task", "trigger", "nightly", "--at", "2026-01-01T10:10:00Z", "-o", "json"]).await.json();
+    let sent = fake.seen.lock().expect("lock").triggered.clone().expect("trigger was called");
+    assert_eq!(
+        sent.when,
+        Some(trigger_task_request::When::RunAt(prost_types::Timestamp { seconds: 1_767_262_200, nanos: 0 }))
+    );
+}
+
+#[tokio::test]
+async fn backfill_sends_the_range_and_lists_each_fire() {
+    let fake = Harness::start("backfill").await;
+    let args =
+        ["task", "backfill", "nightly", "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-01T03:00:00Z", "--dry-run"];
+    let out = fake.axctl(&args).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let sent = fake.seen.lock().expect("lock").backfilled.clone().expect("backfill was called");
+    assert_eq!((sent.from, sent.to, sent.dry_run), (ts(1_767_225_600, 0), ts(1_767_236_400, 0), true));
+    assert_eq!(
+        out.stdout,
+        "dry run: would create 2 of 3 fire(s) of task nightly (1 have an instance); nothing was created\n\
+         FIRE TIME             INSTANCE\n\
+         2026-01-01T00:00:00Z  -         would create\n\
+         2026-01-01T01:00:00Z  5         existed\n\
+         2026-01-01T02:00:00Z  -         would create\n"
+    );
+    let json = fake.axctl(&args[..7].iter().copied().chain(["-o", "json"]).collect::<Vec<_>>()).await.json();
+    assert_eq!(json["created"], 2);
+    assert_eq!(
+        json["fires"][0],
+        serde_json::json!({"time": "2026-01-01T00:00:00Z", "instance_id": 20, "created": true})
+    );
+}
+
+#[tokio::test]
+async fn calendars_are_created_listed_shown_and_refused_deletion_while_used() {
+    let fake = Harness::start("calendars").await;
+    let out = fake
+        .axctl(&[
+            "calendar",
+            "create",
+            "holidays",
+            "--dates",
+            "2026-12-25,2027-01-01",
+            "--description",
+            "public",
+            "-o",
+            "json",
+        ])
+        .await
+        .json();
+    let sent = fake.seen.lock().expect("lock").calendar_created.clone().expect("create was called");
+    assert_eq!(sent.dates, ["2026-12-25", "2027-01-01"]);
+    assert_eq!(out["dates"][1], "2027-01-01");
+    let get = fake.axctl(&["calendar", "get", "holidays"]).await;
+    assert_eq!(get.code, Some(0), "{}", get.stderr);
+    assert!(get.stdout.contains(&format!("description:  {HOSTILE_ESCAPED}\n")), "{}", get.stdout);
+    assert!(get.stdout.contains(&format!("used by:      nightly, {HOSTILE_ESCAPED}\n")), "{}", get.stdout);
+    let list = fake.axctl(&["calendar", "list"]).await;
+    assert!(
+        list.stdout.starts_with(
+            "NAME      DATES  FIRST       LAST        DESCRIPTION\nholidays  2      2026-12-25  2027-01-01  "
+        ),
+        "{}",
+        list.stdout
+    );
+    let del = fake.axctl(&["calendar", "delete", "holidays"]).await;
+    assert_eq!(del.code, Some(1));
+    assert_eq!(
+        del.stderr.trim_end(),
+        "error: FailedPrecondition: calendar \"holidays\" is used by task(s) nightly; change them first"
+    );
+}
+
+#[tokio::test]
+async fn a_run_prints_as_a_tree_and_an_instance_shows_both_directions() {
+    let fake = Harness::start("runs").await;
+    let out = fake.axctl(&["run", "get", "1"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "run 1: 3 instance(s)\n1 extract SUCCESS\n└─ 12 load SUCCESS [on-success]\n   └─ 13 {HOSTILE_ESCAPED} PENDING [after-all]\n"
+        )
+    );
+    let json = fake.axctl(&["run", "get", "1", "-o", "json"]).await.json();
+    assert_eq!(json["edges"][1]["kind"], "AFTER_ALL");
+    let missing = fake.axctl(&["run", "get", "2"]).await;
+    assert_eq!(missing.code, Some(1));
+    let get = fake.axctl(&["instance", "get", "12"]).await;
+    assert_eq!(get.code, Some(0), "{}", get.stderr);
+    assert!(get.stdout.contains("\nchained from:     1\n"), "{}", get.stdout);
+    assert!(
+        get.stdout.contains(
+            "created by (upstream):\n  ID  TASK     STATUS   LINK        RUN\n  1   extract  SUCCESS  on-success  1\n"
+        ),
+        "{}",
+        get.stdout
+    );
+    assert!(get.stdout.contains("created (downstream):\n  ID  TASK"), "{}", get.stdout);
+    assert!(get.stdout.contains(HOSTILE_ESCAPED), "{}", get.stdout);
+    let json = fake.axctl(&["instance", "get", "12", "-o", "json"]).await.json();
+    assert_eq!(
+        (&json["upstream"][0]["kind"], &json["downstream"][0]["instance"]["id"]),
+        (&serde_json::json!("ON_SUCCESS"), &serde_json::json!(13))
+    );
 }

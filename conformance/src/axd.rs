@@ -147,6 +147,7 @@ impl Admin {
                 name: name.into(),
                 params: Some(params.into()),
                 idempotency_key: String::new(),
+                when: None,
             })
             .await
             .with_context(|| format!("triggering task {name}"))?

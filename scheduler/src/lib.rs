@@ -1,7 +1,8 @@
 //! axd, the ax scheduler, as a library.
 //!
 //! - [`store`]: a thin executor over SQLite, PostgreSQL and MySQL/MariaDB (no decisions);
-//! - [`model`], [`schedule`], [`cron`]: the domain, schedules and the trigger engine;
+//! - [`model`], [`schedule`], [`cron`], [`window`]: the domain, schedules, their windows and jitter,
+//!   and the trigger engine;
 //! - [`lifecycle`]: the instance state machine and the transactions that apply it;
 //! - [`loops`]: the trigger, dispatch and sweeper loops, one file each;
 //! - [`worker`]: worker sessions (stream, registry, leases, commands, the group-commit writer);
@@ -37,4 +38,5 @@ pub mod text;
 pub mod traces;
 pub mod transport;
 pub mod validate;
+pub mod window;
 pub mod worker;

@@ -9,9 +9,10 @@ use std::time::Duration;
 use crate::{
     cron::{CronError, CronExpr},
     model::{
-        InstanceSource, MisfirePolicy, Schedule, TaskEventKind, Ts, add, duration_micros, from_micros, latest,
-        to_micros,
+        InstanceSource, MisfirePolicy, Schedule, TaskConfig, TaskEventKind, Ts, add, duration_micros, from_micros,
+        latest, to_micros,
     },
+    window::{Verdict, Window},
 };
 
 /// A fire time, unless it is past [`latest`]: no schedule fires after 9999-12-31T23:59:59Z.
@@ -45,9 +46,75 @@ pub enum Compiled {
     },
     /// Never by itself.
     Manual,
+    /// Another schedule's fires that a task's active window and excluded dates keep.
+    Windowed(Box<Windowed>),
+}
+
+/// A schedule whose fires are filtered by a [`Window`].
+#[derive(Debug, Clone)]
+pub struct Windowed {
+    /// The schedule (never itself windowed).
+    pub inner: Compiled,
+    /// What it keeps.
+    pub window: Window,
 }
 
 impl Compiled {
+    /// Compiles a task's schedule with its window (`calendar`: the dates of its named calendar, if
+    /// any); without a window this is [`Compiled::compile`].
+    pub fn for_task(
+        config: &TaskConfig,
+        calendar: &std::collections::BTreeSet<chrono::NaiveDate>,
+    ) -> Result<Compiled, CronError> {
+        let inner = Compiled::compile(&config.schedule)?;
+        let tz = match &inner {
+            Compiled::Cron(c) => c.time_zone(),
+            _ => chrono_tz::UTC,
+        };
+        let window = Window::new(&config.timing, calendar, tz);
+        if window.is_open() {
+            return Ok(inner);
+        }
+        Ok(Compiled::Windowed(Box::new(Windowed { inner, window })))
+    }
+
+    /// The schedule without its window.
+    pub fn base(&self) -> &Compiled {
+        match self {
+            Compiled::Windowed(w) => &w.inner,
+            other => other,
+        }
+    }
+
+    /// The window, if the task has one.
+    pub fn window(&self) -> Option<&Window> {
+        match self {
+            Compiled::Windowed(w) => Some(&w.window),
+            _ => None,
+        }
+    }
+
+    /// The first fire of the unfiltered schedule at or after `t` (for interval kinds without a fire
+    /// grid, `t` itself).
+    fn at_or_after(&self, t: Ts) -> Option<Ts> {
+        match self {
+            Compiled::Cron(_) | Compiled::FixedRate { .. } => self.next_at_or_after(t),
+            Compiled::FixedDelay { .. } => Some(t),
+            Compiled::OneTime { at } => (*at >= t).then_some(*at),
+            Compiled::Manual => None,
+            Compiled::Windowed(w) => w.keep(w.inner.at_or_after(t)),
+        }
+    }
+
+    /// The first fire kept at or after `t`, a fire time this schedule (or its database row) holds:
+    /// `t` itself unless the window skips it (a calendar changed since it was computed, a fixed
+    /// delay that ends on an excluded date).
+    pub fn settle(&self, t: Ts) -> Option<Ts> {
+        match self {
+            Compiled::Windowed(w) => w.keep(Some(t)),
+            _ => Some(t),
+        }
+    }
     /// Compiles a stored or validated schedule.
     pub fn compile(s: &Schedule) -> Result<Compiled, CronError> {
         Ok(match s {
@@ -75,6 +142,7 @@ impl Compiled {
             }
             Compiled::OneTime { at } => (*at >= now).then_some(*at),
             Compiled::Manual => None,
+            Compiled::Windowed(w) => w.keep(w.inner.first_fire(now)),
         })
     }
 
@@ -93,6 +161,7 @@ impl Compiled {
                 Some(from_micros(start_us.checked_add(n.checked_mul(*interval_us)?)?))
             }
             Compiled::FixedDelay { .. } | Compiled::OneTime { .. } | Compiled::Manual => None,
+            Compiled::Windowed(w) => w.keep(w.inner.next_after(t)),
         })
     }
 
@@ -102,6 +171,29 @@ impl Compiled {
         match self {
             Compiled::FixedDelay { interval, .. } => bounded(Some(add(finished_at, *interval))),
             Compiled::Cron(_) | Compiled::FixedRate { .. } | Compiled::OneTime { .. } | Compiled::Manual => None,
+            Compiled::Windowed(w) => w.keep(w.inner.after_completion(finished_at)),
+        }
+    }
+
+    /// The shortest time between two consecutive fires of the schedule over its next `n` fires after
+    /// `from` (`None` for a schedule that fires at most once, or not by itself). Jitter must stay
+    /// below it, so that fires keep their order.
+    pub fn shortest_period(&self, from: Ts, n: usize) -> Option<Duration> {
+        match self.base() {
+            Compiled::FixedRate { interval_us, .. } => Some(Duration::from_micros(*interval_us as u64)),
+            Compiled::FixedDelay { interval, .. } => Some(*interval),
+            Compiled::OneTime { .. } | Compiled::Manual | Compiled::Windowed(_) => None,
+            cron @ Compiled::Cron(_) => {
+                let mut prev = cron.first_fire(from)?;
+                let mut shortest: Option<Duration> = None;
+                for _ in 0..n {
+                    let Some(next) = cron.next_after(prev) else { break };
+                    let gap = (next - prev).to_std().unwrap_or(Duration::ZERO);
+                    shortest = Some(shortest.map_or(gap, |s| s.min(gap)));
+                    prev = next;
+                }
+                shortest
+            }
         }
     }
 
@@ -134,12 +226,14 @@ impl Compiled {
             ),
             Compiled::OneTime { at } => format!("once at {}", at.to_rfc3339()),
             Compiled::Manual => "only when triggered by hand".to_owned(),
+            Compiled::Windowed(w) => format!("{}; {}", w.inner.describe(), w.window.describe()),
         }
     }
 
     fn local_time(&self, t: Ts) -> String {
         match self {
             Compiled::Cron(c) => c.local_rfc3339(t),
+            Compiled::Windowed(w) => w.inner.local_time(t),
             _ => String::new(),
         }
     }
@@ -148,10 +242,34 @@ impl Compiled {
     fn preview_next(&self, t: Ts) -> Option<Ts> {
         match self {
             Compiled::FixedDelay { interval, .. } => bounded(Some(add(t, *interval))),
+            Compiled::Windowed(w) => w.keep(w.inner.preview_next(t)),
             other => other.next_after(t),
         }
     }
 }
+
+impl Windowed {
+    /// `t`, a fire of the inner schedule, if the window keeps it; otherwise the first later fire it
+    /// keeps (`None` once the window has closed).
+    fn keep(&self, mut t: Option<Ts>) -> Option<Ts> {
+        for _ in 0..MAX_WINDOW_SKIPS {
+            let at = t?;
+            match self.window.verdict(at) {
+                Verdict::Keep => return Some(at),
+                Verdict::AfterEnd(_) => return None,
+                Verdict::BeforeStart(_) | Verdict::Excluded(_) => {
+                    t = self.inner.at_or_after(self.window.reopens(at)?);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Most times one lookup moves past instants the window skips: each move crosses a whole run of
+/// excluded days or the window's start, so a few suffice unless the schedule's fires keep landing on
+/// excluded days (e.g. a yearly cron on an excluded date), which ends the schedule.
+const MAX_WINDOW_SKIPS: usize = 1000;
 
 /// Formats a duration the way the CLI accepts it (e.g. `1h30m`, `250ms`).
 pub fn fmt_duration(d: Duration) -> String {
@@ -228,7 +346,7 @@ pub fn preview(schedule: &Compiled, from: Ts, count: usize) -> Preview {
         Some(first) if n >= FREQUENCY_SAMPLE_CAP => (n - 1) as f64 / days(last - first),
         _ => n as f64 / 7.0,
     };
-    let mut warnings = match schedule {
+    let mut warnings = match schedule.base() {
         Compiled::Cron(c) => c.warnings(fires_per_day),
         Compiled::FixedRate { interval_us, .. } if *interval_us < 60_000_000 => {
             vec![format!(
@@ -239,7 +357,7 @@ pub fn preview(schedule: &Compiled, from: Ts, count: usize) -> Preview {
         }
         _ => Vec::new(),
     };
-    if first.is_none() && !matches!(schedule, Compiled::Manual) {
+    if first.is_none() && !matches!(schedule.base(), Compiled::Manual) {
         warnings.push("never fires after the given time".to_owned());
     }
     Preview { fires, fires_per_day, warnings, description: schedule.describe() }
@@ -293,7 +411,7 @@ pub fn plan(schedule: &Compiled, next: Ts, now: Ts, horizon: Ts, rules: MisfireR
     let mut missed_first: Option<Ts> = None;
     let mut missed_tail: std::collections::VecDeque<Ts> = std::collections::VecDeque::with_capacity(keep);
     let mut on_time = Vec::new();
-    let mut t = Some(next);
+    let mut t = schedule.settle(next);
     let mut walked = 0usize;
     let mut truncated = false;
     while let Some(at) = t {
@@ -364,4 +482,31 @@ pub fn plan(schedule: &Compiled, next: Ts, now: Ts, horizon: Ts, rules: MisfireR
 /// sub-second digits only when present). The same fire time can never produce two instances.
 pub fn fire_key(at: Ts) -> String {
     format!("fire:{}", at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+}
+
+/// The next fire time of a task whose schedule, window, enabled flag or pause was just set at
+/// `now` (`calendar`: its named calendar's dates): none while disabled or paused without an end; the
+/// first fire at or after the pause's end while paused until then; otherwise the first fire from
+/// now (fires before now are not owed). A one-time task accepted up to a minute late fires at once.
+pub fn next_fire_from(
+    config: &TaskConfig,
+    calendar: &std::collections::BTreeSet<chrono::NaiveDate>,
+    pause: Option<&crate::model::Pause>,
+    now: Ts,
+) -> Option<Ts> {
+    if !config.enabled {
+        return None;
+    }
+    let compiled = Compiled::for_task(config, calendar).ok()?;
+    let from = match pause {
+        Some(p) => now.max(p.until?),
+        None => now,
+    };
+    match compiled.base() {
+        Compiled::OneTime { at } if *at >= from || pause.is_none() => compiled.settle(*at),
+        Compiled::OneTime { .. } => None,
+        // A fire at the very end of a pause runs: the pause is over then.
+        _ if pause.is_some() => compiled.first_fire(crate::model::sub(from, Duration::from_micros(1))),
+        _ => compiled.first_fire(from),
+    }
 }

@@ -150,6 +150,16 @@ pub fn hash_key(field: &str, v: &str) -> Result<()> {
 }
 
 /// A caller-chosen idempotency key.
+/// Idempotency key prefixes axd derives keys with, each with what it keys; a caller's key may not
+/// start with one.
+pub const RESERVED_KEY_PREFIXES: &[(&str, &str)] = &[
+    ("fire:", "scheduled fires"),
+    ("child:", "the children of broadcast and sharded fires"),
+    ("chain:", "instances created by a chain (--on-success, --on-failure)"),
+    ("run:", "instances created by a DAG's join (--after-all)"),
+    ("intake:", "rows of ax_intake without a key"),
+];
+
 pub fn idempotency_key(field: &str, v: &str) -> Result<()> {
     check_chars(
         field,
@@ -158,14 +168,8 @@ pub fn idempotency_key(field: &str, v: &str) -> Result<()> {
         |c| c.is_ascii_alphanumeric() || "._:@/+=-".contains(c),
         "letters, digits, . _ : @ / + = -",
     )?;
-    if v.starts_with("fire:") {
-        return Err(Error::invalid(field, "keys starting with \"fire:\" are reserved for scheduled fires"));
-    }
-    if v.starts_with("child:") {
-        return Err(Error::invalid(
-            field,
-            "keys starting with \"child:\" are reserved for the children of broadcast and sharded fires",
-        ));
+    if let Some((prefix, what)) = RESERVED_KEY_PREFIXES.iter().find(|(p, _)| v.starts_with(p)) {
+        return Err(Error::invalid(field, format!("keys starting with {prefix:?} are reserved for {what}")));
     }
     Ok(())
 }

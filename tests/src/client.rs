@@ -67,7 +67,12 @@ pub async fn create(admin: &mut AdminServiceClient<Channel>, spec: pb::TaskSpec)
 /// Triggers a task; returns the instance id.
 pub async fn trigger(admin: &mut AdminServiceClient<Channel>, name: &str, key: &str) -> i64 {
     admin
-        .trigger_task(pb::TriggerTaskRequest { name: name.into(), params: None, idempotency_key: key.into() })
+        .trigger_task(pb::TriggerTaskRequest {
+            name: name.into(),
+            params: None,
+            idempotency_key: key.into(),
+            when: None,
+        })
         .await
         .expect("trigger")
         .into_inner()
@@ -83,6 +88,7 @@ pub async fn trigger_with(admin: &mut AdminServiceClient<Channel>, name: &str, k
             name: name.into(),
             params: Some(params.into()),
             idempotency_key: key.into(),
+            when: None,
         })
         .await
         .expect("trigger")

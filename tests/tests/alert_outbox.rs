@@ -53,6 +53,8 @@ fn config(schedule: Schedule, max_retries: u32) -> TaskConfig {
         retry: RetryPolicy { max_retries, backoff: Backoff::List { delays_us: vec![1_000_000] } },
         labels: BTreeMap::new(),
         placement: Default::default(),
+        timing: Default::default(),
+        flow: Default::default(),
     }
 }
 
@@ -88,7 +90,7 @@ async fn deliveries(store: &Arc<Store>, rule: &str) -> Vec<ax_scheduler::alerts:
 
 /// A manual instance of `task`, made RUNNING on worker w1 with the given deadline and lease.
 async fn running(db: &TestDb, store: &Arc<Store>, task: &Task, key: &str, deadline: Ts, lease: Ts) -> i64 {
-    let trig = ManualTrigger { params: "{}".into(), key: key.into(), actor: "alice".into() };
+    let trig = ManualTrigger { params: "{}".into(), key: key.into(), actor: "alice".into(), run_at: None };
     let (inst, _) = trigger_manual(store, task, &trig, t0(), "axd-test", &Traces::off()).await.expect("trigger");
     db.execute(&format!(
         "UPDATE ax_instance SET status = 'RUNNING', attempt = 1, worker_id = 'w1', session_id = 's1', \
@@ -266,7 +268,7 @@ async fn a_condition_episode_alerts_once_across_axd(db: &TestDb) {
     let backlog = rule(&a, "backlog", None, &[AlertEvent::Backlog]).await;
     let no_worker = rule(&a, "no-worker", None, &[AlertEvent::NoWorker]).await;
     let alive = t0();
-    let trig = |k: &str| ManualTrigger { params: "{}".into(), key: k.into(), actor: "alice".into() };
+    let trig = |k: &str| ManualTrigger { params: "{}".into(), key: k.into(), actor: "alice".into(), run_at: None };
     let i1 = trigger_manual(&a, &task, &trig("1"), t0(), "axd-test", &Traces::off()).await.expect("trigger").0;
     assert_eq!(outbox::evaluate(&a, &backlog, t0(), alive).await.unwrap(), ConditionOutcome::Clear, "1 is not over 1");
     trigger_manual(&a, &task, &trig("2"), t0(), "axd-test", &Traces::off()).await.expect("trigger");

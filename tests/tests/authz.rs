@@ -47,9 +47,18 @@ enum Rpc {
     GetClusterStats,
     ListAuditEntries,
     ExplainTask,
+    PauseTask,
+    ResumeTask,
+    BackfillTask,
+    GetRun,
+    CreateCalendar,
+    UpdateCalendar,
+    GetCalendar,
+    ListCalendars,
+    DeleteCalendar,
 }
 
-const RPCS: [Rpc; 19] = [
+const RPCS: [Rpc; 28] = [
     Rpc::CreateTask,
     Rpc::GetTask,
     Rpc::ListTasks,
@@ -69,6 +78,15 @@ const RPCS: [Rpc; 19] = [
     Rpc::GetClusterStats,
     Rpc::ListAuditEntries,
     Rpc::ExplainTask,
+    Rpc::PauseTask,
+    Rpc::ResumeTask,
+    Rpc::BackfillTask,
+    Rpc::GetRun,
+    Rpc::CreateCalendar,
+    Rpc::UpdateCalendar,
+    Rpc::GetCalendar,
+    Rpc::ListCalendars,
+    Rpc::DeleteCalendar,
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -82,10 +100,20 @@ impl Rpc {
     /// The least role the call needs.
     fn needs(self) -> Role {
         match self {
-            Rpc::CreateTask | Rpc::UpdateTask | Rpc::DeleteTask => Role::Admin,
-            Rpc::EnableTask | Rpc::DisableTask | Rpc::TriggerTask | Rpc::CancelInstance | Rpc::RetryInstance => {
-                Role::Operator
-            }
+            Rpc::CreateTask
+            | Rpc::UpdateTask
+            | Rpc::DeleteTask
+            | Rpc::CreateCalendar
+            | Rpc::UpdateCalendar
+            | Rpc::DeleteCalendar => Role::Admin,
+            Rpc::EnableTask
+            | Rpc::DisableTask
+            | Rpc::TriggerTask
+            | Rpc::CancelInstance
+            | Rpc::RetryInstance
+            | Rpc::PauseTask
+            | Rpc::ResumeTask
+            | Rpc::BackfillTask => Role::Operator,
             _ => Role::Viewer,
         }
     }
@@ -99,8 +127,14 @@ impl Rpc {
     /// `Some(false)`: it has no target app and is allowed either way; `None`: it needs scope `*`.
     fn scoped(self) -> Option<bool> {
         match self {
-            Rpc::PreviewSchedule | Rpc::ListSchedulers | Rpc::ListInstances | Rpc::ListAuditEntries => Some(false),
-            Rpc::GetClusterStats => None,
+            Rpc::PreviewSchedule
+            | Rpc::ListSchedulers
+            | Rpc::ListInstances
+            | Rpc::ListAuditEntries
+            | Rpc::GetCalendar
+            | Rpc::ListCalendars => Some(false),
+            // Calendars are shared by every app: changing one needs scope `*`.
+            Rpc::GetClusterStats | Rpc::CreateCalendar | Rpc::UpdateCalendar | Rpc::DeleteCalendar => None,
             _ => Some(true),
         }
     }
@@ -112,16 +146,32 @@ struct Target {
     task: String,
     pending: i64,
     finished: i64,
+    /// A disabled yearly cron task (a backfill needs a schedule that fires; it never fires itself).
+    yearly: String,
+    /// A calendar (of no app).
+    calendar: String,
 }
 
 async fn prepare(root: &mut Client, app: &'static str, n: usize) -> Target {
     let task = format!("{app}-{n}");
     root.create_task(pb::CreateTaskRequest { task: Some(spec(&task, app, "h", manual())) }).await.expect("create");
-    let trigger = |key: &str| pb::TriggerTaskRequest { name: task.clone(), idempotency_key: key.into(), params: None };
+    let trigger = |key: &str| pb::TriggerTaskRequest {
+        name: task.clone(),
+        idempotency_key: key.into(),
+        params: None,
+        when: None,
+    };
     let pending = root.trigger_task(trigger("p")).await.expect("trigger").into_inner().instance.expect("i").id;
     let finished = root.trigger_task(trigger("f")).await.expect("trigger").into_inner().instance.expect("i").id;
     root.cancel_instance(pb::CancelInstanceRequest { id: finished, reason: "fixture".into() }).await.expect("cancel");
-    Target { app, task, pending, finished }
+    let yearly = format!("{app}-{n}-yearly");
+    let mut s = spec(&yearly, app, "h", ax_tests::client::cron("0 0 0 1 1 *"));
+    s.enabled = Some(false);
+    root.create_task(pb::CreateTaskRequest { task: Some(s) }).await.expect("create yearly");
+    let calendar = format!("cal-{n}");
+    let c = pb::Calendar { name: calendar.clone(), dates: vec!["2026-12-25".into()], ..Default::default() };
+    root.create_calendar(pb::CreateCalendarRequest { calendar: Some(c) }).await.expect("create calendar");
+    Target { app, task, pending, finished, yearly, calendar }
 }
 
 /// Calls `rpc` on `t`'s objects; `Ok(summary)` lists the apps of what it returned.
@@ -212,6 +262,52 @@ async fn call(c: &mut Client, rpc: Rpc, t: &Target, n: usize) -> Result<Vec<Stri
             let r = c.explain_task(pb::ExplainTaskRequest { name, ..Default::default() }).await?.into_inner();
             vec![r.task.expect("task").spec.expect("spec").app]
         }
+        Rpc::PauseTask => {
+            c.pause_task(pb::PauseTaskRequest { name, note: "matrix".into(), until: None }).await?;
+            vec![]
+        }
+        Rpc::ResumeTask => {
+            c.resume_task(pb::ResumeTaskRequest { name }).await?;
+            vec![]
+        }
+        Rpc::BackfillTask => {
+            let at = |seconds| Some(prost_types::Timestamp { seconds, nanos: 0 });
+            // 2019-12-31 .. 2021-01-02: the yearly fires of 2020 and 2021.
+            let r = pb::BackfillTaskRequest {
+                name: t.yearly.clone(),
+                from: at(1_577_750_400),
+                to: at(1_609_545_600),
+                dry_run: false,
+            };
+            assert_eq!(c.backfill_task(r).await?.into_inner().created, 2);
+            vec![]
+        }
+        Rpc::GetRun => {
+            let r = c.get_run(pb::GetRunRequest { run_id: t.pending }).await?.into_inner();
+            r.instances.iter().map(|i| i.app.clone()).collect()
+        }
+        Rpc::CreateCalendar => {
+            let cal = pb::Calendar { name: format!("new-cal-{n}"), ..Default::default() };
+            c.create_calendar(pb::CreateCalendarRequest { calendar: Some(cal) }).await?;
+            vec![]
+        }
+        Rpc::UpdateCalendar => {
+            let cal = pb::Calendar { name: t.calendar.clone(), dates: vec!["2027-01-01".into()], ..Default::default() };
+            c.update_calendar(pb::UpdateCalendarRequest { calendar: Some(cal) }).await?;
+            vec![]
+        }
+        Rpc::GetCalendar => {
+            c.get_calendar(pb::GetCalendarRequest { name: t.calendar.clone() }).await?;
+            vec![]
+        }
+        Rpc::ListCalendars => {
+            c.list_calendars(pb::ListCalendarsRequest {}).await?;
+            vec![]
+        }
+        Rpc::DeleteCalendar => {
+            c.delete_calendar(pb::DeleteCalendarRequest { name: t.calendar.clone() }).await?;
+            vec![]
+        }
     })
 }
 
@@ -219,7 +315,8 @@ async fn call(c: &mut Client, rpc: Rpc, t: &Target, n: usize) -> Result<Vec<Stri
 async fn snapshot(root: &mut Client) -> String {
     let tasks = root.list_tasks(pb::ListTasksRequest { page_size: 1000, ..Default::default() }).await.expect("ls");
     let inst = root.list_instances(pb::ListInstancesRequest { page_size: 1000, ..Default::default() }).await;
-    format!("{:?}\n{:?}", tasks.into_inner().tasks, inst.expect("li").into_inner().instances)
+    let cals = root.list_calendars(pb::ListCalendarsRequest {}).await.expect("calendars").into_inner().calendars;
+    format!("{:?}\n{:?}\n{cals:?}", tasks.into_inner().tasks, inst.expect("li").into_inner().instances)
 }
 
 async fn audit(root: &mut Client, rpc: Rpc) -> Vec<pb::AuditEntry> {

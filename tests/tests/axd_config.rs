@@ -128,13 +128,23 @@ async fn finished_instances_past_retention_are_purged_with_their_events_and_keys
     assert_eq!(get(&mut admin, open).await.0.status, S::Pending as i32, "not finished: kept");
     // Its idempotency key went with it, so the key makes a new instance; a kept one's does not.
     let again = admin
-        .trigger_task(pb::TriggerTaskRequest { name: "kept".into(), params: None, idempotency_key: "old".into() })
+        .trigger_task(pb::TriggerTaskRequest {
+            name: "kept".into(),
+            params: None,
+            idempotency_key: "old".into(),
+            when: None,
+        })
         .await
         .expect("trigger")
         .into_inner();
     assert!(again.created, "the purged instance's key is free again");
     let kept = admin
-        .trigger_task(pb::TriggerTaskRequest { name: "kept".into(), params: None, idempotency_key: "recent".into() })
+        .trigger_task(pb::TriggerTaskRequest {
+            name: "kept".into(),
+            params: None,
+            idempotency_key: "recent".into(),
+            when: None,
+        })
         .await
         .expect("trigger")
         .into_inner();

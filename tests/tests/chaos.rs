@@ -19,7 +19,11 @@
 //! 4. every instance the database calls SUCCESS has a successful run in an execution log;
 //! 5. an instance that ran more than once has a retry, a lost worker or a requeue in its trail;
 //! 6. every trail is legal (the transitions below; no operator retries happen here), ordered, and
-//!    ends in the instance's state.
+//!    ends in the instance's state;
+//! 7. chains and a small DAG: every upstream instance that ended SUCCESS (or FAILED) created exactly
+//!    one instance of its on-success (on-failure) task, none for another final state, and no
+//!    successor exists without its upstream; every DAG run whose upstreams all succeeded has
+//!    exactly one join instance, and the others none.
 //!
 //! Replay a run with `AX_CHAOS_SEED=<seed printed in the summary>`; `AX_CHAOS_SECS` sets the chaos
 //! period (default 75; the run lasts until every fault kind has happened at least once);
@@ -527,6 +531,17 @@ async fn chaos(db: &TestDb, restart_command: &str) {
             start_at: None,
         })
     };
+    // The chain targets exist before the tasks that name them.
+    for name in ["chain-ok", "chain-failed"] {
+        let s = with(name, "noop", manual(), "{}", 3);
+        call!(c, &mut rng, |a| a.create_task(pb::CreateTaskRequest { task: Some(s.clone()) }))
+            .expect("create a chain target");
+    }
+    let chained = |mut s: pb::TaskSpec| {
+        s.on_success = vec!["chain-ok".into()];
+        s.on_failure = vec!["chain-failed".into()];
+        s
+    };
     let specs = vec![
         (with("cron-each-second", "noop", cron("* * * * * *"), "{}", 3), Cadence::EverySecondsOfMinute(1)),
         (with("cron-every-2s", "sleep", cron("*/2 * * * * *"), r#"{"ms": 150}"#, 3), Cadence::EverySecondsOfMinute(2)),
@@ -545,6 +560,11 @@ async fn chaos(db: &TestDb, restart_command: &str) {
             fanout(with("shards-3s", "sleep", cron("*/3 * * * * *"), r#"{"ms": 300}"#, 3), 3),
             Cadence::EverySecondsOfMinute(3),
         ),
+        // Chains: one upstream that succeeds, one that fails, each naming both targets.
+        (chained(with("chain-ok-up", "noop", cron("*/4 * * * * *"), "{}", 3)), Cadence::EverySecondsOfMinute(4)),
+        (chained(with("chain-fail-up", "fail", cron("*/4 * * * * *"), "{}", 0)), Cadence::EverySecondsOfMinute(4)),
+        // The root of a DAG: dag-a and dag-b run after it, dag-join after both.
+        (with("dag-start", "noop", cron("*/3 * * * * *"), "{}", 3), Cadence::EverySecondsOfMinute(3)),
     ];
     let mut periodic = Vec::new();
     for (s, cadence) in specs {
@@ -560,6 +580,19 @@ async fn chaos(db: &TestDb, restart_command: &str) {
         assert_eq!(reported, first_fire, "{name}: the first fire after {created_at}");
         periodic.push(Periodic { name, cadence, first_fire });
     }
+    // The DAG under dag-start (which must exist first): runs that began before the join existed
+    // are left out of the checks.
+    for (name, handler, after, retries) in [
+        ("dag-a", "sleep", &["dag-start"][..], 3),
+        ("dag-b", "flaky", &["dag-start"], 1),
+        ("dag-join", "noop", &["dag-a", "dag-b"], 3),
+    ] {
+        let mut s = with(name, handler, manual(), r#"{"ms": 200}"#, retries);
+        s.after_all = after.iter().map(|a| (*a).to_owned()).collect();
+        call!(c, &mut rng, |a| a.create_task(pb::CreateTaskRequest { task: Some(s.clone()) }))
+            .expect("create a DAG task");
+    }
+    let dag_ready = Utc::now() + TimeDelta::seconds(1);
     let mut manual_spec = with("manual", "sleep", manual(), r#"{"ms": 100}"#, 4);
     manual_spec.retry_policy = Some(client::retries(4, Duration::from_millis(300)));
     call!(c, &mut rng, |a| a.create_task(pb::CreateTaskRequest { task: Some(manual_spec.clone()) }))
@@ -611,6 +644,7 @@ async fn chaos(db: &TestDb, restart_command: &str) {
                     name: "manual".into(),
                     params: Some(params.clone()),
                     idempotency_key: key.clone(),
+                    when: None,
                 };
                 answered |= matches!(tokio::time::timeout(CALL_DEADLINE, a.trigger_task(req)).await, Ok(Ok(_)));
             }
@@ -770,6 +804,7 @@ async fn chaos(db: &TestDb, restart_command: &str) {
     for (parent, kids) in &children {
         assert!(instances.iter().any(|i| i.id == *parent), "children {kids:?} of a missing parent {parent}");
     }
+    let (chains, dag_runs) = check_chains_and_dag(&instances, dag_ready);
 
     // 3. No two attempts of one instance at once; no attempt twice.
     let runs: Vec<Execution> = executions_in(&c.logs.iter().map(PathBuf::as_path).collect::<Vec<_>>());
@@ -897,7 +932,8 @@ async fn chaos(db: &TestDb, restart_command: &str) {
     let _ = writeln!(
         std::io::stderr(),
         "chaos summary ({:?}, seed {seed}): fires {expected_fires}, manual keys {}, instances {}, executions {}, \
-         re-run instances {reruns}, fan-out parents {parents}, max fire lag {max_lag_ms} ms; faults: {}",
+         re-run instances {reruns}, fan-out parents {parents}, chained instances {chains}, DAG runs {dag_runs}, \
+         max fire lag {max_lag_ms} ms; faults: {}",
         db.db,
         manual_keys.len(),
         instances.len(),
@@ -920,6 +956,70 @@ async fn chaos(db: &TestDb, restart_command: &str) {
     } else {
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+/// Check 7: every upstream of the chains created its one successor by its final state, and only
+/// then; every DAG run has its join exactly when both of its upstreams succeeded. Returns how many
+/// chained instances and checked DAG runs there were.
+fn check_chains_and_dag(instances: &[pb::Instance], dag_ready: DateTime<Utc>) -> (usize, usize) {
+    let of = |task: &str| -> Vec<&pb::Instance> { instances.iter().filter(|i| i.task_name == task).collect() };
+    let (ok, failed) = (of("chain-ok"), of("chain-failed"));
+    let mut upstreams = HashSet::new();
+    for up in of("chain-ok-up").into_iter().chain(of("chain-fail-up")).filter(|i| i.parent_id == 0) {
+        upstreams.insert(up.id);
+        let n_ok = ok.iter().filter(|s| s.chained_from == up.id).count();
+        let n_failed = failed.iter().filter(|s| s.chained_from == up.id).count();
+        let expected = match S::try_from(up.status) {
+            Ok(S::Success) => (1, 0),
+            Ok(S::Failed | S::Timeout) => (0, 1),
+            _ => (0, 0),
+        };
+        assert_eq!(
+            (n_ok, n_failed),
+            expected,
+            "{} instance {} ended {:?}: chain-ok x{n_ok}, chain-failed x{n_failed}",
+            up.task_name,
+            up.id,
+            up.status
+        );
+    }
+    for s in ok.iter().chain(&failed) {
+        assert!(
+            upstreams.contains(&s.chained_from),
+            "{} instance {} has no upstream {}",
+            s.task_name,
+            s.id,
+            s.chained_from
+        );
+        assert_eq!(s.run_id, s.chained_from, "a chain continues its upstream's run");
+    }
+    let (a, b, join) = (of("dag-a"), of("dag-b"), of("dag-join"));
+    let roots: HashSet<i64> = of("dag-start").iter().map(|r| r.id).collect();
+    for i in a.iter().chain(&b).chain(&join) {
+        assert!(
+            roots.contains(&i.run_id),
+            "{} instance {} belongs to no run of dag-start: {}",
+            i.task_name,
+            i.id,
+            i.run_id
+        );
+    }
+    let mut runs = 0;
+    let after_ready = |r: &&&pb::Instance| {
+        r.trigger_time.as_ref().is_some_and(|t| ts_from_pb("trigger_time", t).expect("ts") > dag_ready)
+    };
+    for root in of("dag-start").iter().filter(after_ready) {
+        runs += 1;
+        let in_run = |list: &[&pb::Instance]| -> Vec<i32> {
+            list.iter().filter(|i| i.run_id == root.id).map(|i| i.status).collect()
+        };
+        let (sa, sb, sj) = (in_run(&a), in_run(&b), in_run(&join));
+        let started = if root.status == S::Success as i32 { 1 } else { 0 };
+        assert_eq!((sa.len(), sb.len()), (started, started), "run {}: dag-a {sa:?}, dag-b {sb:?}", root.id);
+        let both = sa == [S::Success as i32] && sb == [S::Success as i32];
+        assert_eq!(sj.len(), usize::from(both), "run {}: dag-a {sa:?}, dag-b {sb:?}, dag-join {sj:?}", root.id);
+    }
+    (ok.len() + failed.len(), runs)
 }
 
 /// Transitions an instance may make here (a step to the same state records something without a

@@ -274,6 +274,7 @@ fn preview_at_the_edges() -> impl Strategy<Value = Vec<u8>> {
             schedule: Some(pb::Schedule { kind: Some(pb::schedule::Kind::Cron(cron)) }),
             from: Some(prost_types::Timestamp { seconds, nanos: 0 }),
             count: 3,
+            ..Default::default()
         }
         .encode_to_vec()
     })
@@ -286,11 +287,12 @@ fn typed() -> BoxedStrategy<Vec<u8>> {
         (text(), task_spec(), prop::collection::vec(text(), 0..3)).prop_map(|(name, task, paths)| {
             pb::UpdateTaskRequest { name, task, update_mask: Some(prost_types::FieldMask { paths }) }.encode_to_vec()
         }),
-        (schedule(), ts(), prop_oneof![0u32..20, any::<u32>()])
-            .prop_map(|(schedule, from, count)| pb::PreviewScheduleRequest { schedule, from, count }.encode_to_vec()),
+        (schedule(), ts(), prop_oneof![0u32..20, any::<u32>()]).prop_map(|(schedule, from, count)| {
+            pb::PreviewScheduleRequest { schedule, from, count, ..Default::default() }.encode_to_vec()
+        }),
         preview_at_the_edges(),
         (text(), prop::option::of(text()), text()).prop_map(|(name, params, idempotency_key)| {
-            pb::TriggerTaskRequest { name, params, idempotency_key }.encode_to_vec()
+            pb::TriggerTaskRequest { name, params, idempotency_key, when: None }.encode_to_vec()
         }),
         (prop_oneof![1i64..4, any::<i64>()], text())
             .prop_map(|(id, reason)| pb::CancelInstanceRequest { id, reason }.encode_to_vec()),

@@ -85,7 +85,12 @@ async fn params_a_client_cannot_parse_are_refused_and_nothing_is_stored(db: &Tes
     // TriggerTask params get the same checks; no instance is created.
     for p in [nested(65), r#"["\udc00"]"#.to_owned()] {
         let r = admin
-            .trigger_task(pb::TriggerTaskRequest { name: "t".into(), params: Some(p), idempotency_key: "k1".into() })
+            .trigger_task(pb::TriggerTaskRequest {
+                name: "t".into(),
+                params: Some(p),
+                idempotency_key: "k1".into(),
+                when: None,
+            })
             .await;
         refused(r, "params", "");
     }
@@ -200,8 +205,12 @@ async fn timestamps_and_durations_from_the_wire_are_range_checked(db: &TestDb) {
         pb::schedule::Kind::FixedRate(pb::IntervalSchedule { interval: Some(interval), start_at })
     };
     let minute = prost_types::Duration { seconds: 60, nanos: 0 };
-    let preview =
-        |kind, from| pb::PreviewScheduleRequest { schedule: Some(pb::Schedule { kind: Some(kind) }), from, count: 5 };
+    let preview = |kind, from| pb::PreviewScheduleRequest {
+        schedule: Some(pb::Schedule { kind: Some(kind) }),
+        from,
+        count: 5,
+        ..Default::default()
+    };
     // Near the end of chrono's range: this panicked inside chrono ("Local time out of range").
     let end_of_chrono = ts(chrono::DateTime::<chrono::Utc>::MAX_UTC.timestamp() - 3600, 0);
     let kiritimati =

@@ -48,6 +48,8 @@ fn config(schedule: Schedule, placement: Placement) -> TaskConfig {
         retry: RetryPolicy { max_retries: 0, backoff: Backoff::default() },
         labels: BTreeMap::new(),
         placement,
+        timing: Default::default(),
+        flow: Default::default(),
     }
 }
 
@@ -57,7 +59,7 @@ async fn create(store: &Arc<Store>, name: &str, c: TaskConfig, now: Ts) -> Task 
 }
 
 async fn fire_by_hand(store: &Arc<Store>, task: &Task, key: &str, now: Ts) -> i64 {
-    let trig = ManualTrigger { params: "{}".into(), key: key.into(), actor: "test".into() };
+    let trig = ManualTrigger { params: "{}".into(), key: key.into(), actor: "test".into(), run_at: None };
     trigger_manual(store, task, &trig, now, "axd-test", &Traces::off()).await.expect("trigger").0.id
 }
 
@@ -181,7 +183,7 @@ async fn placement_settings_round_trip(db: &TestDb) {
     hashed.params = r#"{"user":"u1"}"#.into();
     let h = create(&store, "hashed", hashed.clone(), t0()).await;
     assert_eq!(h.config, hashed);
-    let trig = ManualTrigger { params: r#"{"user":"u1"}"#.into(), key: "k".into(), actor: "test".into() };
+    let trig = ManualTrigger { params: r#"{"user":"u1"}"#.into(), key: "k".into(), actor: "test".into(), run_at: None };
     let (i, _) = trigger_manual(&store, &h, &trig, t0(), "axd-test", &Traces::off()).await.expect("trigger");
     assert_eq!(i.route.hash_key.as_deref(), Some("u1"), "the key is the params field's value");
     assert_eq!(i.status, InstanceStatus::Pending);

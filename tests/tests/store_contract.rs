@@ -4,7 +4,7 @@ use std::{collections::BTreeMap, num::NonZeroU32, sync::Arc, time::Duration};
 
 use ax_scheduler::{
     error::StoreError,
-    lifecycle::apply::{CancelOutcome, RetryOutcome, cancel_instance, delete_task, retry_instance},
+    lifecycle::apply::{CancelOutcome, DeleteOutcome, RetryOutcome, cancel_instance, delete_task, retry_instance},
     loops::{
         sweeper::{purge_dead_schedulers, purge_finished},
         trigger::{EnginePlanner, TriggerRound, trigger_due, trigger_manual},
@@ -48,6 +48,8 @@ fn config(schedule: Schedule) -> TaskConfig {
         retry: RetryPolicy { max_retries: 2, backoff: Backoff::List { delays_us: vec![10_000_000, 60_000_000] } },
         labels: BTreeMap::from([("team".to_owned(), "payments".to_owned())]),
         placement: Default::default(),
+        timing: Default::default(),
+        flow: Default::default(),
     }
 }
 
@@ -220,7 +222,8 @@ async fn a_rescheduled_fire_that_already_has_an_instance_is_not_duplicated(db: &
 async fn manual_trigger_with_the_same_key_creates_one_instance(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "m", config(Schedule::Manual), t0()).await;
-    let trig = ManualTrigger { params: r#"{"x":1}"#.into(), key: "order-42".into(), actor: "alice".into() };
+    let trig =
+        ManualTrigger { params: r#"{"x":1}"#.into(), key: "order-42".into(), actor: "alice".into(), run_at: None };
     let (a, created_a) = trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.expect("first");
     let (b, created_b) =
         trigger_manual(&store, &t, &trig, add(t0(), secs(1)), "axd-test", &Traces::off()).await.expect("second");
@@ -265,7 +268,7 @@ async fn forbid_concurrency_records_a_skipped_instance(db: &TestDb) {
 async fn cancel_and_retry_follow_the_state_rules(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "cr", config(Schedule::Manual), t0()).await;
-    let trig = ManualTrigger { params: "{}".into(), key: "k1".into(), actor: "alice".into() };
+    let trig = ManualTrigger { params: "{}".into(), key: "k1".into(), actor: "alice".into(), run_at: None };
     let (inst, _) = trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap();
     let CancelOutcome::Canceled(c) =
         cancel_instance(&store, inst.id, "not needed", add(t0(), secs(1)), &ACTOR, &RoutingState::default())
@@ -313,10 +316,13 @@ async fn delete_task_cancels_pending_instances_and_keeps_history(db: &TestDb) {
     assert_eq!(round.created.len(), 2);
     assert_eq!(
         delete_task(&store, "del", add(t0(), secs(1)), &ACTOR, &RoutingState::default()).await.unwrap(),
-        Some(2)
+        DeleteOutcome::Deleted(2)
     );
     assert!(store.get_task("del").await.unwrap().is_none());
-    assert_eq!(delete_task(&store, "del", t0(), &ACTOR, &RoutingState::default()).await.unwrap(), None);
+    assert_eq!(
+        delete_task(&store, "del", t0(), &ACTOR, &RoutingState::default()).await.unwrap(),
+        DeleteOutcome::NotFound
+    );
     let list = store
         .list_instances(&InstanceFilter { task_name: Some("del".into()), limit: 10, ..Default::default() })
         .await
@@ -345,7 +351,7 @@ async fn instances_list_by_a_trigger_time_window_with_and_without_a_task(db: &Te
     let mut ids = Vec::new();
     // Instances fired at t0, t0+10s, ..., t0+40s.
     for i in 0..5u64 {
-        let trig = ManualTrigger { params: "{}".into(), key: format!("w{i}"), actor: "a".into() };
+        let trig = ManualTrigger { params: "{}".into(), key: format!("w{i}"), actor: "a".into(), run_at: None };
         let at = add(t0(), secs(10 * i));
         ids.push(trigger_manual(&store, &t, &trig, at, "axd-test", &Traces::off()).await.unwrap().0.id);
     }
@@ -376,7 +382,7 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     let t = create(&store, "pages", config(Schedule::Manual), t0()).await;
     let mut ids = Vec::new();
     for i in 0..5 {
-        let trig = ManualTrigger { params: "{}".into(), key: format!("k{i}"), actor: "a".into() };
+        let trig = ManualTrigger { params: "{}".into(), key: format!("k{i}"), actor: "a".into(), run_at: None };
         ids.push(trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap().0.id);
     }
     cancel_instance(&store, ids[1], "", t0(), &ACTOR, &RoutingState::default()).await.unwrap();
@@ -394,7 +400,7 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     assert_eq!(canceled.iter().map(|i| i.id).collect::<Vec<_>>(), vec![ids[1]]);
     // By task: another task's instances are not listed; status and pages apply within the task.
     let other = create(&store, "other", config(Schedule::Manual), t0()).await;
-    let trig = ManualTrigger { params: "{}".into(), key: "k0".into(), actor: "a".into() };
+    let trig = ManualTrigger { params: "{}".into(), key: "k0".into(), actor: "a".into(), run_at: None };
     let foreign = trigger_manual(&store, &other, &trig, t0(), "axd-test", &Traces::off()).await.unwrap().0.id;
     let by_task = |name: &str, status: Option<InstanceStatus>, before_id: Option<i64>, limit: u32| InstanceFilter {
         task_name: Some(name.into()),
@@ -444,7 +450,8 @@ async fn racing_manual_triggers_with_one_key_create_one_instance(db: &TestDb) {
     for i in 0..8 {
         let (store, t) = (store.clone(), t.clone());
         joins.push(tokio::spawn(async move {
-            let trig = ManualTrigger { params: format!("{{\"n\":{i}}}"), key: "once".into(), actor: "a".into() };
+            let trig =
+                ManualTrigger { params: format!("{{\"n\":{i}}}"), key: "once".into(), actor: "a".into(), run_at: None };
             trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await
         }));
     }
@@ -465,7 +472,7 @@ async fn racing_manual_triggers_with_one_key_create_one_instance(db: &TestDb) {
 async fn retention_purges_finished_instances_with_their_trails_and_keys(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "old", config(Schedule::Manual), t0()).await;
-    let trig = |key: &str| ManualTrigger { params: "{}".into(), key: key.into(), actor: "a".into() };
+    let trig = |key: &str| ManualTrigger { params: "{}".into(), key: key.into(), actor: "a".into(), run_at: None };
     let (done, _) = trigger_manual(&store, &t, &trig("a"), t0(), "axd-test", &Traces::off()).await.unwrap();
     let (late, _) = trigger_manual(&store, &t, &trig("b"), t0(), "axd-test", &Traces::off()).await.unwrap();
     let (open, _) = trigger_manual(&store, &t, &trig("c"), t0(), "axd-test", &Traces::off()).await.unwrap();

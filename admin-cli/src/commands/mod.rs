@@ -11,10 +11,12 @@ use crate::{
 
 pub mod alert;
 pub mod audit;
+pub mod calendar;
 pub mod certs;
 pub mod cluster;
 pub mod instance;
 pub mod rate_limit;
+pub mod run;
 pub mod schedule;
 pub mod scheduler;
 pub mod shell;
@@ -78,6 +80,12 @@ pub enum Command {
     /// App rate limits of instance starts, shared by the whole cluster.
     #[command(subcommand)]
     RateLimit(rate_limit::RateLimitCommand),
+    /// Named sets of dates that tasks exclude (`task create --calendar NAME`).
+    #[command(subcommand)]
+    Calendar(calendar::CalendarCommand),
+    /// Workflow runs: the instances chains and DAG edges created from one first instance.
+    #[command(subcommand)]
+    Run(run::RunCommand),
     /// Development certificates for mTLS (local files only, no server needed).
     #[command(subcommand)]
     Certs(certs::CertsCommand),
@@ -101,6 +109,8 @@ impl Command {
             Command::Audit(command) => command.run(ctx).await,
             Command::Alert(command) => command.run(ctx).await,
             Command::RateLimit(command) => command.run(ctx).await,
+            Command::Calendar(command) => command.run(ctx).await,
+            Command::Run(command) => command.run(ctx).await,
             Command::Certs(command) => command.run(ctx),
             Command::Completions(args) => shell::completions(args, ctx, definition()),
             Command::Man(args) => shell::man(args, ctx, definition()),

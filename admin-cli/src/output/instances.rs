@@ -54,6 +54,8 @@ pub struct InstanceView {
     pub target_worker: String,
     pub hash_key: String,
     pub retry_on: String,
+    pub run_id: i64,
+    pub chained_from: i64,
 }
 
 impl From<&Instance> for InstanceView {
@@ -95,6 +97,8 @@ impl From<&Instance> for InstanceView {
             target_worker: i.target_worker.clone(),
             hash_key: i.hash_key.clone(),
             retry_on: enum_name::<RetryTarget>(i.retry_on),
+            run_id: i.run_id,
+            chained_from: i.chained_from,
         }
     }
 }
@@ -146,6 +150,13 @@ pub fn instance_details(i: &InstanceView) -> String {
     }
     if i.retry_on != "UNSPECIFIED" {
         fields.add("retry on", &i.retry_on);
+    }
+    // Chains and DAGs: shown for an instance a chain or DAG edge created (its run is another's).
+    if i.chained_from != 0 {
+        fields.add("chained from", i.chained_from.to_string());
+    }
+    if i.run_id != 0 && i.run_id != i.id {
+        fields.add("run", format!("{} (axctl run get {})", i.run_id, i.run_id));
     }
     fields
         .add("idempotency key", or_dash(Some(i.idempotency_key.as_str())))
@@ -278,6 +289,8 @@ pub(super) mod tests {
             target_worker: "w1".into(),
             hash_key: "acme".into(),
             retry_on: RetryTarget::Same as i32,
+            run_id: 30,
+            chained_from: 31,
         }
     }
 
@@ -306,7 +319,8 @@ pub(super) mod tests {
         assert_eq!(value["deadline"], Value::Null);
         assert_eq!(value["finish_time"], "2026-01-01T02:00:02.500Z");
         let keys: Vec<&str> = value.as_object().expect("object").keys().map(String::as_str).collect();
-        assert_eq!(keys.len(), 36, "one key per Instance field: {keys:?}");
+        assert_eq!(keys.len(), 38, "one key per Instance field: {keys:?}");
+        assert_eq!((&value["run_id"], &value["chained_from"]), (&serde_json::json!(30), &serde_json::json!(31)));
         assert_eq!(value["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_eq!(value["parent_id"], 40);
         assert_eq!((&value["shard_index"], &value["shard_total"]), (&serde_json::json!(2), &serde_json::json!(8)));
@@ -330,6 +344,8 @@ selector:         gpu=true
 pinned worker:    w1
 hash key:         acme
 retry on:         SAME
+chained from:     31
+run:              30 (axctl run get 30)
 idempotency key:";
         assert!(text.contains(routing), "{text}");
     }
@@ -338,7 +354,9 @@ idempotency key:";
     fn an_ordinary_instance_has_no_routing_lines() {
         let plain = Instance { id: 1, task_name: "t".into(), ..Instance::default() };
         let text = instance_details(&InstanceView::from(&plain));
-        for name in ["parent:", "priority:", "selector:", "pinned worker:", "hash key:", "retry on:"] {
+        for name in
+            ["parent:", "priority:", "selector:", "pinned worker:", "hash key:", "retry on:", "chained from:", "run:"]
+        {
             assert!(!text.contains(name), "{name} {text}");
         }
         let parent = InstanceView::from(&Instance { id: 1, parent_id: 9, ..Instance::default() });

@@ -23,6 +23,7 @@ mod alerts;
 mod audit;
 mod cluster;
 mod explain;
+mod flow;
 mod instances;
 mod layout;
 mod limits;
@@ -43,6 +44,10 @@ pub use alerts::{AlertRuleView, DeliveryView, alert_rule_table, delivery_table};
 pub use audit::{AuditEntryView, audit_table};
 pub use cluster::{SchedulerView, StatsView, WorkerView, scheduler_table, stats_details, worker_table};
 pub use explain::{ExplainView, explain_report};
+pub use flow::{
+    BackfilledFireView, CalendarView, LinkView, RunView, backfill_report, calendar_details, calendar_table,
+    links_report, run_tree,
+};
 pub use instances::{InstanceView, children_report, instance_details, instance_table};
 pub use layout::indent;
 pub use limits::{AppLimitView, app_limit_summary, app_limit_table};

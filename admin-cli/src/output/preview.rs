@@ -1,6 +1,7 @@
 //! Schedule previews as axctl shows them: the next fires in UTC and on the schedule's wall clock,
-//! the server's estimate of fires per day, and its warnings (the typos that make a task fire far
-//! too often). Both numbers and warnings are the server's: axctl computes none of them.
+//! when each runs with the task's jitter, the server's estimate of fires per day, and its warnings
+//! (the typos that make a task fire far too often). Both numbers and warnings are the server's:
+//! axctl computes none of them.
 
 use ax_proto::v1::{Fire, SchedulePreview};
 use serde::Serialize;
@@ -21,11 +22,13 @@ pub struct PreviewView {
     pub description: String,
 }
 
-/// JSON view of a Fire. `local_time` is null for interval schedules, which have no wall clock.
+/// JSON view of a Fire. `local_time` is null for interval schedules, which have no wall clock;
+/// `run_time` is the fire time plus the jitter offset (the fire time without jitter).
 #[derive(Debug, Serialize, PartialEq)]
 pub struct FireView {
     pub time: Option<String>,
     pub local_time: Option<String>,
+    pub run_time: Option<String>,
 }
 
 impl From<&SchedulePreview> for PreviewView {
@@ -44,6 +47,7 @@ impl From<&Fire> for FireView {
         FireView {
             time: time_text(fire.time.as_ref()),
             local_time: Some(fire.local_time.clone()).filter(|t| !t.is_empty()),
+            run_time: time_text(fire.run_time.as_ref()),
         }
     }
 }
@@ -60,12 +64,23 @@ pub fn preview_details(preview: &PreviewView, zone: &str) -> String {
     if preview.fires.is_empty() {
         text.push_str("  none\n");
     } else {
-        let mut table = Table::new(["UTC", "LOCAL"]);
-        for fire in &preview.fires {
-            let local = fire.local_time.as_deref().map(|local| wall_clock_text(local, zone));
-            table.row([or_dash(fire.time.clone()), or_dash(local)]);
+        // With jitter the fires run later than scheduled: a column says when.
+        let jittered = preview.fires.iter().any(|f| f.run_time.is_some() && f.run_time != f.time);
+        if jittered {
+            let mut table = Table::new(["UTC", "LOCAL", "RUNS AT (JITTER)"]);
+            for fire in &preview.fires {
+                let local = fire.local_time.as_deref().map(|local| wall_clock_text(local, zone));
+                table.row([or_dash(fire.time.clone()), or_dash(local), or_dash(fire.run_time.clone())]);
+            }
+            text.push_str(&indent(&table.render()));
+        } else {
+            let mut table = Table::new(["UTC", "LOCAL"]);
+            for fire in &preview.fires {
+                let local = fire.local_time.as_deref().map(|local| wall_clock_text(local, zone));
+                table.row([or_dash(fire.time.clone()), or_dash(local)]);
+            }
+            text.push_str(&indent(&table.render()));
         }
-        text.push_str(&indent(&table.render()));
     }
     text.push_str(&format!("fires per day: {}\n", round_rate(preview.fires_per_day)));
     for warning in &preview.warnings {
@@ -93,8 +108,12 @@ mod tests {
     fn preview() -> SchedulePreview {
         SchedulePreview {
             fires: vec![
-                Fire { time: ts(1_772_953_200), local_time: "2026-03-08T03:00:00-04:00".into() },
-                Fire { time: ts(1_773_039_600), local_time: String::new() },
+                Fire {
+                    time: ts(1_772_953_200),
+                    local_time: "2026-03-08T03:00:00-04:00".into(),
+                    run_time: ts(1_772_953_200),
+                },
+                Fire { time: ts(1_773_039_600), local_time: String::new(), run_time: None },
             ],
             fires_per_day: 1.0,
             warnings: vec!["careful".into()],
@@ -108,8 +127,8 @@ mod tests {
             serde_json::to_value(PreviewView::from(&preview())).expect("json"),
             json!({
                 "fires": [
-                    {"time": "2026-03-08T07:00:00Z", "local_time": "2026-03-08T03:00:00-04:00"},
-                    {"time": "2026-03-09T07:00:00Z", "local_time": null}
+                    {"time": "2026-03-08T07:00:00Z", "local_time": "2026-03-08T03:00:00-04:00", "run_time": "2026-03-08T07:00:00Z"},
+                    {"time": "2026-03-09T07:00:00Z", "local_time": null, "run_time": null}
                 ],
                 "fires_per_day": 1.0,
                 "warnings": ["careful"],
@@ -126,7 +145,11 @@ mod tests {
     #[test]
     fn the_local_column_names_the_zone_instead_of_z() {
         let london = SchedulePreview {
-            fires: vec![Fire { time: ts(1_796_115_600), local_time: "2026-12-01T09:00:00Z".into() }],
+            fires: vec![Fire {
+                time: ts(1_796_115_600),
+                local_time: "2026-12-01T09:00:00Z".into(),
+                run_time: ts(1_796_115_600),
+            }],
             ..SchedulePreview::default()
         };
         let text = preview_details(&PreviewView::from(&london), "Europe/London");
@@ -134,6 +157,33 @@ mod tests {
             text,
             "next fires:\n  UTC                   LOCAL\n  2026-12-01T09:00:00Z  2026-12-01 09:00:00 GMT (+00:00)\n\
              fires per day: 0\n"
+        );
+    }
+
+    #[test]
+    fn jittered_fires_show_when_they_run() {
+        let jittered = SchedulePreview {
+            fires: vec![Fire {
+                time: ts(1_796_115_600),
+                local_time: String::new(),
+                run_time: Some(prost_types::Timestamp { seconds: 1_796_115_643, nanos: 108_000_000 }),
+            }],
+            ..SchedulePreview::default()
+        };
+        let text = preview_details(&PreviewView::from(&jittered), "");
+        assert!(
+            text.contains(
+                "UTC                   LOCAL  RUNS AT (JITTER)
+"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "2026-12-01T09:00:00Z  -      2026-12-01T09:00:43.108Z
+"
+            ),
+            "{text}"
         );
     }
 

@@ -4,10 +4,11 @@
 //!
 //! Routing and limits settings left unset take a default the server applies; the text says which
 //! ("no limit", "axd default") rather than `-`, so that an operator can tell "off" from "default".
+//! A paused task says who paused it, why and until when, in `task get` and `task list` alike.
 
 use std::collections::BTreeMap;
 
-use ax_proto::v1::{ConcurrencyPolicy, MisfirePolicy, RetryTarget, RoutingStrategy, Task, TaskEvent};
+use ax_proto::v1::{ConcurrencyPolicy, MisfirePolicy, RetryTarget, RoutingStrategy, Task, TaskEvent, TaskPause};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -15,6 +16,7 @@ use super::{
     layout::{Fields, Table},
     scalars::{embedded_json, enum_name, json_text, or_dash, sorted},
     task_spec::{RetryPolicyView, ScheduleView},
+    terminal::escape_controls,
     time::{duration_text, time_text},
 };
 
@@ -50,12 +52,51 @@ pub struct TaskView {
     pub cooldown_after: Option<u32>,
     /// Null: axd's default; `0s`: off.
     pub cooldown: Option<String>,
+    pub start_time: Option<String>,
+    pub end_time: Option<String>,
+    pub exclude_dates: Vec<String>,
+    pub calendar: String,
+    pub jitter: Option<String>,
+    pub on_success: Vec<String>,
+    pub on_failure: Vec<String>,
+    pub after_all: Vec<String>,
     pub next_fire_time: Option<String>,
     pub create_time: Option<String>,
     pub update_time: Option<String>,
     pub version: i64,
     pub coalesced_fires: u64,
     pub coalesce_start_time: Option<String>,
+    /// Null unless paused.
+    pub pause: Option<PauseView>,
+}
+
+/// JSON view of a TaskPause.
+#[derive(Debug, Serialize)]
+pub struct PauseView {
+    pub actor: String,
+    pub note: String,
+    pub pause_time: Option<String>,
+    /// Null: until resumed.
+    pub until: Option<String>,
+}
+
+impl From<&TaskPause> for PauseView {
+    fn from(p: &TaskPause) -> Self {
+        PauseView {
+            actor: p.actor.clone(),
+            note: p.note.clone(),
+            pause_time: time_text(p.pause_time.as_ref()),
+            until: time_text(p.until.as_ref()),
+        }
+    }
+}
+
+impl PauseView {
+    /// One line for people: who, until when, why.
+    pub fn summary(&self) -> String {
+        let until = self.until.as_ref().map_or_else(|| "until resumed".to_owned(), |u| format!("until {u}"));
+        format!("by {} {until}: {}", or_dash(Some(self.actor.as_str())), self.note)
+    }
 }
 
 /// What the server applies when `max_pending` is unset.
@@ -90,12 +131,21 @@ impl From<&Task> for TaskView {
             max_pending: spec.max_pending,
             cooldown_after: spec.cooldown_after,
             cooldown: duration_text(spec.cooldown.as_ref()),
+            start_time: time_text(spec.start_time.as_ref()),
+            end_time: time_text(spec.end_time.as_ref()),
+            exclude_dates: spec.exclude_dates,
+            calendar: spec.calendar,
+            jitter: duration_text(spec.jitter.as_ref()),
+            on_success: spec.on_success,
+            on_failure: spec.on_failure,
+            after_all: spec.after_all,
             next_fire_time: time_text(task.next_fire_time.as_ref()),
             create_time: time_text(task.create_time.as_ref()),
             update_time: time_text(task.update_time.as_ref()),
             version: task.version,
             coalesced_fires: task.coalesced_fires,
             coalesce_start_time: time_text(task.coalesce_start_time.as_ref()),
+            pause: task.pause.as_ref().map(PauseView::from),
         }
     }
 }
@@ -130,7 +180,7 @@ pub fn task_details(task: &TaskView) -> String {
                 task.max_catch_up
             ),
         )
-        .add("concurrency", &task.concurrency_policy)
+        .add("concurrency", concurrency_text(&task.concurrency_policy))
         .add("routing", &task.routing)
         .add("hash key", hash_key_text(task))
         .add("shards", if task.shards == 0 { "not sharded".to_owned() } else { format!("{} per fire", task.shards) })
@@ -161,11 +211,24 @@ pub fn task_details(task: &TaskView) -> String {
                 Some(first) => first,
             },
         )
+        .add("active window", window_text(task))
+        .add("excluded dates", or_dash(Some(task.exclude_dates.join(", "))))
+        .add("calendar", or_dash(Some(task.calendar.as_str())))
+        .add("jitter", task.jitter.clone().unwrap_or_else(|| "none".to_owned()))
+        .add("on success", or_dash(Some(task.on_success.join(", "))))
+        .add("on failure", or_dash(Some(task.on_failure.join(", "))))
+        .add("after all", or_dash(Some(task.after_all.join(", "))))
         .add("labels", or_dash(Some(labels.join(", "))))
         .add("version", task.version.to_string())
         .add("created", or_dash(task.create_time.clone()))
         .add("updated", or_dash(task.update_time.clone()));
     let mut text = fields.render();
+    if let Some(p) = &task.pause {
+        // The schedule does not fire: a line of its own, like coalescing.
+        // Outside the escaping field list: the actor and note are server text.
+        let line = format!("paused {} (since {})", p.summary(), or_dash(p.pause_time.clone()));
+        text.push_str(&format!("{}\n", escape_controls(&line)));
+    }
     if task.coalesced_fires > 0 {
         // Fires are being dropped right now: a line of its own, not one field among many.
         let fires = if task.coalesced_fires == 1 { "fire" } else { "fires" };
@@ -177,6 +240,25 @@ pub fn task_details(task: &TaskView) -> String {
         ));
     }
     text
+}
+
+/// The overlap policy for people: FORBID is what axctl and the README call SKIP.
+fn concurrency_text(name: &str) -> String {
+    match name {
+        "FORBID" => "SKIP".to_owned(),
+        "UNSPECIFIED" => "ALLOW".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+/// The active window for people.
+fn window_text(task: &TaskView) -> String {
+    match (&task.start_time, &task.end_time) {
+        (Some(s), Some(e)) => format!("from {s} to {e}"),
+        (Some(s), None) => format!("from {s}"),
+        (None, Some(e)) => format!("until {e}"),
+        (None, None) => "always".to_owned(),
+    }
 }
 
 /// The hash key for people: the params field, or what HASH routing uses without one.
@@ -202,8 +284,9 @@ fn routing_summary(task: &TaskView) -> String {
 }
 
 /// The table of `task list`.
-pub fn task_table(tasks: &[TaskView]) -> Table<8> {
-    let mut table = Table::new(["NAME", "APP", "HANDLER", "ENABLED", "PRIORITY", "ROUTING", "SCHEDULE", "NEXT FIRE"]);
+pub fn task_table(tasks: &[TaskView]) -> Table<9> {
+    let mut table =
+        Table::new(["NAME", "APP", "HANDLER", "ENABLED", "PRIORITY", "ROUTING", "SCHEDULE", "NEXT FIRE", "PAUSED"]);
     for task in tasks {
         table.row([
             task.name.clone(),
@@ -214,6 +297,7 @@ pub fn task_table(tasks: &[TaskView]) -> Table<8> {
             routing_summary(task),
             task.schedule.as_ref().map_or_else(|| "-".to_owned(), ScheduleView::summary),
             or_dash(task.next_fire_time.clone()),
+            task.pause.as_ref().map_or_else(|| "-".to_owned(), PauseView::summary),
         ]);
     }
     table
@@ -317,6 +401,14 @@ pub(super) mod tests {
                 max_pending: Some(20),
                 cooldown_after: Some(3),
                 cooldown: dur(45),
+                start_time: ts(1_767_225_600),
+                end_time: ts(1_798_761_600),
+                exclude_dates: vec!["2026-12-25".into(), "2027-01-01".into()],
+                calendar: "holidays".into(),
+                jitter: dur(30),
+                on_success: vec!["load".into(), "notify".into()],
+                on_failure: vec!["page".into()],
+                after_all: vec!["extract".into()],
             }),
             next_fire_time: ts(1_767_232_800),
             create_time: ts(1_767_225_600),
@@ -324,6 +416,12 @@ pub(super) mod tests {
             version: 2,
             coalesced_fires: 12,
             coalesce_start_time: ts(1_767_229_200),
+            pause: Some(TaskPause {
+                actor: "spiffe://ax/admin/alice".into(),
+                note: "db migration".into(),
+                pause_time: ts(1_767_229_200),
+                until: ts(1_767_240_000),
+            }),
         }
     }
 
@@ -336,57 +434,80 @@ pub(super) mod tests {
         (spec.max_running, spec.max_pending, spec.cooldown_after, spec.cooldown) = (None, None, None, None);
         spec.routing = RoutingStrategy::LeastLoaded as i32;
         (task.coalesced_fires, task.coalesce_start_time) = (0, None);
+        let spec = task.spec.as_mut().expect("spec");
+        (spec.start_time, spec.end_time, spec.exclude_dates, spec.calendar, spec.jitter) =
+            (None, None, Vec::new(), String::new(), None);
+        (spec.on_success, spec.on_failure, spec.after_all) = (Vec::new(), Vec::new(), Vec::new());
+        task.pause = None;
         task
     }
 
     #[test]
     fn tasks_serialize_to_the_documented_json_shape() {
         let value = serde_json::to_value(TaskView::from(&cron_task())).expect("json");
-        assert_eq!(
-            value,
-            json!({
-                "id": 7,
-                "name": "nightly",
-                "app": "billing",
-                "handler": "report",
-                "description": "the nightly report",
-                "schedule": {"kind": "CRON", "expression": "0 2 * * *", "time_zone": "Europe/London", "dialect": "UNIX"},
-                "params": {"full": true},
-                "enabled": true,
-                "misfire_policy": "FIRE_ONCE",
-                "misfire_threshold": "1m",
-                "max_catch_up": 10,
-                "concurrency_policy": "FORBID",
-                "routing": "HASH",
-                "timeout": "1h30m",
-                "retry_policy": {
-                    "max_retries": 3,
-                    "backoff": {"kind": "EXPONENTIAL", "initial": "10s", "multiplier": 2.0, "max": "5m", "jitter": 0.1}
-                },
-                "labels": {"env": "prod", "team": "ops"},
-                "selector": "gpu=true,zone in (a,b)",
-                "retry_on": "SAME",
-                "shards": 4,
-                "hash_key": "tenant",
-                "priority": 3,
-                "max_running": 5,
-                "max_pending": 20,
-                "cooldown_after": 3,
-                "cooldown": "45s",
+        // In two parts: one json! of every field passes serde_json's macro recursion limit.
+        let mut expected = json!({
+            "id": 7,
+            "name": "nightly",
+            "app": "billing",
+            "handler": "report",
+            "description": "the nightly report",
+            "schedule": {"kind": "CRON", "expression": "0 2 * * *", "time_zone": "Europe/London", "dialect": "UNIX"},
+            "params": {"full": true},
+            "enabled": true,
+            "misfire_policy": "FIRE_ONCE",
+            "misfire_threshold": "1m",
+            "max_catch_up": 10,
+            "concurrency_policy": "FORBID",
+            "routing": "HASH",
+            "timeout": "1h30m",
+            "retry_policy": {
+                "max_retries": 3,
+                "backoff": {"kind": "EXPONENTIAL", "initial": "10s", "multiplier": 2.0, "max": "5m", "jitter": 0.1}
+            },
+            "labels": {"env": "prod", "team": "ops"},
+            "selector": "gpu=true,zone in (a,b)",
+            "retry_on": "SAME",
+            "shards": 4,
+            "hash_key": "tenant",
+            "priority": 3,
+            "max_running": 5,
+            "max_pending": 20,
+            "cooldown_after": 3,
+            "cooldown": "45s"
+        });
+        let rest = json!({
+                "start_time": "2026-01-01T00:00:00Z",
+                "end_time": "2027-01-01T00:00:00Z",
+                "exclude_dates": ["2026-12-25", "2027-01-01"],
+                "calendar": "holidays",
+                "jitter": "30s",
+                "on_success": ["load", "notify"],
+                "on_failure": ["page"],
+                "after_all": ["extract"],
                 "next_fire_time": "2026-01-01T02:00:00Z",
                 "create_time": "2026-01-01T00:00:00Z",
                 "update_time": null,
                 "version": 2,
                 "coalesced_fires": 12,
-                "coalesce_start_time": "2026-01-01T01:00:00Z"
-            })
-        );
+                "coalesce_start_time": "2026-01-01T01:00:00Z",
+                "pause": {
+                    "actor": "spiffe://ax/admin/alice",
+                    "note": "db migration",
+                    "pause_time": "2026-01-01T01:00:00Z",
+                    "until": "2026-01-01T04:00:00Z"
+                }
+        });
+        expected.as_object_mut().expect("object").extend(rest.as_object().expect("object").clone());
+        assert_eq!(value, expected);
     }
 
     #[test]
     fn unset_limits_are_null_in_json_and_zero_is_kept() {
         let value = serde_json::to_value(TaskView::from(&plain_task())).expect("json");
-        for key in ["max_running", "max_pending", "cooldown_after", "cooldown", "coalesce_start_time"] {
+        for key in
+            ["max_running", "max_pending", "cooldown_after", "cooldown", "coalesce_start_time", "pause", "jitter"]
+        {
             assert_eq!(value[key], Value::Null, "{key}");
         }
         assert_eq!(value["retry_on"], "UNSPECIFIED", "JSON has the value as sent");
@@ -428,17 +549,20 @@ pub(super) mod tests {
         assert!(details.contains("\nupdated:         -\n"), "{details}");
         assert_eq!(
             task_table(std::slice::from_ref(&view)).render(),
-            "NAME     APP      HANDLER  ENABLED  PRIORITY  ROUTING         SCHEDULE                                  NEXT FIRE\n\
-             nightly  billing  report   true     3         HASH, 4 shards  cron `0 2 * * *` in Europe/London (UNIX)  2026-01-01T02:00:00Z\n"
+            "NAME     APP      HANDLER  ENABLED  PRIORITY  ROUTING         SCHEDULE                                  NEXT FIRE             PAUSED\n\
+             nightly  billing  report   true     3         HASH, 4 shards  cron `0 2 * * *` in Europe/London (UNIX)  2026-01-01T02:00:00Z  by spiffe://ax/admin/alice until 2026-01-01T04:00:00Z: db migration\n"
         );
         let plain = TaskView::from(&plain_task());
-        assert!(task_table(&[plain]).render().contains("  true     0         LEAST_LOADED  cron"));
+        let table = task_table(&[plain]).render();
+        assert!(table.contains("  true     0         LEAST_LOADED  cron"), "{table}");
+        assert!(table.ends_with("  2026-01-01T02:00:00Z  -\n"), "{table}");
     }
 
     #[test]
     fn task_details_show_every_routing_and_limits_setting() {
         let details = task_details(&TaskView::from(&cron_task()));
         let expected = "\
+concurrency:     SKIP
 routing:         HASH
 hash key:        tenant
 shards:          4 per fire
@@ -451,8 +575,21 @@ retries:         3 retries, exponential 10s x2 up to 5m, jitter 0.1
 retry on:        SAME
 cooldown after:  3 failures in a row
 cooldown:        45s
-";
+active window:   from 2026-01-01T00:00:00Z to 2027-01-01T00:00:00Z
+excluded dates:  2026-12-25, 2027-01-01
+calendar:        holidays
+jitter:          30s
+on success:      load, notify
+on failure:      page
+after all:       extract
+labels:";
         assert!(details.contains(expected), "{details}");
+        assert!(
+            details.contains(
+                "\npaused by spiffe://ax/admin/alice until 2026-01-01T04:00:00Z: db migration (since 2026-01-01T01:00:00Z)\n"
+            ),
+            "{details}"
+        );
     }
 
     #[test]
@@ -471,6 +608,13 @@ retries:         3 retries, exponential 10s x2 up to 5m, jitter 0.1
 retry on:        OTHER
 cooldown after:  axd default
 cooldown:        axd default
+active window:   always
+excluded dates:  -
+calendar:        -
+jitter:          none
+on success:      -
+on failure:      -
+after all:       -
 ";
         assert!(details.contains(expected), "{details}");
         assert!(!details.contains("coalescing"), "no fires are coalesced: {details}");
@@ -490,9 +634,7 @@ cooldown:        axd default
     fn coalesced_fires_get_a_line_of_their_own() {
         let details = task_details(&TaskView::from(&cron_task()));
         assert!(
-            details.ends_with(
-                "\nupdated:         -\ncoalescing since 2026-01-01T01:00:00Z: 12 fires not created (max-pending 20)\n"
-            ),
+            details.ends_with("\ncoalescing since 2026-01-01T01:00:00Z: 12 fires not created (max-pending 20)\n"),
             "{details}"
         );
         let mut one = plain_task();

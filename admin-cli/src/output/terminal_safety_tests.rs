@@ -6,13 +6,18 @@
 use std::collections::HashMap;
 
 use ax_proto::v1::{
-    Fire, GetClusterStatsResponse, InstanceEvent, InstanceStatus, LogLine, SchedulePreview, SchedulerNode, TaskEvent,
-    WorkerCooldown, WorkerSession, schedule,
+    BackfilledFire, Fire, GetClusterStatsResponse, InstanceEvent, InstanceLink, InstanceStatus, LinkKind, LogLine,
+    SchedulePreview, SchedulerNode, TaskEvent, WorkerCooldown, WorkerSession, schedule,
 };
 use chrono::DateTime;
 
 use super::{
     cluster::{SchedulerView, StatsView, WorkerView, scheduler_table, stats_details, worker_table},
+    flow::{
+        BackfilledFireView, CalendarView, LinkView, RunView, backfill_report, calendar_details, calendar_table,
+        links_report, run_tree,
+        tests::{holidays, run},
+    },
     instances::{InstanceView, children_report, instance_details, instance_table, tests::finished_instance},
     limits::{AppLimitView, app_limit_summary, app_limit_table, tests::billing_limit},
     preview::{PreviewView, preview_details},
@@ -31,14 +36,23 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
     (spec.name, spec.app, spec.handler, spec.description, spec.params) = (s(), s(), s(), s(), s());
     spec.labels = HashMap::from([(s(), s())]);
     (spec.selector, spec.hash_key) = (s(), s());
+    (spec.exclude_dates, spec.calendar) = (vec![s()], s());
+    (spec.on_success, spec.on_failure, spec.after_all) = (vec![s()], vec![s()], vec![s()]);
     if let Some(schedule::Kind::Cron(cron)) = spec.schedule.as_mut().and_then(|x| x.kind.as_mut()) {
         (cron.expression, cron.time_zone) = (s(), s());
+    }
+    if let Some(pause) = task.pause.as_mut() {
+        (pause.actor, pause.note) = (s(), s());
     }
     let task = TaskView::from(&task);
     let event = TaskEventView::from(&TaskEvent { time: None, kind: s(), actor: s(), message: s() });
 
     let preview = PreviewView::from(&SchedulePreview {
-        fires: vec![Fire { time: None, local_time: s() }],
+        fires: vec![Fire {
+            time: None,
+            local_time: s(),
+            run_time: Some(prost_types::Timestamp { seconds: 1_767_268_800, nanos: 0 }),
+        }],
         fires_per_day: 1.0,
         warnings: vec![s()],
         description: s(),
@@ -100,6 +114,19 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
     let limit = AppLimitView::from(&limit);
     // Statuses are numbers; a number this axctl does not know is shown as it is.
     let stats = StatsView::from(&GetClusterStatsResponse::default());
+    let mut linked = finished_instance();
+    (linked.task_name, linked.message) = (s(), s());
+    let link = LinkView::from(&InstanceLink { instance: Some(linked), kind: LinkKind::OnSuccess as i32 });
+    let mut run = run();
+    for i in &mut run.instances {
+        (i.task_name, i.message) = (s(), s());
+    }
+    let run = RunView::from(&run);
+    let mut calendar = holidays();
+    (calendar.name, calendar.description, calendar.dates) = (s(), s(), vec![s()]);
+    (calendar.created_by, calendar.updated_by) = (s(), s());
+    let calendar = CalendarView::from(&calendar);
+    let fire = BackfilledFireView::from(&BackfilledFire { time: None, instance_id: 5, created: true });
 
     vec![
         ("task_details", task_details(&task)),
@@ -116,6 +143,11 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
         ("stats_details", stats_details(&stats)),
         ("app_limit_table", app_limit_table(std::slice::from_ref(&limit)).render()),
         ("app_limit_summary", app_limit_summary(&limit)),
+        ("links_report", links_report(std::slice::from_ref(&link), std::slice::from_ref(&link))),
+        ("run_tree", run_tree(&run)),
+        ("calendar_details", calendar_details(&calendar, Some(&[s()]))),
+        ("calendar_table", calendar_table(std::slice::from_ref(&calendar)).render()),
+        ("backfill_report", backfill_report(text, false, &[fire])),
     ]
 }
 
@@ -151,11 +183,23 @@ fn json_views_keep_server_text_exact() {
     let mut task = cron_task();
     let spec = task.spec.as_mut().expect("spec");
     (spec.description, spec.selector, spec.hash_key) = (HOSTILE.to_owned(), HOSTILE.to_owned(), HOSTILE.to_owned());
+    spec.calendar = HOSTILE.to_owned();
+    spec.on_success = vec![HOSTILE.to_owned()];
+    if let Some(pause) = task.pause.as_mut() {
+        pause.note = HOSTILE.to_owned();
+    }
     let json = serde_json::to_string(&TaskView::from(&task)).expect("json");
     let back: serde_json::Value = serde_json::from_str(&json).expect("parse");
-    for key in ["description", "selector", "hash_key"] {
+    for key in ["description", "selector", "hash_key", "calendar"] {
         assert_eq!(back[key], HOSTILE, "{key}");
     }
+    assert_eq!(
+        (&back["on_success"][0], &back["pause"]["note"]),
+        (&serde_json::json!(HOSTILE), &serde_json::json!(HOSTILE))
+    );
+    let mut c = holidays();
+    c.description = HOSTILE.to_owned();
+    assert_eq!(serde_json::to_value(CalendarView::from(&c)).expect("json")["description"], HOSTILE);
 
     let mut instance = finished_instance();
     (instance.selector, instance.target_worker, instance.hash_key) =

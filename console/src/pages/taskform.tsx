@@ -395,7 +395,10 @@ function TaskForm(props: { original: Task | undefined }) {
             {select("concurrency", "Concurrency", [
               ["", "default (allow)"],
               ["ALLOW", "allow"],
-              ["FORBID", "forbid"],
+              ["FORBID", "skip"],
+              ["BUFFER_ONE", "buffer one"],
+              ["BUFFER_ALL", "buffer all"],
+              ["CANCEL_OTHER", "cancel other"],
             ])}
             {select("routing", "Routing", [
               ["", "default (least loaded)"],

@@ -9,6 +9,7 @@
 //! duration, reason), and instances that ended failed or canceled.
 
 mod routing;
+mod schedules;
 mod trail;
 
 use std::time::Duration;
@@ -55,6 +56,11 @@ pub enum FindingKind {
     MaxRunning,
     RateLimited,
     Coalesced,
+    Paused,
+    OutsideWindow,
+    ExcludedDate,
+    Buffered,
+    CanceledByFire,
 }
 
 /// One answer.
@@ -126,6 +132,8 @@ pub struct Inputs<'a> {
     pub fired: &'a [Ts],
     /// Cooldowns, the app's rate limit, the task's running instances.
     pub limits: Limits<'a>,
+    /// The dates of the task's calendar (empty without one).
+    pub calendar: &'a std::collections::BTreeSet<chrono::NaiveDate>,
 }
 
 /// The fire times of the task's schedule in the window that recent instances cover, at or before
@@ -134,14 +142,15 @@ pub struct Inputs<'a> {
 /// do not fire by themselves or fire after completion (fixed delay).
 pub fn expected_fires(
     task: &Task,
+    calendar: &std::collections::BTreeSet<chrono::NaiveDate>,
     events: &[TaskEvent],
     instances: &[(Instance, Vec<InstanceEvent>)],
     at: Ts,
     now: Ts,
     limit: usize,
 ) -> Vec<Ts> {
-    let Ok(compiled) = Compiled::compile(&task.config.schedule) else { return Vec::new() };
-    if matches!(compiled, Compiled::Manual | Compiled::FixedDelay { .. }) {
+    let Ok(compiled) = Compiled::for_task(&task.config, calendar) else { return Vec::new() };
+    if matches!(compiled.base(), Compiled::Manual | Compiled::FixedDelay { .. }) {
         return Vec::new();
     }
     let changed = events
@@ -184,6 +193,7 @@ pub fn explain(inputs: &Inputs<'_>) -> Explanation {
         };
         findings.push(Finding { kind, at: Some(e.at), message: e.message.clone(), instance_id: 0 });
     }
+    schedules::standing(inputs, &mut findings);
     missing_fires(inputs, &mut findings);
     routing::standing(inputs, &mut findings);
     let workers = workers_now(inputs.live, &task.config.handler);
@@ -248,14 +258,15 @@ fn state_findings(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
         };
         out.push(f);
     }
-    match Compiled::compile(&task.config.schedule) {
-        Ok(Compiled::Manual) => out.push(Finding {
+    match Compiled::for_task(&task.config, inputs.calendar) {
+        Ok(c) if matches!(c.base(), Compiled::Manual) => out.push(Finding {
             kind: FindingKind::Manual,
             at: None,
             message: "the schedule is manual: it runs only when triggered".to_owned(),
             instance_id: 0,
         }),
-        Ok(c @ (Compiled::Cron(_) | Compiled::FixedRate { .. } | Compiled::OneTime { .. })) => {
+        Ok(c) if matches!(c.base(), Compiled::FixedDelay { .. }) => {}
+        Ok(c) => {
             if enabled_then && c.first_fire(add(inputs.at, Duration::from_micros(1))).is_none() {
                 out.push(Finding {
                     kind: FindingKind::NoMoreFires,
@@ -265,7 +276,6 @@ fn state_findings(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
                 });
             }
         }
-        Ok(Compiled::FixedDelay { .. }) => {}
         Err(e) => out.push(Finding {
             kind: FindingKind::ScheduleBroken,
             at: None,
@@ -283,7 +293,15 @@ fn missing_fires(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
         .map(|(i, _)| i.idempotency_key.clone())
         .chain(inputs.fired.iter().map(|t| fire_key(*t)))
         .collect();
-    let expected = expected_fires(inputs.task, inputs.events, inputs.instances, inputs.at, inputs.now, inputs.limit);
+    let expected = expected_fires(
+        inputs.task,
+        inputs.calendar,
+        inputs.events,
+        inputs.instances,
+        inputs.at,
+        inputs.now,
+        inputs.limit,
+    );
     // Newest first, like the rest of the findings.
     for f in expected.into_iter().rev() {
         if have.contains(&fire_key(f)) {
@@ -306,9 +324,21 @@ fn missing_fires(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
                 .events
                 .iter()
                 .any(|e| e.kind == TaskEventKind::Coalesced && e.at >= f && e.message.contains("from"));
+        // Paused then: the latest pause or resume before f was a pause (or the pause holds now).
+        let paused = inputs
+            .events
+            .iter()
+            .find(|e| e.at <= f && matches!(e.kind, TaskEventKind::Paused | TaskEventKind::Resumed))
+            .filter(|e| e.kind == TaskEventKind::Paused)
+            .map(|e| (e.actor.clone(), e.at, e.message.clone()))
+            .or_else(|| inputs.task.pause.as_ref().filter(|p| p.at <= f).map(|p| (p.by.clone(), p.at, p.note.clone())));
         let why = match (switch, misfire) {
             (Some(e), _) if e.kind == TaskEventKind::Disabled => {
                 format!("the task was disabled then (by {} at {})", e.actor, rfc(e.at))
+            }
+            _ if paused.is_some() => {
+                let (by, at, note) = paused.unwrap_or_default();
+                format!("the task was paused then (by {by} at {}: {note}); fires in a pause are not run", rfc(at))
             }
             _ if coalesced => format!(
                 "coalesced: {} instances of the task were PENDING (max-pending), see its COALESCED events",
@@ -400,6 +430,13 @@ fn explain_instance(
                 ),
                 instance_id: id,
             });
+        }
+    }
+    if let Some(f) = schedules::overlap(inst, trail) {
+        let canceled = f.kind == FindingKind::CanceledByFire;
+        out.push(f);
+        if canceled {
+            return ExplainedFire { instance: inst.clone(), dispatch_delay, waited_for, attempts };
         }
     }
     let (kind, message) = match inst.status {
@@ -495,8 +532,8 @@ fn waiting_now(live: &[WorkerRecord], w: &WorkersNow, app: &str, handler: &str) 
 }
 
 fn next_fires(inputs: &Inputs<'_>) -> Vec<PreviewFire> {
-    let Ok(c) = Compiled::compile(&inputs.task.config.schedule) else { return Vec::new() };
-    if matches!(c, Compiled::Manual | Compiled::FixedDelay { .. }) {
+    let Ok(c) = Compiled::for_task(&inputs.task.config, inputs.calendar) else { return Vec::new() };
+    if matches!(c.base(), Compiled::Manual | Compiled::FixedDelay { .. }) {
         return Vec::new();
     }
     // At "now" the stored next fire (which a catch-up or a change may have moved) comes first.

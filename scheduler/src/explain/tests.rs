@@ -36,12 +36,15 @@ fn task(enabled: bool) -> Task {
             retry: RetryPolicy { max_retries: 1, backoff: Backoff::List { delays_us: vec![1_000_000] } },
             labels: Default::default(),
             placement: Default::default(),
+            timing: Default::default(),
+            flow: Default::default(),
         },
         next_fire_at: enabled.then(|| secs(60)),
         created_at: created,
         updated_at: created,
         version: 1,
         coalesced: None,
+        pause: None,
     }
 }
 
@@ -79,6 +82,7 @@ fn instance(id: i64, fire_at: Ts, status: InstanceStatus) -> Instance {
         updated_at: fire_at,
         trace_parent: None,
         route: Default::default(),
+        lineage: Default::default(),
     }
 }
 
@@ -185,6 +189,7 @@ fn run(
         live,
         fired: &[],
         limits: Limits::default(),
+        calendar: &Default::default(),
     })
 }
 
@@ -368,7 +373,20 @@ fn run_limited(
     live: &[WorkerRecord],
     limits: Limits<'_>,
 ) -> Explanation {
-    explain(&Inputs { task, at, now: at, limit: 10, events: &[], instances, sessions: &[], live, fired: &[], limits })
+    let calendar = Default::default();
+    explain(&Inputs {
+        task,
+        at,
+        now: at,
+        limit: 10,
+        events: &[],
+        instances,
+        sessions: &[],
+        live,
+        fired: &[],
+        limits,
+        calendar: &calendar,
+    })
 }
 
 #[test]
@@ -454,4 +472,87 @@ fn cooldowns_limits_and_coalesced_fires_are_named() {
     assert!(f.message.contains("3 scheduled fire(s) were not created"), "{}", f.message);
     let missing = e.findings.iter().find(|f| f.kind == FindingKind::NoInstance && f.at == Some(secs(0)));
     assert!(missing.is_none_or(|m| !m.message.contains("coalesced")), "the fire before the run is not coalesced");
+}
+
+fn ago(s: u64) -> Ts {
+    sub(t0(), Duration::from_secs(s))
+}
+
+#[test]
+fn a_paused_task_names_who_paused_it_why_and_until_when_and_its_missing_fires_say_so() {
+    let mut t = task(true);
+    t.pause = Some(crate::model::Pause {
+        at: ago(600),
+        by: "spiffe://ax/admin/alice".into(),
+        note: "db migration".into(),
+        until: Some(secs(3600)),
+    });
+    let e = run(&t, t0(), &[], &[], &[], &[]);
+    let paused = e.findings.iter().find(|f| f.kind == FindingKind::Paused).expect("paused finding");
+    assert!(paused.message.contains("alice") && paused.message.contains("db migration"), "{}", paused.message);
+    assert!(paused.message.contains(&rfc(secs(3600))), "{}", paused.message);
+    let missing = e.findings.iter().find(|f| f.kind == FindingKind::NoInstance).expect("a fire without instance");
+    assert!(missing.message.contains("paused then"), "{}", missing.message);
+}
+
+#[test]
+fn fires_on_excluded_dates_and_outside_the_window_are_named() {
+    let mut t = task(true);
+    let today = t0().date_naive();
+    t.config.timing.exclude_dates = [today].into();
+    t.config.timing.end = Some(ago(1800));
+    let e = run(&t, t0(), &[], &[], &[], &[]);
+    let excluded = e.findings.iter().find(|f| f.kind == FindingKind::ExcludedDate).expect("excluded");
+    assert!(
+        excluded.message.contains(&today.to_string()) && excluded.message.contains("--exclude"),
+        "{}",
+        excluded.message
+    );
+    let window = e.findings.iter().find(|f| f.kind == FindingKind::OutsideWindow).expect("window");
+    assert!(window.message.contains("closed"), "{}", window.message);
+    assert!(!e.findings.iter().any(|f| f.kind == FindingKind::NoInstance), "skipped fires are not missing");
+    let mut cal = task(true);
+    cal.config.timing.calendar = Some("holidays".into());
+    let dates = [today].into();
+    let e = explain(&Inputs {
+        task: &cal,
+        at: t0(),
+        now: t0(),
+        limit: 10,
+        events: &[],
+        instances: &[],
+        sessions: &[],
+        live: &[],
+        fired: &[],
+        limits: Limits::default(),
+        calendar: &dates,
+    });
+    let excluded = e.findings.iter().find(|f| f.kind == FindingKind::ExcludedDate).expect("excluded");
+    assert!(excluded.message.contains("calendar holidays"), "{}", excluded.message);
+}
+
+#[test]
+fn overlap_decisions_on_trails_are_named() {
+    let t = task(true);
+    let mut waiting = instance(5, ago(5), InstanceStatus::Pending);
+    waiting.available_at = ago(5);
+    let created = InstanceEvent {
+        id: 1,
+        instance_id: 5,
+        at: ago(5),
+        from: None,
+        to: InstanceStatus::Pending,
+        attempt: 0,
+        scheduler_id: "axd".into(),
+        worker_id: String::new(),
+        reason: "fired on schedule for x; buffered (BUFFER_ONE): starts when instance 4 ends".into(),
+    };
+    let mut canceled = instance(4, ago(65), InstanceStatus::Canceled);
+    canceled.message = "canceled by concurrency CANCEL_OTHER: the fire at x of the same task replaces it".into();
+    let e = run(&t, t0(), &[], &[(waiting, vec![created]), (canceled, vec![])], &[], &[]);
+    let b = e.findings.iter().find(|f| f.kind == FindingKind::Buffered).expect("buffered");
+    assert!(b.message.contains("starts when instance 4 ends"), "{}", b.message);
+    let c = e.findings.iter().find(|f| f.kind == FindingKind::CanceledByFire).expect("canceled by fire");
+    assert_eq!(c.instance_id, 4);
+    assert!(!e.findings.iter().any(|f| f.kind == FindingKind::Canceled), "not reported as an operator's cancel");
 }

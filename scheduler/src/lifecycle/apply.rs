@@ -11,6 +11,7 @@ use super::{
 };
 use crate::{
     error::StoreResult,
+    loops::instantiate::Spawned,
     model::{Instance, InstanceStatus, Ts, WorkerStreak},
     prometheus::Tally,
     routing::{
@@ -78,6 +79,8 @@ pub struct Persisted {
     changes: Changes,
     tally: Tally,
     streaks: Vec<((String, String, String), Option<WorkerStreak>)>,
+    /// Instances that chains and DAG joins created.
+    successors: Option<Spawned>,
 }
 
 impl Persisted {
@@ -88,6 +91,15 @@ impl Persisted {
         if !self.streaks.is_empty() {
             routing.note_streaks(&self.streaks);
         }
+        if let Some(s) = self.successors {
+            // Their root spans are their upstreams' (a run is one trace): nothing new to record.
+            s.after_commit(&Traces::off(), std::time::SystemTime::now());
+        }
+    }
+
+    /// Instances created PENDING by chains and DAG joins: (id, app, available at).
+    pub fn successors(&self) -> &[(i64, String, Ts)] {
+        self.successors.as_ref().map_or(&[], |s| &s.pending)
     }
 }
 
@@ -242,6 +254,9 @@ pub async fn persist(
     let t1 = t0.elapsed();
     let parents = settle_parents(tx, rows, &mut batch, ctx).await?;
     let lookup = |id: i64| rows.get(&id).or_else(|| parents.get(&id));
+    // Chains and DAG joins, in the transaction that records the final states that create them.
+    let ended: Vec<&Instance> = batch.finalized.iter().filter_map(|id| lookup(*id)).collect();
+    let successors = super::successors::create_successors(tx, &ended, ctx.now, ctx.scheduler_id).await?;
     let outcomes = super::fanout::attempt_outcomes(&batch.events, lookup);
     let streaks = update_streaks(tx, &outcomes, ctx, routing).await?;
     let tally = tally(&lookup, &batch);
@@ -299,7 +314,7 @@ pub async fn persist(
     for t in targets {
         tx.notify(Notice::Commands(t.to_owned())).await?;
     }
-    Ok(Persisted { changes, tally, streaks })
+    Ok(Persisted { changes, tally, streaks, successors })
 }
 
 /// Applies worker messages (Accepted, Result, Reject) in order, in one transaction (group commit
@@ -459,17 +474,41 @@ pub async fn retry_instance(
     Ok(RetryOutcome::Retried(rows.remove(&id).expect("locked above")))
 }
 
-/// Deletes a task and cancels its PENDING instances (through the state machine, like any cancel);
-/// how many it canceled, `None` if there is no such task.
+/// Outcome of deleting a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeleteOutcome {
+    /// Deleted; this many PENDING instances were canceled.
+    Deleted(u64),
+    /// Other tasks' chains or DAG edges name it (their ids): nothing changed.
+    Named(Vec<i64>),
+    /// No such task.
+    NotFound,
+}
+
+/// Deletes a task and cancels its PENDING instances (through the state machine, like any cancel),
+/// unless another task's chains or DAG edges name it (under the task-graph lock, so that no edge to
+/// it can appear meanwhile).
 pub async fn delete_task(
     store: &Store,
     name: &str,
     now: Ts,
     actor: &Actor<'_>,
     routing: &RoutingState,
-) -> StoreResult<Option<u64>> {
+) -> StoreResult<DeleteOutcome> {
     let mut tx = store.begin().await?;
-    let Some(id) = tx.lock_task(name).await? else { return Ok(None) };
+    tx.lock_graph().await?;
+    let Some(id) = tx.lock_task(name).await? else { return Ok(DeleteOutcome::NotFound) };
+    let mut naming: Vec<i64> = tx
+        .edges_naming(id)
+        .await?
+        .into_iter()
+        .map(|(from, kind, to)| if kind == crate::model::EdgeKind::After { to } else { from })
+        .collect();
+    naming.sort_unstable();
+    naming.dedup();
+    if !naming.is_empty() {
+        return Ok(DeleteOutcome::Named(naming));
+    }
     let pending = tx.lock_pending_of_task(id).await?;
     let ctx = Ctx { now, scheduler_id: actor.scheduler_id };
     let mut rows: HashMap<i64, Instance> = pending.into_iter().map(|i| (i.id, i)).collect();
@@ -488,5 +527,5 @@ pub async fn delete_task(
     tx.notify(Notice::Tasks).await?;
     tx.commit().await?;
     persisted.after_commit(routing);
-    Ok(Some(canceled))
+    Ok(DeleteOutcome::Deleted(canceled))
 }

@@ -162,6 +162,7 @@ mod tests {
             updated_at: now(),
             trace_parent: None,
             route: InstanceRoute { children: Some(3), ..Default::default() },
+            lineage: Default::default(),
         }
     }
 

@@ -80,6 +80,11 @@ impl Changes {
         }
     }
 
+    /// Adds other changes after these.
+    pub fn extend(&mut self, other: Changes) {
+        self.0.extend(other.0);
+    }
+
     /// Logs every change, in order. Call after the commit.
     pub fn log(self) {
         for c in self.0 {

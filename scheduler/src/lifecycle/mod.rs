@@ -19,6 +19,7 @@ use crate::{
 pub mod apply;
 pub mod fanout;
 pub mod log;
+pub mod successors;
 
 /// How an attempt ends, as reported or decided.
 #[derive(Debug, Clone)]
@@ -676,10 +677,11 @@ pub fn session_ended_unreadable(i: &mut Instance, session_id: &str, reason: &str
     fx
 }
 
-/// Whether a final instance schedules its FIXED_DELAY task's next fire (manual runs do not, nor do
-/// the children of a broadcast or sharded fire: their parent does, when it ends).
+/// Whether a final instance schedules its FIXED_DELAY task's next fire: only the schedule's own
+/// fires do (not manual runs, backfills, intake rows, chains, nor the children of a broadcast or
+/// sharded fire: their parent does, when it ends).
 pub fn drives_fixed_delay(i: &Instance) -> bool {
-    i.source != InstanceSource::Manual && i.route.parent_id.is_none()
+    matches!(i.source, InstanceSource::Schedule | InstanceSource::CatchUp) && i.route.parent_id.is_none()
 }
 
 #[cfg(test)]

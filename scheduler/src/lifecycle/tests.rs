@@ -7,7 +7,8 @@ fn now() -> Ts {
     chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().expect("t")
 }
 
-fn held(status: InstanceStatus) -> Instance {
+/// A held instance (attempt 1 on worker w, session s) of task 1, for tests of this module's parts.
+pub(crate) fn held(status: InstanceStatus) -> Instance {
     Instance {
         id: 7,
         task_id: 1,
@@ -41,6 +42,7 @@ fn held(status: InstanceStatus) -> Instance {
         updated_at: now(),
         trace_parent: None,
         route: Default::default(),
+        lineage: Default::default(),
     }
 }
 

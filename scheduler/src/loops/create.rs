@@ -4,7 +4,8 @@
 //! Used by scheduled fires and manual triggers alike.
 
 use crate::{
-    model::{InstanceRoute, InstanceStatus, Routing, Task, WorkerRecord},
+    alerts::{AlertCause, AlertEvent},
+    model::{InstanceRoute, InstanceStatus, Routing, Task, Ts, WorkerRecord},
     routing::{
         fanout::{self, ChildPlan},
         hash,
@@ -133,6 +134,7 @@ pub fn children(task: &Task, parent_id: i64, parent: &NewInstance, plans: &[Chil
                 reason,
                 trace_parent: parent.trace_parent.clone(),
                 route,
+                lineage: parent.lineage,
             }
         })
         .collect()
@@ -168,4 +170,20 @@ pub fn make_parent(task: &Task, new: &mut NewInstance, plans: &[ChildPlan]) {
 /// [`make_parent`]).
 pub fn empty_broadcast(new: &NewInstance) -> bool {
     new.route.children == Some(0) && new.status == InstanceStatus::Failed
+}
+
+/// What alert rules hear of an instance created SKIPPED, or FAILED (a broadcast that found no
+/// worker): its reason, once per instance (and attempt 0, for a failure).
+pub fn created_alert(event: AlertEvent, task: &Task, id: i64, n: &NewInstance, now: Ts) -> AlertCause {
+    let occurrence = if event == AlertEvent::Skipped { format!("i{id}") } else { format!("i{id}:a0") };
+    AlertCause {
+        event,
+        app: task.config.app.clone(),
+        task_name: task.name.clone(),
+        instance_id: Some(id),
+        attempt: 0,
+        at: now,
+        message: n.reason.clone(),
+        occurrence,
+    }
 }

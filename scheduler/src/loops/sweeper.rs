@@ -122,6 +122,8 @@ pub async fn purge_dead_schedulers(store: &Store, dead_before: Ts) -> StoreResul
 pub async fn purge_finished(store: &Store, before: Ts, limit: u32) -> StoreResult<u64> {
     let mut tx = store.begin().await?;
     let n = tx.purge_finished(before, limit).await?;
+    // DAG join rows of runs that began before the retention horizon go with them.
+    tx.purge_joins(before).await?;
     tx.commit().await?;
     Ok(n)
 }

@@ -1,4 +1,5 @@
-//! The trigger loop: turns due schedules into instances.
+//! The trigger loop: turns due schedules into instances (and, each round, committed rows of the
+//! intake table: `loops::intake`).
 //!
 //! Each round claims due tasks (next fire <= now + look-ahead) with `FOR UPDATE SKIP LOCKED`,
 //! creates their instances with `available_at` = the exact fire time and an idempotency key derived
@@ -7,26 +8,31 @@
 //! sleeps until the earliest next fire minus the look-ahead, a local wake-up (a task changed), or at
 //! most `max_idle` (other axd may have changed tasks).
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    collections::{BTreeSet, HashMap},
+    sync::Arc,
+    time::Duration,
+};
 
+use chrono::NaiveDate;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
-use std::collections::HashMap;
-
+pub use super::instantiate::trigger_manual;
 use crate::{
     alerts::{AlertCause, AlertEvent},
     core::{
         clock::Clock,
         health::{Loop, Progress},
     },
-    error::{StoreError, StoreResult},
+    error::StoreResult,
     lifecycle::log::{Change, Changes},
-    loops::create,
-    model::{ConcurrencyPolicy, Instance, InstanceSource, InstanceStatus, Task, TaskEventKind, Ts, add, sub},
+    loops::{create, instantiate::creation_events, overlap, pause},
+    model::{InstanceStatus, Task, TaskEventKind, Ts, add, sub},
     schedule::{Compiled, FirePlan, MisfireRules, fire_key, plan},
-    store::{InstanceRow, ManualTrigger, NewEvent, NewInstance, Store},
+    store::{InstanceRow, NewInstance, Store},
     traces::Traces,
+    window,
 };
 
 /// What the trigger loop decides for one claimed task.
@@ -40,8 +46,9 @@ pub enum PlanDecision {
 
 /// Computes the plan of a due task (the engine in production; tests inject others).
 pub trait Planner: Sync {
-    /// The plan for `task`, whose next fire time is due.
-    fn plan(&self, task: &Task) -> PlanDecision;
+    /// The plan for `task`, whose next fire time is due; `calendar` holds the dates of its named
+    /// calendar (empty without one).
+    fn plan(&self, task: &Task, calendar: &BTreeSet<NaiveDate>) -> PlanDecision;
 }
 
 /// What one trigger transaction did.
@@ -53,6 +60,8 @@ pub struct TriggerRound {
     pub created: Vec<(i64, String, Ts)>,
     /// Instances recorded as SKIPPED by the concurrency policy.
     pub skipped: usize,
+    /// Instances canceled by fires of CANCEL_OTHER tasks.
+    pub canceled: usize,
 }
 
 /// Trigger loop settings.
@@ -86,20 +95,18 @@ pub struct EnginePlanner {
 }
 
 impl Planner for EnginePlanner {
-    fn plan(&self, task: &Task) -> PlanDecision {
+    fn plan(&self, task: &Task, calendar: &BTreeSet<NaiveDate>) -> PlanDecision {
         let Some(next) = task.next_fire_at else {
             return PlanDecision::Fire(FirePlan { fires: Vec::new(), next_fire_at: None, events: Vec::new() });
         };
-        let compiled = match Compiled::compile(&task.config.schedule) {
+        let compiled = match Compiled::for_task(&task.config, calendar) {
             Ok(c) => c,
             Err(e) => return PlanDecision::Broken(format!("{}: {}", e.field, e.reason)),
         };
-        // FORBID decides "is an earlier instance still active?" at the fire time itself, so its
-        // fires are never created ahead of time.
-        let horizon = match task.config.concurrency {
-            ConcurrencyPolicy::Forbid => self.now,
-            ConcurrencyPolicy::Allow => add(self.now, self.lookahead),
-        };
+        // The overlap policies other than ALLOW decide "is an earlier instance still active?" at
+        // the fire time itself, so their fires are never created ahead of time.
+        let horizon =
+            if task.config.concurrency.decides_at_fire_time() { self.now } else { add(self.now, self.lookahead) };
         if next > horizon {
             return PlanDecision::Fire(FirePlan { fires: Vec::new(), next_fire_at: Some(next), events: Vec::new() });
         }
@@ -191,8 +198,25 @@ impl TriggerLoop {
             self.progress.tick(Loop::Trigger);
             total.tasks += round.tasks;
             total.skipped += round.skipped;
+            total.canceled += round.canceled;
             total.created.extend(round.created);
             if claimed < self.config.batch as usize {
+                break;
+            }
+        }
+        // Rows applications committed to ax_intake, in batches until none is left.
+        loop {
+            let intake = super::intake::consume_intake(
+                &self.store,
+                now,
+                super::intake::INTAKE_BATCH,
+                &self.scheduler_id,
+                &self.traces,
+            )
+            .await?;
+            self.progress.tick(Loop::Trigger);
+            total.created.extend(intake.created);
+            if intake.rows < super::intake::INTAKE_BATCH as usize {
                 break;
             }
         }
@@ -259,7 +283,7 @@ impl TriggerLoop {
 }
 
 /// When the trigger loop should next claim: the earliest next fire of tasks that allow overlap
-/// minus `lookahead`, or of FORBID tasks (claimed only once due).
+/// minus `lookahead`, or of tasks with another overlap policy (claimed only once due).
 pub async fn next_wake_time(store: &Store, lookahead: Duration) -> StoreResult<Option<Ts>> {
     let (allow, forbid) = store.conn().await?.next_fires().await?;
     let allow = allow.map(|t| sub(t, lookahead));
@@ -269,40 +293,46 @@ pub async fn next_wake_time(store: &Store, lookahead: Duration) -> StoreResult<O
     })
 }
 
-/// The concurrency decision for the fires of one task in one round: FORBID skips a fire while an
-/// earlier instance of the task is active, or when an earlier fire of this round runs.
-fn admit(
-    task: &Task,
-    fire: &crate::schedule::PlannedFire,
-    active: Option<i64>,
-    first_in_round: bool,
-) -> (InstanceStatus, String) {
-    let forbid = task.config.concurrency == ConcurrencyPolicy::Forbid;
-    if forbid && let Some(id) = active {
-        return (
-            InstanceStatus::Skipped,
-            format!("not run: instance {id} of this task is still active (concurrency FORBID)"),
-        );
+/// Most unfinished instances of one task the overlap decision reads (CANCEL_OTHER cancels at most
+/// these in one fire; the next fire cancels the rest).
+const ACTIVE_READ: u32 = 1000;
+
+/// Cancels, in `tx`, the instances that fires of CANCEL_OTHER tasks replace: (instance, the fire
+/// time that replaces it). How many it canceled, and what to do after the commit.
+async fn cancel_replaced(
+    tx: &mut crate::store::Tx,
+    cancels: &[(i64, Ts)],
+    now: Ts,
+    scheduler_id: &str,
+) -> StoreResult<Option<(usize, crate::lifecycle::apply::Persisted)>> {
+    if cancels.is_empty() {
+        return Ok(None);
     }
-    if forbid && !first_in_round {
-        return (
-            InstanceStatus::Skipped,
-            "not run: an earlier fire of this round is still active (concurrency FORBID)".to_owned(),
-        );
-    }
-    let why = match fire.source {
-        InstanceSource::CatchUp => {
-            format!("misfire catch-up ({}) for the fire at {}", task.config.misfire_policy, fire.fire_at.to_rfc3339())
+    let mut ids: Vec<i64> = cancels.iter().map(|(id, _)| *id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut rows = tx.lock_instances(&ids).await?;
+    let ctx = crate::lifecycle::Ctx { now, scheduler_id };
+    let mut batch = crate::lifecycle::Batch::default();
+    let mut n = 0;
+    for (id, fire_at) in cancels {
+        let Some(i) = rows.get_mut(id) else { continue };
+        if let Some(fx) = crate::lifecycle::cancel(i, &overlap::canceled_by(*fire_at), "concurrency CANCEL_OTHER", ctx)
+        {
+            batch.add(*id, fx);
+            n += 1;
         }
-        _ => format!("fired on schedule for {}", fire.fire_at.to_rfc3339()),
-    };
-    (InstanceStatus::Pending, why)
+    }
+    // No attempt ends as a failure here, so no failure streak (and no routing state) is involved.
+    let routing = crate::routing::RoutingState::default();
+    let persisted = crate::lifecycle::apply::persist(tx, &rows, batch, ctx, &routing).await?;
+    Ok(Some((n, persisted)))
 }
 
-/// One trigger transaction: claims up to `limit` tasks due by `horizon` (FORBID tasks: due by
-/// `now`) with SKIP LOCKED where supported, creates their instances as planned (PENDING, or
-/// SKIPPED by the concurrency policy), records misfire decisions, and advances their next fire
-/// times.
+/// One trigger transaction: claims up to `limit` tasks due by `horizon` (tasks with an overlap
+/// policy other than ALLOW: due by `now`) with SKIP LOCKED where supported, creates their instances
+/// as planned (PENDING, or SKIPPED by the overlap policy; CANCEL_OTHER cancels the active ones),
+/// ends pauses whose time is up, records misfire decisions, and advances their next fire times.
 pub async fn trigger_due(
     store: &Store,
     now: Ts,
@@ -329,6 +359,8 @@ pub async fn trigger_due(
         }
     }
     let t_select = t0.elapsed();
+    let calendars = tx.calendar_dates(tasks.iter().filter_map(|t| t.config.timing.calendar.as_deref())).await?;
+    let no_dates = BTreeSet::new();
     // Fires beyond a task's max_pending are coalesced: PENDING instances per task with fires.
     // A one-time task fires once: it cannot pile up, and 100,000 of them due together (the full
     // lifecycle benchmark) need no count.
@@ -344,8 +376,23 @@ pub async fn trigger_due(
     let mut next_fires: Vec<(i64, Option<Ts>)> = Vec::with_capacity(tasks.len());
     let mut coalesced: Vec<(i64, Option<(Ts, u64)>)> = Vec::new();
     let mut alerts: Vec<AlertCause> = Vec::new();
+    let mut cancels: Vec<(i64, Ts)> = Vec::new();
     for (ti, task) in tasks.iter().enumerate() {
-        let plan = match planner.plan(task) {
+        let calendar = task.config.timing.calendar.as_ref().and_then(|c| calendars.get(c)).unwrap_or(&no_dates);
+        if let Some(p) = &task.pause {
+            match pause::step(task, p, calendar, now) {
+                pause::Step::Hold(next) => {
+                    next_fires.push((task.id, next));
+                    continue;
+                }
+                pause::Step::Resume(message) => {
+                    tx.set_pause(task.id, None).await?;
+                    tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Resumed, scheduler_id, &message)
+                        .await?;
+                }
+            }
+        }
+        let plan = match planner.plan(task, calendar) {
             PlanDecision::Broken(why) => {
                 tx.disable_task(task.id, now).await?;
                 let why = format!("disabled: {why}");
@@ -355,16 +402,24 @@ pub async fn trigger_due(
             }
             PlanDecision::Fire(plan) => plan,
         };
-        let active = if task.config.concurrency == ConcurrencyPolicy::Forbid && !plan.fires.is_empty() {
-            tx.active_instance_of(task.id).await?
+        let policy = task.config.concurrency;
+        let active = if policy.decides_at_fire_time() && !plan.fires.is_empty() {
+            tx.active_instances_of(task.id, ACTIVE_READ).await?
         } else {
-            None
+            Vec::new()
         };
-        let max_pending = u64::from(task.config.placement.max_pending.get());
+        // CANCEL_OTHER cancels what waits, so its fires are never held back by max-pending.
+        let max_pending = match policy {
+            crate::model::ConcurrencyPolicy::CancelOther => u64::MAX,
+            _ => u64::from(task.config.placement.max_pending.get()),
+        };
         let waiting = pending.entry(task.id).or_insert(0);
         let mut run = task.coalesced;
         for (n, f) in plan.fires.iter().enumerate() {
-            let (status, mut reason) = admit(task, f, active, n == 0);
+            let run_at = window::run_time(&task.name, f.fire_at, task.config.timing.jitter);
+            let admission = overlap::admit(task, &plan.fires, n, &active, run_at);
+            let (status, mut reason) = (admission.status, admission.reason);
+            cancels.extend(admission.cancel.iter().map(|id| (*id, f.fire_at)));
             if status == InstanceStatus::Pending && *waiting >= max_pending {
                 if run.is_none() {
                     let message = format!(
@@ -396,7 +451,7 @@ pub async fn trigger_due(
             }
             let mut new = NewInstance {
                 fire_at: f.fire_at,
-                available_at: f.fire_at,
+                available_at: run_at,
                 key: fire_key(f.fire_at),
                 source: f.source,
                 status,
@@ -404,6 +459,7 @@ pub async fn trigger_due(
                 reason,
                 trace_parent: traces.new_root(),
                 route: create::route_of(task, &task.config.params),
+                lineage: Default::default(),
             };
             let children = match create::shape(task, &workers) {
                 create::Shape::Single => None,
@@ -452,6 +508,10 @@ pub async fn trigger_due(
         }
     }
     let t_plan = t0.elapsed();
+    // Instances that CANCEL_OTHER fires replace, canceled before their successors exist (through
+    // the state machine, like any cancel: a held attempt's worker is told to stop).
+    let canceled = cancel_replaced(&mut tx, &cancels, now, scheduler_id).await?;
+    round.canceled = canceled.as_ref().map_or(0, |(n, _)| *n);
     tx.set_next_fires(&next_fires).await?;
     tx.set_coalesced(&coalesced).await?;
     let t_next = t0.elapsed();
@@ -488,7 +548,7 @@ pub async fn trigger_due(
         match n.status {
             InstanceStatus::Skipped => {
                 round.skipped += 1;
-                alerts.push(created_alert(AlertEvent::Skipped, task, id, n, now));
+                alerts.push(create::created_alert(AlertEvent::Skipped, task, id, n, now));
             }
             InstanceStatus::Pending => round.created.push((id, task.config.app.clone(), n.available_at)),
             _ => {}
@@ -509,7 +569,7 @@ pub async fn trigger_due(
             events.push(event);
         }
         if create::empty_broadcast(n) {
-            alerts.push(created_alert(AlertEvent::FinalFailure, task, id, n, now));
+            alerts.push(create::created_alert(AlertEvent::FinalFailure, task, id, n, now));
         }
         if traces.is_on() {
             spans.push((id, ti, n));
@@ -523,6 +583,9 @@ pub async fn trigger_due(
     }
     let t_events = t0.elapsed();
     tx.commit().await?;
+    if let Some((_, persisted)) = canceled {
+        persisted.after_commit(&crate::routing::RoutingState::default());
+    }
     changes.log();
     tally.record();
     let span = (span_start, std::time::SystemTime::now());
@@ -545,147 +608,10 @@ pub async fn trigger_due(
     Ok(round)
 }
 
-/// What alert rules hear of an instance created SKIPPED, or FAILED (a broadcast that found no
-/// worker): its reason, once per instance (and attempt 0, for a failure).
-fn created_alert(event: AlertEvent, task: &Task, id: i64, n: &NewInstance, now: Ts) -> AlertCause {
-    let occurrence = if event == AlertEvent::Skipped { format!("i{id}") } else { format!("i{id}:a0") };
-    AlertCause {
-        event,
-        app: task.config.app.clone(),
-        task_name: task.name.clone(),
-        instance_id: Some(id),
-        attempt: 0,
-        at: now,
-        message: n.reason.clone(),
-        occurrence,
-    }
-}
-
 /// A fire the round will create: its task (an index into the round's tasks), the instance, and
 /// the children it gets once it has an id.
 struct Planned {
     task: usize,
     new: NewInstance,
     children: Option<Vec<crate::routing::fanout::ChildPlan>>,
-}
-
-/// The events that record an instance's creation: one, or for a broadcast that found no worker its
-/// creation as WAITING and its end as FAILED.
-fn creation_events(id: i64, n: &NewInstance, now: Ts, scheduler_id: &str) -> Vec<NewEvent> {
-    if create::empty_broadcast(n) {
-        let mut waiting = creation_event(id, n, now, scheduler_id);
-        waiting.to = InstanceStatus::Waiting;
-        waiting.reason = "fired as a broadcast".to_owned();
-        let mut failed = creation_event(id, n, now, scheduler_id);
-        failed.from = Some(InstanceStatus::Waiting);
-        return vec![waiting, failed];
-    }
-    vec![creation_event(id, n, now, scheduler_id)]
-}
-
-fn creation_event(id: i64, n: &NewInstance, now: Ts, scheduler_id: &str) -> NewEvent {
-    NewEvent {
-        instance_id: id,
-        at: now,
-        from: None,
-        to: n.status,
-        attempt: 0,
-        scheduler_id: scheduler_id.to_owned(),
-        worker_id: String::new(),
-        reason: n.reason.clone(),
-    }
-}
-
-/// Creates a manual instance of `task` (for a broadcast or sharded task, a parent and its
-/// children), or returns the existing one for the same key (`false`).
-pub async fn trigger_manual(
-    store: &Store,
-    task: &Task,
-    trigger: &ManualTrigger,
-    now: Ts,
-    scheduler_id: &str,
-    traces: &Traces,
-) -> StoreResult<(Instance, bool)> {
-    let span_start = std::time::SystemTime::now();
-    let mut new = NewInstance {
-        fire_at: now,
-        available_at: now,
-        key: trigger.key.clone(),
-        source: InstanceSource::Manual,
-        status: InstanceStatus::Pending,
-        params: trigger.params.clone(),
-        reason: format!("triggered by {}", trigger.actor),
-        trace_parent: traces.new_root(),
-        route: create::route_of(task, &trigger.params),
-    };
-    let mut tx = store.begin().await?;
-    let workers = if create::needs_workers(task) { tx.list_workers(None).await? } else { Vec::new() };
-    if let Some(note) = create::selector_note(task, &workers) {
-        new.reason = format!("{}; {note}", new.reason);
-    }
-    let plans = match create::shape(task, &workers) {
-        create::Shape::Single => None,
-        create::Shape::Fanout(plans) => {
-            create::make_parent(task, &mut new, &plans);
-            Some(plans)
-        }
-    };
-    let created = match tx.insert_instances(&[InstanceRow { task, new: &new }], now).await {
-        Ok(v) => v.first().map(|(id, _, _)| *id),
-        // Another trigger with the same key committed first: it made the one instance. The
-        // transaction is dropped (rolled back) unused.
-        Err(StoreError::UniqueViolation(_)) => None,
-        Err(e) => return Err(e),
-    };
-    if let Some(id) = created {
-        let kids = match plans.as_ref().filter(|_| new.status == InstanceStatus::Waiting) {
-            Some(plans) => create::children(task, id, &new, plans),
-            None => Vec::new(),
-        };
-        let kid_rows: Vec<InstanceRow<'_>> = kids.iter().map(|k| InstanceRow { task, new: k }).collect();
-        let kid_ids = tx.insert_instances(&kid_rows, now).await?;
-        let mut events = creation_events(id, &new, now, scheduler_id);
-        for ((kid, _, _), k) in kid_ids.iter().zip(&kids) {
-            events.push(creation_event(*kid, k, now, scheduler_id));
-        }
-        tx.insert_events(&events).await?;
-        if create::empty_broadcast(&new) {
-            let alert = created_alert(AlertEvent::FinalFailure, task, id, &new, now);
-            crate::alerts::outbox::enqueue(&mut tx, &[alert], now).await?;
-        }
-        tx.notify(crate::store::Notice::Work).await?;
-        tx.commit().await?;
-        let mut changes = Changes::new();
-        for e in &events {
-            changes.push(Change {
-                instance_id: e.instance_id,
-                attempt: 0,
-                task: task.name.clone(),
-                app: task.config.app.clone(),
-                worker: String::new(),
-                from: e.from,
-                to: e.to,
-                reason: e.reason.clone(),
-            });
-        }
-        changes.log();
-        let span = (span_start, std::time::SystemTime::now());
-        let (tp, app) = (new.trace_parent.as_deref(), &task.config.app);
-        traces.created(tp, id, &task.name, app, new.source, new.status, new.fire_at, span);
-        let mut tally = crate::prometheus::Tally::default();
-        tally.add(crate::prometheus::INSTANCES_CREATED, &task.config.app, Some(("status", new.status.as_str())), 1);
-        tally.add(
-            crate::prometheus::INSTANCES_CREATED,
-            &task.config.app,
-            Some(("status", "PENDING")),
-            kids.len() as u64,
-        );
-        tally.record();
-    } else {
-        drop(tx);
-    }
-    let instance = store.conn().await?.instance_by_key(task.id, &trigger.key).await?.ok_or_else(|| {
-        StoreError::Corrupt { table: "ax_instance_key", reason: format!("no instance for key {:?}", trigger.key) }
-    })?;
-    Ok((instance, created.is_some()))
 }

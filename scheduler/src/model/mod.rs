@@ -86,7 +86,11 @@ macro_rules! string_enum {
     };
 }
 
+mod cluster;
+mod flow;
 mod placement;
+pub use cluster::*;
+pub use flow::*;
 pub use placement::*;
 
 string_enum! {
@@ -233,8 +237,16 @@ string_enum! {
         Schedule = "SCHEDULE",
         /// A misfire catch-up.
         CatchUp = "CATCH_UP",
-        /// Triggered by hand.
+        /// Triggered by hand (TriggerTask, now or at a later time).
         Manual = "MANUAL",
+        /// Created by a backfill of past fire times.
+        Backfill = "BACKFILL",
+        /// Created by the final state of an instance of a task that chains to this one.
+        Chain = "CHAIN",
+        /// Created when every upstream of this DAG task succeeded in one workflow run.
+        Dag = "DAG",
+        /// Created from a row an application inserted into `ax_intake`.
+        Intake = "INTAKE",
     }
 }
 
@@ -251,12 +263,34 @@ string_enum! {
 }
 
 string_enum! {
-    /// Whether instances of one task may overlap.
+    /// What a scheduled fire does while an earlier instance of its task is not final (the overlap
+    /// policy; decided at the fire time).
     pub enum ConcurrencyPolicy {
-        /// They may.
+        /// Instances may overlap.
         Allow = "ALLOW",
-        /// A fire while an earlier instance is active is recorded as SKIPPED.
+        /// SKIP: a fire while an earlier instance is active is recorded as SKIPPED.
         Forbid = "FORBID",
+        /// At most one instance waits behind the active one and starts when it ends; a fire while
+        /// one already waits is SKIPPED.
+        BufferOne = "BUFFER_ONE",
+        /// Every fire waits its turn (up to `max_pending` waiting; beyond, fires are coalesced).
+        BufferAll = "BUFFER_ALL",
+        /// A fire cancels the active instances of the task and starts.
+        CancelOther = "CANCEL_OTHER",
+    }
+}
+
+impl ConcurrencyPolicy {
+    /// Whether the task's instances run one at a time in creation order (the claim holds an
+    /// instance while an earlier one of its task is not final).
+    pub fn buffers(self) -> bool {
+        matches!(self, ConcurrencyPolicy::BufferOne | ConcurrencyPolicy::BufferAll)
+    }
+
+    /// Whether a fire is decided only when it is due (not created ahead by the look-ahead): every
+    /// policy that looks at the task's other instances.
+    pub fn decides_at_fire_time(self) -> bool {
+        self != ConcurrencyPolicy::Allow
     }
 }
 
@@ -439,6 +473,10 @@ pub struct TaskConfig {
     pub labels: BTreeMap<String, String>,
     /// Selector, retry target, fan-out, hash key, priority, limits and cooldown.
     pub placement: Placement,
+    /// Active window, excluded dates, calendar and jitter.
+    pub timing: Timing,
+    /// Chains and DAG edges.
+    pub flow: Flow,
 }
 
 /// Default misfire threshold.
@@ -466,6 +504,8 @@ pub struct Task {
     /// Fires not run since this time because `max_pending` instances were PENDING, and how many
     /// (`None` when the last fire ran).
     pub coalesced: Option<(Ts, u64)>,
+    /// Paused: who, why, since and until when.
+    pub pause: Option<Pause>,
 }
 
 /// A stored instance.
@@ -530,6 +570,16 @@ pub struct Instance {
     pub trace_parent: Option<String>,
     /// Routing inputs copied from the task when the instance was created.
     pub route: InstanceRoute,
+    /// Its workflow run and the instance that created it.
+    pub lineage: Lineage,
+}
+
+impl Instance {
+    /// The id of its workflow run: the run's first instance (itself, when no chain or DAG edge
+    /// created it).
+    pub fn run(&self) -> i64 {
+        self.lineage.run_id.unwrap_or(self.id)
+    }
 }
 
 /// One state change of an instance.
@@ -575,6 +625,12 @@ string_enum! {
         /// Fires were not run because `max_pending` instances of the task were PENDING: written when
         /// the first such fire is coalesced, and with the count when a fire runs again.
         Coalesced = "COALESCED",
+        /// Paused, with the operator's note.
+        Paused = "PAUSED",
+        /// The pause ended (by an operator, or its `until` passed), with the fires it skipped.
+        Resumed = "RESUMED",
+        /// Past fire times were backfilled.
+        Backfilled = "BACKFILLED",
     }
 }
 
@@ -604,65 +660,4 @@ pub struct LogLine {
     pub at: Ts,
     /// Text.
     pub message: String,
-}
-
-/// A worker session as history (`ax_session_log`): when it was open.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionSpan {
-    pub session_id: String,
-    pub worker_id: String,
-    pub app: String,
-    pub handlers: Vec<String>,
-    /// Labels of its Hello (empty for sessions recorded before labels were kept).
-    pub labels: BTreeMap<String, String>,
-    pub capacity: u32,
-    /// axd that held the stream.
-    pub scheduler_id: String,
-    pub connected_at: Ts,
-    /// When it ended; `None` while it lasts (or until its axd is forgotten).
-    pub closed_at: Option<Ts>,
-    /// Why it ended ("" while open).
-    pub close_reason: String,
-}
-
-impl SessionSpan {
-    /// Whether it was open at `t` and serves `handler`.
-    pub fn serves_at(&self, handler: &str, t: Ts) -> bool {
-        self.connected_at <= t && self.closed_at.is_none_or(|c| c >= t) && self.handlers.iter().any(|h| h == handler)
-    }
-}
-
-/// A worker session as recorded in `ax_worker`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WorkerRecord {
-    pub session_id: String,
-    pub worker_id: String,
-    pub app: String,
-    pub handlers: Vec<String>,
-    pub capacity: u32,
-    /// Unused credits.
-    pub credits: u32,
-    /// Outstanding assignments.
-    pub in_flight: u32,
-    pub labels: BTreeMap<String, String>,
-    /// axd holding the stream.
-    pub scheduler_id: String,
-    /// Client description.
-    pub client: String,
-    pub connected_at: Ts,
-    /// Last message.
-    pub last_seen_at: Ts,
-}
-
-/// An axd process as recorded in `ax_scheduler`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SchedulerRecord {
-    pub scheduler_id: String,
-    pub host: String,
-    /// Listen address.
-    pub address: String,
-    pub version: String,
-    pub started_at: Ts,
-    /// Last heartbeat.
-    pub heartbeat_at: Ts,
 }

@@ -277,6 +277,14 @@ impl Tally {
         }
     }
 
+    /// Adds another tally's counts and observations to this one.
+    pub fn merge(&mut self, other: Tally) {
+        for (metric, app, label, n) in other.counts {
+            self.add(metric, &app, label, n);
+        }
+        self.observed.extend(other.observed);
+    }
+
     /// Records what was added.
     pub fn record(self) {
         for (metric, app, label, n) in self.counts {

@@ -95,8 +95,8 @@ impl Tx {
         Ok((lines, u64::try_from(dropped).unwrap_or(0)))
     }
 
-    /// Deletes up to `limit` instances that finished before `before`, with their events, logs and
-    /// key rows (after retention a key can be used again); how many.
+    /// Deletes up to `limit` instances that finished before `before`, with their events, logs, links
+    /// and key rows (after retention a key can be used again); how many.
     pub async fn purge_finished(&mut self, before: Ts, limit: u32) -> StoreResult<u64> {
         let s = Stmt::new(format!(
             "SELECT id, task_id, idempotency_key FROM ax_instance WHERE finished_at IS NOT NULL \
@@ -112,6 +112,13 @@ impl Tx {
         for chunk in rows.chunks(BATCH) {
             let mut s = Stmt::new("DELETE FROM ax_instance_key WHERE (task_id, idempotency_key) IN ");
             s.push_row_list(chunk.iter().map(|(_, t, k)| vec![Value::I64(*t), Value::from(k.as_str())]));
+            self.execute(s).await?;
+        }
+        for chunk in rows.chunks(BATCH / 2) {
+            let mut s = Stmt::new("DELETE FROM ax_instance_link WHERE from_id IN ");
+            s.push_list(chunk.iter().map(|(id, _, _)| *id))
+                .push(" OR to_id IN ")
+                .push_list(chunk.iter().map(|(id, _, _)| *id));
             self.execute(s).await?;
         }
         for table in

@@ -88,6 +88,8 @@ impl InstanceRaw {
                 .or(n.route.children)
                 .map(|t| i32::try_from(t).unwrap_or(i32::MAX)),
             target_worker: n.route.target_worker.clone(),
+            run_id: n.lineage.run_id,
+            chained_from: n.lineage.chained_from,
         }
     }
 }
@@ -365,13 +367,16 @@ impl Tx {
         self.fetch(s, InstanceRaw::TABLE, |r| r.take()).await
     }
 
-    /// The id of an instance of the task that is not final yet (PENDING, DISPATCHED or RUNNING).
-    pub async fn active_instance_of(&mut self, task_id: i64) -> StoreResult<Option<i64>> {
+    /// The ids of the task's instances that are not final yet (PENDING, DISPATCHED or RUNNING),
+    /// oldest first, at most `limit`.
+    pub async fn active_instances_of(&mut self, task_id: i64, limit: u32) -> StoreResult<Vec<i64>> {
         let s = Stmt::new(
-            "SELECT id FROM ax_instance WHERE task_id = ? AND status IN ('PENDING', 'DISPATCHED', 'RUNNING') ORDER BY id LIMIT 1",
+            "SELECT id FROM ax_instance WHERE task_id = ? AND status IN ('PENDING', 'DISPATCHED', 'RUNNING') \
+             ORDER BY id LIMIT ?",
         )
-        .bind(task_id);
-        Ok(self.fetch(s, InstanceRaw::TABLE, |r| r.take()).await?.pop())
+        .bind(task_id)
+        .bind(i64::from(limit));
+        self.fetch(s, InstanceRaw::TABLE, |r| r.take()).await
     }
 
     /// Writes the lifecycle columns (those `InstanceRaw` marks with `= expr`) of changed instances.
@@ -473,92 +478,6 @@ impl Tx {
         Ok(())
     }
 
-    /// PENDING instances of `app` available by `until` for these handlers, in priority-aged order
-    /// (`ready_at`, see [`crate::model::PRIORITY_STEP`]), locked (skipping rows other axd hold),
-    /// narrowed by `filter`.
-    pub async fn select_ready(
-        &mut self,
-        app: &str,
-        handlers: &[String],
-        until: Ts,
-        limit: u32,
-        filter: &ReadyFilter<'_>,
-    ) -> StoreResult<Vec<Instance>> {
-        let d = self.dialect();
-        let mut s = select_instances(&format!("{} WHERE status = 'PENDING' AND app = ", d.ready_order_index));
-        s.push_bind(app).push(" AND available_at <= ").push_bind(to_micros(until)).push(" AND handler ");
-        if d.arrays {
-            s.push("= ANY(").push_bind(Value::Strs(handlers.iter().map(|h| h.as_str().into()).collect())).push(")");
-        } else {
-            s.push("IN ").push_list(handlers.iter().map(String::as_str));
-        }
-        s.push(" AND (target_worker IS NULL OR target_worker IN ").push_list(filter.workers.iter().map(String::as_str));
-        s.push(")");
-        if let Some(selectors) = filter.selectors {
-            s.push(" AND (selector = '' OR selector IN ").push_list(selectors.iter().map(String::as_str)).push(")");
-        }
-        if !filter.skip_ids.is_empty() {
-            s.push(" AND id NOT IN ").push_list(filter.skip_ids.iter().copied());
-        }
-        if !filter.skip_tasks.is_empty() {
-            s.push(" AND task_id NOT IN ").push_list(filter.skip_tasks.iter().copied());
-        }
-        s.push(" ORDER BY ready_at LIMIT ").push_bind(i64::from(limit)).push(d.skip_locked);
-        self.read_instances(s).await
-    }
-
-    /// Marks instances this transaction has locked DISPATCHED to one session, attempt + 1. The
-    /// rows are locked by the claim, so the statement filters by id alone (a status condition
-    /// tempts PostgreSQL's planner into scanning the whole ready index when its statistics are
-    /// stale).
-    pub async fn mark_dispatched(
-        &mut self,
-        session: &str,
-        worker: &str,
-        scheduler_id: &str,
-        lease_until: Ts,
-        now: Ts,
-        ids: &[i64],
-    ) -> StoreResult<()> {
-        let arrays = self.dialect().arrays;
-        let chunks: Vec<&[i64]> = if arrays { vec![ids] } else { ids.chunks(BATCH).collect() };
-        for chunk in chunks {
-            let mut s = Stmt::new("UPDATE ax_instance SET status = 'DISPATCHED', attempt = attempt + 1, session_id = ");
-            s.push_bind(session)
-                .push(", worker_id = ")
-                .push_bind(worker)
-                .push(", scheduler_id = ")
-                .push_bind(scheduler_id);
-            s.push(", lease_expires_at = ").push_bind(to_micros(lease_until));
-            // Never earlier than the row's last change (see lifecycle::Ctx::after).
-            s.push(", updated_at = CASE WHEN updated_at > ").push_bind(to_micros(now));
-            s.push(" THEN updated_at ELSE ").push_bind(to_micros(now)).push(" END WHERE id ");
-            if arrays {
-                s.push("= ANY(").push_bind(Value::I64s(chunk.to_vec())).push(")");
-            } else {
-                s.push("IN ").push_list(chunk.iter().copied());
-            }
-            self.execute(s).await?;
-        }
-        Ok(())
-    }
-
-    /// The earliest `available_at` of PENDING instances of these apps.
-    pub async fn next_available(&mut self, apps: &[String]) -> StoreResult<Option<Ts>> {
-        if apps.is_empty() {
-            return Ok(None);
-        }
-        let mut s = Stmt::new(format!(
-            "SELECT MIN(available_at) FROM ax_instance{} WHERE status = 'PENDING' AND app IN ",
-            self.dialect().ready_index
-        ));
-        // Broadcast children of other workers and selectors no stream here matches are counted too:
-        // the wake-up is then early, never late.
-        s.push_list(apps.iter().map(String::as_str));
-        let v: Option<i64> = self.fetch_one(s, InstanceRaw::TABLE, |r| r.take()).await?;
-        Ok(v.map(from_micros))
-    }
-
     /// Locks up to `limit` instances in `status` whose `column` (a lease or deadline) is before
     /// `now`, earliest first, skipping rows other axd hold.
     pub async fn claim_expired(
@@ -638,20 +557,6 @@ impl Tx {
         }
         Ok(())
     }
-}
-
-/// What the dispatcher leaves out of a claim (see [`Tx::select_ready`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ReadyFilter<'a> {
-    /// Workers with free credits here: a broadcast child pinned to another worker is left alone.
-    pub workers: &'a [String],
-    /// Selectors these streams can satisfy: an instance with another (non-empty) selector is left
-    /// alone; `None`: every selector is read (routing checks it anyway).
-    pub selectors: Option<&'a [String]>,
-    /// Instances routing could not place lately.
-    pub skip_ids: &'a [i64],
-    /// Tasks at their running limit lately.
-    pub skip_tasks: &'a [i64],
 }
 
 /// A time column of held instances that the sweeper acts on.

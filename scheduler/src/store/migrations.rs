@@ -35,6 +35,11 @@ macro_rules! embed_migrations {
                 "routing",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0006_routing.sql")),
             ),
+            (
+                7_i64,
+                "schedules",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0007_schedules.sql")),
+            ),
         ]
     };
 }

@@ -26,11 +26,14 @@ mod audit;
 mod cluster;
 pub mod dialect;
 pub(crate) mod exec;
+mod flow;
 mod history;
 mod instances;
+mod intake;
 mod migrations;
 pub mod mysql;
 pub mod postgres;
+mod ready;
 mod routing;
 mod sessions_log;
 pub mod sqlite;
@@ -40,8 +43,11 @@ pub(crate) mod value;
 
 pub use alerts::{ConditionState, DeliveryEnd, DeliveryFilter};
 pub use audit::{AuditEntry, AuditFilter};
-pub use instances::{Expiry, InstanceRow, NewEvent, ReadyFilter};
-pub use routing::StreakKey;
+pub use flow::Edge;
+pub use instances::{Expiry, InstanceRow, NewEvent};
+pub use intake::IntakeRow;
+pub use ready::ReadyFilter;
+pub use routing::{StreakKey, TaskRoom};
 
 use dialect::Dialect;
 use exec::Exec;
@@ -374,6 +380,8 @@ pub struct ManualTrigger {
     pub key: String,
     /// Who triggered (for the event trail).
     pub actor: String,
+    /// When it runs (`None`: at once).
+    pub run_at: Option<Ts>,
 }
 
 /// Counts for `GetClusterStats`.
@@ -413,6 +421,8 @@ pub struct NewInstance {
     pub trace_parent: Option<String>,
     /// Routing inputs (priority, selector, retry target, hash key, parent and shard, pinned worker).
     pub route: crate::model::InstanceRoute,
+    /// Its workflow run and the instance whose final state created it (chains and DAG edges).
+    pub lineage: crate::model::Lineage,
 }
 
 /// A session's live numbers, written by the lease loop.

@@ -16,6 +16,17 @@ use crate::{
     },
 };
 
+/// What the claim may start of one task with a limit row (see [`Tx::lock_task_limits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskRoom {
+    /// Most instances DISPATCHED or RUNNING at once.
+    pub max_running: u32,
+    /// DISPATCHED or RUNNING now.
+    pub active: u32,
+    /// For a task that runs its instances in order: its oldest instance that is not final.
+    pub first_unfinished: Option<i64>,
+}
+
 /// (app, worker id, handler): the key of a streak.
 pub type StreakKey<'a> = (&'a str, &'a str, &'a str);
 
@@ -143,44 +154,74 @@ impl Tx {
         Ok(out)
     }
 
-    /// Sets (or, with `None`, removes) the running limit row of a task.
-    pub async fn set_task_limit(&mut self, task_id: i64, max_running: Option<NonZeroU32>) -> StoreResult<()> {
-        self.execute(Stmt::new("DELETE FROM ax_task_limit WHERE task_id = ?").bind(task_id)).await?;
-        if let Some(n) = max_running {
-            let s =
-                Stmt::new("INSERT INTO ax_task_limit (task_id, max_running) VALUES (?, ?)").bind(task_id).bind(n.get());
-            self.execute(s).await?;
-        }
+    /// Writes the limit row of a task with this configuration: one when it has a running limit or
+    /// runs its instances in order (a BUFFER overlap policy: one at a time, so its limit is 1), none
+    /// otherwise. A row that stays is updated in place, never deleted and inserted again: a claim
+    /// waiting on its lock then reads the new values, where a re-inserted row would be a row its
+    /// lock never saw (and the claim would go on without any limit).
+    pub async fn set_task_limit(&mut self, task_id: i64, config: Option<&crate::model::TaskConfig>) -> StoreResult<()> {
+        let row = config.and_then(|c| {
+            let in_order = c.concurrency.buffers();
+            let max = if in_order { Some(NonZeroU32::MIN) } else { c.placement.max_running };
+            max.map(|m| (m, in_order))
+        });
+        let Some((max, in_order)) = row else {
+            self.execute(Stmt::new("DELETE FROM ax_task_limit WHERE task_id = ?").bind(task_id)).await?;
+            return Ok(());
+        };
+        let mut s = Stmt::new("INSERT INTO ax_task_limit (task_id, max_running, in_order) VALUES ");
+        s.push_list([Value::I64(task_id), Value::from(max.get()), Value::Bool(in_order)]);
+        let upsert = self.dialect().upsert(&["task_id"], &["max_running", "in_order"]);
+        s.push(&upsert);
+        self.execute(s).await?;
         Ok(())
     }
 
-    /// Locks the running-limit rows of these tasks (those that have one), in task order: the limit
-    /// and, for each, how many of its instances are DISPATCHED or RUNNING now.
-    pub async fn lock_task_limits(&mut self, task_ids: &[i64]) -> StoreResult<HashMap<i64, (u32, u32)>> {
+    /// Locks the limit rows of these tasks (those that have one), in task order: for each, its
+    /// running limit, how many of its instances are DISPATCHED or RUNNING now, and — for a task that
+    /// runs its instances in order — the id of its oldest instance that is not final (the only one
+    /// that may start).
+    pub async fn lock_task_limits(&mut self, task_ids: &[i64]) -> StoreResult<HashMap<i64, TaskRoom>> {
         let mut ids = task_ids.to_vec();
         ids.sort_unstable();
         ids.dedup();
-        let mut limits: Vec<(i64, u32)> = Vec::new();
+        let mut limits: Vec<(i64, u32, bool)> = Vec::new();
         for chunk in ids.chunks(BATCH) {
-            let mut s = Stmt::new("SELECT task_id, max_running FROM ax_task_limit WHERE task_id IN ");
+            let mut s = Stmt::new("SELECT task_id, max_running, in_order FROM ax_task_limit WHERE task_id IN ");
             s.push_list(chunk.iter().copied()).push(" ORDER BY task_id").push(self.dialect().for_update);
             limits.extend(
                 self.fetch(s, "ax_task_limit", |r| {
-                    Ok((r.take::<i64>()?, u32::try_from(r.take::<i32>()?).unwrap_or(0)))
+                    Ok((r.take::<i64>()?, u32::try_from(r.take::<i32>()?).unwrap_or(0), r.take::<bool>()?))
                 })
                 .await?,
             );
         }
-        let mut out: HashMap<i64, (u32, u32)> = limits.iter().map(|(id, max)| (*id, (*max, 0))).collect();
+        let mut out: HashMap<i64, TaskRoom> = limits
+            .iter()
+            .map(|(id, max, _)| (*id, TaskRoom { max_running: *max, active: 0, first_unfinished: None }))
+            .collect();
         if limits.is_empty() {
             return Ok(out);
         }
         let counts = self
-            .count_by_task(&limits.iter().map(|(id, _)| *id).collect::<Vec<_>>(), &["DISPATCHED", "RUNNING"])
+            .count_by_task(&limits.iter().map(|(id, _, _)| *id).collect::<Vec<_>>(), &["DISPATCHED", "RUNNING"])
             .await?;
         for (id, n) in counts {
             if let Some(e) = out.get_mut(&id) {
-                e.1 = u32::try_from(n).unwrap_or(u32::MAX);
+                e.active = u32::try_from(n).unwrap_or(u32::MAX);
+            }
+        }
+        let ordered: Vec<i64> = limits.iter().filter(|(_, _, o)| *o).map(|(id, _, _)| *id).collect();
+        for chunk in ordered.chunks(BATCH) {
+            let mut s = Stmt::new(
+                "SELECT task_id, MIN(id) FROM ax_instance WHERE status IN ('PENDING', 'DISPATCHED', 'RUNNING') \
+                 AND task_id IN ",
+            );
+            s.push_list(chunk.iter().copied()).push(" GROUP BY task_id");
+            for (task, first) in self.fetch(s, "ax_instance", |r| Ok((r.take::<i64>()?, r.take::<i64>()?))).await? {
+                if let Some(e) = out.get_mut(&task) {
+                    e.first_unfinished = Some(first);
+                }
             }
         }
         Ok(out)

@@ -11,8 +11,9 @@ use super::value::{Column, Kind, Row, Value};
 use crate::{
     error::{StoreError, StoreResult},
     model::{
-        Backoff, CooldownPolicy, CronDialect, Instance, InstanceEvent, InstanceRoute, MAX_PRIORITY, Placement,
-        RetryPolicy, Schedule, ScheduleKind, Task, TaskConfig, WorkerRecord, duration_micros, from_micros, to_micros,
+        Backoff, CooldownPolicy, CronDialect, Flow, Instance, InstanceEvent, InstanceRoute, Lineage, MAX_PRIORITY,
+        Pause, Placement, RetryPolicy, Schedule, ScheduleKind, Task, TaskConfig, Timing, WorkerRecord, duration_micros,
+        from_micros, to_micros,
     },
 };
 
@@ -123,6 +124,18 @@ table! {
         cooldown_us: Option<i64>,
         coalesced_since: Option<i64>,
         coalesced_count: i64,
+        active_from: Option<i64>,
+        active_until: Option<i64>,
+        exclude_dates: Option<String>,
+        calendar: Option<String>,
+        jitter_us: Option<i64>,
+        on_success: Option<String>,
+        on_failure: Option<String>,
+        after_all: Option<String>,
+        paused_at: Option<i64>,
+        paused_by: Option<String>,
+        pause_note: Option<String>,
+        paused_until: Option<i64>,
     }
 }
 
@@ -169,6 +182,8 @@ table! {
         shard_index: Option<i32>,
         shard_total: Option<i32>,
         target_worker: Option<String>,
+        run_id: Option<i64>,
+        chained_from: Option<i64>,
     }
 }
 
@@ -314,6 +329,18 @@ impl TaskRaw {
             cooldown_us: p.cooldown.duration.map(duration_micros),
             coalesced_since: None,
             coalesced_count: 0,
+            active_from: c.timing.start.map(to_micros),
+            active_until: c.timing.end.map(to_micros),
+            exclude_dates: encode_names(c.timing.exclude_dates.iter().map(|d| d.format("%Y-%m-%d").to_string())),
+            calendar: c.timing.calendar.clone(),
+            jitter_us: c.timing.jitter.map(duration_micros),
+            on_success: encode_names(c.flow.on_success.iter().cloned()),
+            on_failure: encode_names(c.flow.on_failure.iter().cloned()),
+            after_all: encode_names(c.flow.after_all.iter().cloned()),
+            paused_at: None,
+            paused_by: None,
+            pause_note: None,
+            paused_until: None,
         }
     }
 
@@ -383,6 +410,18 @@ impl TaskRaw {
                 },
                 labels: decode_labels(T, &self.labels)?,
                 placement,
+                timing: Timing {
+                    start: self.active_from.map(from_micros),
+                    end: self.active_until.map(from_micros),
+                    exclude_dates: decode_dates(T, self.exclude_dates.as_deref())?,
+                    calendar: self.calendar,
+                    jitter: self.jitter_us.map(micros_duration),
+                },
+                flow: Flow {
+                    on_success: decode_names(self.on_success.as_deref()),
+                    on_failure: decode_names(self.on_failure.as_deref()),
+                    after_all: decode_names(self.after_all.as_deref()),
+                },
             },
             next_fire_at: self.next_fire_at.map(from_micros),
             created_at: from_micros(self.created_at),
@@ -391,6 +430,12 @@ impl TaskRaw {
             coalesced: self
                 .coalesced_since
                 .map(|since| (from_micros(since), u64::try_from(self.coalesced_count).unwrap_or(0))),
+            pause: self.paused_at.map(|at| Pause {
+                at: from_micros(at),
+                by: self.paused_by.unwrap_or_default(),
+                note: self.pause_note.unwrap_or_default(),
+                until: self.paused_until.map(from_micros),
+            }),
         })
     }
 }
@@ -449,6 +494,7 @@ impl InstanceRaw {
                 },
                 target_worker: self.target_worker,
             },
+            lineage: Lineage { run_id: self.run_id, chained_from: self.chained_from },
         })
     }
 }
@@ -468,6 +514,28 @@ impl EventRaw {
             reason: self.reason,
         })
     }
+}
+
+/// A comma-separated list (`None` when empty): task names and dates have no commas.
+pub(crate) fn encode_names(items: impl Iterator<Item = String>) -> Option<String> {
+    let v: Vec<String> = items.collect();
+    (!v.is_empty()).then(|| v.join(","))
+}
+
+pub(crate) fn decode_names(s: Option<&str>) -> Vec<String> {
+    s.map(|s| s.split(',').filter(|n| !n.is_empty()).map(str::to_owned).collect()).unwrap_or_default()
+}
+
+pub(crate) fn decode_dates(
+    table: &'static str,
+    s: Option<&str>,
+) -> StoreResult<std::collections::BTreeSet<chrono::NaiveDate>> {
+    decode_names(s)
+        .iter()
+        .map(|d| {
+            chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").map_err(|e| corrupt(table, format!("date {d:?}: {e}")))
+        })
+        .collect()
 }
 
 pub(crate) fn encode_backoff(b: &Backoff) -> String {

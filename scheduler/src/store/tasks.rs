@@ -11,8 +11,20 @@ use crate::{
 };
 
 /// Columns an update of a task's configuration leaves alone (identity, schedule state, versioning).
-const NOT_CONFIG: [&str; 8] =
-    ["id", "name", "next_fire_at", "version", "created_at", "updated_at", "coalesced_since", "coalesced_count"];
+const NOT_CONFIG: [&str; 12] = [
+    "id",
+    "name",
+    "next_fire_at",
+    "version",
+    "created_at",
+    "updated_at",
+    "coalesced_since",
+    "coalesced_count",
+    "paused_at",
+    "paused_by",
+    "pause_note",
+    "paused_until",
+];
 
 /// A due task claimed by the trigger, or the id of a row that could not be read.
 pub type Claimed = Result<Task, (i64, StoreError)>;
@@ -112,9 +124,10 @@ impl Tx {
         Ok(())
     }
 
-    /// Deletes the task row (and its running-limit row).
+    /// Deletes the task row, its limit row and the graph edges its configuration declared.
     pub async fn delete_task_row(&mut self, id: i64) -> StoreResult<()> {
         self.execute(Stmt::new("DELETE FROM ax_task WHERE id = ?").bind(id)).await?;
+        self.write_edges(id, &[]).await?;
         self.set_task_limit(id, None).await
     }
 
@@ -174,20 +187,34 @@ impl Tx {
         .await
     }
 
-    /// The earliest next fire of tasks that allow overlapping instances, and of FORBID tasks.
+    /// The earliest next fire of tasks that allow overlapping instances, and of tasks with another
+    /// overlap policy (fired only once due). One index probe per policy: a `<>` or `IN` over the
+    /// policy column would read every such task.
     pub async fn next_fires(&mut self) -> StoreResult<(Option<Ts>, Option<Ts>)> {
-        let s = Stmt::new(
-            "SELECT (SELECT MIN(next_fire_at) FROM ax_task WHERE concurrency_policy = 'ALLOW' \
-             AND next_fire_at IS NOT NULL), (SELECT MIN(next_fire_at) FROM ax_task \
-             WHERE concurrency_policy = 'FORBID' AND next_fire_at IS NOT NULL)",
-        );
-        let (allow, forbid): (Option<i64>, Option<i64>) =
-            self.fetch_one(s, TaskRaw::TABLE, |r| Ok((r.take()?, r.take()?))).await?;
-        Ok((allow.map(from_micros), forbid.map(from_micros)))
+        let min = |p: &str| {
+            format!(
+                "(SELECT MIN(next_fire_at) FROM ax_task WHERE concurrency_policy = '{p}' AND next_fire_at IS NOT NULL)"
+            )
+        };
+        let others: Vec<String> = crate::model::ConcurrencyPolicy::ALL
+            .iter()
+            .filter(|p| p.decides_at_fire_time())
+            .map(|p| min(p.as_str()))
+            .collect();
+        let s = Stmt::new(format!("SELECT {}, {}", min("ALLOW"), others.join(", ")));
+        let n = others.len();
+        let (allow, rest): (Option<i64>, Vec<Option<i64>>) = self
+            .fetch_one(s, TaskRaw::TABLE, |r| {
+                let allow = r.take()?;
+                let rest = (0..n).map(|_| r.take()).collect::<StoreResult<Vec<Option<i64>>>>()?;
+                Ok((allow, rest))
+            })
+            .await?;
+        Ok((allow.map(from_micros), rest.into_iter().flatten().min().map(from_micros)))
     }
 
-    /// Locks up to `limit` tasks due by `horizon` (FORBID tasks: due by `now`), earliest first,
-    /// skipping tasks other axd hold.
+    /// Locks up to `limit` tasks due by `horizon` (tasks with an overlap policy other than ALLOW:
+    /// due by `now`), earliest first, skipping tasks other axd hold.
     pub async fn claim_due_tasks(&mut self, now: Ts, horizon: Ts, limit: u32) -> StoreResult<Vec<Claimed>> {
         let s = Stmt::new(format!(
             "SELECT {} FROM ax_task WHERE next_fire_at IS NOT NULL AND next_fire_at <= ? \
@@ -262,18 +289,47 @@ impl Tx {
     }
 }
 
+impl Tx {
+    /// Inserts a task with its limit row and its "created" event; the task as stored.
+    /// [`StoreError::UniqueViolation`] if the name exists.
+    pub async fn create_task(&mut self, task: &NewTask, now: Ts, actor: &super::Actor<'_>) -> StoreResult<Task> {
+        let id = self.insert_task(task, now).await?;
+        self.set_task_limit(id, Some(&task.config)).await?;
+        self.insert_task_event(id, &task.name, now, TaskEventKind::Created, actor.caller, "created").await?;
+        self.notify(super::Notice::Tasks).await?;
+        self.task_by_id(id)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt { table: "ax_task", reason: format!("task {id} vanished") })
+    }
+
+    /// Applies `update` if the task's version is unchanged, with its limit row, the selector and
+    /// priority of its PENDING instances and its event; `None` if it changed (read again and retry)
+    /// or is gone.
+    pub async fn update_task(
+        &mut self,
+        u: &super::TaskUpdate,
+        now: Ts,
+        actor: &super::Actor<'_>,
+    ) -> StoreResult<Option<Task>> {
+        if !self.update_task_config(u.id, u.expected_version, &u.config, u.next_fire_at, now).await? {
+            return Ok(None);
+        }
+        self.set_task_limit(u.id, Some(&u.config)).await?;
+        self.restamp_pending(u.id, &u.config.placement).await?;
+        let task = self.task_by_id(u.id).await?;
+        if let Some(t) = &task {
+            self.insert_task_event(t.id, &t.name, now, u.event.0, actor.caller, &u.event.1).await?;
+        }
+        self.notify(super::Notice::Tasks).await?;
+        Ok(task)
+    }
+}
+
 impl super::Store {
     /// Inserts a task with its "created" event; [`StoreError::UniqueViolation`] if the name exists.
     pub async fn create_task(&self, task: &NewTask, now: Ts, actor: &super::Actor<'_>) -> StoreResult<Task> {
         let mut tx = self.begin().await?;
-        let id = tx.insert_task(task, now).await?;
-        tx.set_task_limit(id, task.config.placement.max_running).await?;
-        tx.insert_task_event(id, &task.name, now, TaskEventKind::Created, actor.caller, "created").await?;
-        let created = tx
-            .task_by_id(id)
-            .await?
-            .ok_or_else(|| StoreError::Corrupt { table: "ax_task", reason: format!("task {id} vanished") })?;
-        tx.notify(super::Notice::Tasks).await?;
+        let created = tx.create_task(task, now, actor).await?;
         tx.commit().await?;
         Ok(created)
     }
@@ -287,17 +343,10 @@ impl super::Store {
         actor: &super::Actor<'_>,
     ) -> StoreResult<Option<Task>> {
         let mut tx = self.begin().await?;
-        if !tx.update_task_config(u.id, u.expected_version, &u.config, u.next_fire_at, now).await? {
-            return Ok(None);
+        let task = tx.update_task(u, now, actor).await?;
+        if task.is_some() {
+            tx.commit().await?;
         }
-        tx.set_task_limit(u.id, u.config.placement.max_running).await?;
-        tx.restamp_pending(u.id, &u.config.placement).await?;
-        let task = tx.task_by_id(u.id).await?;
-        if let Some(t) = &task {
-            tx.insert_task_event(t.id, &t.name, now, u.event.0, actor.caller, &u.event.1).await?;
-        }
-        tx.notify(super::Notice::Tasks).await?;
-        tx.commit().await?;
         Ok(task)
     }
 }

@@ -1,5 +1,6 @@
 //! `axctl instance get ID`: an instance and its event trail, which answers "why did it (not) run,
-//! and where did the time go"; for the parent of a broadcast or sharded fire, its children too.
+//! and where did the time go"; for the parent of a broadcast or sharded fire, its children too; for
+//! an instance in a chain or DAG, what created it and what it created.
 
 use anyhow::Result;
 use ax_proto::v1::GetInstanceRequest;
@@ -9,7 +10,7 @@ use serde::Serialize;
 use crate::{
     client::RpcResultExt as _,
     commands::{Context, required},
-    output::{self, InstanceEventView, InstanceView, OutputFormat},
+    output::{self, InstanceEventView, InstanceView, LinkView, OutputFormat},
 };
 
 /// Arguments of `instance get`.
@@ -26,6 +27,10 @@ struct InstanceWithEvents {
     events: Vec<InstanceEventView>,
     /// By shard index; empty for an instance that is not a parent.
     children: Vec<InstanceView>,
+    /// The instances whose end created it (chains, DAG joins).
+    upstream: Vec<LinkView>,
+    /// The instances its end created.
+    downstream: Vec<LinkView>,
 }
 
 /// Shows the instance.
@@ -37,6 +42,8 @@ pub async fn run(args: GetArgs, ctx: &Context) -> Result<()> {
         instance: InstanceView::from(&instance),
         events: output::instance_event_views(&response.events),
         children: response.children.iter().map(InstanceView::from).collect(),
+        upstream: response.upstream.iter().map(LinkView::from).collect(),
+        downstream: response.downstream.iter().map(LinkView::from).collect(),
     };
     match ctx.output {
         OutputFormat::Json => output::print_json(&view),
@@ -47,6 +54,11 @@ pub async fn run(args: GetArgs, ctx: &Context) -> Result<()> {
             if view.instance.is_parent(&view.children) {
                 text.push('\n');
                 text.push_str(&output::children_report(&view.children));
+            }
+            let links = output::links_report(&view.upstream, &view.downstream);
+            if !links.is_empty() {
+                text.push('\n');
+                text.push_str(&links);
             }
             text.push_str("\nevents:\n");
             if response.events.is_empty() {

@@ -1,5 +1,6 @@
 //! `axctl schedule preview`: asks the server (the same engine that fires tasks) when a schedule
-//! would fire, so what the operator sees is exactly what axd will do.
+//! would fire — with an active window, excluded dates, a calendar and jitter as a task would have
+//! them — so what the operator sees is exactly what axd will do.
 
 use anyhow::Result;
 use ax_proto::v1::{IntervalSchedule, PreviewScheduleRequest, Schedule, schedule};
@@ -7,7 +8,7 @@ use clap::{ArgGroup, Args};
 use serde::Serialize;
 
 use crate::{
-    args::{Dialect, parse_duration, parse_timestamp},
+    args::{Dialect, List, parse_duration, parse_list, parse_timestamp},
     client::RpcResultExt as _,
     commands::{Context, required, task::cron_kind},
     output::{self, OutputFormat, PreviewView},
@@ -30,9 +31,24 @@ pub struct PreviewArgs {
     /// A fixed rate, e.g. 15m.
     #[arg(long, value_name = "DUR", value_parser = parse_duration)]
     pub every: Option<prost_types::Duration>,
-    /// Anchor of --every (RFC 3339) [default: now].
-    #[arg(long, value_name = "RFC3339", value_parser = parse_timestamp, requires = "every", conflicts_with = "cron")]
+    /// No fire before this instant (RFC 3339); with --every also its anchor [default: now].
+    #[arg(long, value_name = "RFC3339", value_parser = parse_timestamp)]
     pub start_at: Option<prost_types::Timestamp>,
+    /// No fire after this instant (RFC 3339).
+    #[arg(long, value_name = "RFC3339", value_parser = parse_timestamp)]
+    pub end_at: Option<prost_types::Timestamp>,
+    /// Dates without fires, YYYY-MM-DD,YYYY-MM-DD (on the cron's wall clock).
+    #[arg(long, value_name = "DATES", value_parser = parse_list)]
+    pub exclude: Option<List>,
+    /// A calendar whose dates are left out too.
+    #[arg(long, value_name = "NAME")]
+    pub calendar: Option<String>,
+    /// Show when each fire runs with this jitter (the offsets of task --task).
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, requires = "task")]
+    pub jitter: Option<prost_types::Duration>,
+    /// The task name the jitter offsets are derived from.
+    #[arg(long, value_name = "NAME", requires = "jitter")]
+    pub task: Option<String>,
     /// Fires after this instant (RFC 3339) [default: now].
     #[arg(long, value_name = "RFC3339", value_parser = parse_timestamp)]
     pub from: Option<prost_types::Timestamp>,
@@ -66,7 +82,17 @@ impl PreviewArgs {
 
 /// Previews the schedule.
 pub async fn run(args: PreviewArgs, ctx: &Context) -> Result<()> {
-    let request = PreviewScheduleRequest { schedule: Some(args.schedule()), from: args.from, count: args.count };
+    let request = PreviewScheduleRequest {
+        schedule: Some(args.schedule()),
+        from: args.from,
+        count: args.count,
+        jitter: args.jitter,
+        task_name: args.task.clone().unwrap_or_default(),
+        start_time: args.start_at,
+        end_time: args.end_at,
+        exclude_dates: args.exclude.clone().unwrap_or_default().0,
+        calendar: args.calendar.clone().unwrap_or_default(),
+    };
     let mut client = ctx.client().await?;
     let response = client.preview_schedule(request).await.rpc()?;
     let view = Preview { preview: PreviewView::from(&required(response.preview, "the preview")?) };
@@ -130,6 +156,31 @@ mod tests {
         assert!(parse(&["--every", "1h", "--tz", "UTC"]).is_err());
         assert!(parse(&["--every", "1h", "--dialect", "unix"]).is_err());
         assert!(parse(&["--tz", "UTC"]).is_err());
-        assert!(parse(&["--cron", "@daily", "--start-at", "2026-01-01T00:00:00Z"]).is_err());
+        assert!(parse(&["--cron", "@daily", "--jitter", "1m"]).is_err(), "jitter needs --task");
+    }
+
+    #[test]
+    fn windows_exclusions_and_jitter_reach_the_request() {
+        let args = parse(&[
+            "--cron",
+            "0 9 * * *",
+            "--start-at",
+            "2026-01-01T00:00:00Z",
+            "--end-at",
+            "2026-02-01T00:00:00Z",
+            "--exclude",
+            "2026-01-02,2026-01-03",
+            "--calendar",
+            "holidays",
+            "--jitter",
+            "5m",
+            "--task",
+            "report",
+        ])
+        .expect("valid");
+        assert_eq!(args.start_at.map(|t| t.seconds), Some(1_767_225_600));
+        assert_eq!(args.exclude, Some(List(vec!["2026-01-02".into(), "2026-01-03".into()])));
+        assert_eq!(args.jitter.map(|d| d.seconds), Some(300));
+        assert!(matches!(args.schedule().kind, Some(schedule::Kind::Cron(_))), "the window does not anchor a cron");
     }
 }

@@ -5,6 +5,8 @@
 //! A routing-and-limits flag given on update is always named in the mask, also with its "clear"
 //! form (`--selector ''`, `--shards 0`, `--hash-key ''`, `--max-running none`, `--max-pending
 //! default`, ...): the server takes a masked field's value as sent, and unset means its default.
+//! The same holds for the window, calendar, jitter and chain flags (`--end-at none`, `--exclude ''`,
+//! `--calendar ''`, `--jitter none`, `--on-success ''`, ...).
 
 use std::collections::HashMap;
 
@@ -15,8 +17,9 @@ use ax_proto::v1::{
 use clap::{ArgGroup, Args};
 
 use crate::args::{
-    Concurrency, Dialect, Misfire, RetryOn, Routing, Setting, parse_backoff, parse_count_or_default, parse_duration,
-    parse_duration_or_default, parse_label, parse_max_running, parse_timestamp, parse_whole,
+    Concurrency, Dialect, List, Misfire, RetryOn, Routing, Setting, parse_backoff, parse_count_or_default,
+    parse_duration, parse_duration_or_default, parse_duration_or_none, parse_label, parse_list, parse_max_running,
+    parse_timestamp, parse_timestamp_or_none, parse_whole,
 };
 
 /// Help heading of the schedule flags.
@@ -25,16 +28,18 @@ const SCHEDULE: &str = "Schedule (exactly one on create)";
 /// Help heading of the flags that say where instances run and how many at once.
 const PLACEMENT: &str = "Routing and limits";
 
+/// Help heading of the flags that restrict or shift a schedule's fires.
+const WINDOW: &str = "Active window, excluded dates and jitter";
+
+/// Help heading of the flags that chain tasks.
+const CHAINS: &str = "Chains and DAGs";
+
 /// The schedule flags other than --cron.
 const NOT_CRON: [&str; 5] = ["every", "fixed_delay", "at", "after", "manual"];
-
-/// The schedule flags other than --every and --fixed-delay.
-const NOT_INTERVAL: [&str; 4] = ["cron", "at", "after", "manual"];
 
 /// Everything about a task except its name.
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("schedule").args(["cron", "every", "fixed_delay", "at", "after", "manual"])))]
-#[command(group(ArgGroup::new("interval").args(["every", "fixed_delay"])))]
 pub struct TaskFields {
     /// App whose workers run the task.
     #[arg(long)]
@@ -63,9 +68,36 @@ pub struct TaskFields {
     /// Fire this long after the previous scheduled instance finished.
     #[arg(long, value_name = "DUR", value_parser = parse_duration, help_heading = SCHEDULE)]
     pub fixed_delay: Option<prost_types::Duration>,
-    /// Anchor of --every / --fixed-delay (RFC 3339) [default: now].
-    #[arg(long, value_name = "RFC3339", value_parser = parse_timestamp, requires = "interval", conflicts_with_all = NOT_INTERVAL, help_heading = SCHEDULE)]
-    pub start_at: Option<prost_types::Timestamp>,
+    /// No fire before this instant (RFC 3339), whatever the schedule; with --every / --fixed-delay
+    /// also their anchor [default: one interval from now]; `none` clears it.
+    #[arg(long, value_name = "RFC3339|none", value_parser = parse_timestamp_or_none, help_heading = WINDOW)]
+    pub start_at: Option<Setting<prost_types::Timestamp>>,
+    /// No fire after this instant (RFC 3339); the task then fires no more; `none` clears it.
+    #[arg(long, value_name = "RFC3339|none", value_parser = parse_timestamp_or_none, help_heading = WINDOW)]
+    pub end_at: Option<Setting<prost_types::Timestamp>>,
+    /// Dates without fires, YYYY-MM-DD,YYYY-MM-DD (on the cron's wall clock; UTC for the other
+    /// schedules); '' for none. Replaces the stored list.
+    #[arg(long, value_name = "DATES", value_parser = parse_list, help_heading = WINDOW)]
+    pub exclude: Option<List>,
+    /// A calendar (`axctl calendar create`) whose dates are excluded too; '' for none.
+    #[arg(long, value_name = "NAME", help_heading = WINDOW)]
+    pub calendar: Option<String>,
+    /// Delay each fire by an offset below DUR derived from the task and the fire time (the same on
+    /// every axd); shorter than the schedule's period; `none` clears it.
+    #[arg(long, value_name = "DUR|none", value_parser = parse_duration_or_none, help_heading = WINDOW)]
+    pub jitter: Option<Setting<prost_types::Duration>>,
+    /// Tasks fired once when an instance of this one succeeds, with its output merged into their
+    /// params: A,B ('' for none).
+    #[arg(long, value_name = "TASKS", value_parser = parse_list, help_heading = CHAINS)]
+    pub on_success: Option<List>,
+    /// Tasks fired once when an instance of this one ends FAILED or TIMEOUT, with a `failure` field
+    /// in their params: A,B ('' for none).
+    #[arg(long, value_name = "TASKS", value_parser = parse_list, help_heading = CHAINS)]
+    pub on_failure: Option<List>,
+    /// This task's upstreams in a DAG: it runs once per workflow run in which each of them succeeded:
+    /// A,B ('' for none).
+    #[arg(long, value_name = "TASKS", value_parser = parse_list, help_heading = CHAINS)]
+    pub after_all: Option<List>,
     /// Fire once at this instant (RFC 3339).
     #[arg(long, value_name = "RFC3339", value_parser = parse_timestamp, help_heading = SCHEDULE)]
     pub at: Option<prost_types::Timestamp>,
@@ -98,7 +130,7 @@ pub struct TaskFields {
     /// With --misfire fire-all: the most catch-up instances for one outage.
     #[arg(long, value_name = "N")]
     pub max_catch_up: Option<u32>,
-    /// Whether instances of this task may overlap.
+    /// What a fire does while an earlier instance of the task is unfinished (the overlap policy).
     #[arg(long, value_enum)]
     pub concurrency: Option<Concurrency>,
     /// How an instance picks a worker.
@@ -220,7 +252,45 @@ impl TaskFields {
             paths.push("labels");
         }
         self.placement_change(&mut spec, &mut paths);
+        self.schedules_change(&mut spec, &mut paths);
         SpecChange { spec, paths }
+    }
+
+    /// The window, calendar, jitter and chain part of [`TaskFields::to_change`], in TaskSpec field
+    /// order.
+    fn schedules_change(&self, spec: &mut TaskSpec, paths: &mut Vec<&'static str>) {
+        if let Some(start) = self.start_at {
+            spec.start_time = start.value();
+            paths.push("start_time");
+        }
+        if let Some(end) = self.end_at {
+            spec.end_time = end.value();
+            paths.push("end_time");
+        }
+        if let Some(List(dates)) = &self.exclude {
+            spec.exclude_dates = dates.clone();
+            paths.push("exclude_dates");
+        }
+        if let Some(calendar) = &self.calendar {
+            spec.calendar = calendar.clone();
+            paths.push("calendar");
+        }
+        if let Some(jitter) = self.jitter {
+            spec.jitter = jitter.value();
+            paths.push("jitter");
+        }
+        if let Some(List(tasks)) = &self.on_success {
+            spec.on_success = tasks.clone();
+            paths.push("on_success");
+        }
+        if let Some(List(tasks)) = &self.on_failure {
+            spec.on_failure = tasks.clone();
+            paths.push("on_failure");
+        }
+        if let Some(List(tasks)) = &self.after_all {
+            spec.after_all = tasks.clone();
+            paths.push("after_all");
+        }
     }
 
     /// The routing-and-limits part of [`TaskFields::to_change`], in TaskSpec field order.
@@ -270,8 +340,8 @@ impl TaskFields {
 
     /// The schedule of the schedule flags, if one was given.
     fn schedule(&self) -> Option<Schedule> {
-        let interval =
-            |every: prost_types::Duration| IntervalSchedule { interval: Some(every), start_at: self.start_at };
+        let start_at = self.start_at.and_then(Setting::value);
+        let interval = |every: prost_types::Duration| IntervalSchedule { interval: Some(every), start_at };
         let kind = if let Some(expression) = &self.cron {
             cron_kind(expression, self.tz.as_deref(), self.dialect)
         } else if let Some(every) = self.every {
@@ -308,334 +378,4 @@ pub fn merge_retry_policy(current: Option<RetryPolicy>, retries: Option<u32>, ba
 }
 
 #[cfg(test)]
-mod tests {
-    use ax_proto::v1::{ListBackoff, backoff};
-    use clap::Parser;
-
-    use super::*;
-
-    #[derive(Parser, Debug)]
-    struct Cli {
-        #[command(flatten)]
-        fields: TaskFields,
-    }
-
-    fn fields(args: &[&str]) -> TaskFields {
-        Cli::try_parse_from(std::iter::once("test").chain(args.iter().copied())).expect("valid flags").fields
-    }
-
-    fn parse_error(args: &[&str]) -> String {
-        Cli::try_parse_from(std::iter::once("test").chain(args.iter().copied())).expect_err("invalid flags").to_string()
-    }
-
-    fn dur(seconds: i64) -> prost_types::Duration {
-        prost_types::Duration { seconds, nanos: 0 }
-    }
-
-    #[test]
-    fn no_flags_change_nothing() {
-        let change = fields(&[]).to_change();
-        assert!(change.paths.is_empty());
-        assert_eq!(change.spec, TaskSpec::default());
-    }
-
-    #[test]
-    fn each_flag_names_its_task_spec_field() {
-        let change = fields(&[
-            "--app",
-            "billing",
-            "--handler",
-            "report",
-            "--description",
-            "d",
-            "--cron",
-            "0 2 * * *",
-            "--tz",
-            "Europe/London",
-            "--dialect",
-            "unix",
-            "--params",
-            "{\"a\":1}",
-            "--disabled",
-            "--misfire",
-            "fire-all",
-            "--misfire-threshold",
-            "2m",
-            "--max-catch-up",
-            "5",
-            "--concurrency",
-            "forbid",
-            "--routing",
-            "round-robin",
-            "--timeout",
-            "1h30m",
-            "--retries",
-            "3",
-            "--backoff",
-            "10s,1m",
-            "--label",
-            "team=ops",
-            "--label",
-            "env=prod",
-        ])
-        .to_change();
-        assert_eq!(
-            change.paths,
-            [
-                "app",
-                "handler",
-                "description",
-                "schedule",
-                "params",
-                "enabled",
-                "misfire_policy",
-                "misfire_threshold",
-                "max_catch_up",
-                "concurrency_policy",
-                "routing",
-                "timeout",
-                "retry_policy",
-                "labels"
-            ]
-        );
-        let spec = change.spec;
-        assert_eq!(spec.app, "billing");
-        assert_eq!(
-            spec.schedule,
-            Some(Schedule {
-                kind: Some(schedule::Kind::Cron(CronSchedule {
-                    expression: "0 2 * * *".into(),
-                    time_zone: "Europe/London".into(),
-                    dialect: CronDialect::Unix as i32,
-                }))
-            })
-        );
-        assert_eq!(spec.params, "{\"a\":1}");
-        assert_eq!(spec.enabled, Some(false));
-        assert_eq!(spec.misfire_policy, MisfirePolicy::FireAll as i32);
-        assert_eq!(spec.misfire_threshold, Some(dur(120)));
-        assert_eq!(spec.max_catch_up, 5);
-        assert_eq!(spec.concurrency_policy, ConcurrencyPolicy::Forbid as i32);
-        assert_eq!(spec.routing, RoutingStrategy::RoundRobin as i32);
-        assert_eq!(spec.timeout, Some(dur(5400)));
-        assert_eq!(
-            spec.retry_policy,
-            Some(RetryPolicy {
-                max_retries: 3,
-                backoff: Some(Backoff {
-                    kind: Some(backoff::Kind::List(ListBackoff { delays: vec![dur(10), dur(60)] }))
-                }),
-            })
-        );
-        assert_eq!(spec.labels.len(), 2);
-        assert_eq!(spec.labels["team"], "ops");
-    }
-
-    #[test]
-    fn every_schedule_flag_builds_its_kind() {
-        let kind = |args: &[&str]| fields(args).to_change().spec.schedule.and_then(|s| s.kind);
-        let start = prost_types::Timestamp { seconds: 1_767_261_600, nanos: 0 };
-        assert_eq!(
-            kind(&["--every", "15m", "--start-at", "2026-01-01T10:00:00Z"]),
-            Some(schedule::Kind::FixedRate(IntervalSchedule { interval: Some(dur(900)), start_at: Some(start) }))
-        );
-        assert_eq!(
-            kind(&["--fixed-delay", "1h"]),
-            Some(schedule::Kind::FixedDelay(IntervalSchedule { interval: Some(dur(3600)), start_at: None }))
-        );
-        assert_eq!(
-            kind(&["--at", "2026-01-01T10:00:00Z"]),
-            Some(schedule::Kind::OneTime(OneTimeSchedule { when: Some(one_time_schedule::When::At(start)) }))
-        );
-        assert_eq!(
-            kind(&["--after", "90s"]),
-            Some(schedule::Kind::OneTime(OneTimeSchedule { when: Some(one_time_schedule::When::After(dur(90))) }))
-        );
-        assert_eq!(kind(&["--manual"]), Some(schedule::Kind::Manual(ManualSchedule {})));
-        assert_eq!(
-            kind(&["--cron", "@daily"]),
-            Some(schedule::Kind::Cron(CronSchedule {
-                expression: "@daily".into(),
-                time_zone: String::new(),
-                dialect: CronDialect::Unspecified as i32,
-            }))
-        );
-    }
-
-    #[test]
-    fn two_schedule_flags_are_refused() {
-        assert!(parse_error(&["--cron", "@daily", "--every", "1h"]).contains("cannot be used with"));
-        assert!(parse_error(&["--manual", "--after", "1h"]).contains("cannot be used with"));
-    }
-
-    #[test]
-    fn cron_options_need_cron_and_start_at_needs_an_interval() {
-        assert!(parse_error(&["--tz", "UTC"]).contains("--cron"));
-        assert!(parse_error(&["--dialect", "unix"]).contains("--cron"));
-        assert!(parse_error(&["--start-at", "2026-01-01T00:00:00Z"]).contains("--every"));
-        assert!(parse_error(&["--every", "1h", "--tz", "UTC"]).contains("--tz"));
-        assert!(parse_error(&["--manual", "--dialect", "unix"]).contains("--dialect"));
-        assert!(parse_error(&["--cron", "@daily", "--start-at", "2026-01-01T00:00:00Z"]).contains("--start-at"));
-        assert!(
-            parse_error(&["--at", "2026-01-01T00:00:00Z", "--start-at", "2026-01-01T00:00:00Z"]).contains("--start-at")
-        );
-        assert!(fields(&["--fixed-delay", "1h", "--start-at", "2026-01-01T00:00:00Z"]).start_at.is_some());
-    }
-
-    #[test]
-    fn invalid_values_name_the_flag_and_the_value() {
-        let err = parse_error(&["--every", "10x"]);
-        assert!(err.contains("--every") && err.contains("10x"), "{err}");
-        let err = parse_error(&["--label", "nokey"]);
-        assert!(err.contains("--label") && err.contains("nokey"), "{err}");
-        let err = parse_error(&["--backoff", "exp:1s"]);
-        assert!(err.contains("--backoff"), "{err}");
-        let err = parse_error(&["--routing", "fastest"]);
-        assert!(err.contains("least-loaded"), "{err}");
-    }
-
-    #[test]
-    fn enabled_and_disabled_conflict() {
-        assert!(parse_error(&["--enabled", "--disabled"]).contains("cannot be used with"));
-        let change = fields(&["--enabled"]).to_change();
-        assert_eq!(change.paths, ["enabled"]);
-        assert_eq!(change.spec.enabled, Some(true));
-    }
-
-    #[test]
-    fn retry_flags_merge_with_the_stored_policy() {
-        let list = Backoff { kind: Some(backoff::Kind::List(ListBackoff { delays: vec![dur(5)] })) };
-        let stored = RetryPolicy { max_retries: 2, backoff: Some(list.clone()) };
-        assert_eq!(
-            merge_retry_policy(Some(stored.clone()), Some(7), None),
-            RetryPolicy { max_retries: 7, backoff: Some(list.clone()) }
-        );
-        let other = Backoff { kind: Some(backoff::Kind::List(ListBackoff { delays: vec![dur(9)] })) };
-        assert_eq!(
-            merge_retry_policy(Some(stored), None, Some(other.clone())),
-            RetryPolicy { max_retries: 2, backoff: Some(other) }
-        );
-        assert_eq!(merge_retry_policy(None, Some(1), None), RetryPolicy { max_retries: 1, backoff: None });
-    }
-
-    #[test]
-    fn each_routing_and_limits_flag_sets_its_field_and_names_it() {
-        let spec = |f: fn(&mut TaskSpec)| {
-            let mut spec = TaskSpec::default();
-            f(&mut spec);
-            spec
-        };
-        // (flags, the one mask path, the spec sent). The clear forms send the field's proto default
-        // and still name it, so that an update resets a stored value.
-        let cases: Vec<(&[&str], &str, TaskSpec)> = vec![
-            (
-                &["--selector", "region=cn,zone in (a,b)"],
-                "selector",
-                spec(|s| s.selector = "region=cn,zone in (a,b)".into()),
-            ),
-            (&["--selector", ""], "selector", TaskSpec::default()),
-            (&["--retry-on", "other"], "retry_on", spec(|s| s.retry_on = RetryTarget::Other as i32)),
-            (&["--retry-on", "same"], "retry_on", spec(|s| s.retry_on = RetryTarget::Same as i32)),
-            (&["--retry-on", "any"], "retry_on", spec(|s| s.retry_on = RetryTarget::Any as i32)),
-            (&["--shards", "8"], "shards", spec(|s| s.shards = 8)),
-            (&["--shards", "0"], "shards", TaskSpec::default()),
-            (&["--routing", "broadcast"], "routing", spec(|s| s.routing = RoutingStrategy::Broadcast as i32)),
-            (&["--routing", "hash"], "routing", spec(|s| s.routing = RoutingStrategy::Hash as i32)),
-            (&["--hash-key", "tenant"], "hash_key", spec(|s| s.hash_key = "tenant".into())),
-            (&["--hash-key", ""], "hash_key", TaskSpec::default()),
-            (&["--priority", "9"], "priority", spec(|s| s.priority = 9)),
-            (&["--priority", "0"], "priority", TaskSpec::default()),
-            (&["--max-running", "5"], "max_running", spec(|s| s.max_running = Some(5))),
-            (&["--max-running", "none"], "max_running", TaskSpec::default()),
-            (&["--max-pending", "10"], "max_pending", spec(|s| s.max_pending = Some(10))),
-            (&["--max-pending", "default"], "max_pending", TaskSpec::default()),
-            (&["--cooldown-after", "3"], "cooldown_after", spec(|s| s.cooldown_after = Some(3))),
-            // 0 turns cooldowns off: sent as a value, unlike `default`.
-            (&["--cooldown-after", "0"], "cooldown_after", spec(|s| s.cooldown_after = Some(0))),
-            (&["--cooldown-after", "default"], "cooldown_after", TaskSpec::default()),
-            (&["--cooldown", "45s"], "cooldown", spec(|s| s.cooldown = Some(dur(45)))),
-            (&["--cooldown", "0s"], "cooldown", spec(|s| s.cooldown = Some(dur(0)))),
-            (&["--cooldown", "default"], "cooldown", TaskSpec::default()),
-        ];
-        for (args, path, expected) in cases {
-            let change = fields(args).to_change();
-            assert_eq!(change.paths, [path], "{args:?}");
-            assert_eq!(change.spec, expected, "{args:?}");
-        }
-    }
-
-    #[test]
-    fn routing_and_limits_flags_together_keep_the_task_spec_field_order() {
-        let change = fields(&[
-            "--cooldown",
-            "1m",
-            "--cooldown-after",
-            "2",
-            "--max-pending",
-            "50",
-            "--max-running",
-            "4",
-            "--priority",
-            "7",
-            "--hash-key",
-            "tenant",
-            "--shards",
-            "3",
-            "--retry-on",
-            "any",
-            "--selector",
-            "gpu=true",
-            "--routing",
-            "hash",
-        ])
-        .to_change();
-        assert_eq!(
-            change.paths,
-            [
-                "routing",
-                "selector",
-                "retry_on",
-                "shards",
-                "hash_key",
-                "priority",
-                "max_running",
-                "max_pending",
-                "cooldown_after",
-                "cooldown"
-            ]
-        );
-        let spec = change.spec;
-        assert_eq!(spec.routing, RoutingStrategy::Hash as i32);
-        assert_eq!(spec.selector, "gpu=true");
-        assert_eq!(spec.retry_on, RetryTarget::Any as i32);
-        assert_eq!((spec.shards, spec.hash_key.as_str(), spec.priority), (3, "tenant", 7));
-        assert_eq!((spec.max_running, spec.max_pending, spec.cooldown_after), (Some(4), Some(50), Some(2)));
-        assert_eq!(spec.cooldown, Some(dur(60)));
-    }
-
-    #[test]
-    fn bad_routing_and_limits_values_are_refused_naming_the_flag() {
-        for (args, flag) in [
-            (&["--priority", "x"][..], "--priority"),
-            (&["--priority", "-1"], "--priority"),
-            (&["--shards", "-1"], "--shards"),
-            (&["--shards", "many"], "--shards"),
-            (&["--max-running", "-1"], "--max-running"),
-            (&["--max-running", "default"], "--max-running"),
-            (&["--max-pending", "none"], "--max-pending"),
-            (&["--max-pending", "-5"], "--max-pending"),
-            (&["--cooldown-after", "-1"], "--cooldown-after"),
-            (&["--cooldown-after", "off"], "--cooldown-after"),
-            (&["--cooldown", "-1s"], "--cooldown"),
-            (&["--cooldown", "30"], "--cooldown"),
-            (&["--retry-on", "elsewhere"], "--retry-on"),
-        ] {
-            let err = parse_error(args);
-            assert!(err.contains(&format!("invalid value '{}' for '{flag}", args[1])), "{args:?}: {err}");
-        }
-        assert!(parse_error(&["--max-running", "-1"]).contains("`none` for no limit"));
-        assert!(parse_error(&["--priority", "x"]).contains("expected a whole number"));
-        let err = parse_error(&["--routing", "fastest"]);
-        assert!(err.contains("broadcast") && err.contains("hash"), "{err}");
-    }
-}
+mod tests;

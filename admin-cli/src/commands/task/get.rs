@@ -42,10 +42,9 @@ pub async fn run(args: GetArgs, ctx: &Context) -> Result<()> {
         OutputFormat::Table => {
             let mut text = output::task_details(&view.task);
             let mut warnings = Vec::new();
-            let schedule = task.spec.and_then(|s| s.schedule);
             // GetTask carries no preview; people reading a task want to see when it fires, so ask.
             // A failure here must not hide the task itself, so it becomes a note.
-            match preview(&mut client, schedule).await {
+            match preview(&mut client, task.spec).await {
                 Ok(Some(preview)) => {
                     let preview = PreviewView::from(&preview);
                     text.push('\n');
@@ -68,15 +67,23 @@ pub async fn run(args: GetArgs, ctx: &Context) -> Result<()> {
     }
 }
 
-/// The next fires of a stored schedule from now; None for a task without a schedule.
-async fn preview(
-    client: &mut AdminClient,
-    schedule: Option<ax_proto::v1::Schedule>,
-) -> Result<Option<SchedulePreview>> {
-    let Some(schedule) = schedule else {
+/// The next fires of a stored task's schedule from now, with its window, excluded dates, calendar
+/// and jitter; None for a task without a schedule.
+async fn preview(client: &mut AdminClient, spec: Option<ax_proto::v1::TaskSpec>) -> Result<Option<SchedulePreview>> {
+    let Some(spec) = spec.filter(|s| s.schedule.is_some()) else {
         return Ok(None);
     };
-    let request = PreviewScheduleRequest { schedule: Some(schedule), from: None, count: PREVIEW_FIRES };
+    let request = PreviewScheduleRequest {
+        schedule: spec.schedule,
+        from: None,
+        count: PREVIEW_FIRES,
+        jitter: spec.jitter,
+        task_name: spec.name,
+        start_time: spec.start_time,
+        end_time: spec.end_time,
+        exclude_dates: spec.exclude_dates,
+        calendar: spec.calendar,
+    };
     let response = client.preview_schedule(request).await.rpc()?;
     Ok(response.preview)
 }

@@ -10,6 +10,7 @@ use crate::{
     output::{self, OutputFormat, PreviewView, TaskView},
 };
 
+mod backfill;
 mod create;
 mod delete;
 mod disable;
@@ -18,6 +19,7 @@ mod explain;
 mod fields;
 mod get;
 mod list;
+mod pause;
 mod trigger;
 mod update;
 
@@ -47,9 +49,19 @@ pub enum TaskCommand {
     Enable(enable::EnableArgs),
     /// Stop a task from firing; existing instances are unaffected.
     Disable(disable::DisableArgs),
-    /// Run a task now (also when disabled), optionally with other params.
+    /// Run a task now (also when disabled or paused), or later with --at / --after, optionally with
+    /// other params.
     Trigger(trigger::TriggerArgs),
-    /// Why a task did or did not run: disabled, misfires, fires with no instance or coalesced,
+    /// Pause a task's schedule with a note saying why, until resumed or --until; fires that fall in
+    /// the pause are not run (nor caught up afterwards).
+    Pause(pause::PauseArgs),
+    /// End a task's pause: its schedule fires again from now.
+    Resume(pause::ResumeArgs),
+    /// Create the instances the schedule would have created between --from and --to (one per fire
+    /// time, in time order, none twice; at most 1000); --dry-run shows them.
+    Backfill(backfill::BackfillArgs),
+    /// Why a task did or did not run: disabled or paused, outside its window or on an excluded date,
+    /// misfires, fires with no instance, coalesced, buffered or canceled by the overlap policy,
     /// instances that waited (no worker connected, none matching the selector, all at capacity or
     /// cooling down, --max-running reached, the app's rate limit), failed attempts.
     Explain(explain::ExplainArgs),
@@ -67,6 +79,9 @@ impl TaskCommand {
             TaskCommand::Enable(args) => enable::run(args, ctx).await,
             TaskCommand::Disable(args) => disable::run(args, ctx).await,
             TaskCommand::Trigger(args) => trigger::run(args, ctx).await,
+            TaskCommand::Pause(args) => pause::pause(args, ctx).await,
+            TaskCommand::Resume(args) => pause::resume(args, ctx).await,
+            TaskCommand::Backfill(args) => backfill::run(args, ctx).await,
             TaskCommand::Explain(args) => explain::run(args, ctx).await,
         }
     }

@@ -41,6 +41,7 @@ impl AdminApi {
             None => now,
         };
         let mut c = self.core.pools.admin.conn().await?;
+        let calendar = self.calendar_of(&mut c, &task.config).await?;
         let events = c.task_events_before(task.id, Some(at), EVENTS_READ).await?;
         let mut instances = Vec::new();
         for i in c.instances_triggered_before(&task.name, at, limit).await? {
@@ -50,7 +51,7 @@ impl AdminApi {
         // Fires of the window whose instance is not among the recent ones (created later, e.g. a
         // catch-up) still count as fired.
         let mut fired = Vec::new();
-        for f in expected_fires(&task, &events, &instances, at, now, limit as usize) {
+        for f in expected_fires(&task, &calendar, &events, &instances, at, now, limit as usize) {
             let key = crate::schedule::fire_key(f);
             if !instances.iter().any(|(i, _)| i.idempotency_key == key)
                 && c.instance_by_key(task.id, &key).await?.is_some()
@@ -81,6 +82,7 @@ impl AdminApi {
                 app_limit: app_limit.as_ref(),
                 active: u32::try_from(active).unwrap_or(u32::MAX),
             },
+            calendar: &calendar,
         });
         let shown = &events[..events.len().min(limit as usize)];
         Ok(convert::explanation_to_pb(&task, at, shown, &explanation))

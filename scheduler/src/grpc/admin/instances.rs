@@ -78,10 +78,31 @@ impl AdminApi {
         } else {
             Vec::new()
         };
+        // Chains and DAG joins, both ways; linked instances of apps outside the scope are left out.
+        let mut conn = self.core.pools.admin.conn().await?;
+        let links = conn.links_touching(&[id]).await?;
+        let other: Vec<i64> = links.iter().map(|(f, t, _)| if *f == id { *t } else { *f }).collect();
+        let linked: std::collections::HashMap<i64, crate::model::Instance> = conn
+            .instances_by_ids(&other)
+            .await?
+            .into_iter()
+            .filter(|i| grant.app(&i.app).is_ok())
+            .map(|i| (i.id, i))
+            .collect();
+        let link = |other: i64, kind| {
+            linked.get(&other).map(|i| pb::InstanceLink {
+                instance: Some(convert::instance_to_pb(i)),
+                kind: convert::link_kind_to_pb(kind).into(),
+            })
+        };
+        let upstream = links.iter().filter(|(_, t, _)| *t == id).filter_map(|(f, _, k)| link(*f, *k)).collect();
+        let downstream = links.iter().filter(|(f, _, _)| *f == id).filter_map(|(_, t, k)| link(*t, *k)).collect();
         Ok(pb::GetInstanceResponse {
             instance: Some(convert::instance_to_pb(&inst)),
             events: events.iter().map(convert::event_to_pb).collect(),
             children: children.iter().map(convert::instance_to_pb).collect(),
+            upstream,
+            downstream,
         })
     }
 

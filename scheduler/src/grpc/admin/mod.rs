@@ -19,21 +19,31 @@ use crate::{
     auth::{self, Access, Grant},
     core::Core,
     error::{Error, Result, StoreError},
-    grpc::convert::{self, apply_field, initial_next_fire, task_from_pb},
+    grpc::convert::{self, apply_field, task_from_pb},
     lifecycle::apply::{CancelOutcome, RetryOutcome, cancel_instance, retry_instance},
     loops::trigger::trigger_manual,
-    model::{Task, TaskEventKind, Ts},
+    model::{Task, TaskConfig, TaskEventKind, Ts},
     schedule::{Compiled, preview},
-    store::{Actor, AuditEntry, AuditFilter, InstanceFilter, ManualTrigger, NewTask, TaskUpdate},
+    store::{Actor, AuditEntry, AuditFilter, InstanceFilter, ManualTrigger, NewTask, TaskUpdate, Tx},
     validate,
 };
 
 mod alerts;
+mod calendars;
 mod cluster;
 mod explain;
+mod graph;
 mod instances;
 mod limits;
+mod schedules;
 mod tasks;
+
+/// A change to a task that [`AdminApi::change_task`] applies: the update, and whether its next
+/// fire time is recomputed (from the stored calendar and pause, in the same transaction).
+struct Change {
+    update: TaskUpdate,
+    reschedule: bool,
+}
 
 /// The AdminService implementation.
 #[derive(Clone)]
@@ -107,8 +117,18 @@ impl AdminApi {
             .ok_or_else(|| Error::NotFound(format!("task {}", validate::quote(name))))
     }
 
-    fn preview_of(task: &Task, now: Ts) -> pb::SchedulePreview {
-        match Compiled::compile(&task.config.schedule) {
+    /// The dates of a task's calendar (empty without one, or when it is gone).
+    async fn calendar_of(&self, tx: &mut Tx, c: &TaskConfig) -> Result<std::collections::BTreeSet<chrono::NaiveDate>> {
+        let Some(name) = &c.timing.calendar else { return Ok(Default::default()) };
+        Ok(tx.calendar_dates(std::iter::once(name.as_str())).await?.remove(name).unwrap_or_default())
+    }
+
+    fn preview_of(
+        task: &Task,
+        calendar: &std::collections::BTreeSet<chrono::NaiveDate>,
+        now: Ts,
+    ) -> pb::SchedulePreview {
+        match Compiled::for_task(&task.config, calendar) {
             Ok(c) => {
                 // Preview from the stored next fire (inclusive) so the list starts with what will happen.
                 let from = task.next_fire_at.map_or(now, |n| crate::model::sub(n, Duration::from_micros(1)));
@@ -116,7 +136,11 @@ impl AdminApi {
                 if !task.config.enabled {
                     p.warnings.push("the task is disabled: it does not fire until enabled".to_owned());
                 }
-                convert::preview_to_pb(&p)
+                if let Some(pause) = &task.pause {
+                    let until = pause.until.map_or("it is resumed".to_owned(), |u| u.to_rfc3339());
+                    p.warnings.push(format!("the task is paused: fires before {until} do not run"));
+                }
+                convert::preview_to_pb(&p, task.config.timing.jitter.map(|j| (task.name.as_str(), j)))
             }
             Err(e) => {
                 pb::SchedulePreview { warnings: vec![format!("{}: {}", e.field, e.reason)], ..Default::default() }
@@ -124,33 +148,45 @@ impl AdminApi {
         }
     }
 
-    /// Applies `change` to the task named `name` until it lands on an unchanged version.
+    /// Applies `change` to the task named `name` until it lands on an unchanged version: in one
+    /// transaction, its next fire time (when rescheduled, from its calendar and pause), the update,
+    /// and what its configuration names (calendar, chains, DAG edges: see `graph`).
     async fn change_task(
         &self,
         name: &str,
         grant: &Grant,
         note: &mut Note,
-        change: impl Fn(&Task, Ts) -> Result<Option<TaskUpdate>>,
+        change: impl Fn(&Task, Ts) -> Result<Option<Change>>,
     ) -> Result<Task> {
         for _ in 0..8 {
             let task = self.task(name).await?;
             note.app = task.config.app.clone();
             grant.app(&task.config.app)?;
             let now = self.now();
-            let Some(update) = change(&task, now)? else {
+            let Some(Change { mut update, reschedule }) = change(&task, now)? else {
                 note.detail = "no change".to_owned();
                 return Ok(task);
             };
             grant.app(&update.config.app)?;
             let actor = grant.identity.actor();
             let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
-            if let Some(t) = self.core.pools.admin.update_task(&update, now, &a).await? {
-                self.core.signals.trigger.notify_one();
-                note.before = Some(task_json(&task));
-                note.after = Some(task_json(&t));
-                note.detail = update.event.1.clone();
-                return Ok(t);
+            let mut tx = self.core.pools.admin.begin().await?;
+            if reschedule {
+                let calendar = self.calendar_of(&mut tx, &update.config).await?;
+                update.next_fire_at =
+                    Some(crate::schedule::next_fire_from(&update.config, &calendar, task.pause.as_ref(), now));
             }
+            let Some(t) = tx.update_task(&update, now, &a).await? else { continue };
+            let had_edges = !task.config.flow.names().is_empty();
+            if update.config.timing.calendar != task.config.timing.calendar || update.config.flow != task.config.flow {
+                graph::link_task(&mut tx, grant, t.id, &t.name, &t.config, "task", had_edges).await?;
+            }
+            tx.commit().await?;
+            self.core.signals.trigger.notify_one();
+            note.before = Some(task_json(&task));
+            note.after = Some(task_json(&t));
+            note.detail = update.event.1.clone();
+            return Ok(t);
         }
         Err(Error::Aborted(format!("task {} kept changing; retry", validate::quote(name))))
     }
@@ -419,6 +455,67 @@ impl AdminService for AdminApi {
     async fn delete_app_limit(&self, req: Request<pb::DeleteAppLimitRequest>) -> Reply<pb::DeleteAppLimitResponse> {
         let mut n = Note::write("DeleteAppLimit", limits::app_target(&req.get_ref().app));
         let r = self.delete_app_limit_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn pause_task(&self, req: Request<pb::PauseTaskRequest>) -> Reply<pb::PauseTaskResponse> {
+        let mut n = Note::write("PauseTask", task_target(&req.get_ref().name));
+        let r = self.pause_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn resume_task(&self, req: Request<pb::ResumeTaskRequest>) -> Reply<pb::ResumeTaskResponse> {
+        let mut n = Note::write("ResumeTask", task_target(&req.get_ref().name));
+        let r = self.resume_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn backfill_task(&self, req: Request<pb::BackfillTaskRequest>) -> Reply<pb::BackfillTaskResponse> {
+        let target = task_target(&req.get_ref().name);
+        let mut n = if req.get_ref().dry_run {
+            Note::read("BackfillTask", target)
+        } else {
+            Note::write("BackfillTask", target)
+        };
+        let r = self.backfill_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn create_calendar(&self, req: Request<pb::CreateCalendarRequest>) -> Reply<pb::CreateCalendarResponse> {
+        let name = req.get_ref().calendar.as_ref().map(|c| c.name.as_str()).unwrap_or_default();
+        let mut n = Note::write("CreateCalendar", calendars::calendar_target(name));
+        let r = self.create_calendar_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn update_calendar(&self, req: Request<pb::UpdateCalendarRequest>) -> Reply<pb::UpdateCalendarResponse> {
+        let name = req.get_ref().calendar.as_ref().map(|c| c.name.as_str()).unwrap_or_default();
+        let mut n = Note::write("UpdateCalendar", calendars::calendar_target(name));
+        let r = self.update_calendar_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn get_calendar(&self, req: Request<pb::GetCalendarRequest>) -> Reply<pb::GetCalendarResponse> {
+        let mut n = Note::read("GetCalendar", calendars::calendar_target(&req.get_ref().name));
+        let r = self.get_calendar_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn list_calendars(&self, req: Request<pb::ListCalendarsRequest>) -> Reply<pb::ListCalendarsResponse> {
+        let mut n = Note::read("ListCalendars", "calendars");
+        let r = self.list_calendars_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn delete_calendar(&self, req: Request<pb::DeleteCalendarRequest>) -> Reply<pb::DeleteCalendarResponse> {
+        let mut n = Note::write("DeleteCalendar", calendars::calendar_target(&req.get_ref().name));
+        let r = self.delete_calendar_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn get_run(&self, req: Request<pb::GetRunRequest>) -> Reply<pb::GetRunResponse> {
+        let mut n = Note::read("GetRun", format!("run/{}", req.get_ref().run_id));
+        let r = self.get_run_(&req, &mut n).await;
         self.finish(n, r).await
     }
 }

@@ -1,6 +1,10 @@
 //! AdminService calls on tasks: create, read, list, update, delete, enable, disable, trigger, preview.
 
 use super::*;
+use crate::{
+    lifecycle::apply::DeleteOutcome,
+    schedule::{fmt_duration, next_fire_from},
+};
 
 impl AdminApi {
     pub(super) async fn create_task_(
@@ -14,25 +18,23 @@ impl AdminApi {
         let (name, config) = task_from_pb(spec, now)?;
         n.app = config.app.clone();
         grant.app(&config.app)?;
-        let next_fire_at = initial_next_fire(&config, now);
         let actor = grant.identity.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
-        let task = match self
-            .core
-            .pools
-            .admin
-            .create_task(&NewTask { name: name.clone(), config, next_fire_at }, now, &a)
-            .await
-        {
+        let mut tx = self.core.pools.admin.begin().await?;
+        let calendar = self.calendar_of(&mut tx, &config).await?;
+        let next_fire_at = next_fire_from(&config, &calendar, None, now);
+        let task = match tx.create_task(&NewTask { name: name.clone(), config, next_fire_at }, now, &a).await {
             Ok(t) => t,
             Err(StoreError::UniqueViolation(_)) => {
                 return Err(Error::AlreadyExists(format!("task {}", validate::quote(&name))));
             }
             Err(e) => return Err(Error::from(e)),
         };
+        graph::link_task(&mut tx, &grant, task.id, &task.name, &task.config, "task", false).await?;
+        tx.commit().await?;
         self.core.signals.trigger.notify_one();
         n.after = Some(task_json(&task));
-        let preview = Self::preview_of(&task, now);
+        let preview = Self::preview_of(&task, &calendar, now);
         Ok(pb::CreateTaskResponse { task: Some(convert::task_to_pb(&task)), preview: Some(preview) })
     }
 
@@ -110,18 +112,28 @@ impl AdminApi {
                     apply_field(&mut c, spec, p, "task", now)?;
                 }
                 convert::check_placement(&c, &task.name, "task")?;
-                let reschedule = c.schedule != task.config.schedule || c.enabled != task.config.enabled;
-                let next = reschedule.then(|| initial_next_fire(&c, now));
-                Ok(Some(TaskUpdate {
-                    id: task.id,
-                    expected_version: task.version,
-                    config: c,
-                    next_fire_at: next,
-                    event: (TaskEventKind::Updated, format!("changed: {}", paths.join(", "))),
+                convert::check_timing(&c, &task.name, "task", now)?;
+                let reschedule = c.schedule != task.config.schedule
+                    || c.enabled != task.config.enabled
+                    || c.timing.start != task.config.timing.start
+                    || c.timing.end != task.config.timing.end
+                    || c.timing.exclude_dates != task.config.timing.exclude_dates
+                    || c.timing.calendar != task.config.timing.calendar;
+                Ok(Some(Change {
+                    update: TaskUpdate {
+                        id: task.id,
+                        expected_version: task.version,
+                        config: c,
+                        next_fire_at: None,
+                        event: (TaskEventKind::Updated, format!("changed: {}", paths.join(", "))),
+                    },
+                    reschedule,
                 }))
             })
             .await?;
-        let preview = Self::preview_of(&task, self.now());
+        let mut conn = self.core.pools.admin.conn().await?;
+        let calendar = self.calendar_of(&mut conn, &task.config).await?;
+        let preview = Self::preview_of(&task, &calendar, self.now());
         Ok(pb::UpdateTaskResponse { task: Some(convert::task_to_pb(&task)), preview: Some(preview) })
     }
 
@@ -141,12 +153,22 @@ impl AdminApi {
             .await
             .map_err(Error::from)?
         {
-            Some(canceled) => {
+            DeleteOutcome::Deleted(canceled) => {
                 n.before = Some(task_json(&task));
                 n.detail = format!("{canceled} pending instances canceled");
                 Ok(pb::DeleteTaskResponse { canceled_instances: canceled })
             }
-            None => Err(Error::NotFound(format!("task {}", validate::quote(name)))),
+            DeleteOutcome::Named(ids) => {
+                let tasks = self.core.pools.admin.conn().await?.tasks_by_ids(&ids).await?;
+                let names: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
+                Err(Error::FailedPrecondition(format!(
+                    "task {} is named by the chains or DAG edges (--on-success, --on-failure, --after-all) of {}; \
+                     change those first",
+                    validate::quote(name),
+                    names.join(", ")
+                )))
+            }
+            DeleteOutcome::NotFound => Err(Error::NotFound(format!("task {}", validate::quote(name)))),
         }
     }
 
@@ -163,17 +185,17 @@ impl AdminApi {
                 }
                 let mut c = task.config.clone();
                 c.enabled = true;
-                let next = match &c.schedule {
-                    // A one-time task that already fired (or whose time passed) stays done.
-                    crate::model::Schedule::OneTime { at } => (*at >= now).then_some(*at),
-                    _ => initial_next_fire(&c, now),
-                };
-                Ok(Some(TaskUpdate {
-                    id: task.id,
-                    expected_version: task.version,
-                    config: c,
-                    next_fire_at: Some(next),
-                    event: (TaskEventKind::Enabled, "enabled; fires missed while disabled are not run".to_owned()),
+                // A one-time task that already fired (or whose time passed) stays done.
+                let done = matches!(&c.schedule, crate::model::Schedule::OneTime { at } if *at < now);
+                Ok(Some(Change {
+                    update: TaskUpdate {
+                        id: task.id,
+                        expected_version: task.version,
+                        config: c,
+                        next_fire_at: done.then_some(None),
+                        event: (TaskEventKind::Enabled, "enabled; fires missed while disabled are not run".to_owned()),
+                    },
+                    reschedule: !done,
                 }))
             })
             .await?;
@@ -193,12 +215,15 @@ impl AdminApi {
                 }
                 let mut c = task.config.clone();
                 c.enabled = false;
-                Ok(Some(TaskUpdate {
-                    id: task.id,
-                    expected_version: task.version,
-                    config: c,
-                    next_fire_at: Some(None),
-                    event: (TaskEventKind::Disabled, "disabled".to_owned()),
+                Ok(Some(Change {
+                    update: TaskUpdate {
+                        id: task.id,
+                        expected_version: task.version,
+                        config: c,
+                        next_fire_at: Some(None),
+                        event: (TaskEventKind::Disabled, "disabled".to_owned()),
+                    },
+                    reschedule: false,
                 }))
             })
             .await?;
@@ -231,8 +256,10 @@ impl AdminApi {
             validate::idempotency_key("idempotency_key", &r.idempotency_key)?;
             r.idempotency_key.clone()
         };
-        let trigger = ManualTrigger { params, key, actor: grant.identity.actor() };
-        let (core, now) = (&self.core, self.now());
+        let now = self.now();
+        let run_at = run_at_of(r.when.as_ref(), &task, now)?;
+        let trigger = ManualTrigger { params, key, actor: grant.identity.actor(), run_at };
+        let core = &self.core;
         let triggered = trigger_manual(&core.pools.admin, &task, &trigger, now, &core.scheduler_id, &core.traces);
         let (inst, created) = triggered.await.map_err(Error::from)?;
         if created {
@@ -263,7 +290,115 @@ impl AdminApi {
         let schedule = convert::schedule_from_pb("schedule", schedule, from)?;
         let compiled =
             Compiled::compile(&schedule).map_err(|e| Error::invalid(format!("schedule.{}", e.field), e.reason))?;
+        // The window and jitter fields, checked as a task's are.
+        let mut timing = crate::model::Timing {
+            start: r.start_time.as_ref().map(|t| convert::ts_from_pb("start_time", t)).transpose()?,
+            end: r.end_time.as_ref().map(|t| convert::ts_from_pb("end_time", t)).transpose()?,
+            exclude_dates: convert::dates_from_pb("exclude_dates", &r.exclude_dates)?,
+            calendar: None,
+            jitter: None,
+        };
+        if let (Some(start), Some(end)) = (timing.start, timing.end)
+            && end < start
+        {
+            return Err(Error::invalid("end_time", "is before start_time"));
+        }
+        let mut calendar = std::collections::BTreeSet::new();
+        if !r.calendar.is_empty() {
+            validate::task_name("calendar", &r.calendar)?;
+            let conn = &mut self.core.pools.admin.conn().await?;
+            calendar = conn
+                .get_calendar(&r.calendar, false)
+                .await?
+                .ok_or_else(|| {
+                    Error::invalid("calendar", format!("no calendar named {}", validate::quote(&r.calendar)))
+                })?
+                .dates;
+            timing.calendar = Some(r.calendar.clone());
+        }
+        let jitter = match &r.jitter {
+            Some(d) => {
+                let d = convert::duration_from_pb("jitter", d)?;
+                validate::duration_between("jitter", d, Duration::from_millis(1), crate::model::MAX_JITTER)?;
+                validate::task_name("task_name", &r.task_name)?;
+                if schedule == crate::model::Schedule::Manual {
+                    return Err(Error::invalid("jitter", "a manual schedule has no fires to delay"));
+                }
+                if let Some(p) = compiled.shortest_period(from, 1000).filter(|p| d >= *p) {
+                    return Err(Error::invalid(
+                        "jitter",
+                        format!("{} is not shorter than the schedule's period {}", fmt_duration(d), fmt_duration(p)),
+                    ));
+                }
+                Some((r.task_name.as_str(), d))
+            }
+            None => None,
+        };
+        let config = crate::model::TaskConfig { schedule, timing, ..preview_config() };
+        let compiled = Compiled::for_task(&config, &calendar)
+            .map_err(|e| Error::invalid(format!("schedule.{}", e.field), e.reason))?;
         let p = preview(&compiled, from, count);
-        Ok(pb::PreviewScheduleResponse { preview: Some(convert::preview_to_pb(&p)) })
+        Ok(pb::PreviewScheduleResponse { preview: Some(convert::preview_to_pb(&p, jitter)) })
     }
+}
+
+/// A configuration to preview a bare schedule with (only its schedule and timing are read).
+fn preview_config() -> crate::model::TaskConfig {
+    crate::model::TaskConfig {
+        app: String::new(),
+        handler: String::new(),
+        description: String::new(),
+        schedule: crate::model::Schedule::Manual,
+        params: "{}".to_owned(),
+        enabled: true,
+        misfire_policy: crate::model::MisfirePolicy::FireOnce,
+        misfire_threshold: crate::model::DEFAULT_MISFIRE_THRESHOLD,
+        max_catch_up: crate::model::DEFAULT_MAX_CATCH_UP,
+        concurrency: crate::model::ConcurrencyPolicy::Allow,
+        routing: crate::model::Routing::LeastLoaded,
+        timeout: None,
+        retry: Default::default(),
+        labels: Default::default(),
+        placement: Default::default(),
+        timing: Default::default(),
+        flow: Default::default(),
+    }
+}
+
+/// Longest delay of a trigger's `run_at` / `delay`.
+const MAX_TRIGGER_DELAY: Duration = Duration::from_secs(366 * 86_400);
+
+/// When a trigger's instance runs: `None` for now. A `run_at` in the past within the task's misfire
+/// threshold runs at once; further in the past is refused, like one more than 366 days ahead.
+fn run_at_of(when: Option<&pb::trigger_task_request::When>, task: &Task, now: Ts) -> Result<Option<Ts>> {
+    use pb::trigger_task_request::When;
+    let at = match when {
+        None => return Ok(None),
+        Some(When::Delay(d)) => {
+            let d = convert::duration_from_pb("delay", d)?;
+            validate::duration_between("delay", d, Duration::ZERO, MAX_TRIGGER_DELAY)?;
+            crate::model::add(now, d)
+        }
+        Some(When::RunAt(t)) => {
+            let at = convert::ts_from_pb("run_at", t)?;
+            let threshold = task.config.misfire_threshold;
+            if at < crate::model::sub(now, threshold) {
+                return Err(Error::invalid(
+                    "run_at",
+                    format!(
+                        "{} is {} in the past, beyond the task's misfire threshold {} (now {}); nothing was created",
+                        at.to_rfc3339(),
+                        fmt_duration((now - at).to_std().unwrap_or_default()),
+                        fmt_duration(threshold),
+                        now.to_rfc3339()
+                    ),
+                ));
+            }
+            if at > crate::model::add(now, MAX_TRIGGER_DELAY) {
+                return Err(Error::invalid("run_at", format!("{} is more than 366 days ahead", at.to_rfc3339())));
+            }
+            at.max(now)
+        }
+    };
+    Ok(Some(at))
 }

@@ -56,6 +56,9 @@ pub(super) fn concurrency_from_pb(field: &str, v: i32) -> Result<ConcurrencyPoli
     Ok(match P::try_from(v).map_err(|_| Error::invalid(field, format!("unknown concurrency policy {v}")))? {
         P::Unspecified | P::Allow => ConcurrencyPolicy::Allow,
         P::Forbid => ConcurrencyPolicy::Forbid,
+        P::BufferOne => ConcurrencyPolicy::BufferOne,
+        P::BufferAll => ConcurrencyPolicy::BufferAll,
+        P::CancelOther => ConcurrencyPolicy::CancelOther,
     })
 }
 
@@ -63,6 +66,9 @@ pub(super) fn concurrency_to_pb(c: ConcurrencyPolicy) -> pb::ConcurrencyPolicy {
     match c {
         ConcurrencyPolicy::Allow => pb::ConcurrencyPolicy::Allow,
         ConcurrencyPolicy::Forbid => pb::ConcurrencyPolicy::Forbid,
+        ConcurrencyPolicy::BufferOne => pb::ConcurrencyPolicy::BufferOne,
+        ConcurrencyPolicy::BufferAll => pb::ConcurrencyPolicy::BufferAll,
+        ConcurrencyPolicy::CancelOther => pb::ConcurrencyPolicy::CancelOther,
     }
 }
 
@@ -125,5 +131,18 @@ pub(super) fn source_to_pb(s: InstanceSource) -> pb::InstanceSource {
         InstanceSource::Schedule => pb::InstanceSource::Schedule,
         InstanceSource::CatchUp => pb::InstanceSource::CatchUp,
         InstanceSource::Manual => pb::InstanceSource::Manual,
+        InstanceSource::Backfill => pb::InstanceSource::Backfill,
+        InstanceSource::Chain => pb::InstanceSource::Chain,
+        InstanceSource::Dag => pb::InstanceSource::Dag,
+        InstanceSource::Intake => pb::InstanceSource::Intake,
+    }
+}
+
+/// The proto form of an edge kind.
+pub fn link_kind_to_pb(k: crate::model::EdgeKind) -> pb::LinkKind {
+    match k {
+        crate::model::EdgeKind::Success => pb::LinkKind::OnSuccess,
+        crate::model::EdgeKind::Failure => pb::LinkKind::OnFailure,
+        crate::model::EdgeKind::After => pb::LinkKind::AfterAll,
     }
 }

@@ -33,6 +33,11 @@ pub fn finding_kind_to_pb(k: FindingKind) -> pb::ExplainFindingKind {
         FindingKind::MaxRunning => P::MaxRunning,
         FindingKind::RateLimited => P::RateLimited,
         FindingKind::Coalesced => P::Coalesced,
+        FindingKind::Paused => P::Paused,
+        FindingKind::OutsideWindow => P::OutsideWindow,
+        FindingKind::ExcludedDate => P::ExcludedDate,
+        FindingKind::Buffered => P::Buffered,
+        FindingKind::CanceledByFire => P::CanceledByFire,
     }
 }
 
@@ -81,7 +86,10 @@ pub fn explanation_to_pb(task: &Task, at: Ts, events: &[TaskEvent], e: &Explanat
         next_fires: e
             .next_fires
             .iter()
-            .map(|f| pb::Fire { time: Some(ts_to_pb(f.at)), local_time: f.local.clone() })
+            .map(|f| {
+                let run = crate::window::run_time(&task.name, f.at, task.config.timing.jitter);
+                pb::Fire { time: Some(ts_to_pb(f.at)), local_time: f.local.clone(), run_time: Some(ts_to_pb(run)) }
+            })
             .collect(),
         recent: e.recent.iter().map(fire_to_pb).collect(),
         events: events.iter().map(task_event_to_pb).collect(),

@@ -46,6 +46,8 @@ pub fn instance_to_pb(i: &Instance) -> pb::Instance {
         target_worker: i.route.target_worker.clone().unwrap_or_default(),
         hash_key: i.route.hash_key.clone().unwrap_or_default(),
         retry_on: retry_on_to_pb(i.retry_on()).into(),
+        run_id: i.run(),
+        chained_from: i.lineage.chained_from.unwrap_or(0),
     }
 }
 

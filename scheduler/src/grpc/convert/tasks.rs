@@ -27,6 +27,14 @@ pub const UPDATABLE_FIELDS: &[&str] = &[
     "max_pending",
     "cooldown_after",
     "cooldown",
+    "start_time",
+    "end_time",
+    "exclude_dates",
+    "calendar",
+    "jitter",
+    "on_success",
+    "on_failure",
+    "after_all",
 ];
 
 /// Largest `max_running` / `max_pending`.
@@ -58,6 +66,113 @@ pub fn check_placement(c: &TaskConfig, task_name: &str, prefix: &str) -> Result<
             .map_err(|why| Error::invalid(format!("{prefix}.hash_key"), why))?;
     }
     Ok(())
+}
+
+/// Checks what no single field of the schedule's extras can: a window that ends before it starts,
+/// jitter on a manual schedule or not shorter than the schedule's period, an overlap policy that
+/// holds or cancels instances with a broadcast or sharded task, a task that chains to itself, a
+/// window and excluded dates that leave no fire. `prefix` is the request path of the spec.
+pub fn check_timing(c: &TaskConfig, task_name: &str, prefix: &str, now: Ts) -> Result<()> {
+    let t = &c.timing;
+    if let (Some(start), Some(end)) = (t.start, t.end)
+        && end < start
+    {
+        return Err(Error::invalid(
+            format!("{prefix}.end_time"),
+            format!("{} is before start_time {}", end.to_rfc3339(), start.to_rfc3339()),
+        ));
+    }
+    if let Some(j) = t.jitter {
+        let compiled = Compiled::compile(&c.schedule)
+            .map_err(|e| Error::invalid(format!("{prefix}.schedule.{}", e.field), &e.reason))?;
+        if c.schedule == Schedule::Manual {
+            return Err(Error::invalid(format!("{prefix}.jitter"), "a manual schedule has no fires to delay"));
+        }
+        if let Some(period) = compiled.shortest_period(now, 1000).filter(|p| j >= *p) {
+            return Err(Error::invalid(
+                format!("{prefix}.jitter"),
+                format!(
+                    "{} is not shorter than the schedule's period {} (fires would change order)",
+                    crate::schedule::fmt_duration(j),
+                    crate::schedule::fmt_duration(period)
+                ),
+            ));
+        }
+    }
+    let fans_out = c.routing == Routing::Broadcast || c.placement.shards.is_some();
+    if fans_out && c.concurrency != ConcurrencyPolicy::Allow && c.concurrency != ConcurrencyPolicy::Forbid {
+        return Err(Error::invalid(
+            format!("{prefix}.concurrency_policy"),
+            format!(
+                "{} cannot be combined with routing BROADCAST or shards (a fire is a parent of several instances)",
+                c.concurrency
+            ),
+        ));
+    }
+    for (field, list) in
+        [("on_success", &c.flow.on_success), ("on_failure", &c.flow.on_failure), ("after_all", &c.flow.after_all)]
+    {
+        if list.iter().any(|n| n == task_name) {
+            return Err(Error::invalid(
+                format!("{prefix}.{field}"),
+                format!("names the task itself ({task_name} -> {task_name} is a cycle)"),
+            ));
+        }
+    }
+    if !t.is_empty() && c.enabled && c.schedule != Schedule::Manual {
+        let compiled = Compiled::for_task(c, &Default::default())
+            .map_err(|e| Error::invalid(format!("{prefix}.schedule.{}", e.field), &e.reason))?;
+        if compiled.first_fire(now).is_none()
+            && Compiled::compile(&c.schedule).ok().and_then(|b| b.first_fire(now)).is_some()
+        {
+            let field = if t.end.is_some() {
+                "end_time"
+            } else if t.start.is_some() {
+                "start_time"
+            } else {
+                "exclude_dates"
+            };
+            return Err(Error::invalid(format!("{prefix}.{field}"), "leaves the schedule no fire after now"));
+        }
+    }
+    Ok(())
+}
+
+/// A list of task names at `field` (chains, DAG upstreams): each valid, at most
+/// [`crate::model::MAX_LINKS`], without duplicates (the first of each kept, in order).
+fn task_names(field: &str, names: &[String]) -> Result<Vec<String>> {
+    if names.len() > crate::model::MAX_LINKS {
+        return Err(Error::invalid(field, format!("{} tasks; at most {}", names.len(), crate::model::MAX_LINKS)));
+    }
+    let mut out: Vec<String> = Vec::with_capacity(names.len());
+    for (i, n) in names.iter().enumerate() {
+        validate::task_name(&format!("{field}[{i}]"), n)?;
+        if !out.contains(n) {
+            out.push(n.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Dates `YYYY-MM-DD` at `field`: at most [`crate::model::MAX_DATES`], as a sorted set.
+pub fn dates_from_pb(field: &str, dates: &[String]) -> Result<std::collections::BTreeSet<chrono::NaiveDate>> {
+    if dates.len() > crate::model::MAX_DATES {
+        return Err(Error::invalid(field, format!("{} dates; at most {}", dates.len(), crate::model::MAX_DATES)));
+    }
+    dates
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            crate::window::parse_date(d).ok_or_else(|| {
+                Error::invalid(format!("{field}[{i}]"), format!("{} is not a date (YYYY-MM-DD)", validate::quote(d)))
+            })
+        })
+        .collect()
+}
+
+/// The proto form of a date set.
+pub fn dates_to_pb(dates: &std::collections::BTreeSet<chrono::NaiveDate>) -> Vec<String> {
+    dates.iter().map(|d| d.format("%Y-%m-%d").to_string()).collect()
 }
 
 /// Sets one field of `c` from `spec` (field = a TaskSpec field name), validating it. `prefix` is the
@@ -167,6 +282,38 @@ pub fn apply_field(c: &mut TaskConfig, spec: &pb::TaskSpec, name: &str, prefix: 
                 None => None,
             }
         }
+        "start_time" => c.timing.start = spec.start_time.as_ref().map(|t| ts_from_pb(&f, t)).transpose()?,
+        "end_time" => {
+            c.timing.end = spec.end_time.as_ref().map(|t| ts_from_pb(&f, t)).transpose()?;
+            if let Some(end) = c.timing.end.filter(|e| *e < now) {
+                return Err(Error::invalid(
+                    f,
+                    format!("{} is in the past (now {})", end.to_rfc3339(), now.to_rfc3339()),
+                ));
+            }
+        }
+        "exclude_dates" => c.timing.exclude_dates = dates_from_pb(&f, &spec.exclude_dates)?,
+        "calendar" => {
+            c.timing.calendar = if spec.calendar.is_empty() {
+                None
+            } else {
+                validate::task_name(&f, &spec.calendar)?;
+                Some(spec.calendar.clone())
+            }
+        }
+        "jitter" => {
+            c.timing.jitter = match &spec.jitter {
+                Some(d) => {
+                    let d = duration_from_pb(&f, d)?;
+                    validate::duration_between(&f, d, Duration::from_millis(1), crate::model::MAX_JITTER)?;
+                    Some(d)
+                }
+                None => None,
+            }
+        }
+        "on_success" => c.flow.on_success = task_names(&f, &spec.on_success)?,
+        "on_failure" => c.flow.on_failure = task_names(&f, &spec.on_failure)?,
+        "after_all" => c.flow.after_all = task_names(&f, &spec.after_all)?,
         other => {
             return Err(Error::invalid(
                 "update_mask",
@@ -200,11 +347,14 @@ pub fn task_from_pb(spec: &pb::TaskSpec, now: Ts) -> Result<(String, TaskConfig)
         retry: RetryPolicy::default(),
         labels: BTreeMap::new(),
         placement: Placement::default(),
+        timing: Default::default(),
+        flow: Default::default(),
     };
     for field in UPDATABLE_FIELDS {
         apply_field(&mut c, spec, field, "task", now)?;
     }
     check_placement(&c, &spec.name, "task")?;
+    check_timing(&c, &spec.name, "task", now)?;
     Ok((spec.name.clone(), c))
 }
 
@@ -238,6 +388,14 @@ pub fn spec_to_pb(name: &str, c: &TaskConfig) -> pb::TaskSpec {
         max_pending: Some(c.placement.max_pending.get()),
         cooldown_after: c.placement.cooldown.after,
         cooldown: c.placement.cooldown.duration.map(duration_to_pb),
+        start_time: opt_ts(c.timing.start),
+        end_time: opt_ts(c.timing.end),
+        exclude_dates: dates_to_pb(&c.timing.exclude_dates),
+        calendar: c.timing.calendar.clone().unwrap_or_default(),
+        jitter: c.timing.jitter.map(duration_to_pb),
+        on_success: c.flow.on_success.clone(),
+        on_failure: c.flow.on_failure.clone(),
+        after_all: c.flow.after_all.clone(),
     }
 }
 
@@ -252,6 +410,12 @@ pub fn task_to_pb(t: &Task) -> pb::Task {
         version: t.version,
         coalesced_fires: t.coalesced.map_or(0, |(_, n)| n),
         coalesce_start_time: t.coalesced.map(|(since, _)| ts_to_pb(since)),
+        pause: t.pause.as_ref().map(|p| pb::TaskPause {
+            actor: p.by.clone(),
+            note: p.note.clone(),
+            pause_time: Some(ts_to_pb(p.at)),
+            until: opt_ts(p.until),
+        }),
     }
 }
 
@@ -265,10 +429,20 @@ pub fn task_event_to_pb(e: &TaskEvent) -> pb::TaskEvent {
     }
 }
 
-/// The proto form of a preview.
-pub fn preview_to_pb(p: &Preview) -> pb::SchedulePreview {
+/// The proto form of a preview; with `jitter` (the task name and the jitter), each fire's run time
+/// carries its offset.
+pub fn preview_to_pb(p: &Preview, jitter: Option<(&str, Duration)>) -> pb::SchedulePreview {
+    let run = |at: Ts| crate::window::run_time(jitter.map_or("", |(n, _)| n), at, jitter.map(|(_, j)| j));
     pb::SchedulePreview {
-        fires: p.fires.iter().map(|f| pb::Fire { time: Some(ts_to_pb(f.at)), local_time: f.local.clone() }).collect(),
+        fires: p
+            .fires
+            .iter()
+            .map(|f| pb::Fire {
+                time: Some(ts_to_pb(f.at)),
+                local_time: f.local.clone(),
+                run_time: Some(ts_to_pb(run(f.at))),
+            })
+            .collect(),
         fires_per_day: p.fires_per_day,
         warnings: p.warnings.clone(),
         description: p.description.clone(),

@@ -3,7 +3,9 @@
 //! and marks the chosen ones DISPATCHED with their events.
 //!
 //! Lock order, the same in every transaction that takes these locks: the app's bucket row, then the
-//! instances (SKIP LOCKED, so never waiting), then the tasks' limit rows in task order. Two claims
+//! instances (SKIP LOCKED, so never waiting), then the tasks' limit rows in task order. A task with
+//! a BUFFER overlap policy has a limit row too (one at a time), and only its oldest unfinished
+//! instance may start. Two claims
 //! on different axd therefore serialize on a bucket or a limit row, never deadlock, and the second
 //! sees what the first dispatched (READ COMMITTED on every server backend; SQLite's write
 //! transactions are exclusive).
@@ -105,15 +107,20 @@ pub async fn claim(
     }
     let t_select = t0.elapsed();
     let task_ids: Vec<i64> = ready.iter().map(|i| i.task_id).collect();
-    let mut room: HashMap<i64, u32> = tx
-        .lock_task_limits(&task_ids)
-        .await?
-        .into_iter()
-        .map(|(id, (max, active))| (id, max.saturating_sub(active)))
-        .collect();
+    let limits = tx.lock_task_limits(&task_ids).await?;
+    let mut room: HashMap<i64, u32> =
+        limits.iter().map(|(id, l)| (*id, l.max_running.saturating_sub(l.active))).collect();
     let mut chosen: Vec<(Instance, SessionRef, String)> = Vec::new();
     for inst in ready {
         if room.get(&inst.task_id) == Some(&0) {
+            out.declined.push(Declined::TaskFull(inst.task_id));
+            continue;
+        }
+        // A BUFFER task runs its instances in creation order: only its oldest unfinished one
+        // starts (an earlier one waiting for a retry holds the rest back too).
+        if let Some(first) = limits.get(&inst.task_id).and_then(|l| l.first_unfinished)
+            && first != inst.id
+        {
             out.declined.push(Declined::TaskFull(inst.task_id));
             continue;
         }

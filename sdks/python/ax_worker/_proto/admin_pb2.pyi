@@ -31,6 +31,9 @@ class ConcurrencyPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONCURRENCY_POLICY_UNSPECIFIED: _ClassVar[ConcurrencyPolicy]
     CONCURRENCY_POLICY_ALLOW: _ClassVar[ConcurrencyPolicy]
     CONCURRENCY_POLICY_FORBID: _ClassVar[ConcurrencyPolicy]
+    CONCURRENCY_POLICY_BUFFER_ONE: _ClassVar[ConcurrencyPolicy]
+    CONCURRENCY_POLICY_BUFFER_ALL: _ClassVar[ConcurrencyPolicy]
+    CONCURRENCY_POLICY_CANCEL_OTHER: _ClassVar[ConcurrencyPolicy]
 
 class RoutingStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -54,6 +57,17 @@ class InstanceSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INSTANCE_SOURCE_SCHEDULE: _ClassVar[InstanceSource]
     INSTANCE_SOURCE_CATCH_UP: _ClassVar[InstanceSource]
     INSTANCE_SOURCE_MANUAL: _ClassVar[InstanceSource]
+    INSTANCE_SOURCE_BACKFILL: _ClassVar[InstanceSource]
+    INSTANCE_SOURCE_CHAIN: _ClassVar[InstanceSource]
+    INSTANCE_SOURCE_DAG: _ClassVar[InstanceSource]
+    INSTANCE_SOURCE_INTAKE: _ClassVar[InstanceSource]
+
+class LinkKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    LINK_KIND_UNSPECIFIED: _ClassVar[LinkKind]
+    LINK_KIND_ON_SUCCESS: _ClassVar[LinkKind]
+    LINK_KIND_ON_FAILURE: _ClassVar[LinkKind]
+    LINK_KIND_AFTER_ALL: _ClassVar[LinkKind]
 
 class ExplainFindingKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -79,6 +93,11 @@ class ExplainFindingKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EXPLAIN_FINDING_KIND_MAX_RUNNING: _ClassVar[ExplainFindingKind]
     EXPLAIN_FINDING_KIND_RATE_LIMITED: _ClassVar[ExplainFindingKind]
     EXPLAIN_FINDING_KIND_COALESCED: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_PAUSED: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_OUTSIDE_WINDOW: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_EXCLUDED_DATE: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_BUFFERED: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_CANCELED_BY_FIRE: _ClassVar[ExplainFindingKind]
 CRON_DIALECT_UNSPECIFIED: CronDialect
 CRON_DIALECT_UNIX: CronDialect
 CRON_DIALECT_QUARTZ: CronDialect
@@ -89,6 +108,9 @@ MISFIRE_POLICY_SKIP: MisfirePolicy
 CONCURRENCY_POLICY_UNSPECIFIED: ConcurrencyPolicy
 CONCURRENCY_POLICY_ALLOW: ConcurrencyPolicy
 CONCURRENCY_POLICY_FORBID: ConcurrencyPolicy
+CONCURRENCY_POLICY_BUFFER_ONE: ConcurrencyPolicy
+CONCURRENCY_POLICY_BUFFER_ALL: ConcurrencyPolicy
+CONCURRENCY_POLICY_CANCEL_OTHER: ConcurrencyPolicy
 ROUTING_STRATEGY_UNSPECIFIED: RoutingStrategy
 ROUTING_STRATEGY_LEAST_LOADED: RoutingStrategy
 ROUTING_STRATEGY_ROUND_ROBIN: RoutingStrategy
@@ -103,6 +125,14 @@ INSTANCE_SOURCE_UNSPECIFIED: InstanceSource
 INSTANCE_SOURCE_SCHEDULE: InstanceSource
 INSTANCE_SOURCE_CATCH_UP: InstanceSource
 INSTANCE_SOURCE_MANUAL: InstanceSource
+INSTANCE_SOURCE_BACKFILL: InstanceSource
+INSTANCE_SOURCE_CHAIN: InstanceSource
+INSTANCE_SOURCE_DAG: InstanceSource
+INSTANCE_SOURCE_INTAKE: InstanceSource
+LINK_KIND_UNSPECIFIED: LinkKind
+LINK_KIND_ON_SUCCESS: LinkKind
+LINK_KIND_ON_FAILURE: LinkKind
+LINK_KIND_AFTER_ALL: LinkKind
 EXPLAIN_FINDING_KIND_UNSPECIFIED: ExplainFindingKind
 EXPLAIN_FINDING_KIND_DISABLED: ExplainFindingKind
 EXPLAIN_FINDING_KIND_MANUAL: ExplainFindingKind
@@ -125,6 +155,11 @@ EXPLAIN_FINDING_KIND_COOLDOWN: ExplainFindingKind
 EXPLAIN_FINDING_KIND_MAX_RUNNING: ExplainFindingKind
 EXPLAIN_FINDING_KIND_RATE_LIMITED: ExplainFindingKind
 EXPLAIN_FINDING_KIND_COALESCED: ExplainFindingKind
+EXPLAIN_FINDING_KIND_PAUSED: ExplainFindingKind
+EXPLAIN_FINDING_KIND_OUTSIDE_WINDOW: ExplainFindingKind
+EXPLAIN_FINDING_KIND_EXCLUDED_DATE: ExplainFindingKind
+EXPLAIN_FINDING_KIND_BUFFERED: ExplainFindingKind
+EXPLAIN_FINDING_KIND_CANCELED_BY_FIRE: ExplainFindingKind
 
 class CronSchedule(_message.Message):
     __slots__ = ("expression", "time_zone", "dialect")
@@ -205,7 +240,7 @@ class RetryPolicy(_message.Message):
     def __init__(self, max_retries: _Optional[int] = ..., backoff: _Optional[_Union[Backoff, _Mapping]] = ...) -> None: ...
 
 class TaskSpec(_message.Message):
-    __slots__ = ("name", "app", "handler", "description", "schedule", "params", "enabled", "misfire_policy", "misfire_threshold", "max_catch_up", "concurrency_policy", "routing", "timeout", "retry_policy", "labels", "selector", "retry_on", "shards", "hash_key", "priority", "max_running", "max_pending", "cooldown_after", "cooldown")
+    __slots__ = ("name", "app", "handler", "description", "schedule", "params", "enabled", "misfire_policy", "misfire_threshold", "max_catch_up", "concurrency_policy", "routing", "timeout", "retry_policy", "labels", "selector", "retry_on", "shards", "hash_key", "priority", "max_running", "max_pending", "cooldown_after", "cooldown", "start_time", "end_time", "exclude_dates", "calendar", "jitter", "on_success", "on_failure", "after_all")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -237,6 +272,14 @@ class TaskSpec(_message.Message):
     MAX_PENDING_FIELD_NUMBER: _ClassVar[int]
     COOLDOWN_AFTER_FIELD_NUMBER: _ClassVar[int]
     COOLDOWN_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDE_DATES_FIELD_NUMBER: _ClassVar[int]
+    CALENDAR_FIELD_NUMBER: _ClassVar[int]
+    JITTER_FIELD_NUMBER: _ClassVar[int]
+    ON_SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ON_FAILURE_FIELD_NUMBER: _ClassVar[int]
+    AFTER_ALL_FIELD_NUMBER: _ClassVar[int]
     name: str
     app: str
     handler: str
@@ -261,10 +304,30 @@ class TaskSpec(_message.Message):
     max_pending: int
     cooldown_after: int
     cooldown: _duration_pb2.Duration
-    def __init__(self, name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., description: _Optional[str] = ..., schedule: _Optional[_Union[Schedule, _Mapping]] = ..., params: _Optional[str] = ..., enabled: _Optional[bool] = ..., misfire_policy: _Optional[_Union[MisfirePolicy, str]] = ..., misfire_threshold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_catch_up: _Optional[int] = ..., concurrency_policy: _Optional[_Union[ConcurrencyPolicy, str]] = ..., routing: _Optional[_Union[RoutingStrategy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_policy: _Optional[_Union[RetryPolicy, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., selector: _Optional[str] = ..., retry_on: _Optional[_Union[RetryTarget, str]] = ..., shards: _Optional[int] = ..., hash_key: _Optional[str] = ..., priority: _Optional[int] = ..., max_running: _Optional[int] = ..., max_pending: _Optional[int] = ..., cooldown_after: _Optional[int] = ..., cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    start_time: _timestamp_pb2.Timestamp
+    end_time: _timestamp_pb2.Timestamp
+    exclude_dates: _containers.RepeatedScalarFieldContainer[str]
+    calendar: str
+    jitter: _duration_pb2.Duration
+    on_success: _containers.RepeatedScalarFieldContainer[str]
+    on_failure: _containers.RepeatedScalarFieldContainer[str]
+    after_all: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., description: _Optional[str] = ..., schedule: _Optional[_Union[Schedule, _Mapping]] = ..., params: _Optional[str] = ..., enabled: _Optional[bool] = ..., misfire_policy: _Optional[_Union[MisfirePolicy, str]] = ..., misfire_threshold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_catch_up: _Optional[int] = ..., concurrency_policy: _Optional[_Union[ConcurrencyPolicy, str]] = ..., routing: _Optional[_Union[RoutingStrategy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_policy: _Optional[_Union[RetryPolicy, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., selector: _Optional[str] = ..., retry_on: _Optional[_Union[RetryTarget, str]] = ..., shards: _Optional[int] = ..., hash_key: _Optional[str] = ..., priority: _Optional[int] = ..., max_running: _Optional[int] = ..., max_pending: _Optional[int] = ..., cooldown_after: _Optional[int] = ..., cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exclude_dates: _Optional[_Iterable[str]] = ..., calendar: _Optional[str] = ..., jitter: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., on_success: _Optional[_Iterable[str]] = ..., on_failure: _Optional[_Iterable[str]] = ..., after_all: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class TaskPause(_message.Message):
+    __slots__ = ("actor", "note", "pause_time", "until")
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    PAUSE_TIME_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_FIELD_NUMBER: _ClassVar[int]
+    actor: str
+    note: str
+    pause_time: _timestamp_pb2.Timestamp
+    until: _timestamp_pb2.Timestamp
+    def __init__(self, actor: _Optional[str] = ..., note: _Optional[str] = ..., pause_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("id", "spec", "next_fire_time", "create_time", "update_time", "version", "coalesced_fires", "coalesce_start_time")
+    __slots__ = ("id", "spec", "next_fire_time", "create_time", "update_time", "version", "coalesced_fires", "coalesce_start_time", "pause")
     ID_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
     NEXT_FIRE_TIME_FIELD_NUMBER: _ClassVar[int]
@@ -273,6 +336,7 @@ class Task(_message.Message):
     VERSION_FIELD_NUMBER: _ClassVar[int]
     COALESCED_FIRES_FIELD_NUMBER: _ClassVar[int]
     COALESCE_START_TIME_FIELD_NUMBER: _ClassVar[int]
+    PAUSE_FIELD_NUMBER: _ClassVar[int]
     id: int
     spec: TaskSpec
     next_fire_time: _timestamp_pb2.Timestamp
@@ -281,7 +345,8 @@ class Task(_message.Message):
     version: int
     coalesced_fires: int
     coalesce_start_time: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[int] = ..., spec: _Optional[_Union[TaskSpec, _Mapping]] = ..., next_fire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ..., coalesced_fires: _Optional[int] = ..., coalesce_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    pause: TaskPause
+    def __init__(self, id: _Optional[int] = ..., spec: _Optional[_Union[TaskSpec, _Mapping]] = ..., next_fire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ..., coalesced_fires: _Optional[int] = ..., coalesce_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., pause: _Optional[_Union[TaskPause, _Mapping]] = ...) -> None: ...
 
 class TaskEvent(_message.Message):
     __slots__ = ("time", "kind", "actor", "message")
@@ -296,12 +361,14 @@ class TaskEvent(_message.Message):
     def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., kind: _Optional[str] = ..., actor: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Fire(_message.Message):
-    __slots__ = ("time", "local_time")
+    __slots__ = ("time", "local_time", "run_time")
     TIME_FIELD_NUMBER: _ClassVar[int]
     LOCAL_TIME_FIELD_NUMBER: _ClassVar[int]
+    RUN_TIME_FIELD_NUMBER: _ClassVar[int]
     time: _timestamp_pb2.Timestamp
     local_time: str
-    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., local_time: _Optional[str] = ...) -> None: ...
+    run_time: _timestamp_pb2.Timestamp
+    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., local_time: _Optional[str] = ..., run_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class SchedulePreview(_message.Message):
     __slots__ = ("fires", "fires_per_day", "warnings", "description")
@@ -416,14 +483,18 @@ class DisableTaskResponse(_message.Message):
     def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ...) -> None: ...
 
 class TriggerTaskRequest(_message.Message):
-    __slots__ = ("name", "params", "idempotency_key")
+    __slots__ = ("name", "params", "idempotency_key", "run_at", "delay")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PARAMS_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    RUN_AT_FIELD_NUMBER: _ClassVar[int]
+    DELAY_FIELD_NUMBER: _ClassVar[int]
     name: str
     params: str
     idempotency_key: str
-    def __init__(self, name: _Optional[str] = ..., params: _Optional[str] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+    run_at: _timestamp_pb2.Timestamp
+    delay: _duration_pb2.Duration
+    def __init__(self, name: _Optional[str] = ..., params: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class TriggerTaskResponse(_message.Message):
     __slots__ = ("instance", "created")
@@ -434,13 +505,25 @@ class TriggerTaskResponse(_message.Message):
     def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ..., created: _Optional[bool] = ...) -> None: ...
 
 class PreviewScheduleRequest(_message.Message):
-    __slots__ = ("schedule", "count")
+    __slots__ = ("schedule", "count", "jitter", "task_name", "start_time", "end_time", "exclude_dates", "calendar")
     SCHEDULE_FIELD_NUMBER: _ClassVar[int]
     FROM_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
+    JITTER_FIELD_NUMBER: _ClassVar[int]
+    TASK_NAME_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDE_DATES_FIELD_NUMBER: _ClassVar[int]
+    CALENDAR_FIELD_NUMBER: _ClassVar[int]
     schedule: Schedule
     count: int
-    def __init__(self, schedule: _Optional[_Union[Schedule, _Mapping]] = ..., count: _Optional[int] = ..., **kwargs) -> None: ...
+    jitter: _duration_pb2.Duration
+    task_name: str
+    start_time: _timestamp_pb2.Timestamp
+    end_time: _timestamp_pb2.Timestamp
+    exclude_dates: _containers.RepeatedScalarFieldContainer[str]
+    calendar: str
+    def __init__(self, schedule: _Optional[_Union[Schedule, _Mapping]] = ..., count: _Optional[int] = ..., jitter: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., task_name: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exclude_dates: _Optional[_Iterable[str]] = ..., calendar: _Optional[str] = ..., **kwargs) -> None: ...
 
 class PreviewScheduleResponse(_message.Message):
     __slots__ = ("preview",)
@@ -449,7 +532,7 @@ class PreviewScheduleResponse(_message.Message):
     def __init__(self, preview: _Optional[_Union[SchedulePreview, _Mapping]] = ...) -> None: ...
 
 class Instance(_message.Message):
-    __slots__ = ("id", "task_id", "task_name", "app", "handler", "params", "idempotency_key", "source", "trigger_time", "available_time", "status", "attempt", "max_retries", "failures", "worker_id", "session_id", "scheduler_id", "start_time", "finish_time", "deadline", "message", "output", "progress_percent", "progress_message", "create_time", "update_time", "lease_expire_time", "trace_id", "parent_id", "shard_index", "shard_total", "priority", "selector", "target_worker", "hash_key", "retry_on")
+    __slots__ = ("id", "task_id", "task_name", "app", "handler", "params", "idempotency_key", "source", "trigger_time", "available_time", "status", "attempt", "max_retries", "failures", "worker_id", "session_id", "scheduler_id", "start_time", "finish_time", "deadline", "message", "output", "progress_percent", "progress_message", "create_time", "update_time", "lease_expire_time", "trace_id", "parent_id", "shard_index", "shard_total", "priority", "selector", "target_worker", "hash_key", "retry_on", "run_id", "chained_from")
     ID_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -486,6 +569,8 @@ class Instance(_message.Message):
     TARGET_WORKER_FIELD_NUMBER: _ClassVar[int]
     HASH_KEY_FIELD_NUMBER: _ClassVar[int]
     RETRY_ON_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    CHAINED_FROM_FIELD_NUMBER: _ClassVar[int]
     id: int
     task_id: int
     task_name: str
@@ -522,7 +607,9 @@ class Instance(_message.Message):
     target_worker: str
     hash_key: str
     retry_on: RetryTarget
-    def __init__(self, id: _Optional[int] = ..., task_id: _Optional[int] = ..., task_name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., params: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., source: _Optional[_Union[InstanceSource, str]] = ..., trigger_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., available_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., attempt: _Optional[int] = ..., max_retries: _Optional[int] = ..., failures: _Optional[int] = ..., worker_id: _Optional[str] = ..., session_id: _Optional[str] = ..., scheduler_id: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finish_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., output: _Optional[str] = ..., progress_percent: _Optional[int] = ..., progress_message: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trace_id: _Optional[str] = ..., parent_id: _Optional[int] = ..., shard_index: _Optional[int] = ..., shard_total: _Optional[int] = ..., priority: _Optional[int] = ..., selector: _Optional[str] = ..., target_worker: _Optional[str] = ..., hash_key: _Optional[str] = ..., retry_on: _Optional[_Union[RetryTarget, str]] = ...) -> None: ...
+    run_id: int
+    chained_from: int
+    def __init__(self, id: _Optional[int] = ..., task_id: _Optional[int] = ..., task_name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., params: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., source: _Optional[_Union[InstanceSource, str]] = ..., trigger_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., available_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., attempt: _Optional[int] = ..., max_retries: _Optional[int] = ..., failures: _Optional[int] = ..., worker_id: _Optional[str] = ..., session_id: _Optional[str] = ..., scheduler_id: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finish_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., output: _Optional[str] = ..., progress_percent: _Optional[int] = ..., progress_message: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trace_id: _Optional[str] = ..., parent_id: _Optional[int] = ..., shard_index: _Optional[int] = ..., shard_total: _Optional[int] = ..., priority: _Optional[int] = ..., selector: _Optional[str] = ..., target_worker: _Optional[str] = ..., hash_key: _Optional[str] = ..., retry_on: _Optional[_Union[RetryTarget, str]] = ..., run_id: _Optional[int] = ..., chained_from: _Optional[int] = ...) -> None: ...
 
 class InstanceEvent(_message.Message):
     __slots__ = ("time", "from_status", "to_status", "attempt", "scheduler_id", "worker_id", "reason")
@@ -573,14 +660,26 @@ class GetInstanceRequest(_message.Message):
     def __init__(self, id: _Optional[int] = ...) -> None: ...
 
 class GetInstanceResponse(_message.Message):
-    __slots__ = ("instance", "events", "children")
+    __slots__ = ("instance", "events", "children", "upstream", "downstream")
     INSTANCE_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     CHILDREN_FIELD_NUMBER: _ClassVar[int]
+    UPSTREAM_FIELD_NUMBER: _ClassVar[int]
+    DOWNSTREAM_FIELD_NUMBER: _ClassVar[int]
     instance: Instance
     events: _containers.RepeatedCompositeFieldContainer[InstanceEvent]
     children: _containers.RepeatedCompositeFieldContainer[Instance]
-    def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ..., events: _Optional[_Iterable[_Union[InstanceEvent, _Mapping]]] = ..., children: _Optional[_Iterable[_Union[Instance, _Mapping]]] = ...) -> None: ...
+    upstream: _containers.RepeatedCompositeFieldContainer[InstanceLink]
+    downstream: _containers.RepeatedCompositeFieldContainer[InstanceLink]
+    def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ..., events: _Optional[_Iterable[_Union[InstanceEvent, _Mapping]]] = ..., children: _Optional[_Iterable[_Union[Instance, _Mapping]]] = ..., upstream: _Optional[_Iterable[_Union[InstanceLink, _Mapping]]] = ..., downstream: _Optional[_Iterable[_Union[InstanceLink, _Mapping]]] = ...) -> None: ...
+
+class InstanceLink(_message.Message):
+    __slots__ = ("instance", "kind")
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    instance: Instance
+    kind: LinkKind
+    def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ..., kind: _Optional[_Union[LinkKind, str]] = ...) -> None: ...
 
 class CancelInstanceRequest(_message.Message):
     __slots__ = ("id", "reason")
@@ -1100,3 +1199,162 @@ class DeleteAppLimitRequest(_message.Message):
 class DeleteAppLimitResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class PauseTaskRequest(_message.Message):
+    __slots__ = ("name", "note", "until")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    note: str
+    until: _timestamp_pb2.Timestamp
+    def __init__(self, name: _Optional[str] = ..., note: _Optional[str] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class PauseTaskResponse(_message.Message):
+    __slots__ = ("task",)
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    task: Task
+    def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ...) -> None: ...
+
+class ResumeTaskRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class ResumeTaskResponse(_message.Message):
+    __slots__ = ("task",)
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    task: Task
+    def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ...) -> None: ...
+
+class BackfillTaskRequest(_message.Message):
+    __slots__ = ("name", "to", "dry_run")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    FROM_FIELD_NUMBER: _ClassVar[int]
+    TO_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    to: _timestamp_pb2.Timestamp
+    dry_run: bool
+    def __init__(self, name: _Optional[str] = ..., to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., dry_run: _Optional[bool] = ..., **kwargs) -> None: ...
+
+class BackfilledFire(_message.Message):
+    __slots__ = ("time", "instance_id", "created")
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    time: _timestamp_pb2.Timestamp
+    instance_id: int
+    created: bool
+    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., instance_id: _Optional[int] = ..., created: _Optional[bool] = ...) -> None: ...
+
+class BackfillTaskResponse(_message.Message):
+    __slots__ = ("fires", "created")
+    FIRES_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    fires: _containers.RepeatedCompositeFieldContainer[BackfilledFire]
+    created: int
+    def __init__(self, fires: _Optional[_Iterable[_Union[BackfilledFire, _Mapping]]] = ..., created: _Optional[int] = ...) -> None: ...
+
+class Calendar(_message.Message):
+    __slots__ = ("name", "description", "dates", "created_by", "create_time", "updated_by", "update_time")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    DATES_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_BY_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    dates: _containers.RepeatedScalarFieldContainer[str]
+    created_by: str
+    create_time: _timestamp_pb2.Timestamp
+    updated_by: str
+    update_time: _timestamp_pb2.Timestamp
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., dates: _Optional[_Iterable[str]] = ..., created_by: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_by: _Optional[str] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class CreateCalendarRequest(_message.Message):
+    __slots__ = ("calendar",)
+    CALENDAR_FIELD_NUMBER: _ClassVar[int]
+    calendar: Calendar
+    def __init__(self, calendar: _Optional[_Union[Calendar, _Mapping]] = ...) -> None: ...
+
+class CreateCalendarResponse(_message.Message):
+    __slots__ = ("calendar",)
+    CALENDAR_FIELD_NUMBER: _ClassVar[int]
+    calendar: Calendar
+    def __init__(self, calendar: _Optional[_Union[Calendar, _Mapping]] = ...) -> None: ...
+
+class UpdateCalendarRequest(_message.Message):
+    __slots__ = ("calendar",)
+    CALENDAR_FIELD_NUMBER: _ClassVar[int]
+    calendar: Calendar
+    def __init__(self, calendar: _Optional[_Union[Calendar, _Mapping]] = ...) -> None: ...
+
+class UpdateCalendarResponse(_message.Message):
+    __slots__ = ("calendar",)
+    CALENDAR_FIELD_NUMBER: _ClassVar[int]
+    calendar: Calendar
+    def __init__(self, calendar: _Optional[_Union[Calendar, _Mapping]] = ...) -> None: ...
+
+class GetCalendarRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class GetCalendarResponse(_message.Message):
+    __slots__ = ("calendar", "tasks")
+    CALENDAR_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    calendar: Calendar
+    tasks: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, calendar: _Optional[_Union[Calendar, _Mapping]] = ..., tasks: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListCalendarsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListCalendarsResponse(_message.Message):
+    __slots__ = ("calendars",)
+    CALENDARS_FIELD_NUMBER: _ClassVar[int]
+    calendars: _containers.RepeatedCompositeFieldContainer[Calendar]
+    def __init__(self, calendars: _Optional[_Iterable[_Union[Calendar, _Mapping]]] = ...) -> None: ...
+
+class DeleteCalendarRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class DeleteCalendarResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetRunRequest(_message.Message):
+    __slots__ = ("run_id",)
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: int
+    def __init__(self, run_id: _Optional[int] = ...) -> None: ...
+
+class RunEdge(_message.Message):
+    __slots__ = ("from_instance_id", "to_instance_id", "kind")
+    FROM_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    TO_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    from_instance_id: int
+    to_instance_id: int
+    kind: LinkKind
+    def __init__(self, from_instance_id: _Optional[int] = ..., to_instance_id: _Optional[int] = ..., kind: _Optional[_Union[LinkKind, str]] = ...) -> None: ...
+
+class GetRunResponse(_message.Message):
+    __slots__ = ("run_id", "instances", "edges")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    EDGES_FIELD_NUMBER: _ClassVar[int]
+    run_id: int
+    instances: _containers.RepeatedCompositeFieldContainer[Instance]
+    edges: _containers.RepeatedCompositeFieldContainer[RunEdge]
+    def __init__(self, run_id: _Optional[int] = ..., instances: _Optional[_Iterable[_Union[Instance, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[RunEdge, _Mapping]]] = ...) -> None: ...

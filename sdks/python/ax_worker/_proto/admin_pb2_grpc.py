@@ -170,6 +170,51 @@ class AdminServiceStub:
                 request_serializer=ax_dot_v1_dot_admin__pb2.DeleteAppLimitRequest.SerializeToString,
                 response_deserializer=ax_dot_v1_dot_admin__pb2.DeleteAppLimitResponse.FromString,
                 _registered_method=True)
+        self.PauseTask = channel.unary_unary(
+                '/ax.v1.AdminService/PauseTask',
+                request_serializer=ax_dot_v1_dot_admin__pb2.PauseTaskRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.PauseTaskResponse.FromString,
+                _registered_method=True)
+        self.ResumeTask = channel.unary_unary(
+                '/ax.v1.AdminService/ResumeTask',
+                request_serializer=ax_dot_v1_dot_admin__pb2.ResumeTaskRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.ResumeTaskResponse.FromString,
+                _registered_method=True)
+        self.BackfillTask = channel.unary_unary(
+                '/ax.v1.AdminService/BackfillTask',
+                request_serializer=ax_dot_v1_dot_admin__pb2.BackfillTaskRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.BackfillTaskResponse.FromString,
+                _registered_method=True)
+        self.CreateCalendar = channel.unary_unary(
+                '/ax.v1.AdminService/CreateCalendar',
+                request_serializer=ax_dot_v1_dot_admin__pb2.CreateCalendarRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.CreateCalendarResponse.FromString,
+                _registered_method=True)
+        self.UpdateCalendar = channel.unary_unary(
+                '/ax.v1.AdminService/UpdateCalendar',
+                request_serializer=ax_dot_v1_dot_admin__pb2.UpdateCalendarRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.UpdateCalendarResponse.FromString,
+                _registered_method=True)
+        self.GetCalendar = channel.unary_unary(
+                '/ax.v1.AdminService/GetCalendar',
+                request_serializer=ax_dot_v1_dot_admin__pb2.GetCalendarRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.GetCalendarResponse.FromString,
+                _registered_method=True)
+        self.ListCalendars = channel.unary_unary(
+                '/ax.v1.AdminService/ListCalendars',
+                request_serializer=ax_dot_v1_dot_admin__pb2.ListCalendarsRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.ListCalendarsResponse.FromString,
+                _registered_method=True)
+        self.DeleteCalendar = channel.unary_unary(
+                '/ax.v1.AdminService/DeleteCalendar',
+                request_serializer=ax_dot_v1_dot_admin__pb2.DeleteCalendarRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.DeleteCalendarResponse.FromString,
+                _registered_method=True)
+        self.GetRun = channel.unary_unary(
+                '/ax.v1.AdminService/GetRun',
+                request_serializer=ax_dot_v1_dot_admin__pb2.GetRunRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.GetRunResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -314,7 +359,8 @@ class AdminServiceServicer:
     def ListAuditEntries(self, request, context):
         """Lists the audit trail, newest first: one entry per mutating call (CreateTask, UpdateTask,
         DeleteTask, EnableTask, DisableTask, TriggerTask, CancelInstance, RetryInstance,
-        CreateAlertRule, DeleteAlertRule, TestAlertRule, SetAppLimit, DeleteAppLimit), whether it
+        CreateAlertRule, DeleteAlertRule, TestAlertRule, SetAppLimit, DeleteAppLimit, PauseTask,
+        ResumeTask, BackfillTask (not a dry run), CreateCalendar, UpdateCalendar, DeleteCalendar), whether it
         succeeded, failed or was denied. Needs a read role; only entries of apps in the caller's scope
         are returned (entries without an app, e.g. for a task that does not exist, need scope `*`).
         Entries older than axd's --audit-retention (default 90 days) are purged.
@@ -381,6 +427,83 @@ class AdminServiceServicer:
 
     def DeleteAppLimit(self, request, context):
         """Removes an app's rate limit. NOT_FOUND if it has none. Needs `admin` in the app. Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PauseTask(self, request, context):
+        """Pauses a task's schedule, with a note saying why and optionally until when: no scheduled fire
+        runs while it lasts (nor is caught up afterwards: see TaskPause). Triggers, backfills, chains
+        and DAG joins still create instances. Pausing a paused task replaces its note and end. Needs
+        `operator` or `admin` in the task's app. Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeTask(self, request, context):
+        """Ends a task's pause: its schedule fires again from now (fires that fell in the pause are not
+        run; the task's RESUMED event counts them). Resuming a task that is not paused changes nothing.
+        Needs `operator` or `admin` in the task's app. Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BackfillTask(self, request, context):
+        """Creates the instances a task's schedule would have created in a past range, one per fire time,
+        in time order, with the schedule's own idempotency keys: a fire that has an instance gets no
+        second one, so a backfill run twice creates nothing new. At most 1000 fires per call (a larger
+        range is INVALID_ARGUMENT: split it); `dry_run` says what it would create. Needs `operator` or
+        `admin` in the task's app. Audited (unless a dry run).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateCalendar(self, request, context):
+        """Creates a named calendar of dates that tasks exclude (TaskSpec.calendar). Calendars are shared
+        by the tasks of every app: needs `admin` with scope `*`. Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateCalendar(self, request, context):
+        """Replaces a calendar's dates and description; the next fires of the tasks that use it follow at
+        once. Needs `admin` with scope `*`. Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetCalendar(self, request, context):
+        """Returns one calendar and the tasks that use it. Needs a read role.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListCalendars(self, request, context):
+        """Lists calendars ordered by name. Needs a read role.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteCalendar(self, request, context):
+        """Deletes a calendar. FAILED_PRECONDITION while a task uses it (the message names them). Needs
+        `admin` with scope `*`. Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetRun(self, request, context):
+        """Returns a workflow run: the instances chains and DAG edges created from its first instance, and
+        the links between them. Needs a read role in the app of the run's first instance; instances of
+        other apps are listed only within the caller's scope.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -523,6 +646,51 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.DeleteAppLimit,
                     request_deserializer=ax_dot_v1_dot_admin__pb2.DeleteAppLimitRequest.FromString,
                     response_serializer=ax_dot_v1_dot_admin__pb2.DeleteAppLimitResponse.SerializeToString,
+            ),
+            'PauseTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.PauseTask,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.PauseTaskRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.PauseTaskResponse.SerializeToString,
+            ),
+            'ResumeTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeTask,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.ResumeTaskRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.ResumeTaskResponse.SerializeToString,
+            ),
+            'BackfillTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.BackfillTask,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.BackfillTaskRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.BackfillTaskResponse.SerializeToString,
+            ),
+            'CreateCalendar': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateCalendar,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.CreateCalendarRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.CreateCalendarResponse.SerializeToString,
+            ),
+            'UpdateCalendar': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateCalendar,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.UpdateCalendarRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.UpdateCalendarResponse.SerializeToString,
+            ),
+            'GetCalendar': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCalendar,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.GetCalendarRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.GetCalendarResponse.SerializeToString,
+            ),
+            'ListCalendars': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCalendars,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.ListCalendarsRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.ListCalendarsResponse.SerializeToString,
+            ),
+            'DeleteCalendar': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteCalendar,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.DeleteCalendarRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.DeleteCalendarResponse.SerializeToString,
+            ),
+            'GetRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRun,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.GetRunRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.GetRunResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1255,6 +1423,249 @@ class AdminService:
             '/ax.v1.AdminService/DeleteAppLimit',
             ax_dot_v1_dot_admin__pb2.DeleteAppLimitRequest.SerializeToString,
             ax_dot_v1_dot_admin__pb2.DeleteAppLimitResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PauseTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/PauseTask',
+            ax_dot_v1_dot_admin__pb2.PauseTaskRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.PauseTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/ResumeTask',
+            ax_dot_v1_dot_admin__pb2.ResumeTaskRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.ResumeTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BackfillTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/BackfillTask',
+            ax_dot_v1_dot_admin__pb2.BackfillTaskRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.BackfillTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateCalendar(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/CreateCalendar',
+            ax_dot_v1_dot_admin__pb2.CreateCalendarRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.CreateCalendarResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateCalendar(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/UpdateCalendar',
+            ax_dot_v1_dot_admin__pb2.UpdateCalendarRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.UpdateCalendarResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCalendar(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/GetCalendar',
+            ax_dot_v1_dot_admin__pb2.GetCalendarRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.GetCalendarResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCalendars(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/ListCalendars',
+            ax_dot_v1_dot_admin__pb2.ListCalendarsRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.ListCalendarsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteCalendar(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/DeleteCalendar',
+            ax_dot_v1_dot_admin__pb2.DeleteCalendarRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.DeleteCalendarResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/GetRun',
+            ax_dot_v1_dot_admin__pb2.GetRunRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.GetRunResponse.FromString,
             options,
             channel_credentials,
             insecure,

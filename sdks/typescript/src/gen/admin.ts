@@ -16,12 +16,18 @@ export interface ProtoGrpcType {
       AlertRuleSpec: MessageTypeDefinition
       AppLimit: MessageTypeDefinition
       AuditEntry: MessageTypeDefinition
+      BackfillTaskRequest: MessageTypeDefinition
+      BackfillTaskResponse: MessageTypeDefinition
+      BackfilledFire: MessageTypeDefinition
       Backoff: MessageTypeDefinition
+      Calendar: MessageTypeDefinition
       CancelInstanceRequest: MessageTypeDefinition
       CancelInstanceResponse: MessageTypeDefinition
       ConcurrencyPolicy: EnumTypeDefinition
       CreateAlertRuleRequest: MessageTypeDefinition
       CreateAlertRuleResponse: MessageTypeDefinition
+      CreateCalendarRequest: MessageTypeDefinition
+      CreateCalendarResponse: MessageTypeDefinition
       CreateTaskRequest: MessageTypeDefinition
       CreateTaskResponse: MessageTypeDefinition
       CronDialect: EnumTypeDefinition
@@ -30,6 +36,8 @@ export interface ProtoGrpcType {
       DeleteAlertRuleResponse: MessageTypeDefinition
       DeleteAppLimitRequest: MessageTypeDefinition
       DeleteAppLimitResponse: MessageTypeDefinition
+      DeleteCalendarRequest: MessageTypeDefinition
+      DeleteCalendarResponse: MessageTypeDefinition
       DeleteTaskRequest: MessageTypeDefinition
       DeleteTaskResponse: MessageTypeDefinition
       DisableTaskRequest: MessageTypeDefinition
@@ -45,20 +53,26 @@ export interface ProtoGrpcType {
       ExplainedFire: MessageTypeDefinition
       ExponentialBackoff: MessageTypeDefinition
       Fire: MessageTypeDefinition
+      GetCalendarRequest: MessageTypeDefinition
+      GetCalendarResponse: MessageTypeDefinition
       GetClusterStatsRequest: MessageTypeDefinition
       GetClusterStatsResponse: MessageTypeDefinition
       GetInstanceLogsRequest: MessageTypeDefinition
       GetInstanceLogsResponse: MessageTypeDefinition
       GetInstanceRequest: MessageTypeDefinition
       GetInstanceResponse: MessageTypeDefinition
+      GetRunRequest: MessageTypeDefinition
+      GetRunResponse: MessageTypeDefinition
       GetTaskRequest: MessageTypeDefinition
       GetTaskResponse: MessageTypeDefinition
       Instance: MessageTypeDefinition
       InstanceAttempt: MessageTypeDefinition
       InstanceEvent: MessageTypeDefinition
+      InstanceLink: MessageTypeDefinition
       InstanceSource: EnumTypeDefinition
       InstanceStatus: EnumTypeDefinition
       IntervalSchedule: MessageTypeDefinition
+      LinkKind: EnumTypeDefinition
       ListAlertDeliveriesRequest: MessageTypeDefinition
       ListAlertDeliveriesResponse: MessageTypeDefinition
       ListAlertRulesRequest: MessageTypeDefinition
@@ -68,6 +82,8 @@ export interface ProtoGrpcType {
       ListAuditEntriesRequest: MessageTypeDefinition
       ListAuditEntriesResponse: MessageTypeDefinition
       ListBackoff: MessageTypeDefinition
+      ListCalendarsRequest: MessageTypeDefinition
+      ListCalendarsResponse: MessageTypeDefinition
       ListInstancesRequest: MessageTypeDefinition
       ListInstancesResponse: MessageTypeDefinition
       ListSchedulersRequest: MessageTypeDefinition
@@ -83,13 +99,18 @@ export interface ProtoGrpcType {
       MisfirePolicy: EnumTypeDefinition
       OneTimeSchedule: MessageTypeDefinition
       Outcome: EnumTypeDefinition
+      PauseTaskRequest: MessageTypeDefinition
+      PauseTaskResponse: MessageTypeDefinition
       PreviewScheduleRequest: MessageTypeDefinition
       PreviewScheduleResponse: MessageTypeDefinition
+      ResumeTaskRequest: MessageTypeDefinition
+      ResumeTaskResponse: MessageTypeDefinition
       RetryInstanceRequest: MessageTypeDefinition
       RetryInstanceResponse: MessageTypeDefinition
       RetryPolicy: MessageTypeDefinition
       RetryTarget: EnumTypeDefinition
       RoutingStrategy: EnumTypeDefinition
+      RunEdge: MessageTypeDefinition
       Schedule: MessageTypeDefinition
       SchedulePreview: MessageTypeDefinition
       SchedulerHealth: MessageTypeDefinition
@@ -99,11 +120,14 @@ export interface ProtoGrpcType {
       StatusCount: MessageTypeDefinition
       Task: MessageTypeDefinition
       TaskEvent: MessageTypeDefinition
+      TaskPause: MessageTypeDefinition
       TaskSpec: MessageTypeDefinition
       TestAlertRuleRequest: MessageTypeDefinition
       TestAlertRuleResponse: MessageTypeDefinition
       TriggerTaskRequest: MessageTypeDefinition
       TriggerTaskResponse: MessageTypeDefinition
+      UpdateCalendarRequest: MessageTypeDefinition
+      UpdateCalendarResponse: MessageTypeDefinition
       UpdateTaskRequest: MessageTypeDefinition
       UpdateTaskResponse: MessageTypeDefinition
       WorkerCooldown: MessageTypeDefinition

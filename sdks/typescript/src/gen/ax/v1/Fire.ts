@@ -5,9 +5,11 @@ import type { Timestamp as _google_protobuf_Timestamp, Timestamp__Output as _goo
 export interface Fire {
   'time'?: (_google_protobuf_Timestamp | null);
   'local_time'?: (string);
+  'run_time'?: (_google_protobuf_Timestamp | null);
 }
 
 export interface Fire__Output {
   'time': (_google_protobuf_Timestamp__Output | null);
   'local_time': (string);
+  'run_time': (_google_protobuf_Timestamp__Output | null);
 }

@@ -43,6 +43,8 @@ export interface Instance {
   'target_worker'?: (string);
   'hash_key'?: (string);
   'retry_on'?: (_ax_v1_RetryTarget);
+  'run_id'?: (number | string | Long);
+  'chained_from'?: (number | string | Long);
 }
 
 export interface Instance__Output {
@@ -82,4 +84,6 @@ export interface Instance__Output {
   'target_worker': (string);
   'hash_key': (string);
   'retry_on': (_ax_v1_RetryTarget__Output);
+  'run_id': (string);
+  'chained_from': (string);
 }

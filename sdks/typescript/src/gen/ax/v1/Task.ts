@@ -2,6 +2,7 @@
 
 import type { TaskSpec as _ax_v1_TaskSpec, TaskSpec__Output as _ax_v1_TaskSpec__Output } from '../../ax/v1/TaskSpec';
 import type { Timestamp as _google_protobuf_Timestamp, Timestamp__Output as _google_protobuf_Timestamp__Output } from '../../google/protobuf/Timestamp';
+import type { TaskPause as _ax_v1_TaskPause, TaskPause__Output as _ax_v1_TaskPause__Output } from '../../ax/v1/TaskPause';
 import type { Long } from '@grpc/proto-loader';
 
 export interface Task {
@@ -13,6 +14,7 @@ export interface Task {
   'version'?: (number | string | Long);
   'coalesced_fires'?: (number | string | Long);
   'coalesce_start_time'?: (_google_protobuf_Timestamp | null);
+  'pause'?: (_ax_v1_TaskPause | null);
 }
 
 export interface Task__Output {
@@ -24,4 +26,5 @@ export interface Task__Output {
   'version': (string);
   'coalesced_fires': (string);
   'coalesce_start_time': (_google_protobuf_Timestamp__Output | null);
+  'pause': (_ax_v1_TaskPause__Output | null);
 }

@@ -7,6 +7,7 @@ import type { ConcurrencyPolicy as _ax_v1_ConcurrencyPolicy, ConcurrencyPolicy__
 import type { RoutingStrategy as _ax_v1_RoutingStrategy, RoutingStrategy__Output as _ax_v1_RoutingStrategy__Output } from '../../ax/v1/RoutingStrategy';
 import type { RetryPolicy as _ax_v1_RetryPolicy, RetryPolicy__Output as _ax_v1_RetryPolicy__Output } from '../../ax/v1/RetryPolicy';
 import type { RetryTarget as _ax_v1_RetryTarget, RetryTarget__Output as _ax_v1_RetryTarget__Output } from '../../ax/v1/RetryTarget';
+import type { Timestamp as _google_protobuf_Timestamp, Timestamp__Output as _google_protobuf_Timestamp__Output } from '../../google/protobuf/Timestamp';
 
 export interface TaskSpec {
   'name'?: (string);
@@ -33,6 +34,14 @@ export interface TaskSpec {
   'max_pending'?: (number);
   'cooldown_after'?: (number);
   'cooldown'?: (_google_protobuf_Duration | null);
+  'start_time'?: (_google_protobuf_Timestamp | null);
+  'end_time'?: (_google_protobuf_Timestamp | null);
+  'exclude_dates'?: (string)[];
+  'calendar'?: (string);
+  'jitter'?: (_google_protobuf_Duration | null);
+  'on_success'?: (string)[];
+  'on_failure'?: (string)[];
+  'after_all'?: (string)[];
   '_enabled'?: "enabled";
   '_max_running'?: "max_running";
   '_max_pending'?: "max_pending";
@@ -64,6 +73,14 @@ export interface TaskSpec__Output {
   'max_pending'?: (number);
   'cooldown_after'?: (number);
   'cooldown': (_google_protobuf_Duration__Output | null);
+  'start_time': (_google_protobuf_Timestamp__Output | null);
+  'end_time': (_google_protobuf_Timestamp__Output | null);
+  'exclude_dates': (string)[];
+  'calendar': (string);
+  'jitter': (_google_protobuf_Duration__Output | null);
+  'on_success': (string)[];
+  'on_failure': (string)[];
+  'after_all': (string)[];
   '_enabled'?: "enabled";
   '_max_running'?: "max_running";
   '_max_pending'?: "max_pending";

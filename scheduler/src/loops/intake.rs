@@ -1,0 +1,142 @@
+//! The intake table: instances that applications create inside their own transactions, on the
+//! database axd uses (README "Delayed enqueue from code"). An application INSERTs a row into
+//! `ax_intake`; once its transaction commits, the trigger loop of some axd turns the row into one
+//! instance and deletes it, in one transaction — so a rolled-back application transaction creates
+//! nothing, and a committed row creates exactly one instance (one per idempotency key: a row
+//! without a key gets `intake:<row id>`). A row axd cannot accept (no such task, bad params, a
+//! reserved key) keeps the reason in its `error` column and is not read again.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::{
+    error::StoreResult,
+    loops::{
+        create,
+        instantiate::{Spawn, Spawned, spawn},
+    },
+    model::{InstanceSource, InstanceStatus, Routing, Task, Ts, add},
+    store::{IntakeRow, NewInstance, Store},
+    traces::Traces,
+    validate,
+};
+
+/// Rows read per transaction.
+pub const INTAKE_BATCH: u32 = 500;
+
+/// Latest an intake row may ask to run (like TriggerTask's `run_at`).
+const MAX_AHEAD: std::time::Duration = std::time::Duration::from_secs(366 * 86_400);
+
+/// What one intake transaction did.
+#[derive(Debug, Default)]
+pub struct IntakeRound {
+    /// Rows read.
+    pub rows: usize,
+    /// Instances created PENDING: (id, app, available at).
+    pub created: Vec<(i64, String, Ts)>,
+    /// Rows refused (kept with their error).
+    pub refused: usize,
+}
+
+/// Why a row cannot become an instance, or the instance it becomes.
+fn accept(row: &IntakeRow, task: Option<&&Task>, now: Ts, traces: &Traces) -> Result<NewInstance, String> {
+    let task = task.ok_or_else(|| format!("task_name: no task named {}", validate::quote(&row.task_name)))?;
+    let params = match &row.params {
+        Some(p) => validate::params("params", p).map_err(|e| e.to_string())?,
+        None => task.config.params.clone(),
+    };
+    if task.config.routing == Routing::Hash
+        && let Some(field) = &task.config.placement.hash_key
+    {
+        crate::routing::hash::key_of(&params, Some(field), &task.name).map_err(|why| format!("params: {why}"))?;
+    }
+    let key = match &row.key {
+        Some(k) => {
+            validate::idempotency_key("idempotency_key", k).map_err(|e| e.to_string())?;
+            k.clone()
+        }
+        None => format!("intake:{}", row.id),
+    };
+    let run_at = match (row.run_at, row.delay) {
+        (Some(at), _) => at,
+        (None, Some(d)) => add(row.created_at, d),
+        (None, None) => now,
+    };
+    if run_at > add(now, MAX_AHEAD) {
+        return Err(format!("run_at_us: {} is more than 366 days ahead", run_at.to_rfc3339()));
+    }
+    // A time that has passed (the row waited for an axd) runs at once.
+    let run_at = run_at.max(now);
+    let reason = if run_at > now {
+        format!(
+            "from ax_intake row {}, to run at {}",
+            row.id,
+            run_at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+        )
+    } else {
+        format!("from ax_intake row {}", row.id)
+    };
+    Ok(NewInstance {
+        fire_at: run_at,
+        available_at: run_at,
+        key,
+        source: InstanceSource::Intake,
+        status: InstanceStatus::Pending,
+        route: create::route_of(task, &params),
+        params,
+        reason,
+        trace_parent: traces.new_root(),
+        lineage: Default::default(),
+    })
+}
+
+/// One intake transaction: reads up to `limit` committed rows, creates their instances, deletes
+/// them (or marks them refused).
+pub async fn consume_intake(
+    store: &Store,
+    now: Ts,
+    limit: u32,
+    scheduler_id: &str,
+    traces: &Traces,
+) -> StoreResult<IntakeRound> {
+    let started = std::time::SystemTime::now();
+    let mut tx = store.begin().await?;
+    let rows = tx.claim_intake(limit).await?;
+    let mut round = IntakeRound { rows: rows.len(), ..IntakeRound::default() };
+    if rows.is_empty() {
+        return Ok(round);
+    }
+    let mut names: Vec<&str> = rows.iter().map(|r| r.task_name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let tasks = tx.tasks_by_names(&names).await?;
+    let task_refs: Vec<&Task> = tasks.iter().collect();
+    let by_name: HashMap<&str, (usize, &&Task)> =
+        task_refs.iter().enumerate().map(|(n, t)| (t.name.as_str(), (n, t))).collect();
+    let mut spawns = Vec::new();
+    let mut seen: HashSet<(i64, String)> = HashSet::new();
+    let mut consumed = Vec::new();
+    for row in &rows {
+        let found = by_name.get(row.task_name.as_str());
+        match accept(row, found.map(|(_, t)| *t), now, traces) {
+            Ok(new) => {
+                consumed.push(row.id);
+                let (n, t) = found.copied().expect("accepted rows name a task");
+                // Two rows of one batch with one key: the first makes the instance.
+                if seen.insert((t.id, new.key.clone())) {
+                    spawns.push(Spawn { task: n, new });
+                }
+            }
+            Err(why) => {
+                tracing::warn!(intake_row = row.id, task = %row.task_name, error = %why, "refused an ax_intake row");
+                tx.refuse_intake(row.id, &why).await?;
+                round.refused += 1;
+            }
+        }
+    }
+    let spawned: Spawned = spawn(&mut tx, &task_refs, spawns, now, scheduler_id).await?;
+    tx.delete_intake(&consumed).await?;
+    tx.commit().await?;
+    round.created = spawned.pending.clone();
+    spawned.after_commit(traces, started);
+    Ok(round)
+}

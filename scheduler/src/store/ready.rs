@@ -1,0 +1,115 @@
+//! The dispatcher's operations on `ax_instance`: the ready instances of an app in claim order, marking
+//! claimed ones DISPATCHED, and when the next one becomes due.
+
+use super::{
+    BATCH, Tx,
+    instances::select_instances,
+    value::{Stmt, Value},
+};
+use crate::{
+    error::StoreResult,
+    model::{Instance, Ts, from_micros, to_micros},
+    store::tables::InstanceRaw,
+};
+
+impl Tx {
+    /// PENDING instances of `app` available by `until` for these handlers, in priority-aged order
+    /// (`ready_at`, see [`crate::model::PRIORITY_STEP`]), locked (skipping rows other axd hold),
+    /// narrowed by `filter`.
+    pub async fn select_ready(
+        &mut self,
+        app: &str,
+        handlers: &[String],
+        until: Ts,
+        limit: u32,
+        filter: &ReadyFilter<'_>,
+    ) -> StoreResult<Vec<Instance>> {
+        let d = self.dialect();
+        let mut s = select_instances(&format!("{} WHERE status = 'PENDING' AND app = ", d.ready_order_index));
+        s.push_bind(app).push(" AND available_at <= ").push_bind(to_micros(until)).push(" AND handler ");
+        if d.arrays {
+            s.push("= ANY(").push_bind(Value::Strs(handlers.iter().map(|h| h.as_str().into()).collect())).push(")");
+        } else {
+            s.push("IN ").push_list(handlers.iter().map(String::as_str));
+        }
+        s.push(" AND (target_worker IS NULL OR target_worker IN ").push_list(filter.workers.iter().map(String::as_str));
+        s.push(")");
+        if let Some(selectors) = filter.selectors {
+            s.push(" AND (selector = '' OR selector IN ").push_list(selectors.iter().map(String::as_str)).push(")");
+        }
+        if !filter.skip_ids.is_empty() {
+            s.push(" AND id NOT IN ").push_list(filter.skip_ids.iter().copied());
+        }
+        if !filter.skip_tasks.is_empty() {
+            s.push(" AND task_id NOT IN ").push_list(filter.skip_tasks.iter().copied());
+        }
+        s.push(" ORDER BY ready_at LIMIT ").push_bind(i64::from(limit)).push(d.skip_locked);
+        self.read_instances(s).await
+    }
+
+    /// Marks instances this transaction has locked DISPATCHED to one session, attempt + 1. The
+    /// rows are locked by the claim, so the statement filters by id alone (a status condition
+    /// tempts PostgreSQL's planner into scanning the whole ready index when its statistics are
+    /// stale).
+    pub async fn mark_dispatched(
+        &mut self,
+        session: &str,
+        worker: &str,
+        scheduler_id: &str,
+        lease_until: Ts,
+        now: Ts,
+        ids: &[i64],
+    ) -> StoreResult<()> {
+        let arrays = self.dialect().arrays;
+        let chunks: Vec<&[i64]> = if arrays { vec![ids] } else { ids.chunks(BATCH).collect() };
+        for chunk in chunks {
+            let mut s = Stmt::new("UPDATE ax_instance SET status = 'DISPATCHED', attempt = attempt + 1, session_id = ");
+            s.push_bind(session)
+                .push(", worker_id = ")
+                .push_bind(worker)
+                .push(", scheduler_id = ")
+                .push_bind(scheduler_id);
+            s.push(", lease_expires_at = ").push_bind(to_micros(lease_until));
+            // Never earlier than the row's last change (see lifecycle::Ctx::after).
+            s.push(", updated_at = CASE WHEN updated_at > ").push_bind(to_micros(now));
+            s.push(" THEN updated_at ELSE ").push_bind(to_micros(now)).push(" END WHERE id ");
+            if arrays {
+                s.push("= ANY(").push_bind(Value::I64s(chunk.to_vec())).push(")");
+            } else {
+                s.push("IN ").push_list(chunk.iter().copied());
+            }
+            self.execute(s).await?;
+        }
+        Ok(())
+    }
+
+    /// The earliest `available_at` of PENDING instances of these apps.
+    pub async fn next_available(&mut self, apps: &[String]) -> StoreResult<Option<Ts>> {
+        if apps.is_empty() {
+            return Ok(None);
+        }
+        let mut s = Stmt::new(format!(
+            "SELECT MIN(available_at) FROM ax_instance{} WHERE status = 'PENDING' AND app IN ",
+            self.dialect().ready_index
+        ));
+        // Broadcast children of other workers and selectors no stream here matches are counted too:
+        // the wake-up is then early, never late.
+        s.push_list(apps.iter().map(String::as_str));
+        let v: Option<i64> = self.fetch_one(s, InstanceRaw::TABLE, |r| r.take()).await?;
+        Ok(v.map(from_micros))
+    }
+}
+
+/// What the dispatcher leaves out of a claim (see [`Tx::select_ready`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadyFilter<'a> {
+    /// Workers with free credits here: a broadcast child pinned to another worker is left alone.
+    pub workers: &'a [String],
+    /// Selectors these streams can satisfy: an instance with another (non-empty) selector is left
+    /// alone; `None`: every selector is read (routing checks it anyway).
+    pub selectors: Option<&'a [String]>,
+    /// Instances routing could not place lately.
+    pub skip_ids: &'a [i64],
+    /// Tasks at their running limit lately.
+    pub skip_tasks: &'a [i64],
+}

@@ -1,0 +1,10 @@
+// Original file: ax/v1/admin.proto
+
+
+export interface GetCalendarRequest {
+  'name'?: (string);
+}
+
+export interface GetCalendarRequest__Output {
+  'name': (string);
+}

@@ -1,0 +1,11 @@
+// Original file: ax/v1/admin.proto
+
+import type { Task as _ax_v1_Task, Task__Output as _ax_v1_Task__Output } from '../../ax/v1/Task';
+
+export interface PauseTaskResponse {
+  'task'?: (_ax_v1_Task | null);
+}
+
+export interface PauseTaskResponse__Output {
+  'task': (_ax_v1_Task__Output | null);
+}

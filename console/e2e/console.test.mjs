@@ -153,6 +153,14 @@ test("an admin creates and edits a task in the UI with axctl's validation messag
   assert.match(await statusSays(page, /Disabled/), /Disabled e2e-echo\./);
   await page.getByRole("button", { name: "Enable e2e-echo" }).click();
   assert.match(await statusSays(page, /Enabled/), /Enabled e2e-echo\./);
+  // Pause with a note, then resume.
+  await page.getByRole("button", { name: "Pause e2e-echo" }).click();
+  await page.getByLabel("Why pause e2e-echo").fill("maintenance window");
+  await page.getByRole("form", { name: "Pause e2e-echo" }).getByRole("button", { name: "Pause", exact: true }).click();
+  assert.match(await statusSays(page, /Paused/), /Paused e2e-echo\./);
+  assert.match(await page.locator("table").innerText(), /paused: maintenance window/);
+  await page.getByRole("button", { name: "Resume e2e-echo" }).click();
+  assert.match(await statusSays(page, /Resumed/), /Resumed e2e-echo\./);
   await page.getByRole("link", { name: "e2e-echo", exact: true }).click();
   await page.waitForURL("**/tasks/e2e-echo", { timeout: LONG });
 

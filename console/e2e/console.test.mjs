@@ -158,9 +158,11 @@ test("an admin creates and edits a task in the UI with axctl's validation messag
   await page.getByLabel("Why pause e2e-echo").fill("maintenance window");
   await page.getByRole("form", { name: "Pause e2e-echo" }).getByRole("button", { name: "Pause", exact: true }).click();
   assert.match(await statusSays(page, /Paused/), /Paused e2e-echo\./);
-  assert.match(await page.locator("table").innerText(), /paused: maintenance window/);
+  // The list reloads after the call answers: wait for the row to show the pause and its note.
+  await page.locator("table").getByText("paused: maintenance window").waitFor({ timeout: LONG });
   await page.getByRole("button", { name: "Resume e2e-echo" }).click();
   assert.match(await statusSays(page, /Resumed/), /Resumed e2e-echo\./);
+  await page.locator("table").getByText("paused: maintenance window").waitFor({ state: "detached", timeout: LONG });
   await page.getByRole("link", { name: "e2e-echo", exact: true }).click();
   await page.waitForURL("**/tasks/e2e-echo", { timeout: LONG });
 

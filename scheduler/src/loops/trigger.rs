@@ -247,49 +247,105 @@ impl TriggerLoop {
             let started = std::time::Instant::now();
             let round = self.run_round().await;
             crate::prometheus::loop_round("trigger", started.elapsed(), round.is_err());
-            let sleep = match round {
+            let retry = match round {
                 Ok(_) => {
                     backoff = Duration::from_millis(100);
-                    match next_wake_time(&self.store, self.config.lookahead).await {
-                        Ok(Some(wake_at)) => {
-                            let until = (wake_at - self.clock.now()).to_std().unwrap_or(Duration::ZERO);
-                            until.min(self.config.max_idle)
-                        }
-                        Ok(None) => self.config.max_idle,
-                        Err(e) => {
-                            tracing::warn!(error = %e, "trigger: reading next fire time failed");
-                            self.config.max_idle
-                        }
-                    }
+                    None
                 }
                 Err(e @ crate::error::StoreError::Conflict(_)) => {
                     tracing::debug!(error = %e, "trigger round lost a lock race; retrying");
-                    Duration::from_millis(1)
+                    Some(Duration::from_millis(1))
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "trigger round failed; retrying in {:?}", backoff);
                     let b = backoff;
                     backoff = (backoff * 2).min(Duration::from_secs(5));
-                    b
+                    Some(b)
                 }
             };
+            let go_on = match retry {
+                Some(pause) => tokio::select! {
+                    () = cancel.cancelled() => false,
+                    () = self.wake.notified() => true,
+                    () = tokio::time::sleep(pause) => true,
+                },
+                None => self.wait_for_work(&cancel).await,
+            };
+            if !go_on {
+                return;
+            }
+        }
+    }
+
+    /// Waits until a round has something to do: the earliest next fire (less the lookahead for
+    /// tasks that allow overlap), rows in `ax_intake`, or a wake-up (a task changed on this axd
+    /// or, through a notification, on another). While nothing is due it asks the database once
+    /// every `max_idle` — one read, where a round would take three transactions (README "Idle
+    /// cost"); each such check counts as a round in [`TriggerLoop::reports`]. False when `cancel`
+    /// fired.
+    async fn wait_for_work(&self, cancel: &CancellationToken) -> bool {
+        loop {
+            let now = self.clock.now();
+            let (sleep, due_then) = match next_trigger_work(&self.store, self.config.lookahead).await {
+                Ok(TriggerWake::Now) => return true,
+                Ok(TriggerWake::At(at)) => match (at - now).to_std() {
+                    Ok(until) if !until.is_zero() => {
+                        if until <= self.config.max_idle {
+                            (until, true)
+                        } else {
+                            (self.config.max_idle, false)
+                        }
+                    }
+                    _ => return true,
+                },
+                Ok(TriggerWake::Idle) => (self.config.max_idle, false),
+                Err(e) => {
+                    tracing::warn!(error = %e, "trigger: reading the next fire time failed");
+                    (self.config.max_idle, true)
+                }
+            };
+            // The check is progress: an idle loop that reads the database is alive.
+            self.progress.tick(Loop::Trigger);
+            self.report.send_modify(|r| {
+                r.rounds += 1;
+                r.at = Some(now);
+                r.created = 0;
+            });
             tokio::select! {
-                () = cancel.cancelled() => return,
-                () = self.wake.notified() => {}
-                () = tokio::time::sleep(sleep) => {}
+                () = cancel.cancelled() => return false,
+                () = self.wake.notified() => return true,
+                () = tokio::time::sleep(sleep) => {
+                    if due_then {
+                        return true;
+                    }
+                }
             }
         }
     }
 }
 
-/// When the trigger loop should next claim: the earliest next fire of tasks that allow overlap
-/// minus `lookahead`, or of tasks with another overlap policy (claimed only once due).
-pub async fn next_wake_time(store: &Store, lookahead: Duration) -> StoreResult<Option<Ts>> {
-    let (allow, forbid) = store.conn().await?.next_fires().await?;
-    let allow = allow.map(|t| sub(t, lookahead));
-    Ok(match (allow, forbid) {
-        (Some(a), Some(f)) => Some(a.min(f)),
-        (a, f) => a.or(f),
+/// When the trigger loop next has work ([`next_trigger_work`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TriggerWake {
+    /// Rows wait in `ax_intake`.
+    Now,
+    /// The earliest next fire of tasks that allow overlap minus the lookahead, or of tasks with
+    /// another overlap policy (claimed only once due).
+    At(Ts),
+    /// No task has a next fire and the intake is empty.
+    Idle,
+}
+
+/// When the trigger loop next has work, in one read (see [`TriggerWake`]).
+pub async fn next_trigger_work(store: &Store, lookahead: Duration) -> StoreResult<TriggerWake> {
+    let next = store.conn().await?.next_trigger_work().await?;
+    if next.intake {
+        return Ok(TriggerWake::Now);
+    }
+    let allow = next.allow.map(|t| sub(t, lookahead));
+    Ok(match (allow, next.others) {
+        (Some(a), Some(f)) => TriggerWake::At(a.min(f)),
+        (a, f) => a.or(f).map_or(TriggerWake::Idle, TriggerWake::At),
     })
 }
 

@@ -48,6 +48,7 @@ pub use instances::{Expiry, InstanceRow, NewEvent};
 pub use intake::IntakeRow;
 pub use ready::ReadyFilter;
 pub use routing::{StreakKey, TaskRoom};
+pub use tasks::NextTriggerWork;
 
 use dialect::Dialect;
 use exec::Exec;

@@ -26,6 +26,17 @@ const NOT_CONFIG: [&str; 12] = [
     "paused_until",
 ];
 
+/// What the trigger loop has to do next ([`Tx::next_trigger_work`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NextTriggerWork {
+    /// The earliest next fire of tasks that allow overlap (claimed `lookahead` ahead of it).
+    pub allow: Option<Ts>,
+    /// The earliest next fire of tasks with another overlap policy (claimed once due).
+    pub others: Option<Ts>,
+    /// Rows in `ax_intake` wait to be consumed.
+    pub intake: bool,
+}
+
 /// A due task claimed by the trigger, or the id of a row that could not be read.
 pub type Claimed = Result<Task, (i64, StoreError)>;
 
@@ -187,10 +198,11 @@ impl Tx {
         .await
     }
 
-    /// The earliest next fire of tasks that allow overlapping instances, and of tasks with another
-    /// overlap policy (fired only once due). One index probe per policy: a `<>` or `IN` over the
-    /// policy column would read every such task.
-    pub async fn next_fires(&mut self) -> StoreResult<(Option<Ts>, Option<Ts>)> {
+    /// What the trigger loop has to do next, in one statement: the earliest next fire of tasks
+    /// that allow overlapping instances, of tasks with another overlap policy (fired only once
+    /// due), and whether `ax_intake` holds rows to consume. One index probe per policy: a `<>` or
+    /// `IN` over the policy column would read every such task.
+    pub async fn next_trigger_work(&mut self) -> StoreResult<NextTriggerWork> {
         let min = |p: &str| {
             format!(
                 "(SELECT MIN(next_fire_at) FROM ax_task WHERE concurrency_policy = '{p}' AND next_fire_at IS NOT NULL)"
@@ -201,16 +213,24 @@ impl Tx {
             .filter(|p| p.decides_at_fire_time())
             .map(|p| min(p.as_str()))
             .collect();
-        let s = Stmt::new(format!("SELECT {}, {}", min("ALLOW"), others.join(", ")));
+        let s = Stmt::new(format!(
+            "SELECT {}, {}, (SELECT MIN(id) FROM ax_intake WHERE error IS NULL)",
+            min("ALLOW"),
+            others.join(", ")
+        ));
         let n = others.len();
-        let (allow, rest): (Option<i64>, Vec<Option<i64>>) = self
+        let (allow, rest, intake): (Option<i64>, Vec<Option<i64>>, Option<i64>) = self
             .fetch_one(s, TaskRaw::TABLE, |r| {
                 let allow = r.take()?;
                 let rest = (0..n).map(|_| r.take()).collect::<StoreResult<Vec<Option<i64>>>>()?;
-                Ok((allow, rest))
+                Ok((allow, rest, r.take()?))
             })
             .await?;
-        Ok((allow.map(from_micros), rest.into_iter().flatten().min().map(from_micros)))
+        Ok(NextTriggerWork {
+            allow: allow.map(from_micros),
+            others: rest.into_iter().flatten().min().map(from_micros),
+            intake: intake.is_some(),
+        })
     }
 
     /// Locks up to `limit` tasks due by `horizon` (tasks with an overlap policy other than ALLOW:

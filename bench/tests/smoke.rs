@@ -71,6 +71,18 @@ async fn every_scenario_runs_in_smoke_mode(db: &TestDb) {
 
     let f = smoke(kind, "failover");
     assert_eq!(num(&f, "kills"), 3.0);
+
+    // The two scenarios that count on PostgreSQL alone: its per-database transaction counter, and
+    // graphile-worker (installed with npm from the registry, as `npm ci` installs the SDK's).
+    if kind == Db::Postgres {
+        let f = smoke(kind, "idle");
+        assert_eq!(num(&f, "axd processes"), 3.0);
+        assert!(num(&f, "transactions") > 0.0, "an idle axd still reads the database: {f:?}");
+
+        let f = smoke(kind, "peer");
+        assert!(num(&f, "ax median") > 0.0 && num(&f, "graphile-worker median") > 0.0, "{f:?}");
+        assert!(num(&f, "ratio of medians (ax / graphile-worker)") > 0.0);
+    }
 }
 
 on_every_backend!(every_scenario_runs_in_smoke_mode);

@@ -5,7 +5,8 @@
 #   ./scripts/bench.sh sqlite|postgres|mysql [OUT_DIR]
 #
 # PostgreSQL and MariaDB come from scripts/test-databases.sh (started or installed if needed).
-# Takes about 15 minutes per database on 2 cores; run it on an otherwise idle machine.
+# Takes about 15 minutes per database on 2 cores (PostgreSQL 5 more: peer and idle); run it on an
+# otherwise idle machine.
 # AX_BENCH_LAG_SECS (180) and AX_BENCH_SCALE_SECS (60) shorten the fire-lag and scale windows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +45,11 @@ run fire-lag-100k fire-lag --tasks 100000 --secs "$lag_secs" --capacity 1024
 run scale scale --tasks 1000000 --active 1000 --secs "$scale_secs"
 run streams streams --streams 10000 --window 20
 run failover failover --kills 20
+# PostgreSQL alone: graphile-worker side by side, and what idle axd cost in transactions.
+if [ "$db" = postgres ]; then
+  run peer peer -n 100000 --rounds 3
+  run idle idle --axds 3 --secs 60
+fi
 echo "results in $out" >&2
 if [ ${#failed[@]} -gt 0 ]; then
   echo "failed: ${failed[*]}" >&2

@@ -17,7 +17,7 @@ use ax_scheduler::{
 use ax_tests::{
     Db, TestDb,
     axd::{Axd, channel},
-    client::{RawWorker, cancel, create, hello, manual, result, spec, trigger, wait_status},
+    client::{RawWorker, cancel, create, cron, hello, manual, result, spec, trigger, wait_status},
     eventually, on_server_backends,
     proxy::Proxy,
 };
@@ -175,4 +175,41 @@ mod postgres {
 mod fallback {
     use super::*;
     on_server_backends!(a_missed_notification_is_made_up_for_within_the_poll_interval);
+}
+
+/// A due task that another axd holds locked (its trigger round is slow, say) is looked at again
+/// every 50 ms, not in a tight loop of claims that skip it. The bound (100 rounds and checks in
+/// a second, where 50 ms gives about 40) is far from a spin: a round and a check take a few
+/// milliseconds, so without the pause the loop counts hundreds a second.
+async fn a_due_task_locked_elsewhere_is_not_claimed_in_a_spin(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    create(&mut admin, spec("locked", "nobody", "h", cron("* * * * * *"))).await;
+    // "Another axd": a transaction that claims the task (FOR UPDATE) and keeps it locked.
+    let store = db.store().await;
+    let mut other = store.begin().await.expect("begin");
+    let far = chrono::Utc::now() + chrono::Duration::days(1);
+    let held = other.claim_due_tasks(far, far, 10).await.expect("claim");
+    assert_eq!(held.len(), 1, "the test holds the task");
+    let due = held[0].as_ref().ok().and_then(|t| t.next_fire_at).expect("a next fire");
+    // Wait until the task is due (and the loop has looked since), then count what it does in one
+    // second.
+    let reports = axd.running.trigger_reports.clone();
+    eventually(Duration::from_secs(5), "the locked task to be due", || async {
+        let looked = reports.borrow().at.is_some_and(|at| at > due);
+        looked.then_some(())
+    })
+    .await;
+    let before = reports.borrow().rounds;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let counted = reports.borrow().rounds - before;
+    assert!(counted <= 100, "{counted} trigger rounds and checks in one second while the task is locked elsewhere");
+    assert!(counted >= 5, "the loop kept looking ({counted})");
+    drop(other);
+    axd.stop().await;
+}
+
+mod locked_elsewhere {
+    use super::*;
+    on_server_backends!(a_due_task_locked_elsewhere_is_not_claimed_in_a_spin);
 }

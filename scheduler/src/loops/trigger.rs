@@ -247,9 +247,11 @@ impl TriggerLoop {
             let started = std::time::Instant::now();
             let round = self.run_round().await;
             crate::prometheus::loop_round("trigger", started.elapsed(), round.is_err());
+            let mut idle_round = false;
             let retry = match round {
-                Ok(_) => {
+                Ok(r) => {
                     backoff = Duration::from_millis(100);
+                    idle_round = r.tasks == 0 && r.created.is_empty();
                     None
                 }
                 Err(e @ crate::error::StoreError::Conflict(_)) => {
@@ -269,7 +271,7 @@ impl TriggerLoop {
                     () = self.wake.notified() => true,
                     () = tokio::time::sleep(pause) => true,
                 },
-                None => self.wait_for_work(&cancel).await,
+                None => self.wait_for_work(&cancel, idle_round).await,
             };
             if !go_on {
                 return;
@@ -281,13 +283,21 @@ impl TriggerLoop {
     /// tasks that allow overlap), rows in `ax_intake`, or a wake-up (a task changed on this axd
     /// or, through a notification, on another). While nothing is due it asks the database once
     /// every `max_idle` — one read, where a round would take three transactions (README "Idle
-    /// cost"); each such check counts as a round in [`TriggerLoop::reports`]. False when `cancel`
-    /// fired.
-    async fn wait_for_work(&self, cancel: &CancellationToken) -> bool {
+    /// cost"); each such check counts as a round in [`TriggerLoop::reports`]. Work that is due but
+    /// that the last round (`idle_round`) could not take — tasks or intake rows another axd holds
+    /// locked — is looked at again after 50 ms, so the loop never spins on the database. False
+    /// when `cancel` fired.
+    async fn wait_for_work(&self, cancel: &CancellationToken, idle_round: bool) -> bool {
+        const LOCKED_ELSEWHERE: Duration = Duration::from_millis(50);
+        let mut idle_round = idle_round;
         loop {
             let now = self.clock.now();
+            let due_now = if idle_round { Some((LOCKED_ELSEWHERE, true)) } else { None };
             let (sleep, due_then) = match next_trigger_work(&self.store, self.config.lookahead).await {
-                Ok(TriggerWake::Now) => return true,
+                Ok(TriggerWake::Now) => match due_now {
+                    Some(wait) => wait,
+                    None => return true,
+                },
                 Ok(TriggerWake::At(at)) => match (at - now).to_std() {
                     Ok(until) if !until.is_zero() => {
                         if until <= self.config.max_idle {
@@ -296,7 +306,10 @@ impl TriggerLoop {
                             (self.config.max_idle, false)
                         }
                     }
-                    _ => return true,
+                    _ => match due_now {
+                        Some(wait) => wait,
+                        None => return true,
+                    },
                 },
                 Ok(TriggerWake::Idle) => (self.config.max_idle, false),
                 Err(e) => {
@@ -320,6 +333,7 @@ impl TriggerLoop {
                     }
                 }
             }
+            idle_round = false;
         }
     }
 }

@@ -201,39 +201,7 @@ impl Client {
 }
 
 /// Every TaskSpec field UpdateTask takes: what [`Client::upsert_task`] sets on an existing task.
-pub const SPEC_FIELDS: &[&str] = &[
-    "app",
-    "handler",
-    "description",
-    "schedule",
-    "params",
-    "enabled",
-    "misfire_policy",
-    "misfire_threshold",
-    "max_catch_up",
-    "concurrency_policy",
-    "routing",
-    "timeout",
-    "retry_policy",
-    "labels",
-    "selector",
-    "retry_on",
-    "shards",
-    "hash_key",
-    "priority",
-    "max_running",
-    "max_pending",
-    "cooldown_after",
-    "cooldown",
-    "start_time",
-    "end_time",
-    "exclude_dates",
-    "calendar",
-    "jitter",
-    "on_success",
-    "on_failure",
-    "after_all",
-];
+pub use ax_proto::TASK_SPEC_UPDATABLE_FIELDS as SPEC_FIELDS;
 
 #[cfg(test)]
 mod tests {

@@ -15,3 +15,39 @@ pub mod v1 {
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/ax_v1_descriptor.bin"));
 
 pub mod otlp;
+
+/// Every `TaskSpec` field an `UpdateTaskRequest.update_mask` may name (the proto's documented list):
+/// axd refuses any other path, and a client that replaces a whole task names all of them.
+pub const TASK_SPEC_UPDATABLE_FIELDS: &[&str] = &[
+    "app",
+    "handler",
+    "description",
+    "schedule",
+    "params",
+    "enabled",
+    "misfire_policy",
+    "misfire_threshold",
+    "max_catch_up",
+    "concurrency_policy",
+    "routing",
+    "timeout",
+    "retry_policy",
+    "labels",
+    "selector",
+    "retry_on",
+    "shards",
+    "hash_key",
+    "priority",
+    "max_running",
+    "max_pending",
+    "cooldown_after",
+    "cooldown",
+    "start_time",
+    "end_time",
+    "exclude_dates",
+    "calendar",
+    "jitter",
+    "on_success",
+    "on_failure",
+    "after_all",
+];

@@ -23,6 +23,28 @@ impl AdminApi {
         Ok(task)
     }
 
+    /// Ends a pause or resume: the task's event, the notice to other axd, the commit, the trigger
+    /// woken, and the audit note's before and after; the task as stored now.
+    async fn finish_pause_change(
+        &self,
+        mut tx: Tx,
+        task: &Task,
+        (kind, message): (TaskEventKind, String),
+        actor: &str,
+        now: Ts,
+        n: &mut Note,
+    ) -> Result<Task> {
+        tx.insert_task_event(task.id, &task.name, now, kind, actor, &message).await?;
+        tx.notify(crate::store::Notice::Tasks).await?;
+        let after = tx.task_by_id(task.id).await?.ok_or_else(|| Error::NotFound(format!("task {}", task.name)))?;
+        tx.commit().await?;
+        self.core.signals.trigger.notify_one();
+        n.before = Some(task_json(task));
+        n.after = Some(task_json(&after));
+        n.detail = message;
+        Ok(after)
+    }
+
     pub(super) async fn pause_task_(
         &self,
         req: &Request<pb::PauseTaskRequest>,
@@ -58,14 +80,7 @@ impl AdminApi {
             Some(u) => format!("paused until {}: {}", u.to_rfc3339(), r.note),
             None => format!("paused until resumed: {}", r.note),
         };
-        tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Paused, &actor, &message).await?;
-        tx.notify(crate::store::Notice::Tasks).await?;
-        let after = tx.task_by_id(task.id).await?.ok_or_else(|| Error::NotFound(format!("task {}", r.name)))?;
-        tx.commit().await?;
-        self.core.signals.trigger.notify_one();
-        n.before = Some(task_json(&task));
-        n.after = Some(task_json(&after));
-        n.detail = message;
+        let after = self.finish_pause_change(tx, &task, (TaskEventKind::Paused, message), &actor, now, n).await?;
         Ok(pb::PauseTaskResponse { task: Some(convert::task_to_pb(&after)) })
     }
 
@@ -89,14 +104,7 @@ impl AdminApi {
         // Fires that fell in the pause are not run: the schedule goes on from now.
         tx.set_next_fire(task.id, next_fire_from(&task.config, &calendar, None, now)).await?;
         let message = format!("resumed by {actor}; {}", pause::skipped(&task, &calendar, &p, now));
-        tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Resumed, &actor, &message).await?;
-        tx.notify(crate::store::Notice::Tasks).await?;
-        let after = tx.task_by_id(task.id).await?.ok_or_else(|| Error::NotFound(format!("task {}", r.name)))?;
-        tx.commit().await?;
-        self.core.signals.trigger.notify_one();
-        n.before = Some(task_json(&task));
-        n.after = Some(task_json(&after));
-        n.detail = message;
+        let after = self.finish_pause_change(tx, &task, (TaskEventKind::Resumed, message), &actor, now, n).await?;
         Ok(pb::ResumeTaskResponse { task: Some(convert::task_to_pb(&after)) })
     }
 

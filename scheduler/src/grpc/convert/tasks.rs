@@ -3,39 +3,7 @@
 use super::*;
 
 /// The TaskSpec fields an update mask may name.
-pub const UPDATABLE_FIELDS: &[&str] = &[
-    "app",
-    "handler",
-    "description",
-    "schedule",
-    "params",
-    "enabled",
-    "misfire_policy",
-    "misfire_threshold",
-    "max_catch_up",
-    "concurrency_policy",
-    "routing",
-    "timeout",
-    "retry_policy",
-    "labels",
-    "selector",
-    "retry_on",
-    "shards",
-    "hash_key",
-    "priority",
-    "max_running",
-    "max_pending",
-    "cooldown_after",
-    "cooldown",
-    "start_time",
-    "end_time",
-    "exclude_dates",
-    "calendar",
-    "jitter",
-    "on_success",
-    "on_failure",
-    "after_all",
-];
+pub use ax_proto::TASK_SPEC_UPDATABLE_FIELDS as UPDATABLE_FIELDS;
 
 /// Largest `max_running` / `max_pending`.
 pub const MAX_TASK_LIMIT: u32 = 100_000;

@@ -122,9 +122,10 @@ impl Planner for EnginePlanner {
 /// What a finished round reports (tests and health watch these).
 #[derive(Debug, Clone, Default)]
 pub struct RoundReport {
-    /// Rounds completed since start.
+    /// Rounds completed since start, counting the idle loop's checks (a read that found nothing
+    /// due) as rounds.
     pub rounds: u64,
-    /// Database time of the last round.
+    /// Database time of the last round or check.
     pub at: Option<Ts>,
     /// Instances created by the last round.
     pub created: usize,

@@ -40,6 +40,11 @@ macro_rules! embed_migrations {
                 "schedules",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0007_schedules.sql")),
             ),
+            (
+                8_i64,
+                "lean_indexes",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0008_lean_indexes.sql")),
+            ),
         ]
     };
 }

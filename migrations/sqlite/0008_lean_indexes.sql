@@ -1,0 +1,4 @@
+-- Leaner index writes on the hot table (issue 15): a RUNNING attempt without a timeout has no
+-- deadline to sweep, so the deadline index leaves it out.
+DROP INDEX ax_instance_deadline;
+CREATE INDEX ax_instance_deadline ON ax_instance (deadline_at) WHERE status = 'RUNNING' AND deadline_at IS NOT NULL;

@@ -4,8 +4,14 @@ use std::{collections::BTreeMap, num::NonZeroU32, sync::Arc, time::Duration};
 
 use ax_scheduler::{
     error::StoreError,
-    lifecycle::apply::{CancelOutcome, DeleteOutcome, RetryOutcome, cancel_instance, delete_task, retry_instance},
+    lifecycle::{
+        AttemptEnd, Completion, WorkerOp, WorkerOpOutcome,
+        apply::{
+            CancelOutcome, DeleteOutcome, RetryOutcome, apply_worker_ops, cancel_instance, delete_task, retry_instance,
+        },
+    },
     loops::{
+        dispatch::{Skips, claim},
         sweeper::{purge_dead_schedulers, purge_finished},
         trigger::{EnginePlanner, TriggerRound, trigger_due, trigger_manual},
     },
@@ -17,6 +23,7 @@ use ax_scheduler::{
     schedule::Compiled,
     store::{Actor, InstanceFilter, ManualTrigger, NewTask, Store, TaskUpdate},
     traces::Traces,
+    worker::registry::{AppDemand, SessionRef},
 };
 use ax_tests::{TestDb, on_every_backend};
 use chrono::{TimeZone, Utc};
@@ -694,7 +701,63 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
     }
 }
 
+/// The writer holds an Accepted back for its Result (worker::writer::HOLD_ACCEPTED), so both may
+/// be applied in one transaction, long after the Accepted arrived: the attempt starts when axd
+/// received the Accepted, the trail keeps both steps in order, and the row ends final.
+async fn an_accepted_and_its_result_applied_together_keep_the_start_and_both_steps(db: &TestDb) {
+    let store = db.store().await;
+    let t = create(&store, "held", config(Schedule::Manual), t0()).await;
+    let trig = ManualTrigger { params: "{}".into(), key: "k".into(), actor: "alice".into(), run_at: None };
+    let (inst, _) = trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap();
+    let demand = [AppDemand {
+        app: "billing".into(),
+        handlers: vec!["send-invoice".into()],
+        limit: 10,
+        until: t0(),
+        workers: Vec::new(),
+        labels: Vec::new(),
+    }];
+    let mut route = |_: &ax_scheduler::worker::registry::ReadyInstance| {
+        Ok((SessionRef { session_id: "s1".into(), worker_id: "w1".into() }, String::new()))
+    };
+    let lease = add(t0(), secs(60));
+    let claimed =
+        claim(&store, add(t0(), secs(1)), &demand, &Skips::default(), lease, "axd-test", &mut route).await.unwrap();
+    assert_eq!(claimed.assignments.iter().map(|a| a.instance.id).collect::<Vec<_>>(), vec![inst.id]);
+    let received = add(t0(), secs(2));
+    let ops = [
+        WorkerOp::Accepted { instance_id: inst.id, attempt: 1, session_id: "s1".into(), received_at: received },
+        WorkerOp::Result(Completion {
+            instance_id: inst.id,
+            attempt: 1,
+            session_id: "s1".into(),
+            worker_id: "w1".into(),
+            end: AttemptEnd::Success { message: String::new(), output: "done".into() },
+            finished_at: None,
+        }),
+    ];
+    let now = add(t0(), secs(5));
+    let out =
+        apply_worker_ops(&store, &ops, now, add(now, secs(60)), "axd-test", &Traces::off(), &RoutingState::default())
+            .await
+            .unwrap();
+    assert!(matches!(out[1], WorkerOpOutcome::Result(_)), "{out:?}");
+    let i = store.get_instance(inst.id).await.unwrap().unwrap();
+    assert_eq!((i.status, i.started_at, i.finished_at), (InstanceStatus::Success, Some(received), Some(now)));
+    let trail: Vec<_> =
+        store.instance_events(inst.id).await.unwrap().into_iter().map(|e| (e.from, e.to, e.at)).collect();
+    assert_eq!(
+        trail[1..],
+        [
+            (Some(InstanceStatus::Pending), InstanceStatus::Dispatched, add(t0(), secs(1))),
+            (Some(InstanceStatus::Dispatched), InstanceStatus::Running, received),
+            (Some(InstanceStatus::Running), InstanceStatus::Success, now),
+        ]
+    );
+}
+
 on_every_backend!(
+    an_accepted_and_its_result_applied_together_keep_the_start_and_both_steps,
     migrations_are_idempotent_and_safe_to_run_concurrently,
     task_round_trips_every_field,
     duplicate_task_name_is_a_unique_violation_and_changes_nothing,

@@ -353,8 +353,9 @@ pub async fn apply_worker_ops(
             continue;
         };
         let (outcome, fx) = match op {
-            WorkerOp::Accepted { attempt, session_id, .. } => {
-                let (o, fx) = super::accept(inst, *attempt, session_id, lease_until, ctx);
+            WorkerOp::Accepted { attempt, session_id, received_at, .. } => {
+                let at = Ctx { now: (*received_at).min(now), ..ctx };
+                let (o, fx) = super::accept(inst, *attempt, session_id, lease_until, at);
                 (WorkerOpOutcome::Accepted(o), fx)
             }
             WorkerOp::Result(c) => {

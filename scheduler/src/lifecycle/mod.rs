@@ -86,6 +86,9 @@ pub enum WorkerOp {
         attempt: u32,
         /// Session that sent it.
         session_id: String,
+        /// When axd received it: the attempt's start (its RUNNING event, `started_at` and the
+        /// deadline count from here, however long the message waited to be written).
+        received_at: Ts,
     },
     /// The attempt ended.
     Result(Completion),

@@ -471,6 +471,7 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
                 instance_id: a.instance_id,
                 attempt: a.attempt,
                 session_id: session.id.clone(),
+                received_at: now,
             })
             .await
         }

@@ -3,7 +3,9 @@
 //! Accepted, Result and Reject messages from every stream of this axd go through one bounded queue;
 //! the writer takes whatever is queued (up to a batch) and applies it in one transaction, then sends
 //! the acknowledgements and cancels. Under load many streams share each commit; when idle a message
-//! is written at once. A full queue slows the streams down (backpressure), it never grows.
+//! is written at once — except an Accepted whose Result is not in the same batch, which waits one
+//! more round (at most [`HOLD_ACCEPTED`]) so that a short attempt's start and end are one row write.
+//! A full queue slows the streams down (backpressure), it never grows.
 
 use std::{sync::Arc, time::Duration};
 
@@ -18,28 +20,88 @@ use crate::{
     model::add,
 };
 
+/// How long an Accepted may wait for its attempt's Result to be written with it: one round of the
+/// writer, at most this long. A short attempt then costs one row write instead of two (RUNNING and
+/// the final state, with both events); the attempt's start is the time axd received the Accepted
+/// either way (see [`WorkerOp::Accepted`]), and its lease already covers it.
+pub const HOLD_ACCEPTED: Duration = Duration::from_millis(10);
+
 /// Applies queued messages until `cancel` fires and the queue is drained.
 pub async fn run(core: Arc<Core>, mut queue: WriterQueue, cancel: CancellationToken) {
+    // Accepted messages held back from the last round, in arrival order, and since when.
+    let mut held: Vec<Pending> = Vec::new();
+    let mut held_since = tokio::time::Instant::now();
+    let mut closing = false;
     loop {
-        let first = tokio::select! {
-            p = queue.0.recv() => p,
-            () = cancel.cancelled() => {
-                // Finish what the streams already handed over.
-                queue.0.close();
-                queue.0.recv().await
+        let first = if closing {
+            queue.0.recv().await
+        } else if held.is_empty() {
+            tokio::select! {
+                p = queue.0.recv() => p,
+                () = cancel.cancelled() => {
+                    // Finish what the streams already handed over.
+                    closing = true;
+                    queue.0.close();
+                    queue.0.recv().await
+                }
+            }
+        } else {
+            tokio::select! {
+                p = queue.0.recv() => p,
+                () = tokio::time::sleep_until(held_since + HOLD_ACCEPTED) => None,
+                () = cancel.cancelled() => {
+                    closing = true;
+                    queue.0.close();
+                    queue.0.recv().await
+                }
             }
         };
-        let Some(first) = first else { return };
-        let mut batch = Vec::with_capacity(64);
-        batch.push(first);
+        if first.is_none() && held.is_empty() {
+            return;
+        }
+        // What was held goes first: a held Accepted precedes its Result.
+        let mut batch = std::mem::take(&mut held);
+        let carried = batch.len();
+        batch.extend(first);
         while batch.len() < MAX_BATCH {
             match queue.0.try_recv() {
                 Ok(p) => batch.push(p),
                 Err(_) => break,
             }
         }
-        apply(&core, batch).await;
+        if !closing {
+            held = hold_back(&mut batch, carried);
+            if !held.is_empty() {
+                held_since = tokio::time::Instant::now();
+            }
+        }
+        if !batch.is_empty() {
+            apply(&core, batch).await;
+        }
     }
+}
+
+/// Takes out of `batch` the Accepted messages that arrived this round (after the first `carried`)
+/// and whose Result is not in it; returns them, in order.
+fn hold_back(batch: &mut Vec<Pending>, carried: usize) -> Vec<Pending> {
+    let ended: std::collections::HashSet<(i64, u32)> = batch
+        .iter()
+        .filter_map(|p| match &p.op {
+            WorkerOp::Result(c) => Some((c.instance_id, c.attempt)),
+            _ => None,
+        })
+        .collect();
+    let waits = |p: &Pending| matches!(&p.op, WorkerOp::Accepted { instance_id, attempt, .. } if !ended.contains(&(*instance_id, *attempt)));
+    if !batch[carried..].iter().any(waits) {
+        return Vec::new();
+    }
+    let mut held = Vec::new();
+    let mut kept = Vec::with_capacity(batch.len());
+    for (n, p) in batch.drain(..).enumerate() {
+        if n >= carried && waits(&p) { held.push(p) } else { kept.push(p) }
+    }
+    *batch = kept;
+    held
 }
 
 fn msg(m: pb::scheduler_message::Msg) -> crate::worker::registry::Outbound {
@@ -141,5 +203,70 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
     }
     if let Some(at) = wake_sweep {
         core.signals.sweep.offer(at);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lifecycle::{AttemptEnd, Completion};
+
+    fn accepted(id: i64) -> Pending {
+        let op = WorkerOp::Accepted {
+            instance_id: id,
+            attempt: 1,
+            session_id: "s".into(),
+            received_at: chrono::DateTime::UNIX_EPOCH,
+        };
+        Pending { op, session: None }
+    }
+
+    fn result(id: i64) -> Pending {
+        let op = WorkerOp::Result(Completion {
+            instance_id: id,
+            attempt: 1,
+            session_id: "s".into(),
+            worker_id: "w".into(),
+            end: AttemptEnd::Success { message: String::new(), output: String::new() },
+            finished_at: None,
+        });
+        Pending { op, session: None }
+    }
+
+    fn ids(batch: &[Pending]) -> Vec<(char, i64)> {
+        batch
+            .iter()
+            .map(|p| match &p.op {
+                WorkerOp::Accepted { instance_id, .. } => ('a', *instance_id),
+                WorkerOp::Result(c) => ('r', c.instance_id),
+                WorkerOp::Reject { instance_id, .. } => ('j', *instance_id),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_accepted_without_its_result_waits_one_round_and_the_rest_keeps_its_order() {
+        let mut batch = vec![accepted(1), accepted(2), result(3), result(1), accepted(4)];
+        let held = hold_back(&mut batch, 0);
+        assert_eq!(ids(&held), [('a', 2), ('a', 4)]);
+        assert_eq!(ids(&batch), [('a', 1), ('r', 3), ('r', 1)]);
+    }
+
+    #[test]
+    fn what_was_held_is_never_held_again_and_goes_before_what_came_after() {
+        // The next round: the two held ones first (carried), then what arrived since.
+        let mut batch = vec![accepted(2), accepted(4), result(2), accepted(5)];
+        let held = hold_back(&mut batch, 2);
+        assert_eq!(ids(&held), [('a', 5)]);
+        assert_eq!(ids(&batch), [('a', 2), ('a', 4), ('r', 2)]);
+    }
+
+    #[test]
+    fn a_result_of_another_attempt_does_not_release_an_accepted() {
+        let mut batch = vec![accepted(7), result(7)];
+        if let WorkerOp::Result(c) = &mut batch[1].op {
+            c.attempt = 2;
+        }
+        assert_eq!(ids(&hold_back(&mut batch, 0)), [('a', 7)]);
     }
 }

@@ -4,7 +4,9 @@
 //! decodes a column; [`Conn`] is generic over it, so the execution code exists once.
 
 use async_trait::async_trait;
-use sqlx::{Database, Executor, IntoArguments, Row as _, pool::PoolConnection, query::Query};
+use sqlx::{
+    Database, Executor, IntoArguments, Row as _, database::HasStatementCache, pool::PoolConnection, query::Query,
+};
 
 use super::{
     Notice, Pool,
@@ -20,7 +22,7 @@ pub(crate) type EachRow<'a> = dyn for<'r, 's> FnMut(&'s mut Row<'r>) -> StoreRes
 pub(crate) type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 /// What one sqlx database type contributes: its dialect, and binding and decoding of [`Value`]s.
-pub(crate) trait Driver: Database {
+pub(crate) trait Driver: Database + HasStatementCache {
     /// The dialect of its SQL.
     const DIALECT: &'static Dialect;
 
@@ -126,8 +128,8 @@ impl<DB: Database> Conn<DB> {
     }
 }
 
-fn query<'q, DB: Driver>(sql: &'q str, args: &'q [Value<'_>]) -> Query<'q, DB, DB::Arguments<'q>> {
-    let mut q = sqlx::query::<DB>(sql);
+fn query<'q, DB: Driver>(sql: &'q str, args: &'q [Value<'_>], replan: bool) -> Query<'q, DB, DB::Arguments<'q>> {
+    let mut q = sqlx::query::<DB>(sql).persistent(!replan);
     for v in args {
         q = DB::bind(q, v);
     }
@@ -142,13 +144,13 @@ where
 {
     async fn execute(&mut self, s: Stmt<'_>) -> StoreResult<u64> {
         let sql = DB::DIALECT.placeholders(&s.sql);
-        let r = query::<DB>(&sql, &s.args).execute(self.conn()).await?;
+        let r = query::<DB>(&sql, &s.args, s.replan).execute(self.conn()).await?;
         Ok(DB::rows_affected(&r))
     }
 
     async fn fetch(&mut self, s: Stmt<'_>, table: &'static str, each: &mut EachRow<'_>) -> StoreResult<()> {
         let sql = DB::DIALECT.placeholders(&s.sql);
-        let rows = query::<DB>(&sql, &s.args).fetch_all(self.conn()).await?;
+        let rows = query::<DB>(&sql, &s.args, s.replan).fetch_all(self.conn()).await?;
         for row in &rows {
             each(&mut Row::new(&Cursor::<DB>(row), table))?;
         }
@@ -167,7 +169,7 @@ where
             return id.ok_or_else(|| corrupt("INSERT returned no id"));
         }
         let sql = DB::DIALECT.placeholders(&s.sql);
-        let r = query::<DB>(&sql, &s.args).execute(self.conn()).await?;
+        let r = query::<DB>(&sql, &s.args, s.replan).execute(self.conn()).await?;
         DB::last_insert_id(&r).ok_or_else(|| corrupt("INSERT reported no id"))
     }
 

@@ -506,7 +506,8 @@ impl Tx {
         let s = Stmt::new(
             "SELECT (SELECT MIN(lease_expires_at) FROM ax_instance WHERE status IN ('DISPATCHED', 'RUNNING')), \
              (SELECT MIN(deadline_at) FROM ax_instance WHERE status = 'RUNNING')",
-        );
+        )
+        .replanned();
         let (a, b): (Option<i64>, Option<i64>) =
             self.fetch_one(s, InstanceRaw::TABLE, |r| Ok((r.take()?, r.take()?))).await?;
         Ok(match (a, b) {

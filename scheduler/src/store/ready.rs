@@ -95,6 +95,7 @@ impl Tx {
         // Broadcast children of other workers and selectors no stream here matches are counted too:
         // the wake-up is then early, never late.
         s.push_list(apps.iter().map(String::as_str));
+        let s = s.replanned();
         let v: Option<i64> = self.fetch_one(s, InstanceRaw::TABLE, |r| r.take()).await?;
         Ok(v.map(from_micros))
     }

@@ -180,12 +180,25 @@ impl From<u32> for Value<'_> {
 pub struct Stmt<'a> {
     pub sql: String,
     pub args: Vec<Value<'a>>,
+    /// Planned at every execution instead of once per connection (see [`Stmt::replanned`]).
+    pub replan: bool,
 }
 
 impl<'a> Stmt<'a> {
     /// A statement with no values yet.
     pub fn new(sql: impl Into<String>) -> Self {
-        Stmt { sql: sql.into(), args: Vec::new() }
+        Stmt { sql: sql.into(), args: Vec::new(), replan: false }
+    }
+
+    /// Not kept as a prepared statement: planned at each execution with the table's size then. For
+    /// frequent reads without parameters whose best plan depends on how big a table is: a
+    /// connection that prepared one while `ax_instance` was empty kept a sequential scan as
+    /// the table grew (PostgreSQL keeps a parameterless statement's plan until the next ANALYZE,
+    /// which autovacuum may not run for a minute) — 90 ms per sweep during a burst of 100,000
+    /// instances on a fresh database, against well under 1 ms through the index.
+    pub fn replanned(mut self) -> Self {
+        self.replan = true;
+        self
     }
 
     /// Adds the value of the next `?`.

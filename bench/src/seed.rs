@@ -267,9 +267,12 @@ pub async fn move_one_time_fires(pool: &AnyPool, at_us: i64) -> anyhow::Result<(
 }
 
 /// Whether a one-time task has yet to fire or one of their instances is not final: index probes
-/// (ax's due-task and active-instance indexes).
+/// (ax's due-task and active-instance indexes). The first is a MIN, which every planner answers
+/// from the due-task index: `WHERE next_fire_at IS NOT NULL LIMIT 1` was planned as a scan of
+/// every task (statistics taken while all were due), ~4 s of the database's time in a
+/// 100,000-task run.
 pub async fn one_time_unfinished(pool: &AnyPool) -> anyhow::Result<bool> {
-    const Q: &str = "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM ax_task WHERE next_fire_at IS NOT NULL LIMIT 1) AS a) \
+    const Q: &str = "SELECT (CASE WHEN (SELECT MIN(next_fire_at) FROM ax_task) IS NULL THEN 0 ELSE 1 END) \
                      + (SELECT COUNT(*) FROM (SELECT 1 FROM ax_instance WHERE status IN ('PENDING', 'DISPATCHED', 'RUNNING') \
                      AND source <> 'MANUAL' LIMIT 1) AS b)";
     let n: i64 = match pool {

@@ -703,7 +703,8 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
 
 /// The writer holds an Accepted back for its Result (worker::writer::HOLD_ACCEPTED), so both may
 /// be applied in one transaction, long after the Accepted arrived: the attempt starts when axd
-/// received the Accepted, the trail keeps both steps in order, and the row ends final.
+/// received the Accepted, the trail keeps both steps in order, and the row ends final. An Accepted
+/// sent twice changes nothing the second time.
 async fn an_accepted_and_its_result_applied_together_keep_the_start_and_both_steps(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "held", config(Schedule::Manual), t0()).await;
@@ -727,6 +728,12 @@ async fn an_accepted_and_its_result_applied_together_keep_the_start_and_both_ste
     let received = add(t0(), secs(2));
     let ops = [
         WorkerOp::Accepted { instance_id: inst.id, attempt: 1, session_id: "s1".into(), received_at: received },
+        WorkerOp::Accepted {
+            instance_id: inst.id,
+            attempt: 1,
+            session_id: "s1".into(),
+            received_at: add(received, secs(1)),
+        },
         WorkerOp::Result(Completion {
             instance_id: inst.id,
             attempt: 1,
@@ -741,7 +748,7 @@ async fn an_accepted_and_its_result_applied_together_keep_the_start_and_both_ste
         apply_worker_ops(&store, &ops, now, add(now, secs(60)), "axd-test", &Traces::off(), &RoutingState::default())
             .await
             .unwrap();
-    assert!(matches!(out[1], WorkerOpOutcome::Result(_)), "{out:?}");
+    assert!(matches!(out[2], WorkerOpOutcome::Result(_)), "{out:?}");
     let i = store.get_instance(inst.id).await.unwrap().unwrap();
     assert_eq!((i.status, i.started_at, i.finished_at), (InstanceStatus::Success, Some(received), Some(now)));
     let trail: Vec<_> =

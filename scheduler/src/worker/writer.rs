@@ -28,28 +28,19 @@ pub const HOLD_ACCEPTED: Duration = Duration::from_millis(10);
 
 /// Applies queued messages until `cancel` fires and the queue is drained.
 pub async fn run(core: Arc<Core>, mut queue: WriterQueue, cancel: CancellationToken) {
-    // Accepted messages held back from the last round, in arrival order, and since when.
+    // Accepted messages held back from the last round, in arrival order, and until when.
     let mut held: Vec<Pending> = Vec::new();
-    let mut held_since = tokio::time::Instant::now();
+    let mut hold_until = tokio::time::Instant::now();
     let mut closing = false;
     loop {
         let first = if closing {
             queue.0.recv().await
-        } else if held.is_empty() {
-            tokio::select! {
-                p = queue.0.recv() => p,
-                () = cancel.cancelled() => {
-                    // Finish what the streams already handed over.
-                    closing = true;
-                    queue.0.close();
-                    queue.0.recv().await
-                }
-            }
         } else {
             tokio::select! {
                 p = queue.0.recv() => p,
-                () = tokio::time::sleep_until(held_since + HOLD_ACCEPTED) => None,
+                () = tokio::time::sleep_until(hold_until), if !held.is_empty() => None,
                 () = cancel.cancelled() => {
+                    // Finish what the streams already handed over.
                     closing = true;
                     queue.0.close();
                     queue.0.recv().await
@@ -71,9 +62,7 @@ pub async fn run(core: Arc<Core>, mut queue: WriterQueue, cancel: CancellationTo
         }
         if !closing {
             held = hold_back(&mut batch, carried);
-            if !held.is_empty() {
-                held_since = tokio::time::Instant::now();
-            }
+            hold_until = tokio::time::Instant::now() + HOLD_ACCEPTED;
         }
         if !batch.is_empty() {
             apply(&core, batch).await;

@@ -21,7 +21,7 @@ urls=$(./scripts/test-databases.sh)
 while IFS= read -r line; do export "${line?}"; done <<<"$urls"
 python3 -m pip install --quiet --disable-pip-version-check \
   -r sdks/python/requirements.txt
-# The TypeScript SDK built, for tests/tests/sdk_mtls.rs (its kit run in conformance.sh builds it again).
+# The TypeScript SDK built, for tests/tests/suite/sdk_mtls.rs (its kit run in conformance.sh builds it again).
 ./scripts/ensure-node.sh
 npm ci --prefix sdks/typescript --no-audit --no-fund --loglevel=error
 npm run build --prefix sdks/typescript --silent

@@ -9,7 +9,7 @@ comment at the top of proto/ax/v1/worker.proto).
 
     python3 examples/python-worker/worker.py --app py --worker-id py-1
 
-``tests/tests/python_worker.rs`` runs it against a real axd: tasks, retries, an early assignment,
+``tests/tests/suite/python_worker.rs`` runs it against a real axd: tasks, retries, an early assignment,
 SIGTERM, leaving a silent axd, fencing when cut off from every axd, a stale assignment.
 """
 

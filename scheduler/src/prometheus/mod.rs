@@ -6,7 +6,7 @@
 //! nowhere, and the helpers here return before building any label: [`enabled`] is one atomic load.
 //!
 //! [`CATALOG`] lists every metric with its labels; README's table and
-//! `deploy/prometheus/alerts.yml` are checked against it (`tests/tests/metrics.rs`).
+//! `deploy/prometheus/alerts.yml` are checked against it (`tests/tests/suite/metrics.rs`).
 
 pub mod http;
 pub mod recorder;

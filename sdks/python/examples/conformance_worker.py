@@ -3,7 +3,7 @@
 
 It takes its settings from the environment the kit sets: AX_ENDPOINT (comma-separated), AX_APP,
 AX_WORKER_ID, AX_CAPACITY (with AX_TLS_CA, AX_TLS_CERT and AX_TLS_KEY, PEM file paths, and
-AX_TLS_SERVER_NAME optionally, it connects with mTLS: tests/tests/sdk_mtls.rs); and serves the
+AX_TLS_SERVER_NAME optionally, it connects with mTLS: tests/tests/suite/sdk_mtls.rs); and serves the
 kit's handlers (params are JSON):
 
 - ``echo``: succeeds with its params unchanged as the output.

@@ -4,7 +4,7 @@
 // It serves the kit's handlers and takes its settings from the environment the kit sets:
 // AX_ENDPOINT (comma-separated), AX_APP, AX_WORKER_ID, AX_CAPACITY. It logs to stderr.
 // With AX_TLS_CA, AX_TLS_CERT and AX_TLS_KEY (PEM file paths; AX_TLS_SERVER_NAME optional) it
-// connects with mTLS (tests/tests/sdk_mtls.rs).
+// connects with mTLS (tests/tests/suite/sdk_mtls.rs).
 //
 // - echo: returns its params unchanged.
 // - sleep: {"ms": N} sleeps N ms; canceled or fenced, it stops at once and fails.

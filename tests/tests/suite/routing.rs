@@ -1,8 +1,8 @@
 //! Routing and limits against a running axd, on every backend: cooldowns, retries elsewhere, label
 //! selectors, broadcast and sharded fires, consistent hashing, running limits, app rate limits, and
 //! the refusal of bad input. Priorities with aging and coalesced fires are checked at the store
-//! level with an injected clock (tests/tests/routing_store.rs); limits and cooldowns with three
-//! axd on PostgreSQL and MariaDB in tests/tests/routing_cluster.rs.
+//! level with an injected clock (tests/tests/suite/routing_store.rs); limits and cooldowns with three
+//! axd on PostgreSQL and MariaDB in tests/tests/suite/routing_cluster.rs.
 
 use std::{collections::BTreeMap, sync::atomic::Ordering, time::Duration};
 

@@ -2,7 +2,7 @@
 //! (task get, list, events and explain say who, why and until when), delayed triggers, backfills,
 //! shared calendars, chains and DAG runs with their links, and the refusal of bad input (each
 //! INVALID_ARGUMENT names its field, and nothing is stored). The engine's rules are checked with an
-//! injected clock in tests/tests/schedules_store.rs; several axd in tests/tests/schedules_cluster.rs.
+//! injected clock in tests/tests/suite/schedules_store.rs; several axd in tests/tests/suite/schedules_cluster.rs.
 
 use std::{
     sync::{Arc, Mutex},

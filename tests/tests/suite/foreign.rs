@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use ax_scheduler::config::HumanDuration;
 use ax_proto::v1::{self as pb, InstanceStatus as S, scheduler_message::Msg as In, worker_message::Msg as Out};
 use ax_tests::{
     TestDb,
@@ -32,7 +33,16 @@ fn reports(id: i64, attempt: u32) -> Vec<Out> {
 }
 
 async fn messages_about_attempts_a_session_does_not_hold_write_nothing_and_reveal_nothing(db: &TestDb) {
-    let axd = Axd::start(db, |_| {}).await;
+    // The holder sends no heartbeat while the strangers' ~450 messages are answered: on a slow or
+    // loaded machine that takes longer than the tests' default 600 ms of silence, and its session
+    // would end. Long timings keep the test's own peer alive whatever the machine's speed.
+    let axd = Axd::start(db, |o| {
+        let s = |n| Some(HumanDuration(Duration::from_secs(n)));
+        o.heartbeat_interval = s(5);
+        o.lost_worker_grace = s(5);
+        o.ack_timeout = s(10);
+    })
+    .await;
     let mut admin = axd.admin().await;
     create(&mut admin, spec("payroll", "billing", "h", manual())).await;
     create(&mut admin, spec("pending", "billing", "other-handler", manual())).await;

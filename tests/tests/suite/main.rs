@@ -1,0 +1,41 @@
+//! The integration tests in one test binary: one link instead of one per file. `cargo nextest` runs
+//! each test in its own process; `.config/nextest.toml` groups them.
+
+mod alert_outbox;
+mod alerts;
+mod authz;
+mod axd_config;
+mod chaos;
+mod cluster;
+mod console;
+mod console_e2e;
+mod e2e_axctl;
+mod explain;
+mod follow_logs;
+mod foreign;
+mod fuzz_requests;
+mod input;
+mod intake;
+mod json_logs;
+mod liveness;
+mod metrics;
+mod misfire;
+mod mtls;
+mod plain_logs;
+mod python_worker;
+mod routing;
+mod routing_cluster;
+mod routing_store;
+mod rust_client;
+mod schedules;
+mod schedules_cluster;
+mod schedules_store;
+mod sdk_mtls;
+mod store_contract;
+mod stream_endings;
+mod tasks;
+mod traces;
+mod transport;
+mod wakeups;
+mod worker_failover;
+mod worker_lifecycle;

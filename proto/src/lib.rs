@@ -8,11 +8,12 @@
 
 /// Package `ax.v1`.
 pub mod v1 {
-    tonic::include_proto!("ax.v1");
+    // Generated from proto/ax/v1 and committed; tests/generated.rs keeps it current.
+    include!("gen/ax.v1.rs");
 }
 
 /// The encoded `FileDescriptorSet` of every ax.v1 file and its imports, for gRPC reflection.
-pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/ax_v1_descriptor.bin"));
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("gen/ax_v1_descriptor.bin");
 
 pub mod otlp;
 

@@ -7,7 +7,11 @@
 
 use std::io::IsTerminal as _;
 
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::{
+    filter::{LevelFilter, ParseError, Targets},
+    layer::SubscriberExt as _,
+    util::SubscriberInitExt as _,
+};
 
 /// `--log-format`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
@@ -20,16 +24,36 @@ pub enum LogFormat {
     Json,
 }
 
-/// Installs the global subscriber writing `format` to stderr through `filter`.
-pub fn init(format: LogFormat, filter: EnvFilter) {
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+/// Installs the global subscriber writing `format` to stderr, filtered by `filter`: comma-separated
+/// `target=level` directives and an optional bare default level (`info,ax_scheduler=debug`). A
+/// filter that does not parse installs `info` and returns why, for the caller to log.
+///
+/// The filter is tracing-subscriber's `Targets`, not its `EnvFilter`: the span and field
+/// directives of `EnvFilter` need the regex crates, a large share of a fresh build, for a syntax
+/// axd's logs do not need.
+pub fn init(format: LogFormat, filter: &str) -> Option<ParseError> {
+    let (targets, bad) = match filter.parse::<Targets>() {
+        Ok(t) => (t, None),
+        Err(e) => (Targets::new().with_default(LevelFilter::INFO), Some(e)),
+    };
+    // The builder's own level would cap what the targets let through (INFO by default).
+    let builder = tracing_subscriber::fmt().with_max_level(LevelFilter::TRACE).with_writer(std::io::stderr);
     match format {
         LogFormat::Text => builder
             // Colour only on a terminal, and not when NO_COLOR is set (https://no-color.org).
             .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()))
+            .finish()
+            .with(targets)
             .init(),
-        LogFormat::Json => {
-            builder.json().with_ansi(false).flatten_event(true).with_current_span(true).with_span_list(false).init()
-        }
+        LogFormat::Json => builder
+            .json()
+            .with_ansi(false)
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .finish()
+            .with(targets)
+            .init(),
     }
+    bad
 }

@@ -18,12 +18,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (filter, bad_filter) = match tracing_subscriber::EnvFilter::try_new(&config.log) {
-        Ok(f) => (f, None),
-        Err(e) => (tracing_subscriber::EnvFilter::new("info"), Some(e)),
-    };
-    ax_scheduler::logging::init(config.log_format, filter);
-    if let Some(e) = bad_filter {
+    if let Some(e) = ax_scheduler::logging::init(config.log_format, &config.log) {
         tracing::warn!(filter = %config.log, "log: {e}; using \"info\"");
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {

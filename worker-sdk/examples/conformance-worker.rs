@@ -24,10 +24,15 @@ fn number(ctx: &Context, field: &str) -> Result<u64, HandlerError> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    use tracing_subscriber::{filter::Targets, layer::SubscriberExt as _, util::SubscriberInitExt as _};
+    // AX_LOG: `target=level` directives and a default level, e.g. `info,ax_worker=debug`.
+    let filter = std::env::var("AX_LOG").ok().and_then(|f| f.parse::<Targets>().ok());
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("AX_LOG").unwrap_or_else(|_| "info".into()))
+        .with_max_level(tracing::level_filters::LevelFilter::TRACE)
         .with_writer(std::io::stderr)
         .with_ansi(false) // read from the kit's log files, not a terminal
+        .finish()
+        .with(filter.unwrap_or_else(|| Targets::new().with_default(tracing::Level::INFO)))
         .init();
     let worker = Worker::builder()
         .endpoints(env("AX_ENDPOINT")?.split(','))

@@ -123,14 +123,19 @@ where
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    use tracing_subscriber::{filter::Targets, layer::SubscriberExt as _, util::SubscriberInitExt as _};
+    // AX_LOG: `target=level` directives and a default level, e.g. `info,ax_worker=debug`.
+    let filter = std::env::var("AX_LOG").ok().and_then(|f| f.parse::<Targets>().ok());
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("AX_LOG").unwrap_or_else(|_| "info".into()))
+        .with_max_level(tracing::level_filters::LevelFilter::TRACE)
         .with_writer(std::io::stderr)
         // Colour only on a terminal, and not when NO_COLOR is set (https://no-color.org).
         .with_ansi(
             std::io::IsTerminal::is_terminal(&std::io::stderr())
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         )
+        .finish()
+        .with(filter.unwrap_or_else(|| Targets::new().with_default(tracing::Level::INFO)))
         .init();
     let _ = rustls::crypto::ring::default_provider().install_default();
     let args = Args::parse();

@@ -21,7 +21,6 @@ use std::{
 };
 
 use tonic::Request;
-use x509_parser::prelude::{FromDer, GeneralName, ParsedExtension, X509Certificate};
 
 use crate::error::{Error, Result};
 
@@ -199,21 +198,13 @@ pub fn parse_spiffe(trust_domain: &str, uri: &str) -> Option<Identity> {
     Some(Identity { role, name: name.to_owned(), uri: uri.to_owned() })
 }
 
-/// The URI SANs of a DER certificate.
+/// The URI SANs of a DER certificate, read with rustls' own certificate parser (rustls-webpki,
+/// which the handshake already used on it) rather than a second X.509 library.
 pub fn uri_sans(der: &[u8]) -> Result<Vec<String>> {
-    let (_, cert) = X509Certificate::from_der(der)
+    let der = rustls::pki_types::CertificateDer::from(der);
+    let cert = webpki::EndEntityCert::try_from(&der)
         .map_err(|e| Error::Unauthenticated(format!("client certificate cannot be parsed: {e}")))?;
-    let mut out = Vec::new();
-    for ext in cert.extensions() {
-        if let ParsedExtension::SubjectAlternativeName(san) = ext.parsed_extension() {
-            for name in &san.general_names {
-                if let GeneralName::URI(u) = name {
-                    out.push((*u).to_owned());
-                }
-            }
-        }
-    }
-    Ok(out)
+    Ok(cert.valid_uri_names().map(str::to_owned).collect())
 }
 
 /// Whether axd runs with mTLS (identities come from certificates) or plaintext on loopback.

@@ -17,6 +17,7 @@
 
 pub mod alerts;
 pub mod auth;
+pub mod command;
 pub mod config;
 pub mod console;
 pub mod core;

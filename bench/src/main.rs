@@ -58,6 +58,10 @@ struct Cli {
     /// Run axd with --metrics-listen and scrape /metrics every second (the cost of metrics).
     #[arg(long, global = true)]
     metrics: bool,
+    /// Build axd, axctl and the example workers with cargo first (same profile as this ax-bench).
+    /// Without it, ax-bench runs the binaries beside its own executable and never runs cargo.
+    #[arg(long, global = true)]
+    build: bool,
     #[command(subcommand)]
     scenario: Scenario,
 }
@@ -96,6 +100,16 @@ enum Scenario {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     METRICS.store(cli.metrics, std::sync::atomic::Ordering::Relaxed);
+    ax_tests::procs::build_binaries(cli.build);
+    // Which binaries the figures are of: a benchmark of a stale build is worse than none.
+    for name in ["axd", "demo-worker"] {
+        let path = ax_tests::procs::bin(name);
+        let built = std::fs::metadata(&path).and_then(|m| m.modified()).map(chrono::DateTime::<chrono::Utc>::from);
+        match built {
+            Ok(t) => eprintln!("ax-bench: running {} (built {})", path.display(), t.format("%Y-%m-%d %H:%M:%S UTC")),
+            Err(_) => eprintln!("ax-bench: running {}", path.display()),
+        }
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let result = runtime.block_on(async {
         match &cli.scenario {

@@ -11,6 +11,8 @@ fn smoke(db: Db, scenario: &str) -> serde_json::Map<String, serde_json::Value> {
     let dir = std::env::temp_dir().join(format!("ax-bench-smoke-{}-{:?}-{scenario}", std::process::id(), db));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let json = dir.join("out.json");
+    // ax-bench runs the binaries beside it: built (or found built, AX_BINARIES_BUILT) here first.
+    ax_tests::procs::bin("axd");
     let name = match db {
         Db::Sqlite => "sqlite",
         Db::Postgres => "postgres",

@@ -1,6 +1,13 @@
 //! Starting the real binaries (`axd`, `axctl`, example workers) from tests.
 
-use std::{path::PathBuf, process::Command, sync::OnceLock};
+use std::{
+    path::PathBuf,
+    process::Command,
+    sync::{
+        OnceLock,
+        atomic::{AtomicBool, Ordering},
+    },
+};
 
 /// The directory cargo put this process's binaries in (`target/<profile>`).
 pub fn target_dir() -> PathBuf {
@@ -10,40 +17,53 @@ pub fn target_dir() -> PathBuf {
     if dir.ends_with("deps") { dir.parent().expect("target dir").to_path_buf() } else { dir.to_path_buf() }
 }
 
-/// Path of a workspace binary or example, building them once per test process so the test never
-/// runs a stale binary.
+/// Whether [`bin`] runs `cargo build` before it returns a path: set by [`build_binaries`], and off
+/// when the environment says [`BINARIES_BUILT`].
+static BUILD: AtomicBool = AtomicBool::new(true);
+
+/// Set to `1` by a caller that has already built the binaries (the test script builds them once
+/// before the test run): then [`bin`] runs no cargo, which under a test runner that starts one
+/// process per test would be one more cargo run, waiting on the build lock, for each test.
+pub const BINARIES_BUILT: &str = "AX_BINARIES_BUILT";
+
+/// Whether [`bin`] builds the binaries first (the default for tests) or takes those beside this
+/// process's executable as they are (ax-bench, unless asked to `--build`).
+pub fn build_binaries(build: bool) {
+    BUILD.store(build, Ordering::Relaxed);
+}
+
+/// Path of a workspace binary or example. Unless told otherwise ([`build_binaries`],
+/// [`BINARIES_BUILT`]), builds them once per process first, with the profile of this process,
+/// so that a test never runs a stale binary. A binary that is missing is a panic that says how to
+/// build it.
 pub fn bin(name: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let profile_release = target_dir().ends_with("release");
-        let mut cmd = Command::new(cargo);
-        cmd.args([
-            "build",
-            "--quiet",
-            "-p",
-            "ax-scheduler",
-            "--bin",
-            "axd",
-            "-p",
-            "axctl",
-            "--bin",
-            "axctl",
-            "-p",
-            "ax-worker",
-            "--examples",
-        ]);
-        if profile_release {
-            cmd.arg("--release");
-        }
-        let status = cmd.status().expect("run cargo build");
-        assert!(status.success(), "cargo build of the binaries failed");
-    });
-    let direct = target_dir().join(name);
-    if direct.exists() {
-        return direct;
+    let profile_release = target_dir().ends_with("release");
+    let packages =
+        ["-p", "ax-scheduler", "--bin", "axd", "-p", "axctl", "--bin", "axctl", "-p", "ax-worker", "--examples"];
+    let prebuilt = std::env::var_os(BINARIES_BUILT).is_some_and(|v| v == "1");
+    if BUILD.load(Ordering::Relaxed) && !prebuilt {
+        BUILT.get_or_init(|| {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+            let mut cmd = Command::new(cargo);
+            cmd.args(["build", "--quiet"]).args(packages);
+            if profile_release {
+                cmd.arg("--release");
+            }
+            let status = cmd.status().expect("run cargo build");
+            assert!(status.success(), "cargo build of the binaries failed");
+        });
     }
-    target_dir().join("examples").join(name)
+    let direct = target_dir().join(name);
+    let path = if direct.exists() { direct } else { target_dir().join("examples").join(name) };
+    assert!(
+        path.exists(),
+        "{name} is not built in {}: run `cargo build{} {}`",
+        target_dir().display(),
+        if profile_release { " --release" } else { "" },
+        packages.join(" ")
+    );
+    path
 }
 
 /// A demo-worker process (worker-sdk/examples/demo-worker.rs) that is killed when dropped.

@@ -1,0 +1,3 @@
+//! Empty: the build-dependencies are here only to unify their features on the host side.
+
+fn main() {}

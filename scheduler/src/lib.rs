@@ -40,4 +40,5 @@ pub mod traces;
 pub mod transport;
 pub mod validate;
 pub mod window;
+pub mod wire;
 pub mod worker;

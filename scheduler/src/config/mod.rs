@@ -341,20 +341,7 @@ pub struct Config {
     pub cooldown: crate::routing::cooldown::CooldownDefaults,
 }
 
-/// How alert webhooks are delivered (see the flags' help in [`Options`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AlertSettings {
-    /// Targets in refused ranges are allowed (default false).
-    pub allow_private_targets: bool,
-    /// Extra CA certificates for https:// targets (default none).
-    pub ca_file: Option<PathBuf>,
-    /// Connect timeout, and response timeout (default 10 s each).
-    pub timeout: Duration,
-    /// Attempts before a delivery fails (default 8).
-    pub max_attempts: u32,
-    /// First retry wait, doubling (default 1 s).
-    pub retry_backoff: Duration,
-}
+pub use crate::model::alerts::AlertSettings;
 
 /// Limits on connections and calls, enforced before any client is authenticated (see the flags'
 /// help in [`Options`]).

@@ -146,7 +146,7 @@ pub struct Core {
     /// OpenTelemetry spans (off unless `--otlp-endpoint`).
     pub traces: crate::traces::Traces,
     /// How alert webhooks are checked and delivered.
-    pub alerts: crate::config::AlertSettings,
+    pub alerts: crate::model::alerts::AlertSettings,
     /// Cooldowns and the cluster's workers as this axd last read them (README "Routing and limits").
     pub routing: Arc<crate::routing::RoutingState>,
 }

@@ -86,6 +86,7 @@ macro_rules! string_enum {
     };
 }
 
+pub mod alerts;
 mod cluster;
 mod flow;
 mod placement;

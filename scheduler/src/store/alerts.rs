@@ -8,8 +8,8 @@ use super::{
     value::{Stmt, Value},
 };
 use crate::{
-    alerts::{AlertEvent, AlertRule, Delivery, DeliveryStatus, NewDelivery},
     error::{StoreError, StoreResult},
+    model::alerts::{AlertEvent, AlertRule, Delivery, DeliveryStatus, NewDelivery},
     model::{Ts, duration_micros, from_micros, to_micros},
 };
 

@@ -206,13 +206,13 @@ on_a_connection! {
     /// Audit entries newest first.
     fn list_audit(filter: &AuditFilter) -> Vec<AuditEntry>;
     /// The alert rule with this name.
-    fn get_alert_rule(name: &str) -> Option<crate::alerts::AlertRule>;
+    fn get_alert_rule(name: &str) -> Option<crate::model::alerts::AlertRule>;
     /// Alert rules ordered by name, optionally only of some apps.
-    fn list_alert_rules(apps: Option<&[String]>) -> Vec<crate::alerts::AlertRule>;
+    fn list_alert_rules(apps: Option<&[String]>) -> Vec<crate::model::alerts::AlertRule>;
     /// Alert deliveries newest first.
-    fn list_deliveries(filter: &DeliveryFilter) -> Vec<crate::alerts::Delivery>;
+    fn list_deliveries(filter: &DeliveryFilter) -> Vec<crate::model::alerts::Delivery>;
     /// One alert delivery.
-    fn get_delivery(id: i64) -> Option<crate::alerts::Delivery>;
+    fn get_delivery(id: i64) -> Option<crate::model::alerts::Delivery>;
     /// Worker failure streaks, optionally only of some apps.
     fn list_streaks(apps: Option<&[String]>) -> Vec<crate::model::WorkerStreak>;
     /// App rate limits, optionally only of some apps.

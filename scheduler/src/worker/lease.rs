@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use ax_proto::v1 as pb;
 
-use crate::{core::Core, grpc::convert::ts_to_pb, model::add};
+use crate::{core::Core, model::add, wire::ts_to_pb};
 
 /// Renews leases every heartbeat interval until `cancel` fires.
 pub async fn run(core: Arc<Core>, cancel: CancellationToken) {

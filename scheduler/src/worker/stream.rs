@@ -29,10 +29,10 @@ use crate::{
     auth,
     core::Core,
     error::{Error, Result},
-    grpc::convert::{duration_to_pb, ts_from_pb, ts_to_pb},
     lifecycle::{AttemptEnd, Completion, WorkerOp},
     model::{WorkerRecord, add},
     validate,
+    wire::{duration_to_pb, ts_from_pb, ts_to_pb},
     worker::registry::{Outbound, Session},
 };
 

@@ -30,10 +30,14 @@ mod records;
 mod retry;
 mod schedule;
 mod tasks;
-mod time;
 
 use self::retry::*;
-pub use self::{enums::*, explain::*, records::*, schedule::*, tasks::*, time::*};
+pub use self::{enums::*, explain::*, records::*, schedule::*, tasks::*};
+pub use crate::wire::{
+    MAX_WIRE_DURATION_SECONDS, MAX_WIRE_SECONDS, MIN_WIRE_SECONDS, duration_from_pb, duration_to_pb, ts_from_pb,
+    ts_to_pb,
+};
+pub(crate) use crate::wire::{micros_to_pb, opt_ts, required};
 
 #[cfg(test)]
 mod tests {

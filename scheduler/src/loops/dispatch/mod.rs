@@ -24,10 +24,10 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     core::Core,
     error::StoreResult,
-    grpc::convert::{duration_to_pb, ts_to_pb},
     lifecycle::WorkerOp,
     model::{Instance, Ts, add},
     routing::selector::Selector,
+    wire::{duration_to_pb, ts_to_pb},
     worker::{
         registry::{AppDemand, Session},
         route::RouteCtx,

@@ -1,6 +1,13 @@
-//! Timestamps and durations between the wire and the domain.
+//! Timestamps and durations between the wire and the domain: what the admin API (`grpc/`), the
+//! worker sessions (`worker/`) and the loops all convert, in one place below each of them, so that
+//! none of them reaches into another for it.
 
-use super::*;
+use std::time::Duration;
+
+use crate::{
+    error::{Error, Result},
+    model::Ts,
+};
 
 /// The earliest instant axd takes from the wire: 1970-01-01T00:00:00Z, in seconds since the epoch.
 pub const MIN_WIRE_SECONDS: i64 = 0;
@@ -38,13 +45,13 @@ pub fn ts_to_pb(t: Ts) -> prost_types::Timestamp {
     prost_types::Timestamp { seconds: t.timestamp(), nanos: i32::try_from(t.timestamp_subsec_nanos()).unwrap_or(0) }
 }
 
-pub(super) fn opt_ts(t: Option<Ts>) -> Option<prost_types::Timestamp> {
+pub(crate) fn opt_ts(t: Option<Ts>) -> Option<prost_types::Timestamp> {
     t.map(ts_to_pb)
 }
 
 /// A proto duration as a std duration: not negative, nanos within 0..1e9, seconds at most
 /// [`MAX_WIRE_DURATION_SECONDS`]. Callers bound each field further with
-/// [`validate::duration_between`].
+/// [`crate::validate::duration_between`].
 pub fn duration_from_pb(field: &str, d: &prost_types::Duration) -> Result<Duration> {
     if d.seconds < 0 || d.nanos < 0 {
         return Err(Error::invalid(field, "must not be negative"));
@@ -69,10 +76,10 @@ pub fn duration_to_pb(d: Duration) -> prost_types::Duration {
     }
 }
 
-pub(super) fn micros_to_pb(us: i64) -> prost_types::Duration {
+pub(crate) fn micros_to_pb(us: i64) -> prost_types::Duration {
     duration_to_pb(Duration::from_micros(u64::try_from(us).unwrap_or(0)))
 }
 
-pub(super) fn required<'a, T>(field: &str, v: &'a Option<T>) -> Result<&'a T> {
+pub(crate) fn required<'a, T>(field: &str, v: &'a Option<T>) -> Result<&'a T> {
     v.as_ref().ok_or_else(|| Error::invalid(field, "is required"))
 }

@@ -1,5 +1,6 @@
-//! The shape of `scheduler/src`: no import cycles between modules, and no source file over 700
-//! lines. Read from the source text, so it holds for every build.
+//! The shape of `scheduler/src`: no import cycles between modules, no source file over 700
+//! lines, and the parts of `scheduler/house.toml` with no arrow between them that must never
+//! exist. Read from the source text, so it holds for every build.
 //!
 //! A module depends on another when it names it in a path (`crate::a::b`, `super::x`, or a child
 //! module's name). A module naming its own submodules (declaring or re-exporting them) is how a
@@ -150,8 +151,14 @@ fn resolve(here: &[String], path: &[String], modules: &BTreeSet<Vec<String>>) ->
     Some(base)
 }
 
-#[test]
-fn scheduler_modules_have_no_import_cycles_and_no_file_is_over_700_lines() {
+/// The modules of scheduler/src, what each depends on, and the files over [`MAX_LINES`].
+struct Graph {
+    modules: BTreeSet<Vec<String>>,
+    deps: BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+    too_long: Vec<String>,
+}
+
+fn graph() -> Graph {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -179,6 +186,12 @@ fn scheduler_modules_have_no_import_cycles_and_no_file_is_over_700_lines() {
             entry.insert(target);
         }
     }
+    Graph { modules, deps, too_long }
+}
+
+#[test]
+fn scheduler_modules_have_no_import_cycles_and_no_file_is_over_700_lines() {
+    let Graph { deps, too_long, .. } = graph();
     assert!(too_long.is_empty(), "source files over {MAX_LINES} lines: {too_long:?}");
     assert!(deps.len() > 20, "the modules were read: {:?}", deps.keys().collect::<Vec<_>>());
 
@@ -226,4 +239,136 @@ fn the_path_reader_expands_use_trees() {
     for want in ["crate::core::Core", "crate::core::clock::Clock", "crate::store::Store", "super::tables::Row::new"] {
         assert!(shown.contains(&want.to_owned()), "{want} in {shown:?}");
     }
+}
+
+/// `scheduler/house.toml`: the parts, the arrows that must never exist, and those still to go.
+struct House {
+    part_of: BTreeMap<String, String>,
+    never: Vec<(String, String, String)>,
+    pending: Vec<(String, String, String)>,
+    crate_never: Vec<(Vec<String>, String, String)>,
+}
+
+fn house(text: &str) -> House {
+    let doc: toml::Table = text.parse().expect("scheduler/house.toml parses");
+    let mut part_of = BTreeMap::new();
+    for (part, modules) in doc["parts"].as_table().expect("[parts]") {
+        for m in modules.as_array().expect("a part is a list of modules") {
+            let m = m.as_str().expect("a module name").to_owned();
+            assert!(part_of.insert(m.clone(), part.clone()).is_none(), "module {m} is in two parts");
+        }
+    }
+    let arrows = |key: &str| -> Vec<(String, String, String)> {
+        let field = |t: &toml::Value, f: &str| t[f].as_str().unwrap_or_else(|| panic!("{key}.{f}")).to_owned();
+        doc.get(key)
+            .and_then(toml::Value::as_array)
+            .map(|a| a.iter().map(|t| (field(t, "from"), field(t, "to"), field(t, "why"))).collect())
+            .unwrap_or_default()
+    };
+    let crate_never = doc
+        .get("crate_never")
+        .and_then(toml::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|t| {
+                    let from = t["from"].as_array().expect("crate_never.from").iter();
+                    (
+                        from.map(|c| c.as_str().expect("a crate folder").to_owned()).collect(),
+                        t["to"].as_str().expect("crate_never.to").to_owned(),
+                        t["why"].as_str().expect("crate_never.why").to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    House { part_of, never: arrows("never"), pending: arrows("pending"), crate_never }
+}
+
+/// Every arrow from a module of part `from` to a module of part `to`, as `a::b -> c::d`.
+fn arrows_between(g: &Graph, h: &House, from: &str, to: &str) -> Vec<String> {
+    let part = |m: &Vec<String>| m.first().and_then(|top| h.part_of.get(top)).map(String::as_str);
+    let mut out = Vec::new();
+    for (m, targets) in &g.deps {
+        if part(m) != Some(from) {
+            continue;
+        }
+        for t in targets.iter().filter(|t| part(t) == Some(to)) {
+            out.push(format!("{} -> {}", m.join("::"), t.join("::")));
+        }
+    }
+    out
+}
+
+/// The violations of `h` in `g`: modules on no part, never-arrows that exist, pending arrows that
+/// are gone, unknown part names.
+fn broken(g: &Graph, h: &House) -> Vec<String> {
+    let parts: BTreeSet<&String> = h.part_of.values().collect();
+    let mut out = Vec::new();
+    for m in g.modules.iter().filter_map(|m| m.first()) {
+        if !h.part_of.contains_key(m) {
+            out.push(format!("module {m} is on no part of scheduler/house.toml"));
+        }
+    }
+    for (from, to, _) in h.never.iter().chain(&h.pending) {
+        for p in [from, to] {
+            if !parts.contains(p) {
+                out.push(format!("{p} is not a part of scheduler/house.toml"));
+            }
+        }
+    }
+    for (from, to, why) in &h.never {
+        let found = arrows_between(g, h, from, to);
+        if !found.is_empty() {
+            out.push(format!("never {from} -> {to} ({why}), but: {}", found.join("; ")));
+        }
+    }
+    for (from, to, why) in &h.pending {
+        if arrows_between(g, h, from, to).is_empty() {
+            out.push(format!("{from} -> {to} ({why}) is gone: move it from [[pending]] to [[never]]"));
+        }
+    }
+    out
+}
+
+fn house_text() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("house.toml")).expect("scheduler/house.toml")
+}
+
+#[test]
+fn the_code_keeps_the_house_no_arrow_that_must_never_exist() {
+    let g = graph();
+    let h = house(&house_text());
+    let problems = broken(&g, &h);
+    assert!(problems.is_empty(), "scheduler/house.toml does not hold:\n{}", problems.join("\n"));
+    // The crates: a worker and the CLI build without axd's code.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for (from, to, why) in &h.crate_never {
+        for dir in from {
+            let manifest: toml::Table = std::fs::read_to_string(root.join(dir).join("Cargo.toml"))
+                .expect("a crate's Cargo.toml")
+                .parse()
+                .expect("Cargo.toml parses");
+            for section in ["dependencies", "build-dependencies"] {
+                let named = manifest.get(section).and_then(toml::Value::as_table).is_some_and(|t| t.contains_key(to));
+                assert!(!named, "{dir}/Cargo.toml [{section}] names {to}: never ({why})");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_forbidden_arrow_or_an_unplaced_module_is_reported() {
+    let g = graph();
+    // Today's code against a house that forbids an arrow the code has (Api -> Store), and that
+    // leaves a module off every part.
+    let mut text = house_text().replace("Model = [\"model\", \"error\",", "Model = [\"model\",");
+    text.push_str("\n[[never]]\nfrom = \"Api\"\nto = \"Store\"\nwhy = \"a test\"\n");
+    let problems = broken(&g, &house(&text));
+    assert!(problems.iter().any(|p| p.starts_with("never Api -> Store (a test), but: grpc")), "{problems:?}");
+    assert!(problems.iter().any(|p| p == "module error is on no part of scheduler/house.toml"), "{problems:?}");
+    // A pending arrow that no longer exists is reported too.
+    let text = house_text()
+        .replace("[[pending]]\nfrom = \"Core\"\nto = \"Sessions\"", "[[pending]]\nfrom = \"Model\"\nto = \"Sessions\"");
+    let problems = broken(&g, &house(&text));
+    assert!(problems.iter().any(|p| p.starts_with("Model -> Sessions")), "{problems:?}");
 }

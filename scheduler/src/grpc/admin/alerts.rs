@@ -257,17 +257,7 @@ impl AdminApi {
                 Error::invalid("status", format!("{} is not pending, delivered or failed", validate::quote(s)))
             })?),
         };
-        let before_id = if r.page_token.is_empty() {
-            None
-        } else {
-            Some(
-                r.page_token
-                    .parse::<i64>()
-                    .ok()
-                    .filter(|id| *id > 0)
-                    .ok_or_else(|| Error::invalid("page_token", "is not a token from a previous response"))?,
-            )
-        };
+        let before_id = before_id(&r.page_token)?;
         let filter = DeliveryFilter {
             rule_name: (!r.rule.is_empty()).then(|| r.rule.clone()),
             status,

@@ -158,17 +158,7 @@ impl AdminApi {
             }
             Ok(Some(v.to_owned()))
         };
-        let before_id = if r.page_token.is_empty() {
-            None
-        } else {
-            Some(
-                r.page_token
-                    .parse::<i64>()
-                    .ok()
-                    .filter(|id| *id > 0)
-                    .ok_or_else(|| Error::invalid("page_token", "is not a token from a previous response"))?,
-            )
-        };
+        let before_id = before_id(&r.page_token)?;
         let since = r.start_time.as_ref().map(|t| convert::ts_from_pb("start_time", t)).transpose()?;
         let until = r.end_time.as_ref().map(|t| convert::ts_from_pb("end_time", t)).transpose()?;
         if let (Some(a), Some(b)) = (since, until)

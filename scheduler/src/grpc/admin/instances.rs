@@ -14,15 +14,7 @@ impl AdminApi {
         if !r.task_name.is_empty() {
             validate::task_name("task_name", &r.task_name)?;
         }
-        let before_id = if r.page_token.is_empty() {
-            None
-        } else {
-            Some(
-                r.page_token
-                    .parse::<i64>()
-                    .map_err(|_| Error::invalid("page_token", "is not a token from a previous response"))?,
-            )
-        };
+        let before_id = before_id(&r.page_token)?;
         let since = r.start_time.as_ref().map(|t| convert::ts_from_pb("start_time", t)).transpose()?;
         let until = r.end_time.as_ref().map(|t| convert::ts_from_pb("end_time", t)).transpose()?;
         if let (Some(a), Some(b)) = (since, until)

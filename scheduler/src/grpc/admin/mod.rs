@@ -206,6 +206,16 @@ fn page_size(field: &str, v: u32, default: u32) -> Result<u32> {
     }
 }
 
+/// The id a `page_token` names (`None` for the first page): a token is the last id of the page
+/// before, as [`next_page_token`] writes it, so anything but a positive integer was never one.
+fn before_id(page_token: &str) -> Result<Option<i64>> {
+    if page_token.is_empty() {
+        return Ok(None);
+    }
+    let id = page_token.parse::<i64>().ok().filter(|id| *id > 0);
+    id.map(Some).ok_or_else(|| Error::invalid("page_token", "is not a token from a previous response"))
+}
+
 /// The token of the page after `list` (the last id), or empty when `list` is the last page.
 fn next_page_token<T>(list: &[T], limit: u32, id: impl Fn(&T) -> i64) -> String {
     match list.last() {
@@ -523,5 +533,21 @@ impl AdminService for AdminApi {
         let mut n = Note::read("GetRun", format!("run/{}", req.get_ref().run_id));
         let r = self.get_run_(&req, &mut n).await;
         self.finish(n, r).await
+    }
+}
+
+#[cfg(test)]
+mod page_token_tests {
+    use super::{before_id, next_page_token};
+
+    #[test]
+    fn one_page_token_grammar_for_every_list() {
+        assert_eq!(before_id("").expect("first page"), None);
+        assert_eq!(before_id("42").expect("a token"), Some(42));
+        assert_eq!(before_id(&next_page_token(&[7_i64, 9], 2, |i| *i)).expect("round trip"), Some(9));
+        for bad in ["0", "-5", "x", "9223372036854775808", " 1"] {
+            let e = before_id(bad).expect_err(bad).to_string();
+            assert!(e.contains("page_token") && e.contains("not a token from a previous response"), "{bad}: {e}");
+        }
     }
 }

@@ -95,15 +95,3 @@ pub(super) fn schedule_to_pb(s: &Schedule) -> pb::Schedule {
     };
     pb::Schedule { kind: Some(kind) }
 }
-
-/// The next fire time of a task whose schedule or enabled flag was just set at `now`.
-pub fn initial_next_fire(config: &TaskConfig, now: Ts) -> Option<Ts> {
-    if !config.enabled {
-        return None;
-    }
-    match &config.schedule {
-        // A one-time task accepted up to a minute late fires at once.
-        Schedule::OneTime { at } => Some(*at),
-        other => Compiled::compile(other).ok().and_then(|c| c.first_fire(now)),
-    }
-}

@@ -9,9 +9,6 @@
 #
 # Override the URLs with AX_TEST_POSTGRES_URL / AX_TEST_MYSQL_URL to use other servers; then this
 # script only checks that they answer.
-#
-# `test-databases.sh restart-postgres` / `restart-mysql` restart the local server (the chaos test
-# uses them).
 set -euo pipefail
 
 PG_URL=${AX_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}
@@ -91,33 +88,7 @@ ensure_mysql() {
   mariadb --protocol=tcp -h 127.0.0.1 -P 3306 -u root -e 'CREATE DATABASE IF NOT EXISTS test' >/dev/null
 }
 
-restart_postgres() {
-  local ver
-  ver=$(ls /etc/postgresql | sort -V | tail -n 1)
-  $SUDO pg_ctlcluster --skip-systemctl-redirect "$ver" main restart
-  wait_for PostgreSQL pg_ready
-}
-
-restart_mysql() {
-  $SUDO mariadb-admin --protocol=tcp -h 127.0.0.1 -P 3306 -u root shutdown
-  # Wait for the process itself to exit, not only for the port to close.
-  for _ in $(seq 1 120); do pgrep -x mariadbd >/dev/null || break; sleep 0.25; done
-  start_mysql
-}
-
-start_mysql() {
-  $SUDO mkdir -p /run/mysqld && $SUDO chown mysql:mysql /run/mysqld 2>/dev/null || true
-  $SUDO start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql
-  wait_for "MariaDB over TCP" my_ready
-}
-
-case "${1:-}" in
-  # Used by the chaos test: a real restart of the local server it runs against.
-  restart-postgres) restart_postgres; exit 0 ;;
-  restart-mysql) restart_mysql; exit 0 ;;
-  "") ;;
-  *) log "unknown command $1 (use no argument, restart-postgres or restart-mysql)"; exit 2 ;;
-esac
+if [ $# -gt 0 ]; then log "unknown argument $1 (this script takes none)"; exit 2; fi
 
 ensure_postgres
 ensure_mysql

@@ -17,6 +17,7 @@ pub mod fleet;
 pub mod netns;
 pub mod procs;
 pub mod proxy;
+pub mod servers;
 pub mod webhook;
 
 use std::{
@@ -46,6 +47,8 @@ pub struct TestDb {
     /// URL that axd accepts.
     pub url: String,
     name: String,
+    /// The server's URL (PostgreSQL, MySQL), for [`TestDb::cleanup`].
+    server: String,
     dir: Option<PathBuf>,
 }
 
@@ -109,20 +112,39 @@ fn unreachable(db: Db, url: &str, e: impl std::fmt::Display) -> Option<TestDb> {
 impl TestDb {
     /// A fresh database, or `None` if it is unreachable and skipping is allowed (never in CI).
     pub async fn create(db: Db) -> Option<TestDb> {
-        let name = unique_name();
-        match db {
+        let server = match db {
             Db::Sqlite => {
+                let name = unique_name();
                 let dir = std::env::temp_dir().join(format!("ax-test-{name}"));
                 std::fs::create_dir_all(&dir).expect("temp dir");
                 let url = format!("sqlite://{}", dir.join("ax.db").display());
-                Some(TestDb { db, url, name, dir: Some(dir) })
+                return Some(TestDb { db, url, name, server: String::new(), dir: Some(dir) });
             }
+            Db::Postgres => postgres_url(),
+            Db::MySql => mysql_url(),
+        };
+        match TestDb::create_at(db, server.clone()).await {
+            Ok(t) => Some(t),
+            Err(e) => unreachable(db, &server, e),
+        }
+    }
+
+    /// A fresh database on a server of the test's own (see [`servers`]); panics if it does not answer.
+    pub async fn create_on(server: &servers::PrivateServer) -> TestDb {
+        let url = server.url();
+        TestDb::create_at(server.db(), url.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{:?} at {url} is not reachable: {e}", server.db()))
+    }
+
+    /// A fresh schema (PostgreSQL) or database (MySQL) on the server at `server`; `Err` if it
+    /// cannot be reached.
+    async fn create_at(db: Db, server: String) -> Result<TestDb, sqlx::Error> {
+        let name = unique_name();
+        match db {
+            Db::Sqlite => unreachable!("SQLite has no server"),
             Db::Postgres => {
-                let server = postgres_url();
-                let admin = match sqlx_admin_pg(&server).await {
-                    Ok(p) => p,
-                    Err(e) => return unreachable(db, &server, e),
-                };
+                let admin = sqlx_admin_pg(&server).await?;
                 drop_stale(&admin, db).await;
                 sqlx::query(&format!("CREATE SCHEMA {name}")).execute(&admin).await.expect("create schema");
                 admin.close().await;
@@ -132,25 +154,20 @@ impl TestDb {
                     .map(|o| format!("%20{}", o.replace(' ', "%20").replace('=', "%3D")))
                     .unwrap_or_default();
                 let url = format!("{server}{sep}options=-c%20search_path%3D{name}{extra}");
-                Some(TestDb { db, url, name, dir: None })
+                Ok(TestDb { db, url, name, server, dir: None })
             }
             Db::MySql => {
-                let server = mysql_url();
-                let admin = match sqlx::mysql::MySqlPoolOptions::new()
+                let admin = sqlx::mysql::MySqlPoolOptions::new()
                     .max_connections(2)
                     .acquire_timeout(Duration::from_secs(5))
                     .connect(&server)
-                    .await
-                {
-                    Ok(p) => p,
-                    Err(e) => return unreachable(db, &server, e),
-                };
+                    .await?;
                 drop_stale_mysql(&admin).await;
                 sqlx::query(&format!("CREATE DATABASE {name}")).execute(&admin).await.expect("create database");
                 admin.close().await;
                 let base = server.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(server.clone());
                 let url = format!("{base}/{name}");
-                Some(TestDb { db, url, name, dir: None })
+                Ok(TestDb { db, url, name, server, dir: None })
             }
         }
     }
@@ -158,7 +175,7 @@ impl TestDb {
     /// The same database under another URL (e.g. through a proxy), as a handle that cleans
     /// nothing up.
     pub fn with_url(&self, url: String) -> TestDb {
-        TestDb { db: self.db, url, name: self.name.clone(), dir: None }
+        TestDb { db: self.db, url, name: self.name.clone(), server: self.server.clone(), dir: None }
     }
 
     /// A migrated store on this database.
@@ -180,13 +197,13 @@ impl TestDb {
         match self.db {
             Db::Sqlite => {}
             Db::Postgres => {
-                if let Ok(admin) = sqlx_admin_pg(&postgres_url()).await {
+                if let Ok(admin) = sqlx_admin_pg(&self.server).await {
                     let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name)).execute(&admin).await;
                     admin.close().await;
                 }
             }
             Db::MySql => {
-                if let Ok(admin) = sqlx::mysql::MySqlPool::connect(&mysql_url()).await {
+                if let Ok(admin) = sqlx::mysql::MySqlPool::connect(&self.server).await {
                     let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {}", self.name)).execute(&admin).await;
                     admin.close().await;
                 }

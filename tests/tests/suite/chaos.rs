@@ -7,7 +7,8 @@
 //! start stale assignments when it resumes); a database freeze (every database connection held
 //! silent by a proxy for seconds); a cut of every database connection; a cut of every worker
 //! stream of one axd; a partition between the workers and one axd (its streams held silent, no
-//! reset); SIGTERM of an axd (graceful restart); and one real restart of the database server.
+//! reset); SIGTERM of an axd (graceful restart); and one real restart of the database server: a
+//! server of the test's own ([`PrivateServer`]), as the shared one serves the tests running beside it.
 //!
 //! Afterwards, from the database and from the workers' own execution logs:
 //! 1. every fire time has exactly one instance, with the expected fire times derived by plain
@@ -32,7 +33,7 @@
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
     io::Write as _,
-    path::{Path, PathBuf},
+    path::PathBuf,
     time::Duration,
 };
 
@@ -43,6 +44,7 @@ use ax_tests::{
     client::{self, cron, manual, spec},
     procs::{AxdProcess, DemoWorker, Execution, executions_in},
     proxy::{Proxy, free_port},
+    servers::PrivateServer,
 };
 use chrono::{DateTime, TimeDelta, Utc};
 use tonic::transport::Channel;
@@ -53,16 +55,18 @@ static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(())
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chaos_on_postgres_loses_and_doubles_nothing() {
     let _one = ONE_AT_A_TIME.lock().await;
-    let Some(db) = TestDb::create(Db::Postgres).await else { return };
-    chaos(&db, "restart-postgres").await;
+    let Some(mut server) = PrivateServer::start(Db::Postgres).await else { return };
+    let db = TestDb::create_on(&server).await;
+    chaos(&db, &mut server).await;
     db.cleanup().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chaos_on_mariadb_loses_and_doubles_nothing() {
     let _one = ONE_AT_A_TIME.lock().await;
-    let Some(db) = TestDb::create(Db::MySql).await else { return };
-    chaos(&db, "restart-mysql").await;
+    let Some(mut server) = PrivateServer::start(Db::MySql).await else { return };
+    let db = TestDb::create_on(&server).await;
+    chaos(&db, &mut server).await;
     db.cleanup().await;
 }
 
@@ -244,7 +248,7 @@ impl Cluster {
         rng: &mut fastrand::Rng,
         busy_axds: &mut HashSet<usize>,
         busy_workers: &mut HashSet<usize>,
-        restart_command: &str,
+        server: &mut PrivateServer,
     ) -> (Duration, Undo) {
         let ms = |rng: &mut fastrand::Rng, lo: u64, hi: u64| Duration::from_millis(rng.u64(lo..hi));
         let worker = |rng: &mut fastrand::Rng, busy: &mut HashSet<usize>| {
@@ -350,14 +354,16 @@ impl Cluster {
                 (Duration::ZERO, Undo::Nothing)
             }
             Fault::RestartDb => {
-                eprintln!("  restarting the database");
-                let status = std::process::Command::new(
-                    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/test-databases.sh"),
-                )
-                .arg(restart_command)
-                .status()
-                .expect("run the restart script");
-                assert!(status.success(), "restarting the database failed");
+                eprintln!("  restarting the database server");
+                // A session opened before (directly, not through the proxy) cannot outlive a real
+                // restart: that tells a restart from a server that never went away.
+                let mut before = Session::open(server).await;
+                assert!(before.answers().await, "a session on the database server answers before its restart");
+                server.restart().await;
+                assert!(
+                    !before.answers().await,
+                    "a session opened before the database restart still answers: the server did not restart"
+                );
                 self.count("database restart");
                 (Duration::ZERO, Undo::Nothing)
             }
@@ -384,6 +390,36 @@ impl Cluster {
             Undo::ReleaseStreams(i) => self.stream_proxies[i].release(),
             Undo::Nothing => {}
         }
+    }
+}
+
+/// A session on the database server itself, not through the proxy.
+enum Session {
+    Postgres(sqlx::PgConnection),
+    MySql(sqlx::MySqlConnection),
+}
+
+impl Session {
+    async fn open(server: &PrivateServer) -> Session {
+        use sqlx::Connection as _;
+        let url = server.url();
+        match server.db() {
+            Db::Postgres => Session::Postgres(sqlx::PgConnection::connect(&url).await.expect("connect")),
+            _ => Session::MySql(sqlx::MySqlConnection::connect(&url).await.expect("connect")),
+        }
+    }
+
+    /// Whether the session still runs a query (within 10 s).
+    async fn answers(&mut self) -> bool {
+        let q = "SELECT 1";
+        let r = tokio::time::timeout(Duration::from_secs(10), async {
+            match self {
+                Session::Postgres(c) => sqlx::query(q).execute(c).await.is_ok(),
+                Session::MySql(c) => sqlx::query(q).execute(c).await.is_ok(),
+            }
+        })
+        .await;
+        r.unwrap_or(false)
     }
 }
 
@@ -470,7 +506,7 @@ fn key_of(t: DateTime<Utc>) -> String {
     format!("fire:{}", t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
 }
 
-async fn chaos(db: &TestDb, restart_command: &str) {
+async fn chaos(db: &TestDb, server: &mut PrivateServer) {
     let seed: u64 = std::env::var("AX_CHAOS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(7)
     });
@@ -673,7 +709,7 @@ async fn chaos(db: &TestDb, restart_command: &str) {
         let (mut busy_axds, mut busy_workers) = (HashSet::new(), HashSet::new());
         let mut undo = Vec::new();
         for f in now {
-            let (d, u) = c.begin(f, &mut rng, &mut busy_axds, &mut busy_workers, restart_command).await;
+            let (d, u) = c.begin(f, &mut rng, &mut busy_axds, &mut busy_workers, server).await;
             undo.push((tokio::time::Instant::now() + d, u));
         }
         undo.sort_by_key(|(at, _)| *at);
@@ -948,7 +984,9 @@ async fn chaos(db: &TestDb, restart_command: &str) {
         a.kill_hard().await;
     }
     // The faults that found the bugs this test exists for happened (each is forced once per run).
-    for must in ["axd SIGSTOP past the lease", "worker SIGSTOP past the lease", "two faults at once"] {
+    for must in
+        ["axd SIGSTOP past the lease", "worker SIGSTOP past the lease", "two faults at once", "database restart"]
+    {
         assert!(c.counts.contains_key(must), "no {must:?} in this run: {faults:?}");
     }
     if std::env::var("AX_CHAOS_KEEP").is_ok_and(|v| v == "1") {

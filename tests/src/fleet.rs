@@ -1,6 +1,6 @@
 //! Workers for routing tests: SDK workers serving handler `run`, which record which worker ran
-//! which attempt (with its shard), can be told to sleep or fail on some workers, and count the most
-//! runs at once.
+//! which attempt (with its shard), can be told to sleep or fail on some workers, count the most
+//! runs at once, and can be held at a gate that the test opens.
 
 use std::{
     collections::HashMap,
@@ -32,13 +32,30 @@ pub struct Run {
 }
 
 /// Workers serving handler `run`, which sleeps `ms`, fails when `fail` is true (or when `fail_on`
-/// names its worker), and records every run and the most runs at once.
-#[derive(Clone, Default)]
+/// names its worker), and records every run and the most runs at once. A [`Fleet::gated`] fleet's
+/// handlers wait at its gate until the test opens it, after recording their run and counting as
+/// active: a test can see how many runs are under way at once without racing their ends.
+#[derive(Clone)]
 pub struct Fleet {
     pub runs: Arc<Mutex<Vec<Run>>>,
     active: Arc<AtomicUsize>,
     pub peak: Arc<AtomicUsize>,
     stops: Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<()>>>>,
+    /// True while handlers may go on.
+    gate: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Default for Fleet {
+    /// A fleet whose gate is open.
+    fn default() -> Self {
+        Fleet {
+            runs: Default::default(),
+            active: Default::default(),
+            peak: Default::default(),
+            stops: Default::default(),
+            gate: Arc::new(tokio::sync::watch::Sender::new(true)),
+        }
+    }
 }
 
 /// What the params of an instance of `run` ask: sleep `ms` (only on the workers of `slow_on` if
@@ -56,9 +73,26 @@ struct Params {
 }
 
 impl Fleet {
+    /// A fleet whose handlers wait at a closed gate until [`Fleet::open_gate`].
+    pub fn gated() -> Fleet {
+        let f = Fleet::default();
+        f.gate.send_replace(false);
+        f
+    }
+
+    /// Lets every waiting and later handler go on.
+    pub fn open_gate(&self) {
+        self.gate.send_replace(true);
+    }
+
+    /// How many handlers are running now (waiting at the gate included).
+    pub fn active(&self) -> usize {
+        self.active.load(Ordering::SeqCst)
+    }
+
     /// Starts a worker of app `app` with this id, capacity and labels.
     pub fn start(&self, endpoint: &str, app: &str, id: &str, capacity: u32, labels: &[(&str, &str)]) {
-        let (runs, active, peak) = (self.runs.clone(), self.active.clone(), self.peak.clone());
+        let (runs, active, peak, gate) = (self.runs.clone(), self.active.clone(), self.peak.clone(), self.gate.clone());
         let me = id.to_owned();
         let mut b = Worker::builder().endpoint(endpoint).app(app).worker_id(id).capacity(capacity);
         for (k, v) in labels {
@@ -67,6 +101,7 @@ impl Fleet {
         let worker = b
             .handler("run", move |ctx: Context| {
                 let (runs, active, peak, me) = (runs.clone(), active.clone(), peak.clone(), me.clone());
+                let mut gate = gate.subscribe();
                 async move {
                     let p: Params = serde_json::from_str(&ctx.params_raw).unwrap_or_default();
                     runs.lock().expect("lock").push(Run {
@@ -78,6 +113,7 @@ impl Fleet {
                     });
                     let now = active.fetch_add(1, Ordering::SeqCst) + 1;
                     peak.fetch_max(now, Ordering::SeqCst);
+                    let _ = gate.wait_for(|open| *open).await;
                     if p.slow_on.is_empty() || p.slow_on.contains(&me) {
                         tokio::time::sleep(Duration::from_millis(p.ms)).await;
                     }
@@ -95,6 +131,39 @@ impl Fleet {
             let _ = stopped.await;
         }));
         self.stops.lock().expect("lock").insert(id.to_owned(), stop);
+    }
+
+    /// For a gated fleet running instances of `task`, capped at `limit` at once: waits until
+    /// `limit` handlers are held at the gate, checks for a while (some dispatch rounds) that no
+    /// other starts and that axd holds no other instance of `task` dispatched or running, then
+    /// opens the gate.
+    pub async fn hold_at_cap(&self, admin: &Admin, task: &str, limit: usize) {
+        const QUIET: Duration = Duration::from_millis(1500);
+        eventually(LONG, &format!("{limit} runs of {task} at once"), || async {
+            (self.active() >= limit).then_some(())
+        })
+        .await;
+        let until = tokio::time::Instant::now() + QUIET;
+        while tokio::time::Instant::now() < until {
+            let list = admin
+                .clone()
+                .list_instances(pb::ListInstancesRequest {
+                    task_name: task.into(),
+                    page_size: 1000,
+                    ..Default::default()
+                })
+                .await
+                .expect("list")
+                .into_inner()
+                .instances;
+            let held = [pb::InstanceStatus::Dispatched as i32, pb::InstanceStatus::Running as i32];
+            let busy = list.iter().filter(|i| held.contains(&i.status)).count();
+            let active = self.active();
+            assert_eq!(active, limit, "handlers running at once while the gate is closed (cap {limit})");
+            assert_eq!(busy, limit, "instances of {task} dispatched or running while the gate is closed (cap {limit})");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        self.open_gate();
     }
 
     /// Stops one worker (its stream closes).

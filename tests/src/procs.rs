@@ -269,9 +269,9 @@ pub struct AxdProcess {
 }
 
 /// How long after its `--shutdown-timeout` an axd process may take to be gone: after the bounded
-/// shutdown it leaves `ax_scheduler` and closes its pools, which takes milliseconds; a second more
-/// covers a loaded machine.
-pub const EXIT_MARGIN: std::time::Duration = std::time::Duration::from_secs(1);
+/// shutdown it leaves `ax_scheduler` and closes its pools, which takes milliseconds; 3 s more
+/// covers a loaded 2-core machine (a process that ignored its timeout would stay until killed).
+pub const EXIT_MARGIN: std::time::Duration = std::time::Duration::from_secs(3);
 
 fn shutdown_timeout_of(args: &[&str], env: &[(&str, &str)]) -> std::time::Duration {
     let flag = args.iter().position(|a| *a == "--shutdown-timeout").and_then(|i| args.get(i + 1)).copied();

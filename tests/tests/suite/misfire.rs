@@ -1,5 +1,5 @@
 //! Misfire policies end to end: the axd process stops, fires of a per-second task pass the misfire
-//! threshold (1 s) while it is down, and it starts again. What each policy creates is checked by
+//! threshold (3 s) while it is down, and it starts again. What each policy creates is checked by
 //! arithmetic on fire times, from the task's next fire time read while axd was down.
 
 use std::time::Duration;
@@ -15,8 +15,11 @@ use ax_tests::{
 use tonic::transport::Channel;
 
 const LONG: Duration = Duration::from_secs(30);
+/// The misfire threshold: a few seconds, so that a fire a loaded machine serves a second or two
+/// late (before the stop, or in the first rounds after the restart) is still on time, not a misfire.
+const THRESHOLD: Duration = Duration::from_secs(3);
 /// How long the task's fires go unserved: five or more fires are later than the threshold by then.
-const DOWN: Duration = Duration::from_secs(6);
+const DOWN: Duration = Duration::from_secs(9);
 
 async fn start(db: &TestDb, dir: &std::path::Path, log: &str) -> (AxdProcess, AdminServiceClient<Channel>) {
     let axd = AxdProcess::start(&["--listen", "127.0.0.1:0", "--database-url", &db.url], &dir.join(log)).await;
@@ -68,7 +71,7 @@ async fn outage_with(
     let (mut axd, mut admin) = start(db, &dir, "first.log").await;
     let mut s = spec("tick", "nobody", "h", cron("* * * * * *"));
     s.misfire_policy = policy as i32;
-    s.misfire_threshold = Some(ax_tests::client::dur(Duration::from_secs(1)));
+    s.misfire_threshold = Some(ax_tests::client::dur(THRESHOLD));
     s.max_catch_up = max_catch_up;
     create(&mut admin, s).await;
     eventually(LONG, "fires before the stop", || async { (instances(&admin).await.len() >= 2).then_some(()) }).await;

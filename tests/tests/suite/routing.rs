@@ -412,14 +412,17 @@ async fn max_running_caps_the_instances_dispatched_or_running_at_once(db: &TestD
     let mut s = spec("capped", "app", "run", manual());
     s.max_running = Some(2);
     create(&mut admin, s).await;
-    let fleet = Fleet::default();
+    // Gated: the first runs stay under way until the test has seen the cap hold, whatever the
+    // machine's speed (no hoping that short runs overlap).
+    let fleet = Fleet::gated();
     fleet.start(&axd.endpoint, "app", "w1", 10, &[]);
     fleet.start(&axd.endpoint, "app", "w2", 10, &[]);
     connected(&admin, "app", &["w1", "w2"]).await;
     let mut ids = Vec::new();
     for n in 0..8 {
-        ids.push(trigger_with(&mut admin, "capped", &format!("c{n}"), r#"{"ms":300}"#).await);
+        ids.push(trigger_with(&mut admin, "capped", &format!("c{n}"), r#"{"ms":50}"#).await);
     }
+    fleet.hold_at_cap(&admin, "capped", 2).await;
     for id in &ids {
         wait_status(&mut admin, *id, S::Success, LONG).await;
     }

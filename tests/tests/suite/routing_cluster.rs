@@ -18,11 +18,14 @@ const LONG: Duration = Duration::from_secs(60);
 
 /// Three axd on `db`, each with one worker (`w0`, `w1`, `w2`) of app `app`.
 async fn three(db: &TestDb, capacity: u32) -> (Vec<Axd>, Fleet) {
+    three_with(db, capacity, Fleet::default()).await
+}
+
+async fn three_with(db: &TestDb, capacity: u32, fleet: Fleet) -> (Vec<Axd>, Fleet) {
     let mut axds = Vec::new();
     for _ in 0..3 {
         axds.push(Axd::start(db, |_| {}).await);
     }
-    let fleet = Fleet::default();
     for (i, a) in axds.iter().enumerate() {
         fleet.start(&a.endpoint, "app", &format!("w{i}"), capacity, &[]);
     }
@@ -38,7 +41,8 @@ async fn stop(axds: Vec<Axd>, fleet: Fleet) {
 }
 
 async fn a_running_limit_holds_across_three_axd(db: &TestDb) {
-    let (axds, fleet) = three(db, 6).await;
+    // Gated: the first runs stay under way until the test has seen the cap hold.
+    let (axds, fleet) = three_with(db, 6, Fleet::gated()).await;
     let mut admin = axds[0].admin().await;
     let mut s = spec("capped", "app", "run", manual());
     s.max_running = Some(3);
@@ -49,6 +53,7 @@ async fn a_running_limit_holds_across_three_axd(db: &TestDb) {
         let mut a = axds[n % 3].admin().await;
         ids.push(trigger_with(&mut a, "capped", &format!("c{n}"), r#"{"ms":150}"#).await);
     }
+    fleet.hold_at_cap(&admin, "capped", 3).await;
     for id in &ids {
         wait_status(&mut admin, *id, S::Success, LONG).await;
     }

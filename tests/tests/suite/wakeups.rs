@@ -69,13 +69,15 @@ async fn assigned_after(w: &mut RawWorker, since: Instant) -> (ax_proto::v1::Ass
 }
 
 async fn notify_brings_work_and_cancels_from_another_axd_at_once(db: &TestDb) {
-    // Both axd poll only every 30 s. The worker's Hello made A look for work once; after that, only
-    // a notification can make it look again before 30 s have passed. NOTIFY takes milliseconds;
-    // 3 s (a tenth of the poll interval) leaves a loaded 2-core machine plenty of room, and a
-    // broken NOTIFY cannot pass: A would find the work about 30 s later.
-    const NOTIFY_BOUND: Duration = Duration::from_secs(3);
-    let a = Axd::start(db, |o| polling_every(o, Duration::from_secs(30))).await;
-    let b = Axd::start(db, |o| polling_every(o, Duration::from_secs(30))).await;
+    // Both axd poll only every 45 s. The worker's Hello made A look for work once; after that, only
+    // a notification can make it look again before 45 s have passed. NOTIFY takes milliseconds;
+    // 15 s leaves a loaded 2-core machine plenty of room, and a broken NOTIFY cannot pass: A's
+    // dispatcher has slept about a second when the work is triggered, so its next poll would find
+    // the work some 44 s later, far more than the bound plus a margin of 10 s.
+    const NOTIFY_BOUND: Duration = Duration::from_secs(15);
+    const POLL: Duration = Duration::from_secs(45);
+    let a = Axd::start(db, |o| polling_every(o, POLL)).await;
+    let b = Axd::start(db, |o| polling_every(o, POLL)).await;
     let mut admin_b = b.admin().await;
     create(&mut admin_b, spec("wake", "raw", "h", manual())).await;
     let mut w = worker_on(&a).await;
@@ -90,7 +92,7 @@ async fn notify_brings_work_and_cancels_from_another_axd_at_once(db: &TestDb) {
         "work triggered on B reached A's worker {took:?} later (NOTIFY bound {NOTIFY_BOUND:?})"
     );
     w.send(Out::Accepted(pb::Accepted { instance_id: id, attempt: assign.attempt })).await;
-    wait_status(&mut admin_b, id, S::Running, Duration::from_secs(5)).await;
+    wait_status(&mut admin_b, id, S::Running, Duration::from_secs(30)).await;
 
     // A cancel queued on B for the attempt A's worker holds.
     let t0 = Instant::now();
@@ -115,9 +117,10 @@ async fn notify_brings_work_and_cancels_from_another_axd_at_once(db: &TestDb) {
 async fn a_missed_notification_is_made_up_for_within_the_poll_interval(db: &TestDb) {
     // A polls every 3 s. With its listening connection cut (PostgreSQL) or no notifications at all
     // (MySQL), work triggered on B is found by A's next poll: at most 3 s later, plus the round
-    // itself (milliseconds; 2 s covers a loaded 2-core machine).
+    // itself (milliseconds; 10 s covers a loaded 2-core machine). Nothing else brings the work to A
+    // in that time: B, which has no worker, polls every 45 s, and every notification is cut.
     const POLL: Duration = Duration::from_secs(3);
-    const MARGIN: Duration = Duration::from_secs(2);
+    const MARGIN: Duration = Duration::from_secs(10);
     // On PostgreSQL, A's connections go through a proxy that tells the listening connection apart
     // by its LISTEN statement (plaintext, hence sslmode=disable), so that only that one is cut.
     let proxy = Proxy::start_marking(db.server_addr(), b"LISTEN \"ax_").await;
@@ -127,7 +130,7 @@ async fn a_missed_notification_is_made_up_for_within_the_poll_interval(db: &Test
     };
     let via = db.with_url(url);
     let a = Axd::start(&via, |o| polling_every(o, POLL)).await;
-    let b = Axd::start(db, |o| polling_every(o, Duration::from_secs(30))).await;
+    let b = Axd::start(db, |o| polling_every(o, Duration::from_secs(45))).await;
     let mut admin_b = b.admin().await;
     create(&mut admin_b, spec("poll", "raw", "h", manual())).await;
     let mut w = worker_on(&a).await;
@@ -150,7 +153,7 @@ async fn a_missed_notification_is_made_up_for_within_the_poll_interval(db: &Test
         );
         w.send(Out::Accepted(pb::Accepted { instance_id: id, attempt: assign.attempt })).await;
         w.send(result(id, assign.attempt, true)).await;
-        wait_status(&mut admin_b, id, S::Success, Duration::from_secs(5)).await;
+        wait_status(&mut admin_b, id, S::Success, Duration::from_secs(30)).await;
     }
     if db.db == Db::Postgres {
         // A kept trying to listen again, and every attempt was cut: no notification reached it.
@@ -178,10 +181,13 @@ mod fallback {
 }
 
 /// A due task that another axd holds locked (its trigger round is slow, say) is looked at again
-/// every 50 ms, not in a tight loop of claims that skip it. The bound (100 rounds and checks in
-/// a second, where 50 ms gives about 40) is far from a spin: a round and a check take a few
-/// milliseconds, so without the pause the loop counts hundreds a second.
+/// every 50 ms, not in a tight loop of claims that skip it. Each 50 ms pause ends one round and
+/// one check, so 40 of them take at least 19 pauses, 950 ms; without the pause a round and a check
+/// take a few milliseconds and the loop counts 40 within a couple of hundred. A loaded machine only
+/// makes the count slower, which cannot make the first bound fail.
 async fn a_due_task_locked_elsewhere_is_not_claimed_in_a_spin(db: &TestDb) {
+    const COUNT: u64 = 40;
+    const AT_LEAST: Duration = Duration::from_millis(800);
     let axd = Axd::start(db, |_| {}).await;
     let mut admin = axd.admin().await;
     create(&mut admin, spec("locked", "nobody", "h", cron("* * * * * *"))).await;
@@ -192,19 +198,26 @@ async fn a_due_task_locked_elsewhere_is_not_claimed_in_a_spin(db: &TestDb) {
     let held = other.claim_due_tasks(far, far, 10).await.expect("claim");
     assert_eq!(held.len(), 1, "the test holds the task");
     let due = held[0].as_ref().ok().and_then(|t| t.next_fire_at).expect("a next fire");
-    // Wait until the task is due (and the loop has looked since), then count what it does in one
-    // second.
+    // Wait until the task is due (and the loop has looked since), then time COUNT rounds and
+    // checks.
     let reports = axd.running.trigger_reports.clone();
-    eventually(Duration::from_secs(5), "the locked task to be due", || async {
+    eventually(Duration::from_secs(30), "the locked task to be due", || async {
         let looked = reports.borrow().at.is_some_and(|at| at > due);
         looked.then_some(())
     })
     .await;
     let before = reports.borrow().rounds;
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let counted = reports.borrow().rounds - before;
-    assert!(counted <= 100, "{counted} trigger rounds and checks in one second while the task is locked elsewhere");
-    assert!(counted >= 5, "the loop kept looking ({counted})");
+    let t0 = Instant::now();
+    // The loop keeps looking: COUNT more rounds and checks come (in about a second).
+    eventually(Duration::from_secs(30), "the trigger loop to keep looking at the locked task", || async {
+        (reports.borrow().rounds - before >= COUNT).then_some(())
+    })
+    .await;
+    let took = t0.elapsed();
+    assert!(
+        took >= AT_LEAST,
+        "{COUNT} trigger rounds and checks in {took:?} while the task is locked elsewhere (a spin)"
+    );
     drop(other);
     axd.stop().await;
 }

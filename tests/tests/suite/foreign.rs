@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use ax_scheduler::config::HumanDuration;
 use ax_proto::v1::{self as pb, InstanceStatus as S, scheduler_message::Msg as In, worker_message::Msg as Out};
+use ax_scheduler::config::HumanDuration;
 use ax_tests::{
     TestDb,
     axd::{Axd, channel},

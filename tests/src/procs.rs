@@ -12,9 +12,19 @@ pub fn target_dir() -> PathBuf {
 
 /// Path of a workspace binary or example, building them once per test process so the test never
 /// runs a stale binary.
+///
+/// With `AX_TEST_BINS_BUILT=1` the binaries are taken as they are: `scripts/test.sh` sets it after
+/// its build phase, whose `cargo nextest run --workspace --no-run` builds axd, axctl and the
+/// examples with the rest. The build here selects three packages only, so cargo resolves their
+/// dependencies' features for them alone and would compile a second copy of about twenty crates
+/// (ring, rustls, sqlx, tonic, ax-scheduler...) inside the first test, then relink each binary
+/// over the one the workspace build made.
 pub fn bin(name: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
+        if std::env::var("AX_TEST_BINS_BUILT").is_ok_and(|v| v == "1") {
+            return;
+        }
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
         let profile_release = target_dir().ends_with("release");
         let mut cmd = Command::new(cargo);
@@ -43,7 +53,13 @@ pub fn bin(name: &str) -> PathBuf {
     if direct.exists() {
         return direct;
     }
-    target_dir().join("examples").join(name)
+    let example = target_dir().join("examples").join(name);
+    assert!(
+        example.exists(),
+        "{name} is not in {} nor in its examples/ (with AX_TEST_BINS_BUILT=1 it must be built beforehand)",
+        target_dir().display()
+    );
+    example
 }
 
 /// A demo-worker process (worker-sdk/examples/demo-worker.rs) that is killed when dropped.

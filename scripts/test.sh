@@ -103,8 +103,11 @@ wait_all() {
 }
 
 # Installs with apt (node, Chromium, libfaketime, the databases) take turns: two apt-get at once
-# fail on dpkg's lock.
+# fail on dpkg's lock. (npm already there needs no turn.)
 apt_lock="$logs/apt.lock"
+ensure_node() {
+  command -v npm >/dev/null 2>&1 || flock "$apt_lock" ./scripts/ensure-node.sh
+}
 step_databases() {
   flock "$apt_lock" ./scripts/test-databases.sh >"$logs/databases.env"
 }
@@ -113,7 +116,7 @@ step_python() {
 }
 # The TypeScript SDK built, for tests/tests/suite/sdk_mtls.rs and its conformance kit.
 step_typescript() {
-  flock "$apt_lock" ./scripts/ensure-node.sh
+  ensure_node
   npm ci --prefix sdks/typescript --no-audit --no-fund --loglevel=error
   npm run build --prefix sdks/typescript --silent
 }
@@ -121,7 +124,7 @@ step_typescript() {
 # the console's locked packages; console/src/gen and console/dist checked against what the sources
 # make (console/check.sh).
 step_console() {
-  flock "$apt_lock" ./scripts/ensure-node.sh
+  ensure_node
   npm ci --prefix tools/buf --no-audit --no-fund --loglevel=error
   npm ci --prefix console --no-audit --no-fund --loglevel=error
   console/check.sh

@@ -182,7 +182,12 @@ while IFS= read -r line; do
 done <"$logs/databases.env"
 
 begin tests
-cargo nextest run --workspace --locked --profile ci "$@"
+# --workspace unless the arguments pick packages (cargo ignores -p next to --workspace).
+scope=(--workspace)
+for arg in "$@"; do
+  case "$arg" in -p | -p* | --package | --package=*) scope=() ;; esac
+done
+cargo nextest run "${scope[@]}" --locked --profile ci "$@"
 # nextest runs no doctests. Only on a whole-workspace run, not when arguments pick some tests.
 if [ "$#" = 0 ]; then
   cargo test --workspace --doc --locked

@@ -9,7 +9,15 @@
 #
 # Override the URLs with AX_TEST_POSTGRES_URL / AX_TEST_MYSQL_URL to use other servers; then this
 # script only checks that they answer.
+#
+# The tests run six at a time (.config/nextest.toml), some with three axd of about fifteen
+# connections each: a local server allowing fewer connections than PG_MAX_CONNECTIONS /
+# MY_MAX_CONNECTIONS is raised to that (PostgreSQL: ALTER SYSTEM and one restart, once; MariaDB: SET
+# GLOBAL on the running server, and the same number on the command line when this script starts
+# it). A server that allows more is left as it is.
 set -euo pipefail
+PG_MAX_CONNECTIONS=400
+MY_MAX_CONNECTIONS=600
 
 PG_URL=${AX_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}
 MY_URL=${AX_TEST_MYSQL_URL:-mysql://root@127.0.0.1:3306/test}
@@ -56,11 +64,25 @@ ensure_postgres() {
     $SUDO pg_ctlcluster --skip-systemctl-redirect "$ver" main start || true
     wait_for PostgreSQL pg_ready
   fi
+  raise_postgres_connections
   # The test database.
   if ! psql "postgres://postgres@127.0.0.1:5432/test" -c 'select 1' >/dev/null 2>&1; then
     psql "postgres://postgres@127.0.0.1:5432/postgres" -c 'CREATE DATABASE test' >/dev/null \
       || $SUDO -u postgres psql -c 'CREATE DATABASE test' >/dev/null
   fi
+}
+
+raise_postgres_connections() {
+  local url="postgres://postgres@127.0.0.1:5432/postgres" now
+  now=$(psql "$url" -Atc 'SHOW max_connections')
+  if [ "$now" -ge "$PG_MAX_CONNECTIONS" ]; then return 0; fi
+  log "PostgreSQL allows $now connections; raising max_connections to $PG_MAX_CONNECTIONS (one restart)"
+  psql "$url" -qc "ALTER SYSTEM SET max_connections = $PG_MAX_CONNECTIONS"
+  if ! ls /etc/postgresql/*/main >/dev/null 2>&1; then
+    log "PostgreSQL is not a local Debian cluster that this script can restart: restart it to apply max_connections"
+    return 0
+  fi
+  restart_postgres
 }
 
 my_ready() { mariadb-admin --protocol=tcp -h 127.0.0.1 -P 3306 -u root ping >/dev/null 2>&1; }
@@ -77,7 +99,8 @@ ensure_mysql() {
     fi
     log "starting MariaDB"
     $SUDO mkdir -p /run/mysqld && $SUDO chown mysql:mysql /run/mysqld 2>/dev/null || true
-    $SUDO start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql
+    $SUDO start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql \
+    --max-connections="$MY_MAX_CONNECTIONS"
     wait_for MariaDB $SUDO mariadb-admin ping
     if [ "$fresh" = 1 ] || ! my_ready; then
       # Tests connect over TCP as root without a password.
@@ -85,7 +108,23 @@ ensure_mysql() {
     fi
     wait_for "MariaDB over TCP" my_ready
   fi
+  raise_mysql_connections
   mariadb --protocol=tcp -h 127.0.0.1 -P 3306 -u root -e 'CREATE DATABASE IF NOT EXISTS test' >/dev/null
+}
+
+raise_mysql_connections() {
+  local now
+  now=$(mariadb --protocol=tcp -h 127.0.0.1 -P 3306 -u root -Nse 'SELECT @@GLOBAL.max_connections')
+  if [ "$now" -ge "$MY_MAX_CONNECTIONS" ]; then return 0; fi
+  log "MariaDB allows $now connections; raising max_connections to $MY_MAX_CONNECTIONS"
+  mariadb --protocol=tcp -h 127.0.0.1 -P 3306 -u root -e "SET GLOBAL max_connections = $MY_MAX_CONNECTIONS"
+}
+
+restart_postgres() {
+  local ver
+  ver=$(ls /etc/postgresql | sort -V | tail -n 1)
+  $SUDO pg_ctlcluster --skip-systemctl-redirect "$ver" main restart
+  wait_for PostgreSQL pg_ready
 }
 
 if [ $# -gt 0 ]; then log "unknown argument $1 (this script takes none)"; exit 2; fi

@@ -1,15 +1,19 @@
 // Builds console/dist, which axd embeds (scheduler/build.rs): one minified bundle of src/main.tsx and
 // one stylesheet, named by a hash of their contents (served as immutable), and index.html naming
 // them. The output depends only on the sources and the locked packages, so `console/check.sh` can
-// rebuild it and compare with the committed copy.
+// rebuild it and compare with the committed copy. `--out DIR` writes the build to DIR instead
+// (console/check.sh builds into a temporary directory, so that it never touches console/dist: axd's
+// build script reads console/dist, and a rewrite would race with a cargo build running alongside
+// and make cargo rebuild axd afterwards).
 import { build } from "esbuild";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const dist = join(root, "dist");
+const outAt = process.argv.indexOf("--out");
+const dist = outAt >= 0 && process.argv[outAt + 1] ? resolve(process.argv[outAt + 1]) : join(root, "dist");
 const hash = (bytes) => createHash("sha256").update(bytes).digest("hex").slice(0, 12);
 
 const bundle = await build({
@@ -44,4 +48,4 @@ writeFileSync(join(dist, names.js), js);
 writeFileSync(join(dist, names.css), css);
 writeFileSync(join(dist, names.icon), icon);
 writeFileSync(join(dist, "index.html"), html);
-console.log(`console/dist: ${names.js} (${js.length} bytes), ${names.css}, index.html`);
+console.log(`${outAt >= 0 ? dist : "console/dist"}: ${names.js} (${js.length} bytes), ${names.css}, index.html`);

@@ -374,12 +374,14 @@ async fn a_python_worker_leaves_a_silent_axd_for_its_next_endpoint_and_keeps_its
     let Some(db) = TestDb::create(Db::Sqlite).await else {
         return;
     };
-    // Heartbeat 1 s: axd's silence shows after 3 s. Grace 8 s: axd keeps the attempt while the
-    // worker moves, however slowly a loaded machine lets it reconnect. The attempt (10 s) is still
-    // running when the worker moves (within 8 s of the silence).
+    // Heartbeat 1 s: axd's silence shows after 3 s. Grace 15 s: the attempt's lease (3 s + 15 s,
+    // less a 1 s fence) outlasts the worker's move and its first renewal on the new session,
+    // however slowly a loaded machine lets it reconnect (with 8 s, a run beside a full test suite
+    // lost the lease and re-ran the attempt). The attempt (16 s) is still running when the worker
+    // moves (within 15 s of the silence).
     let axd = Axd::start(&db, |o| {
         o.heartbeat_interval = Some(HumanDuration(Duration::from_secs(1)));
-        o.lost_worker_grace = Some(HumanDuration(Duration::from_secs(8)));
+        o.lost_worker_grace = Some(HumanDuration(Duration::from_secs(15)));
     })
     .await;
     let mut admin = axd.admin().await;
@@ -389,13 +391,13 @@ async fn a_python_worker_leaves_a_silent_axd_for_its_next_endpoint_and_keeps_its
     let worker = PythonWorker::start(&[proxy.addr.to_string(), direct(&axd)], "py-a", &tmp.0);
     let first = listed(&admin, "py-a").await;
 
-    let id = trigger_with(&mut admin, "py-silent", "one", r#"{"ms": 10000}"#).await;
+    let id = trigger_with(&mut admin, "py-silent", "one", r#"{"ms": 16000}"#).await;
     let running = wait_status(&mut admin, id, S::Running, LONG).await;
     assert_eq!(running.worker_id, "py-a");
     // axd goes silent without the connection breaking (a stalled axd, a partition): only the
     // worker's own liveness rule can notice, within 3 heartbeat intervals, long before keepalive.
     proxy.hold();
-    let moved = eventually(Duration::from_secs(8), "py-a to open a session on its second endpoint", || {
+    let moved = eventually(Duration::from_secs(15), "py-a to open a session on its second endpoint", || {
         let mut admin = admin.clone();
         let old = first.session_id.clone();
         async move { workers(&mut admin).await.into_iter().find(|w| w.worker_id == "py-a" && w.session_id != old) }

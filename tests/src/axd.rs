@@ -11,15 +11,17 @@ use tonic::transport::Channel;
 
 use crate::TestDb;
 
-/// Short timings so lifecycle tests finish quickly: heartbeat 200 ms (dead after 600 ms), ack
-/// timeout 2 s, lost-worker grace 1 s, loops poll at most every 200 ms.
+/// Short timings so lifecycle tests finish quickly: heartbeat 500 ms (dead after 1.5 s), ack
+/// timeout 3 s, lost-worker grace 1 s, loops poll at most every 200 ms. The heartbeat is not
+/// shorter: with 200 ms (dead after 600 ms), workers on a loaded 2-core machine (a full test
+/// run beside other work) missed their heartbeats, and their sessions ended under the tests.
 pub fn fast_options(db: &TestDb) -> Options {
     let ms = |n| Some(HumanDuration(Duration::from_millis(n)));
     Options {
         database_url: Some(db.url.clone()),
         listen: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
-        heartbeat_interval: ms(200),
-        ack_timeout: ms(2000),
+        heartbeat_interval: ms(500),
+        ack_timeout: ms(3000),
         lost_worker_grace: ms(1000),
         poll_interval: ms(200),
         scheduler_heartbeat: ms(500),

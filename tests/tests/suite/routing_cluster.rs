@@ -5,6 +5,7 @@
 use std::{sync::atomic::Ordering, time::Duration};
 
 use ax_proto::v1::{self as pb, InstanceStatus as S};
+use ax_scheduler::config::HumanDuration;
 use ax_tests::{
     TestDb,
     axd::Axd,
@@ -23,8 +24,11 @@ async fn three(db: &TestDb, capacity: u32) -> (Vec<Axd>, Fleet) {
 
 async fn three_with(db: &TestDb, capacity: u32, fleet: Fleet) -> (Vec<Axd>, Fleet) {
     let mut axds = Vec::new();
+    // No worker here is lost on purpose: a long grace keeps an attempt's lease (1.5 s + grace)
+    // from running out while a loaded machine delays its renewal, which would hand the attempt to
+    // another worker while its first handler is still held at the gate.
     for _ in 0..3 {
-        axds.push(Axd::start(db, |_| {}).await);
+        axds.push(Axd::start(db, |o| o.lost_worker_grace = Some(HumanDuration(Duration::from_secs(10)))).await);
     }
     for (i, a) in axds.iter().enumerate() {
         fleet.start(&a.endpoint, "app", &format!("w{i}"), capacity, &[]);
@@ -98,8 +102,11 @@ async fn an_app_rate_limit_holds_across_three_axd(db: &TestDb) {
 
 async fn a_worker_cooling_down_is_passed_over_by_every_axd(db: &TestDb) {
     let mut axds = Vec::new();
+    // No worker here is lost on purpose: a long grace keeps an attempt's lease (1.5 s + grace)
+    // from running out while a loaded machine delays its renewal, which would hand the attempt to
+    // another worker while its first handler is still held at the gate.
     for _ in 0..3 {
-        axds.push(Axd::start(db, |_| {}).await);
+        axds.push(Axd::start(db, |o| o.lost_worker_grace = Some(HumanDuration(Duration::from_secs(10)))).await);
     }
     let mut admin = axds[2].admin().await;
     let mut s = spec("slow", "app", "run", manual());

@@ -88,7 +88,7 @@ async fn a_worker_that_reconnects_within_the_grace_period_keeps_its_instance(db:
 
 async fn a_worker_that_stays_connected_but_silent_loses_its_session_after_three_intervals(db: &TestDb) {
     // Heartbeat 200 ms: three silent intervals are 600 ms.
-    let axd = Axd::start(db, |_| {}).await;
+    let axd = Axd::start(db, |o| o.heartbeat_interval = Some(HumanDuration(Duration::from_millis(200)))).await;
     let mut admin = axd.admin().await;
     let mut s = spec("quiet", "raw", "h", manual());
     s.retry_policy = Some(retries(1, Duration::from_secs(60)));

@@ -138,6 +138,27 @@ pub fn event_time(events: &[pb::InstanceEvent], to: pb::InstanceStatus) -> chron
     utc(e.time.as_ref().expect("event time"))
 }
 
+/// Waits until the instance is RUNNING and axd has renewed its lease twice since it was accepted:
+/// the second renewal answers a heartbeat the worker sent after its Accepted, so the worker holds
+/// a lease confirmed by a renewal, not only the ack deadline of its Assign (a worker cut off
+/// before that stops its handler when the ack deadline comes near, as it must).
+pub async fn wait_renewed(admin: &mut AdminServiceClient<Channel>, id: i64, deadline: Duration) {
+    let ts = |t: &Option<prost_types::Timestamp>| t.as_ref().map_or((0, 0), |t| (t.seconds, t.nanos));
+    let running = wait_status(admin, id, pb::InstanceStatus::Running, deadline).await;
+    let mut last = ts(&running.lease_expire_time);
+    for n in 1..=2 {
+        last = eventually(deadline, &format!("lease renewal {n} of instance {id}"), || {
+            let mut admin = admin.clone();
+            async move {
+                let (i, _) = get(&mut admin, id).await;
+                let now = ts(&i.lease_expire_time);
+                (i.status == pb::InstanceStatus::Running as i32 && now > last).then_some(now)
+            }
+        })
+        .await;
+    }
+}
+
 /// Waits until the instance is in `status`.
 pub async fn wait_status(
     admin: &mut AdminServiceClient<Channel>,

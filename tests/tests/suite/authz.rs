@@ -311,12 +311,27 @@ async fn call(c: &mut Client, rpc: Rpc, t: &Target, n: usize) -> Result<Vec<Stri
     })
 }
 
-/// Everything the root admin can see that a call could change.
-async fn snapshot(root: &mut Client) -> String {
-    let tasks = root.list_tasks(pb::ListTasksRequest { page_size: 1000, ..Default::default() }).await.expect("ls");
-    let inst = root.list_instances(pb::ListInstancesRequest { page_size: 1000, ..Default::default() }).await;
-    let cals = root.list_calendars(pb::ListCalendarsRequest {}).await.expect("calendars").into_inner().calendars;
-    format!("{:?}\n{:?}\n{cals:?}", tasks.into_inner().tasks, inst.expect("li").into_inner().instances)
+/// What a call on `t` (case `n`) could change, read by the root admin: the store's counts (tasks,
+/// enabled tasks, instances per status, which any create, delete, trigger, retry, backfill,
+/// cancel, enable or disable anywhere moves), the case's own objects in full, and the names its
+/// create calls would use. Its size does not grow with the cases before it.
+async fn snapshot(root: &mut Client, t: &Target, n: usize) -> String {
+    let stats = root.get_cluster_stats(pb::GetClusterStatsRequest {}).await.expect("stats").into_inner();
+    let mut out = format!("{} {} {:?}\n", stats.tasks, stats.enabled_tasks, stats.instances);
+    let new_task = format!("new-{}-{n}", t.app);
+    for name in [&t.task, &t.yearly, &new_task] {
+        let got = root.get_task(pb::GetTaskRequest { name: name.clone() }).await;
+        out += &format!("{:?}\n", got.map(|r| r.into_inner().task).map_err(|e| e.code()));
+    }
+    for id in [t.pending, t.finished] {
+        let got = root.get_instance(pb::GetInstanceRequest { id }).await.expect("instance").into_inner();
+        out += &format!("{:?} {:?}\n", got.instance, got.events);
+    }
+    for name in [t.calendar.clone(), format!("new-cal-{n}")] {
+        let got = root.get_calendar(pb::GetCalendarRequest { name }).await;
+        out += &format!("{:?}\n", got.map(|r| r.into_inner()).map_err(|e| e.code()));
+    }
+    out
 }
 
 async fn audit(root: &mut Client, rpc: Rpc) -> Vec<pb::AuditEntry> {
@@ -358,7 +373,7 @@ async fn every_rpc_by_every_role_in_and_out_of_scope(db: &TestDb) {
                 let app = if in_scope { "billing" } else { "reports" };
                 let t = prepare(&mut root, app, n).await;
                 let audited_before = audit(&mut root, rpc).await.len();
-                let before = snapshot(&mut root).await;
+                let before = snapshot(&mut root, &t, n).await;
                 let got = call(&mut c, rpc, &t, n).await;
                 let case = format!("{rpc:?} by {who} ({role:?}) on {app}");
                 let role_ok = role >= rpc.needs();
@@ -383,7 +398,7 @@ async fn every_rpc_by_every_role_in_and_out_of_scope(db: &TestDb) {
                             "scope \"*\"".to_owned()
                         };
                         assert!(e.message().contains(&why), "{case}: {:?} does not say {why:?}", e.message());
-                        assert_eq!(snapshot(&mut root).await, before, "{case}: a denied call changed something");
+                        assert_eq!(snapshot(&mut root, &t, n).await, before, "{case}: a denied call changed something");
                     }
                 }
                 let entries = audit(&mut root, rpc).await;
@@ -427,16 +442,18 @@ async fn every_rpc_by_every_role_in_and_out_of_scope(db: &TestDb) {
 
     // Moving a task to another app needs scope on both.
     let mut alice = Client::new(ca.channel(&addr, "alice").await);
-    let before = snapshot(&mut root).await;
+    n += 1;
+    let t = prepare(&mut root, "billing", n).await;
+    let before = snapshot(&mut root, &t, n).await;
     let move_it = pb::UpdateTaskRequest {
-        name: "billing-3".into(),
+        name: t.task.clone(),
         task: Some(pb::TaskSpec { app: "reports".into(), ..Default::default() }),
         update_mask: Some(prost_types::FieldMask { paths: vec!["app".into()] }),
     };
     let e = alice.update_task(move_it).await.expect_err("out of scope after the change");
     assert_eq!(e.code(), Code::PermissionDenied);
     assert!(e.message().contains("app \"reports\""), "{}", e.message());
-    assert_eq!(snapshot(&mut root).await, before);
+    assert_eq!(snapshot(&mut root, &t, n).await, before);
 
     // Workers of the trust domain connect for their own app only.
     let ch = ca.channel(&addr, "worker").await;

@@ -34,7 +34,7 @@ fn reports(id: i64, attempt: u32) -> Vec<Out> {
 
 async fn messages_about_attempts_a_session_does_not_hold_write_nothing_and_reveal_nothing(db: &TestDb) {
     // The holder sends no heartbeat while the strangers' ~450 messages are answered: on a slow or
-    // loaded machine that takes longer than the tests' default 600 ms of silence, and its session
+    // loaded machine that takes longer than the tests' default 1.5 s of silence, and its session
     // would end. Long timings keep the test's own peer alive whatever the machine's speed.
     let axd = Axd::start(db, |o| {
         let s = |n| Some(HumanDuration(Duration::from_secs(n)));

@@ -23,7 +23,8 @@ use ax_tests::{
     Db, TestDb,
     axd::Axd,
     client::{
-        create, event_time, get, instance_of, manual, once_after, retries, spec, steps, trigger_with, utc, wait_status,
+        create, event_time, get, instance_of, manual, once_after, retries, spec, steps, trigger_with, utc,
+        wait_renewed, wait_status,
     },
     eventually,
     procs::{Execution, executions, executions_in},
@@ -394,6 +395,9 @@ async fn a_python_worker_leaves_a_silent_axd_for_its_next_endpoint_and_keeps_its
     let id = trigger_with(&mut admin, "py-silent", "one", r#"{"ms": 16000}"#).await;
     let running = wait_status(&mut admin, id, S::Running, LONG).await;
     assert_eq!(running.worker_id, "py-a");
+    // Until a renewal answers one of its heartbeats, the worker holds the attempt only until its
+    // Assign's accept-by time (the 3 s ack timeout) and rightly stops the handler near it.
+    wait_renewed(&mut admin, id, LONG).await;
     // axd goes silent without the connection breaking (a stalled axd, a partition): only the
     // worker's own liveness rule can notice, within 3 heartbeat intervals, long before keepalive.
     proxy.hold();

@@ -155,7 +155,7 @@ async fn each_ending_of_a_stream_by_axd_says_why_with_a_non_ok_status() {
         raw_connect(ch.clone(), vec![hello_frame("w4"), pb::WorkerMessage { msg: None }.encode_to_vec()]).await;
     assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
 
-    // Silence: DEADLINE_EXCEEDED after three heartbeat intervals (200 ms here).
+    // Silence: DEADLINE_EXCEEDED after three heartbeat intervals (500 ms here).
     let (_, status) = raw_connect(ch.clone(), vec![hello_frame("w5")]).await;
     assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
     assert!(status.message().contains("no message from the worker"), "{status:?}");

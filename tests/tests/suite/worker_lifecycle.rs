@@ -318,7 +318,8 @@ async fn bad_hellos_are_refused_naming_the_field(db: &TestDb) {
 
 async fn a_rejected_or_unaccepted_assignment_returns_to_the_queue(db: &TestDb) {
     let axd =
-        Axd::start(db, |o| o.ack_timeout = Some(ax_scheduler::config::HumanDuration(Duration::from_millis(500)))).await;
+        Axd::start(db, |o| o.ack_timeout = Some(ax_scheduler::config::HumanDuration(Duration::from_millis(1000))))
+            .await;
     let mut admin = axd.admin().await;
     create(&mut admin, spec("rq", "raw", "h", manual())).await;
     let (mut w, _) =
@@ -540,7 +541,7 @@ async fn axd_confirms_lease_renewals_against_the_worker_s_heartbeats(db: &TestDb
         RawWorker::connect(channel(&axd.endpoint).await, hello("raw", "raw-1", "h", 1, 1)).await.expect("connect");
     let lease_ttl = welcome.lease_ttl.expect("Welcome.lease_ttl");
     assert!(welcome.fence_margin.is_some() && welcome.server_time.is_some() && welcome.ack_timeout.is_some());
-    assert_eq!((lease_ttl.seconds, lease_ttl.nanos), (1, 600_000_000), "3 heartbeats of 200 ms and 1 s of grace");
+    assert_eq!((lease_ttl.seconds, lease_ttl.nanos), (2, 500_000_000), "3 heartbeats of 500 ms and 1 s of grace");
     let id = trigger(&mut admin, "renewed", "one").await;
     let a = w.expect("Assign", |m| if let In::Assign(a) = m { Some(a.clone()) } else { None }).await;
     assert!(a.accept_by.is_some(), "Assign carries its accept-by time");
@@ -560,7 +561,7 @@ async fn axd_confirms_lease_renewals_against_the_worker_s_heartbeats(db: &TestDb
 }
 
 async fn a_long_handler_on_a_healthy_axd_outlives_many_leases_unfenced(db: &TestDb) {
-    // Leases of 1.6 s (heartbeat 200 ms, grace 1 s): a 5 s handler lives through three of them only
+    // Leases of 2.5 s (heartbeat 500 ms, grace 1 s): a 5 s handler lives through two of them only
     // if every renewal reaches the worker.
     let axd = Axd::start(db, |_| {}).await;
     let mut admin = axd.admin().await;

@@ -17,6 +17,7 @@
 
 pub mod alerts;
 pub mod auth;
+pub mod birth;
 pub mod command;
 pub mod config;
 pub mod console;
@@ -37,6 +38,7 @@ pub mod server;
 pub mod store;
 pub mod text;
 pub mod traces;
+pub mod transitions;
 pub mod transport;
 pub mod validate;
 pub mod window;

@@ -4,8 +4,7 @@
 
 use super::{Ctx, Effects, EventDraft};
 use crate::{
-    alerts::AlertEvent,
-    model::{Instance, InstanceStatus},
+    model::{Instance, InstanceStatus, alerts::AlertEvent},
     routing::fanout::{ChildCounts, verdict},
 };
 

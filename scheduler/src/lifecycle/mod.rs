@@ -3,23 +3,21 @@
 //! Every transition of an instance after its creation is decided here — by a worker's message, a
 //! deadline, or an operator — and every one returns the events that explain it; each event is
 //! checked against [`InstanceStatus::can_move_to`] where events are written. The callers
-//! ([`apply`], the sweeper, worker sessions) lock the rows, call these functions in order, and
-//! write the changed rows and the events in one transaction ([`apply::persist`]). Fencing lives here: a message whose `(instance, attempt)` is not current for the
+//! ([`crate::transitions`], the sweeper, worker sessions) lock the rows, call these functions in
+//! order, and write the changed rows and the events in one transaction
+//! ([`crate::transitions::persist`]). Nothing here does I/O. Fencing lives here: a message whose `(instance, attempt)` is not current for the
 //! session that sent it changes nothing (and is recorded).
 
 use std::time::Duration;
 
 use crate::{
-    alerts::{AlertCause, AlertEvent},
-    model::{Instance, InstanceSource, InstanceStatus, Ts, add},
+    model::alerts::{AlertCause, AlertEvent},
+    model::{Command, Instance, InstanceSource, InstanceStatus, Ts, add},
     schedule::fmt_duration,
-    store::Command,
 };
 
-pub mod apply;
 pub mod fanout;
 pub mod log;
-pub mod successors;
 
 /// How an attempt ends, as reported or decided.
 #[derive(Debug, Clone)]
@@ -688,4 +686,4 @@ pub fn drives_fixed_delay(i: &Instance) -> bool {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -13,11 +13,8 @@ use std::{collections::BTreeSet, time::Duration};
 use chrono::NaiveDate;
 
 use crate::{
+    birth::{Spawn, shape, spawn},
     error::StoreResult,
-    loops::{
-        create,
-        instantiate::{Spawn, spawn},
-    },
     model::{InstanceSource, InstanceStatus, MAX_BACKFILL, Task, TaskEventKind, Ts, add},
     schedule::{Compiled, fire_key},
     store::{NewInstance, Store},
@@ -135,7 +132,7 @@ pub async fn backfill(
                 params: task.config.params.clone(),
                 reason: format!("backfilled by {actor} for the fire at {}", at.to_rfc3339()),
                 trace_parent: traces.new_root(),
-                route: create::route_of(task, &task.config.params),
+                route: shape::route_of(task, &task.config.params),
                 lineage: Default::default(),
             },
         });

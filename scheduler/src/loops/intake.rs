@@ -9,11 +9,8 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::{
+    birth::{Spawn, Spawned, shape, spawn},
     error::StoreResult,
-    loops::{
-        create,
-        instantiate::{Spawn, Spawned, spawn},
-    },
     model::{InstanceSource, InstanceStatus, Routing, Task, Ts, add},
     store::{IntakeRow, NewInstance, Store},
     traces::Traces,
@@ -81,7 +78,7 @@ fn accept(row: &IntakeRow, task: Option<&&Task>, now: Ts, traces: &Traces) -> Re
         key,
         source: InstanceSource::Intake,
         status: InstanceStatus::Pending,
-        route: create::route_of(task, &params),
+        route: shape::route_of(task, &params),
         params,
         reason,
         trace_parent: traces.new_root(),

@@ -15,11 +15,12 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     core::Core,
     error::StoreResult,
-    lifecycle::{Batch, Ctx, apply::persist},
+    lifecycle::{Batch, Ctx},
     model::{Instance, InstanceStatus, Ts, add, sub},
     routing::RoutingState,
     store::{Expiry, Store},
     traces::{Expired, Traces},
+    transitions::persist,
 };
 
 /// What a sweep changed.

@@ -18,19 +18,19 @@ use chrono::NaiveDate;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
-pub use super::instantiate::trigger_manual;
+pub use crate::birth::trigger_manual;
 use crate::{
     alerts::{AlertCause, AlertEvent},
+    birth::{self, Birth, shape},
     core::{
         clock::Clock,
         health::{Loop, Progress},
     },
     error::StoreResult,
-    lifecycle::log::{Change, Changes},
-    loops::{create, instantiate::creation_events, overlap, pause},
+    loops::{overlap, pause},
     model::{InstanceStatus, Task, TaskEventKind, Ts, add, sub},
     schedule::{Compiled, FirePlan, MisfireRules, fire_key, plan},
-    store::{InstanceRow, NewInstance, Store},
+    store::{NewInstance, Store},
     traces::Traces,
     window,
 };
@@ -375,7 +375,7 @@ async fn cancel_replaced(
     cancels: &[(i64, Ts)],
     now: Ts,
     scheduler_id: &str,
-) -> StoreResult<Option<(usize, crate::lifecycle::apply::Persisted)>> {
+) -> StoreResult<Option<(usize, crate::transitions::Persisted)>> {
     if cancels.is_empty() {
         return Ok(None);
     }
@@ -396,7 +396,7 @@ async fn cancel_replaced(
     }
     // No attempt ends as a failure here, so no failure streak (and no routing state) is involved.
     let routing = crate::routing::RoutingState::default();
-    let persisted = crate::lifecycle::apply::persist(tx, &rows, batch, ctx, &routing).await?;
+    let persisted = crate::transitions::persist(tx, &rows, batch, ctx, &routing).await?;
     Ok(Some((n, persisted)))
 }
 
@@ -441,8 +441,8 @@ pub async fn trigger_due(
         .map(|t| t.id)
         .collect();
     let mut pending = if firing.is_empty() { HashMap::new() } else { tx.count_by_task(&firing, &["PENDING"]).await? };
-    let workers = if tasks.iter().any(create::needs_workers) { tx.list_workers(None).await? } else { Vec::new() };
-    let mut planned: Vec<Planned> = Vec::new();
+    let workers = if tasks.iter().any(shape::needs_workers) { tx.list_workers(None).await? } else { Vec::new() };
+    let mut planned: Vec<Birth> = Vec::new();
     let mut tally = crate::prometheus::Tally::default();
     let mut next_fires: Vec<(i64, Option<Ts>)> = Vec::with_capacity(tasks.len());
     let mut coalesced: Vec<(i64, Option<(Ts, u64)>)> = Vec::new();
@@ -489,7 +489,7 @@ pub async fn trigger_due(
         for (n, f) in plan.fires.iter().enumerate() {
             let run_at = window::run_time(&task.name, f.fire_at, task.config.timing.jitter);
             let admission = overlap::admit(task, &plan.fires, n, &active, run_at);
-            let (status, mut reason) = (admission.status, admission.reason);
+            let (status, reason) = (admission.status, admission.reason);
             cancels.extend(admission.cancel.iter().map(|id| (*id, f.fire_at)));
             if status == InstanceStatus::Pending && *waiting >= max_pending {
                 if run.is_none() {
@@ -515,12 +515,7 @@ pub async fn trigger_due(
                 tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Coalesced, scheduler_id, &message)
                     .await?;
             }
-            if status == InstanceStatus::Pending
-                && let Some(note) = create::selector_note(task, &workers)
-            {
-                reason = format!("{reason}; {note}");
-            }
-            let mut new = NewInstance {
+            let new = NewInstance {
                 fire_at: f.fire_at,
                 available_at: run_at,
                 key: fire_key(f.fire_at),
@@ -529,22 +524,16 @@ pub async fn trigger_due(
                 params: task.config.params.clone(),
                 reason,
                 trace_parent: traces.new_root(),
-                route: create::route_of(task, &task.config.params),
+                route: shape::route_of(task, &task.config.params),
                 lineage: Default::default(),
             };
-            let children = match create::shape(task, &workers) {
-                create::Shape::Single => None,
-                create::Shape::Fanout(plans) => {
-                    create::make_parent(task, &mut new, &plans);
-                    Some(plans)
-                }
-            };
-            if new.status == InstanceStatus::Pending {
+            let born = birth::conceive(ti, task, new, &workers);
+            if born.new.status == InstanceStatus::Pending {
                 *waiting += 1;
-            } else if let Some(plans) = children.as_ref().filter(|_| new.status == InstanceStatus::Waiting) {
+            } else if let Some(plans) = born.children.as_ref().filter(|_| born.new.status == InstanceStatus::Waiting) {
                 *waiting += plans.len() as u64;
             }
-            planned.push(Planned { task: ti, new, children });
+            planned.push(born);
         }
         if run != task.coalesced {
             if let Some((_, count)) = run {
@@ -586,103 +575,29 @@ pub async fn trigger_due(
     tx.set_next_fires(&next_fires).await?;
     tx.set_coalesced(&coalesced).await?;
     let t_next = t0.elapsed();
-    let rows: Vec<InstanceRow<'_>> =
-        planned.iter().map(|p| InstanceRow { task: &tasks[p.task], new: &p.new }).collect();
-    let inserted = tx.insert_instances(&rows, now).await?;
-    // Children, now that their parents have ids.
-    let by_key: HashMap<(i64, &str), &Planned> =
-        planned.iter().map(|p| ((tasks[p.task].id, p.new.key.as_str()), p)).collect();
-    let mut kids: Vec<(usize, NewInstance)> = Vec::new();
-    for (id, task_id, key) in &inserted {
-        let Some(p) = by_key.get(&(*task_id, key.as_str())) else { continue };
-        if let Some(plans) = p.children.as_ref().filter(|_| p.new.status == InstanceStatus::Waiting) {
-            kids.extend(create::children(&tasks[p.task], *id, &p.new, plans).into_iter().map(|k| (p.task, k)));
-        }
-    }
-    let kid_rows: Vec<InstanceRow<'_>> = kids.iter().map(|(t, k)| InstanceRow { task: &tasks[*t], new: k }).collect();
-    let inserted_kids = tx.insert_instances(&kid_rows, now).await?;
-    let t_create = t0.elapsed();
-    let kids_by_key: HashMap<(i64, &str), (usize, &NewInstance)> =
-        kids.iter().map(|(t, k)| ((tasks[*t].id, k.key.as_str()), (*t, k))).collect();
-    let mut events = Vec::with_capacity(inserted.len() + inserted_kids.len());
-    let mut changes = Changes::new();
-    let mut spans = Vec::new();
-    let created = inserted
-        .iter()
-        .filter_map(|(id, task_id, key)| by_key.get(&(*task_id, key.as_str())).map(|p| (*id, p.task, &p.new)));
-    let created_kids = inserted_kids
-        .iter()
-        .filter_map(|(id, task_id, key)| kids_by_key.get(&(*task_id, key.as_str())).map(|(t, k)| (*id, *t, *k)));
-    for (id, ti, n) in created.chain(created_kids) {
-        let task = &tasks[ti];
-        tally.add(crate::prometheus::INSTANCES_CREATED, &task.config.app, Some(("status", n.status.as_str())), 1);
-        match n.status {
-            InstanceStatus::Skipped => {
-                round.skipped += 1;
-                alerts.push(create::created_alert(AlertEvent::Skipped, task, id, n, now));
-            }
-            InstanceStatus::Pending => round.created.push((id, task.config.app.clone(), n.available_at)),
-            _ => {}
-        }
-        for event in creation_events(id, n, now, scheduler_id) {
-            if Changes::wants(event.from, event.to) {
-                changes.push(Change {
-                    instance_id: id,
-                    attempt: 0,
-                    task: task.name.clone(),
-                    app: task.config.app.clone(),
-                    worker: String::new(),
-                    from: event.from,
-                    to: event.to,
-                    reason: event.reason.clone(),
-                });
-            }
-            events.push(event);
-        }
-        if create::empty_broadcast(n) {
-            alerts.push(create::created_alert(AlertEvent::FinalFailure, task, id, n, now));
-        }
-        if traces.is_on() {
-            spans.push((id, ti, n));
-        }
-    }
-    tx.insert_events(&events).await?;
-    // Skips and misfires reach the outbox in the transaction that records them.
-    crate::alerts::outbox::enqueue(&mut tx, &alerts, now).await?;
-    if !round.created.is_empty() {
-        tx.notify(crate::store::Notice::Work).await?;
-    }
-    let t_events = t0.elapsed();
+    // The fires are born, with their children, events and alerts (the misfires' among them).
+    let task_refs: Vec<&Task> = tasks.iter().collect();
+    let mut born = birth::bear(&mut tx, &task_refs, &planned, alerts, now, scheduler_id, traces.is_on()).await?;
+    round.skipped = born.skipped;
+    round.created = std::mem::take(&mut born.pending);
+    let events = born.events;
+    let t_born = t0.elapsed();
     tx.commit().await?;
     if let Some((_, persisted)) = canceled {
         persisted.after_commit(&crate::routing::RoutingState::default());
     }
-    changes.log();
+    born.after_commit(traces, span_start);
     tally.record();
-    let span = (span_start, std::time::SystemTime::now());
-    for (id, ti, n) in spans {
-        let t = &tasks[ti];
-        traces.created(n.trace_parent.as_deref(), id, &t.name, &t.config.app, n.source, n.status, n.fire_at, span);
-    }
     tracing::debug!(
         tasks = round.tasks,
-        instances = events.len(),
+        instances = events,
         took_us = t0.elapsed().as_micros() as u64,
         select_us = t_select.as_micros() as u64,
         plan_us = (t_plan - t_select).as_micros() as u64,
         next_fires_us = (t_next - t_plan).as_micros() as u64,
-        instances_us = (t_create - t_next).as_micros() as u64,
-        events_us = (t_events - t_create).as_micros() as u64,
-        commit_us = (t0.elapsed() - t_events).as_micros() as u64,
+        births_us = (t_born - t_next).as_micros() as u64,
+        commit_us = (t0.elapsed() - t_born).as_micros() as u64,
         "trigger_due"
     );
     Ok(round)
-}
-
-/// A fire the round will create: its task (an index into the round's tasks), the instance, and
-/// the children it gets once it has an id.
-struct Planned {
-    task: usize,
-    new: NewInstance,
-    children: Option<Vec<crate::routing::fanout::ChildPlan>>,
 }

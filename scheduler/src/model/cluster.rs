@@ -65,3 +65,17 @@ pub struct SchedulerRecord {
     /// Last heartbeat.
     pub heartbeat_at: Ts,
 }
+
+/// A command for the axd holding a worker's stream (`ax_command`): stop an attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// The axd holding the stream.
+    pub scheduler_id: String,
+    /// Target session.
+    pub session_id: String,
+    pub instance_id: i64,
+    /// Attempt to stop.
+    pub attempt: u32,
+    /// Why.
+    pub reason: String,
+}

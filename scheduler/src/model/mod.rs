@@ -90,9 +90,12 @@ pub mod alerts;
 mod cluster;
 mod flow;
 mod placement;
-pub use cluster::*;
-pub use flow::*;
-pub use placement::*;
+pub use cluster::{Command, SchedulerRecord, SessionSpan, WorkerRecord};
+pub use flow::{Calendar, EdgeKind, Flow, Lineage, MAX_BACKFILL, MAX_DATES, MAX_JITTER, MAX_LINKS, Pause, Timing};
+pub use placement::{
+    AppLimit, CooldownPolicy, DEFAULT_MAX_PENDING, InstanceRoute, MAX_PRIORITY, MAX_SHARDS, PRIORITY_STEP, Placement,
+    RetryOn, WorkerStreak,
+};
 
 string_enum! {
     /// State of an instance. Each variant says who moves an instance out of it.

@@ -438,19 +438,8 @@ pub struct SessionSync {
     pub last_seen_at: Ts,
 }
 
-/// A command for the axd holding a worker's stream.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Command {
-    /// The axd holding the stream.
-    pub scheduler_id: String,
-    /// Target session.
-    pub session_id: String,
-    pub instance_id: i64,
-    /// Attempt to stop.
-    pub attempt: u32,
-    /// Why.
-    pub reason: String,
-}
+/// A command for the axd holding a worker's stream (a model type: the state machine decides them).
+pub use crate::model::Command;
 
 /// A change other axd should hear about at once (PostgreSQL NOTIFY; other backends rely on polling).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,10 +7,11 @@ use std::collections::HashMap;
 use super::registry::Renewal;
 use crate::{
     error::StoreResult,
-    lifecycle::{Batch, Ctx, apply::persist},
+    lifecycle::{Batch, Ctx},
     model::{Instance, Ts, WorkerRecord},
     routing::RoutingState,
     store::{BATCH, SessionSync, Store},
+    transitions::persist,
 };
 
 /// What [`open_session`] decided about the attempts a worker re-announced.

@@ -106,7 +106,7 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
     let outcomes = loop {
         let now = core.clock.now();
         let lease_until = add(now, core.sessions.lease_ttl());
-        let applied = crate::lifecycle::apply::apply_worker_ops(
+        let applied = crate::transitions::apply_worker_ops(
             &core.pools.workers,
             &ops,
             now,

@@ -9,7 +9,6 @@ use ax_scheduler::{
         AlertCause, AlertEvent, AlertRule, DeliveryStatus,
         outbox::{self, ConditionOutcome},
     },
-    lifecycle::apply::cancel_instance,
     loops::{
         sweeper::{purge_deliveries, sweep},
         trigger::{EnginePlanner, trigger_due, trigger_manual},
@@ -22,6 +21,7 @@ use ax_scheduler::{
     schedule::Compiled,
     store::{Actor, DeliveryEnd, DeliveryFilter, ManualTrigger, NewTask, Store},
     traces::Traces,
+    transitions::cancel_instance,
 };
 use ax_tests::{TestDb, on_every_backend};
 use chrono::{TimeZone, Utc};

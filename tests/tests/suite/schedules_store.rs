@@ -6,10 +6,7 @@
 use std::{collections::BTreeMap, num::NonZeroU32, sync::Arc, time::Duration};
 
 use ax_scheduler::{
-    lifecycle::{
-        AttemptEnd, Completion, WorkerOp,
-        apply::{apply_worker_ops, retry_instance},
-    },
+    lifecycle::{AttemptEnd, Completion, WorkerOp},
     loops::{
         backfill::{RangeError, Request, backfill, fires_between},
         dispatch::{Skips, claim},
@@ -25,6 +22,7 @@ use ax_scheduler::{
     schedule::{Compiled, next_fire_from},
     store::{Actor, InstanceFilter, ManualTrigger, NewTask, Store},
     traces::Traces,
+    transitions::{apply_worker_ops, retry_instance},
     window::jitter_offset,
     worker::registry::{AppDemand, SessionRef},
 };

@@ -4,12 +4,7 @@ use std::{collections::BTreeMap, num::NonZeroU32, sync::Arc, time::Duration};
 
 use ax_scheduler::{
     error::StoreError,
-    lifecycle::{
-        AttemptEnd, Completion, WorkerOp, WorkerOpOutcome,
-        apply::{
-            CancelOutcome, DeleteOutcome, RetryOutcome, apply_worker_ops, cancel_instance, delete_task, retry_instance,
-        },
-    },
+    lifecycle::{AttemptEnd, Completion, WorkerOp, WorkerOpOutcome},
     loops::{
         dispatch::{Skips, claim},
         sweeper::{purge_dead_schedulers, purge_finished},
@@ -23,6 +18,9 @@ use ax_scheduler::{
     schedule::Compiled,
     store::{Actor, InstanceFilter, ManualTrigger, NewTask, Store, TaskUpdate},
     traces::Traces,
+    transitions::{
+        CancelOutcome, DeleteOutcome, RetryOutcome, apply_worker_ops, cancel_instance, delete_task, retry_instance,
+    },
     worker::registry::{AppDemand, SessionRef},
 };
 use ax_tests::{TestDb, on_every_backend};

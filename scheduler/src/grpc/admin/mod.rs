@@ -20,11 +20,11 @@ use crate::{
     core::Core,
     error::{Error, Result, StoreError},
     grpc::convert::{self, apply_field, task_from_pb},
-    lifecycle::apply::{CancelOutcome, RetryOutcome, cancel_instance, retry_instance},
     loops::trigger::trigger_manual,
     model::{Task, TaskConfig, TaskEventKind, Ts},
     schedule::{Compiled, preview},
     store::{Actor, AuditEntry, AuditFilter, InstanceFilter, ManualTrigger, NewTask, TaskUpdate, Tx},
+    transitions::{CancelOutcome, RetryOutcome, cancel_instance, retry_instance},
     validate,
 };
 

@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::{
-    lifecycle::apply::DeleteOutcome,
     schedule::{fmt_duration, next_fire_from},
+    transitions::DeleteOutcome,
 };
 
 impl AdminApi {
@@ -149,7 +149,7 @@ impl AdminApi {
         grant.app(&task.config.app)?;
         let actor = grant.identity.actor();
         let a = Actor { scheduler_id: &self.core.scheduler_id, caller: &actor };
-        match crate::lifecycle::apply::delete_task(&self.core.pools.admin, name, self.now(), &a, &self.core.routing)
+        match crate::transitions::delete_task(&self.core.pools.admin, name, self.now(), &a, &self.core.routing)
             .await
             .map_err(Error::from)?
         {

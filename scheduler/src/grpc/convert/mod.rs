@@ -31,8 +31,25 @@ mod retry;
 mod schedule;
 mod tasks;
 
-use self::retry::*;
-pub use self::{enums::*, explain::*, records::*, schedule::*, tasks::*};
+use self::{
+    enums::{
+        concurrency_from_pb, concurrency_to_pb, dialect_from_pb, dialect_to_pb, misfire_from_pb, misfire_to_pb,
+        retry_on_from_pb, retry_on_to_pb, routing_from_pb, routing_to_pb, source_to_pb,
+    },
+    retry::{backoff_to_pb, retry_from_pb},
+    schedule::schedule_to_pb,
+};
+// Named one by one: a glob re-export would keep an unused converter from the dead-code lint.
+pub use self::{
+    enums::{link_kind_to_pb, status_from_pb, status_to_pb},
+    explain::{explanation_to_pb, finding_kind_to_pb},
+    records::{event_to_pb, instance_to_pb, log_to_pb, worker_to_pb},
+    schedule::schedule_from_pb,
+    tasks::{
+        MAX_TASK_LIMIT, UPDATABLE_FIELDS, apply_field, check_placement, check_timing, dates_from_pb, dates_to_pb,
+        preview_to_pb, spec_to_pb, task_event_to_pb, task_from_pb, task_to_pb,
+    },
+};
 pub use crate::wire::{
     MAX_WIRE_DURATION_SECONDS, MAX_WIRE_SECONDS, MIN_WIRE_SECONDS, duration_from_pb, duration_to_pb, ts_from_pb,
     ts_to_pb,

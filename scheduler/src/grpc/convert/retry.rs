@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn backoff_from_pb(field: &str, b: &pb::Backoff) -> Result<Backoff> {
+fn backoff_from_pb(field: &str, b: &pb::Backoff) -> Result<Backoff> {
     use pb::backoff::Kind;
     Ok(match &b.kind {
         None => Backoff::default(),

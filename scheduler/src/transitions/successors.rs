@@ -20,11 +20,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::{Map, Value};
 
 use crate::{
+    birth::{Spawn, Spawned, shape, spawn},
     error::StoreResult,
-    loops::{
-        create,
-        instantiate::{Spawn, Spawned, spawn},
-    },
     model::{EdgeKind, Instance, InstanceSource, InstanceStatus, Lineage, Task, Ts},
     store::{NewInstance, Tx},
     validate::MAX_PARAMS_BYTES,
@@ -158,7 +155,7 @@ pub async fn create_successors(
                     key: format!("chain:{}", u.id),
                     source: InstanceSource::Chain,
                     status: InstanceStatus::Pending,
-                    route: create::route_of(target, &params),
+                    route: shape::route_of(target, &params),
                     params,
                     reason,
                     trace_parent: u.trace_parent.clone(),
@@ -223,7 +220,7 @@ async fn join(
                 key: format!("run:{run}"),
                 source: InstanceSource::Dag,
                 status: InstanceStatus::Pending,
-                route: create::route_of(target, &params),
+                route: shape::route_of(target, &params),
                 params,
                 reason: format!(
                     "every upstream succeeded in run {run} (after-all): instances {}; the last was {}",
@@ -244,7 +241,7 @@ mod tests {
     use super::*;
 
     fn upstream(status: InstanceStatus, output: &str) -> Instance {
-        let mut i = super::super::tests::held(status);
+        let mut i = crate::lifecycle::tests::held(status);
         i.output = output.to_owned();
         i.message = "boom".to_owned();
         i

@@ -1,17 +1,20 @@
-//! Applying the state machine's decisions: the transactions that lock instances, run the
-//! transitions of [`super`] in order, and write what they decided — changed rows, events, queued
-//! cancels, FIXED_DELAY next fires and notifications — together.
+//! Applying the state machine's decisions: the transactions that lock instances, run the pure
+//! transitions of [`crate::lifecycle`] in order, and write what they decided — changed rows,
+//! events, queued cancels, FIXED_DELAY next fires, successors ([`successors`]) and notifications —
+//! together. This layer sits between the state machine, which does no I/O, and the store.
 
 use std::collections::HashMap;
 
-use super::{
-    AcceptOutcome, Batch, CompleteOutcome, Ctx, WorkerOp, WorkerOpOutcome,
-    fanout::AttemptOutcome,
-    log::{Change, Changes},
-};
+pub mod successors;
+
 use crate::{
+    birth::Spawned,
     error::StoreResult,
-    loops::instantiate::Spawned,
+    lifecycle::{
+        AcceptOutcome, Batch, CompleteOutcome, Ctx, WorkerOp, WorkerOpOutcome,
+        fanout::AttemptOutcome,
+        log::{Change, Changes},
+    },
     model::{Instance, InstanceStatus, Ts, WorkerStreak},
     prometheus::Tally,
     routing::{
@@ -136,7 +139,7 @@ async fn settle_parents(
     }
     let mut settled = Batch::default();
     for (id, p) in parents.iter_mut() {
-        if let Some(fx) = super::fanout::settle(p, &counts.get(id).copied().unwrap_or_default(), ctx) {
+        if let Some(fx) = crate::lifecycle::fanout::settle(p, &counts.get(id).copied().unwrap_or_default(), ctx) {
             settled.add(*id, fx);
         }
     }
@@ -256,8 +259,8 @@ pub async fn persist(
     let lookup = |id: i64| rows.get(&id).or_else(|| parents.get(&id));
     // Chains and DAG joins, in the transaction that records the final states that create them.
     let ended: Vec<&Instance> = batch.finalized.iter().filter_map(|id| lookup(*id)).collect();
-    let successors = super::successors::create_successors(tx, &ended, ctx.now, ctx.scheduler_id).await?;
-    let outcomes = super::fanout::attempt_outcomes(&batch.events, lookup);
+    let successors = successors::create_successors(tx, &ended, ctx.now, ctx.scheduler_id).await?;
+    let outcomes = crate::lifecycle::fanout::attempt_outcomes(&batch.events, lookup);
     let streaks = update_streaks(tx, &outcomes, ctx, routing).await?;
     let tally = tally(&lookup, &batch);
     let mut changes = Changes::new();
@@ -298,7 +301,7 @@ pub async fn persist(
         .finalized
         .iter()
         .filter_map(|id| lookup(*id))
-        .filter(|i| super::drives_fixed_delay(i))
+        .filter(|i| crate::lifecycle::drives_fixed_delay(i))
         .map(|i| i.task_id)
         .collect();
     fixed_delay.sort_unstable();
@@ -355,15 +358,15 @@ pub async fn apply_worker_ops(
         let (outcome, fx) = match op {
             WorkerOp::Accepted { attempt, session_id, received_at, .. } => {
                 let at = Ctx { now: (*received_at).min(now), ..ctx };
-                let (o, fx) = super::accept(inst, *attempt, session_id, lease_until, at);
+                let (o, fx) = crate::lifecycle::accept(inst, *attempt, session_id, lease_until, at);
                 (WorkerOpOutcome::Accepted(o), fx)
             }
             WorkerOp::Result(c) => {
-                let (o, fx) = super::complete(inst, c, ctx, fastrand::f64());
+                let (o, fx) = crate::lifecycle::complete(inst, c, ctx, fastrand::f64());
                 (WorkerOpOutcome::Result(o), fx)
             }
             WorkerOp::Reject { attempt, session_id, reason, .. } => {
-                let (o, fx) = super::reject(inst, *attempt, session_id, reason, ctx);
+                let (o, fx) = crate::lifecycle::reject(inst, *attempt, session_id, reason, ctx);
                 (WorkerOpOutcome::Rejected(o), fx)
             }
         };
@@ -378,12 +381,13 @@ pub async fn apply_worker_ops(
     if traces.is_on() {
         let span = (span_start, std::time::SystemTime::now());
         for (op, outcome) in ops.iter().zip(&outcomes) {
-            if let (WorkerOp::Result(c), WorkerOpOutcome::Result(super::CompleteOutcome::Applied(_))) = (op, outcome)
+            if let (WorkerOp::Result(c), WorkerOpOutcome::Result(crate::lifecycle::CompleteOutcome::Applied(_))) =
+                (op, outcome)
                 && let Some(inst) = rows.get(&c.instance_id)
             {
                 let failed = match &c.end {
-                    super::AttemptEnd::Success { .. } => None,
-                    super::AttemptEnd::Failed { message, .. } => Some(message.as_str()),
+                    crate::lifecycle::AttemptEnd::Success { .. } => None,
+                    crate::lifecycle::AttemptEnd::Failed { message, .. } => Some(message.as_str()),
                 };
                 traces.result(inst, c.attempt, &c.worker_id, failed, span);
             }
@@ -410,7 +414,7 @@ pub async fn cancel_instance(
     rows.extend(tx.lock_instances(&[id]).await?);
     let ctx = Ctx { now, scheduler_id: actor.scheduler_id };
     let Some(inst) = rows.get_mut(&id) else { return Ok(CancelOutcome::NotFound) };
-    let Some(fx) = super::cancel(inst, reason, actor.caller, ctx) else {
+    let Some(fx) = crate::lifecycle::cancel(inst, reason, actor.caller, ctx) else {
         return Ok(CancelOutcome::AlreadyFinal(inst.clone()));
     };
     let mut batch = Batch::default();
@@ -418,7 +422,7 @@ pub async fn cancel_instance(
     let why =
         if reason.is_empty() { format!("parent {id} canceled") } else { format!("parent {id} canceled: {reason}") };
     for c in &children {
-        if let Some(fx) = rows.get_mut(c).and_then(|child| super::cancel(child, &why, actor.caller, ctx)) {
+        if let Some(fx) = rows.get_mut(c).and_then(|child| crate::lifecycle::cancel(child, &why, actor.caller, ctx)) {
             batch.add(*c, fx);
         }
     }
@@ -452,7 +456,7 @@ pub async fn retry_instance(
         };
         let mut batch = Batch::default();
         for (cid, child) in rows.iter_mut() {
-            if let Some(fx) = super::retry(child, actor.caller, ctx) {
+            if let Some(fx) = crate::lifecycle::retry(child, actor.caller, ctx) {
                 batch.add(*cid, fx);
             }
         }
@@ -464,7 +468,7 @@ pub async fn retry_instance(
     }
     let mut rows = tx.lock_instances(&[id]).await?;
     let Some(inst) = rows.get_mut(&id) else { return Ok(RetryOutcome::NotFound) };
-    let Some(fx) = super::retry(inst, actor.caller, ctx) else {
+    let Some(fx) = crate::lifecycle::retry(inst, actor.caller, ctx) else {
         return Ok(RetryOutcome::NotFinal(inst.clone()));
     };
     let mut batch = Batch::default();
@@ -516,7 +520,7 @@ pub async fn delete_task(
     let mut batch = Batch::default();
     let mut canceled = 0u64;
     for (iid, inst) in rows.iter_mut() {
-        if let Some(fx) = super::cancel(inst, "task deleted", actor.caller, ctx) {
+        if let Some(fx) = crate::lifecycle::cancel(inst, "task deleted", actor.caller, ctx) {
             batch.add(*iid, fx);
             canceled += 1;
         }

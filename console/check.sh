@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails when the committed console/src/gen (generated from proto/ax/v1) or console/dist (the build
+# Fails when src/parse.ts reads a duration otherwise than axd and axctl (proto/duration-cases.txt),
+# or when the committed console/src/gen (generated from proto/ax/v1) or console/dist (the build
 # that axd embeds) differ from what the sources and the locked packages make now, so neither goes
 # stale. Needs `npm ci --prefix console` first (scripts/test.sh does it). To refresh both after a
 # change to the .proto files or to console/src: `npm run regen --prefix console`, then commit.
@@ -12,6 +13,8 @@ npm run --silent gen
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 node_modules/.bin/tsc -p tsconfig.json
+# The duration parser against ax's one duration syntax (proto/duration-cases.txt).
+node scripts/duration-cases.mjs
 node scripts/build.mjs --out "$tmp/dist" >/dev/null
 stale=0
 if ! git diff --quiet -- src/gen dist || [ -n "$(git status --porcelain -- src/gen dist)" ]; then

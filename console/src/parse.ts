@@ -1,7 +1,8 @@
-// The syntax checks axctl makes before it sends a task (admin-cli/src/args.rs), with the same
-// messages; ranges and everything else are checked by axd, whose messages the console shows as
-// axctl does (`InvalidArgument: task.timeout: ...`).
-import { type Duration, type Timestamp, durationFromMs, timestampFromMs } from "@bufbuild/protobuf/wkt";
+// The syntax checks axctl makes before it sends a task (admin-cli/src/args.rs; durations in ax's
+// one syntax, proto/src/duration.rs), with the same messages; ranges and everything else are
+// checked by axd, whose messages the console shows as axctl does (`InvalidArgument: task.timeout: ...`).
+import { create } from "@bufbuild/protobuf";
+import { type Duration, DurationSchema, type Timestamp, timestampFromMs } from "@bufbuild/protobuf/wkt";
 
 const HINT = "use numbers with units ms, s, m, h, d, e.g. 250ms, 90s, 1h30m, 2d";
 const UNITS = ["d", "h", "m", "s", "ms"];
@@ -9,28 +10,37 @@ const UNIT_MS: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000
 
 export class InputError extends Error {}
 
-/** `250ms`, `90s`, `1h30m`, `2d`: numbers with units, larger units first. */
+const UNIT_NS: Record<string, bigint> = { d: 86_400_000_000_000n, h: 3_600_000_000_000n, m: 60_000_000_000n, s: 1_000_000_000n, ms: 1_000_000n };
+
+/**
+ * ax's one duration syntax (README "Durations", proto/src/duration.rs): `250ms`, `90s`, `1h30m`,
+ * `1.5h`, `2d` or a bare `0`; units d, h, m, s, ms, each at most once and largest first.
+ */
 export function parseDuration(text: string): Duration {
+  const trimmed = text.trim();
   let last = -1;
-  for (const unit of text.split(/[^\p{L}]+/u).filter((u) => u)) {
+  for (const unit of trimmed.split(/[^\p{L}]+/u).filter((u) => u)) {
     const index = UNITS.indexOf(unit);
     if (index < 0) throw new InputError(`unknown unit \`${unit}\`; ${HINT}`);
     if (index <= last) throw new InputError(`unit \`${unit}\` is repeated or out of order; write larger units first, e.g. 1h30m`);
     last = index;
   }
-  const trimmed = text.trim();
   if (!trimmed) throw new InputError(`empty duration; ${HINT}`);
-  let ms = 0;
+  if (trimmed === "0") return create(DurationSchema, {});
+  let ns = 0n;
   let rest = trimmed;
   while (rest) {
-    const m = /^(\d+)\s*([a-z]*)\s*/.exec(rest);
+    const m = /^(\d+)(?:\.(\d+))?\s*([a-z]*)\s*/.exec(rest);
     if (!m) throw new InputError(`expected a number at \`${rest}\`; ${HINT}`);
-    if (!m[2]) throw new InputError(`\`${m[1]}\` has no unit; ${HINT}`);
-    ms += Number(m[1]) * UNIT_MS[m[2]];
-    rest = rest.slice(m[0].length);
+    const [all, whole, fraction = "", unit] = m;
+    if (!unit) throw new InputError(`\`${whole}\` has no unit; ${HINT}`);
+    ns += BigInt(whole) * UNIT_NS[unit];
+    // Digits past the nanosecond are dropped, as axd and axctl drop them.
+    if (fraction) ns += (BigInt(fraction.slice(0, 9).padEnd(9, "0")) * UNIT_NS[unit]) / 1_000_000_000n;
+    rest = rest.slice(all.length);
   }
-  if (!Number.isSafeInteger(ms)) throw new InputError("duration is too large");
-  return durationFromMs(ms);
+  if (ns / 1_000_000n > BigInt(Number.MAX_SAFE_INTEGER)) throw new InputError("duration is too large");
+  return create(DurationSchema, { seconds: ns / 1_000_000_000n, nanos: Number(ns % 1_000_000_000n) });
 }
 
 /** Milliseconds written back the way [`parseDuration`] reads them: `1h30m`, `250ms`, `0s`. */

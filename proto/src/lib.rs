@@ -2,7 +2,8 @@
 //!
 //! The `.proto` files are the public API; this crate only makes them usable from Rust and exposes
 //! the encoded file descriptor set so that axd can serve gRPC reflection. [`otlp`] is the
-//! OpenTelemetry trace export that axd and the Rust SDK share (README "Tracing").
+//! OpenTelemetry trace export that axd and the Rust SDK share (README "Tracing"); [`duration`] is
+//! the duration syntax that axd and axctl share (README "Durations").
 
 #![allow(missing_docs, clippy::all)]
 
@@ -15,6 +16,7 @@ pub mod v1 {
 /// The encoded `FileDescriptorSet` of every ax.v1 file and its imports, for gRPC reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("gen/ax_v1_descriptor.bin");
 
+pub mod duration;
 pub mod otlp;
 
 /// Every `TaskSpec` field an `UpdateTaskRequest.update_mask` may name (the proto's documented list):

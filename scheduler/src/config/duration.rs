@@ -1,4 +1,5 @@
-//! Durations in configuration: `250ms`, `10s`, `1h30m`, `2d`, in flags, variables and the file.
+//! Durations in configuration: `250ms`, `10s`, `1h30m`, `2d`, in flags, variables and the file, in
+//! ax's one duration syntax ([`ax_proto::duration`], README "Durations").
 
 use std::{str::FromStr, time::Duration};
 
@@ -8,25 +9,10 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HumanDuration(pub Duration);
 
-/// Parses `250ms`, `10s`, `1h30m`, `2d` (a sequence of number + unit; units us, ms, s, m, h, d),
-/// and a bare `0`, which means the same in every unit.
-///
-/// humantime does the parsing; only the units above are let through, so that its `M` (months of
-/// 30.44 days) or `y` can never be mistaken for minutes in a timeout or an interval.
+/// Parses `250ms`, `10s`, `1h30m`, `2d` or a bare `0` ([`ax_proto::duration::parse`]); the message
+/// quotes the text.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    const UNITS: [&str; 6] = ["us", "ms", "s", "m", "h", "d"];
-    let s = s.trim();
-    if let Some(other) = s.split(|c: char| !c.is_alphabetic()).find(|unit| !unit.is_empty() && !UNITS.contains(unit)) {
-        return Err(format!("{s:?}: unknown unit {other:?} (use ms, s, m, h or d)"));
-    }
-    humantime::parse_duration(s).map_err(|err| match err {
-        humantime::DurationError::Empty => "empty duration".to_owned(),
-        humantime::DurationError::UnknownUnit { value, .. } => {
-            format!("{s:?}: missing unit after {value} (use ms, s, m, h or d)")
-        }
-        humantime::DurationError::NumberOverflow => format!("{s:?}: duration too large"),
-        other => format!("{s:?}: {other}"),
-    })
+    ax_proto::duration::parse(s).map_err(|e| format!("{s:?}: {e}"))
 }
 
 impl FromStr for HumanDuration {

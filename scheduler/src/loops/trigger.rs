@@ -440,7 +440,8 @@ pub async fn trigger_due(
         .filter(|t| t.next_fire_at.is_some() && t.config.schedule.kind() != crate::model::ScheduleKind::OneTime)
         .map(|t| t.id)
         .collect();
-    let mut pending = if firing.is_empty() { HashMap::new() } else { tx.count_by_task(&firing, &["PENDING"]).await? };
+    let mut pending =
+        if firing.is_empty() { HashMap::new() } else { tx.count_by_task(&firing, &[InstanceStatus::Pending]).await? };
     let workers = if tasks.iter().any(shape::needs_workers) { tx.list_workers(None).await? } else { Vec::new() };
     let mut planned: Vec<Birth> = Vec::new();
     let mut tally = crate::prometheus::Tally::default();

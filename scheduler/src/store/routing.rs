@@ -204,7 +204,10 @@ impl Tx {
             return Ok(out);
         }
         let counts = self
-            .count_by_task(&limits.iter().map(|(id, _, _)| *id).collect::<Vec<_>>(), &["DISPATCHED", "RUNNING"])
+            .count_by_task(
+                &limits.iter().map(|(id, _, _)| *id).collect::<Vec<_>>(),
+                &[InstanceStatus::Dispatched, InstanceStatus::Running],
+            )
             .await?;
         for (id, n) in counts {
             if let Some(e) = out.get_mut(&id) {
@@ -228,11 +231,15 @@ impl Tx {
     }
 
     /// Instances per task in these statuses (tasks with none are left out).
-    pub async fn count_by_task(&mut self, task_ids: &[i64], statuses: &[&str]) -> StoreResult<HashMap<i64, u64>> {
+    pub async fn count_by_task(
+        &mut self,
+        task_ids: &[i64],
+        statuses: &[InstanceStatus],
+    ) -> StoreResult<HashMap<i64, u64>> {
         let mut out = HashMap::new();
         // The statuses are written into the statement (they are constants) so that the partial index
         // on active instances serves it.
-        let list: Vec<String> = statuses.iter().map(|s| format!("'{s}'")).collect();
+        let list: Vec<String> = statuses.iter().map(|s| format!("'{}'", s.as_str())).collect();
         for chunk in task_ids.chunks(BATCH) {
             let mut s = Stmt::new(format!(
                 "SELECT task_id, COUNT(*) FROM ax_instance WHERE status IN ({}) AND task_id IN ",

@@ -2,7 +2,10 @@
 //! to [`crate::explain::explain`].
 
 use super::*;
-use crate::explain::{Inputs, expected_fires, explain};
+use crate::{
+    explain::{Inputs, expected_fires, explain},
+    model::InstanceStatus,
+};
 
 /// Task events read for the analysis (the response returns at most `limit` of them).
 const EVENTS_READ: u32 = 200;
@@ -64,7 +67,12 @@ impl AdminApi {
         let apps = [task.config.app.clone()];
         let streaks = c.list_streaks(Some(&apps)).await?;
         let app_limit = c.list_app_limits(Some(&apps)).await?.pop();
-        let active = c.count_by_task(&[task.id], &["DISPATCHED", "RUNNING"]).await?.get(&task.id).copied().unwrap_or(0);
+        let active = c
+            .count_by_task(&[task.id], &[InstanceStatus::Dispatched, InstanceStatus::Running])
+            .await?
+            .get(&task.id)
+            .copied()
+            .unwrap_or(0);
         drop(c);
         let live = self.live_workers(&grant, Some(&task.config.app)).await?;
         let explanation = explain(&Inputs {

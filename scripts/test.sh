@@ -103,13 +103,16 @@ wait_all() {
 }
 
 # Installs with apt (node, Chromium, libfaketime, the databases) take turns: two apt-get at once
-# fail on dpkg's lock. (npm already there needs no turn.)
+# fail on dpkg's lock. (npm already there needs no turn.) `flock -o`: the command does not inherit
+# the lock's descriptor, so a server it (re)starts does not hold the turn for as long as it runs
+# (test-databases.sh restarts PostgreSQL to raise max_connections; that server kept the lock, and
+# the libfaketime install waited for it forever).
 apt_lock="$logs/apt.lock"
 ensure_node() {
-  command -v npm >/dev/null 2>&1 || flock "$apt_lock" ./scripts/ensure-node.sh
+  command -v npm >/dev/null 2>&1 || flock -o "$apt_lock" ./scripts/ensure-node.sh
 }
 step_databases() {
-  flock "$apt_lock" ./scripts/test-databases.sh >"$logs/databases.env"
+  flock -o "$apt_lock" ./scripts/test-databases.sh >"$logs/databases.env"
 }
 step_python() {
   python3 -m pip install --quiet --disable-pip-version-check -r sdks/python/requirements.txt
@@ -131,14 +134,14 @@ step_console() {
 }
 # Debian's Chromium for the console's browser test (tests/tests/suite/console_e2e.rs).
 step_chromium() {
-  flock "$apt_lock" ./scripts/ensure-chromium.sh
+  flock -o "$apt_lock" ./scripts/ensure-chromium.sh
 }
 # libfaketime lets the cluster tests run axd with a skewed wall clock.
 step_faketime() {
   if ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1; then return 0; fi
   local sudo=""
   [ "$(id -u)" = 0 ] || sudo=sudo
-  flock "$apt_lock" sh -c "$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null \
+  flock -o "$apt_lock" sh -c "$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null \
     || { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null; }"
 }
 

@@ -28,9 +28,10 @@ use crate::{
     },
     error::StoreResult,
     loops::{overlap, pause},
-    model::{InstanceStatus, Task, TaskEventKind, Ts, add, sub},
+    model::{InstanceStatus, Task, TaskEventKind, Ts, WorkerRecord, add, sub},
+    prometheus::Tally,
     schedule::{Compiled, FirePlan, MisfireRules, fire_key, plan},
-    store::{NewInstance, Store},
+    store::{NewInstance, Store, Tx},
     traces::Traces,
     window,
 };
@@ -400,6 +401,176 @@ async fn cancel_replaced(
     Ok(Some((n, persisted)))
 }
 
+/// What is the same for every task a trigger round plans.
+struct RoundCtx<'a> {
+    now: Ts,
+    scheduler_id: &'a str,
+    traces: &'a Traces,
+    /// The live workers, when a task of the round fans out or has a selector.
+    workers: &'a [WorkerRecord],
+}
+
+/// What a trigger round has planned for its tasks, written once every task is planned.
+#[derive(Default)]
+struct RoundPlan {
+    /// The instances to bear.
+    births: Vec<Birth>,
+    /// Each planned task's new next fire time.
+    next_fires: Vec<(i64, Option<Ts>)>,
+    /// Tasks whose run of coalesced fires (max-pending) began, grew or ended.
+    coalesced: Vec<(i64, Option<(Ts, u64)>)>,
+    /// Misfire alerts, enqueued with the births' own.
+    alerts: Vec<AlertCause>,
+    /// Instances that CANCEL_OTHER fires replace: (instance, the fire time that replaces it).
+    cancels: Vec<(i64, Ts)>,
+    tally: Tally,
+}
+
+/// Plans one claimed task (index `ti`) into `p`: a pause that holds it or ends, a schedule that
+/// broke (the task is disabled), its fires through the overlap policy and max-pending (`waiting`:
+/// the task's PENDING instances so far), its next fire time and its misfire decisions. Task events
+/// are written in `tx` as they are decided.
+#[allow(clippy::too_many_arguments)]
+async fn plan_task(
+    tx: &mut Tx,
+    rc: &RoundCtx<'_>,
+    p: &mut RoundPlan,
+    ti: usize,
+    task: &Task,
+    calendar: &BTreeSet<NaiveDate>,
+    planner: &dyn Planner,
+    waiting: &mut u64,
+) -> StoreResult<()> {
+    let (now, scheduler_id) = (rc.now, rc.scheduler_id);
+    if let Some(pause) = &task.pause {
+        match pause::step(task, pause, calendar, now) {
+            pause::Step::Hold(next) => {
+                p.next_fires.push((task.id, next));
+                return Ok(());
+            }
+            pause::Step::Resume(message) => {
+                tx.set_pause(task.id, None).await?;
+                tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Resumed, scheduler_id, &message).await?;
+            }
+        }
+    }
+    let plan = match planner.plan(task, calendar) {
+        PlanDecision::Broken(why) => {
+            tx.disable_task(task.id, now).await?;
+            let why = format!("disabled: {why}");
+            tx.insert_task_event(task.id, &task.name, now, TaskEventKind::ScheduleBroken, scheduler_id, &why).await?;
+            return Ok(());
+        }
+        PlanDecision::Fire(plan) => plan,
+    };
+    let run = admit_fires(tx, rc, p, ti, task, &plan, waiting).await?;
+    if run != task.coalesced {
+        if let Some((_, count)) = run {
+            let before = task.coalesced.map_or(0, |(_, c)| c);
+            p.tally.add(crate::prometheus::FIRES_COALESCED, &task.config.app, None, count.saturating_sub(before));
+        }
+        p.coalesced.push((task.id, run));
+    }
+    p.next_fires.push((task.id, plan.next_fire_at));
+    for (kind, message) in &plan.events {
+        tx.insert_task_event(task.id, &task.name, now, *kind, scheduler_id, message).await?;
+        let action = match kind {
+            TaskEventKind::MisfireCatchUp => "catch_up",
+            TaskEventKind::MisfireSkipped => "skipped",
+            _ => continue,
+        };
+        p.tally.add(crate::prometheus::MISFIRES, &task.config.app, Some(("action", action)), 1);
+        p.alerts.push(AlertCause {
+            event: AlertEvent::Misfire,
+            app: task.config.app.clone(),
+            task_name: task.name.clone(),
+            instance_id: None,
+            attempt: 0,
+            at: now,
+            message: message.clone(),
+            occurrence: format!("t{}:{}", task.id, crate::model::to_micros(now)),
+        });
+    }
+    Ok(())
+}
+
+/// Admits `plan`'s fires of `task` (index `ti`) one by one: the overlap policy decides PENDING,
+/// SKIPPED or replacing (CANCEL_OTHER), and a PENDING fire past max-pending is coalesced (counted,
+/// with a task event when a run of them begins and ends) instead of born. Returns the task's run of
+/// coalesced fires after these.
+async fn admit_fires(
+    tx: &mut Tx,
+    rc: &RoundCtx<'_>,
+    p: &mut RoundPlan,
+    ti: usize,
+    task: &Task,
+    plan: &FirePlan,
+    waiting: &mut u64,
+) -> StoreResult<Option<(Ts, u64)>> {
+    let (now, scheduler_id) = (rc.now, rc.scheduler_id);
+    let policy = task.config.concurrency;
+    let active = if policy.decides_at_fire_time() && !plan.fires.is_empty() {
+        tx.active_instances_of(task.id, ACTIVE_READ).await?
+    } else {
+        Vec::new()
+    };
+    // CANCEL_OTHER cancels what waits, so its fires are never held back by max-pending.
+    let max_pending = match policy {
+        crate::model::ConcurrencyPolicy::CancelOther => u64::MAX,
+        _ => u64::from(task.config.placement.max_pending.get()),
+    };
+    let mut run = task.coalesced;
+    for (n, f) in plan.fires.iter().enumerate() {
+        let run_at = window::run_time(&task.name, f.fire_at, task.config.timing.jitter);
+        let admission = overlap::admit(task, &plan.fires, n, &active, run_at);
+        let (status, reason) = (admission.status, admission.reason);
+        p.cancels.extend(admission.cancel.iter().map(|id| (*id, f.fire_at)));
+        if status == InstanceStatus::Pending && *waiting >= max_pending {
+            if run.is_none() {
+                let message = format!(
+                    "fire at {} not run: {waiting} instances of this task are PENDING (max-pending {max_pending}); \
+                     later fires are counted until one runs",
+                    f.fire_at.to_rfc3339()
+                );
+                tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Coalesced, scheduler_id, &message)
+                    .await?;
+            }
+            run = Some(run.map_or((f.fire_at, 1), |(since, count)| (since, count + 1)));
+            continue;
+        }
+        if status == InstanceStatus::Pending
+            && let Some((since, count)) = run.take()
+        {
+            let message = format!(
+                "{count} fire(s) from {} to the one before {} were not run: max-pending {max_pending} was reached",
+                since.to_rfc3339(),
+                f.fire_at.to_rfc3339()
+            );
+            tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Coalesced, scheduler_id, &message).await?;
+        }
+        let new = NewInstance {
+            fire_at: f.fire_at,
+            available_at: run_at,
+            key: fire_key(f.fire_at),
+            source: f.source,
+            status,
+            params: task.config.params.clone(),
+            reason,
+            trace_parent: rc.traces.new_root(),
+            route: shape::route_of(task, &task.config.params),
+            lineage: Default::default(),
+        };
+        let born = birth::conceive(ti, task, new, rc.workers);
+        if born.new.status == InstanceStatus::Pending {
+            *waiting += 1;
+        } else if let Some(plans) = born.children.as_ref().filter(|_| born.new.status == InstanceStatus::Waiting) {
+            *waiting += plans.len() as u64;
+        }
+        p.births.push(born);
+    }
+    Ok(run)
+}
+
 /// One trigger transaction: claims up to `limit` tasks due by `horizon` (tasks with an overlap
 /// policy other than ALLOW: due by `now`) with SKIP LOCKED where supported, creates their instances
 /// as planned (PENDING, or SKIPPED by the overlap policy; CANCEL_OTHER cancels the active ones),
@@ -443,131 +614,14 @@ pub async fn trigger_due(
     let mut pending =
         if firing.is_empty() { HashMap::new() } else { tx.count_by_task(&firing, &[InstanceStatus::Pending]).await? };
     let workers = if tasks.iter().any(shape::needs_workers) { tx.list_workers(None).await? } else { Vec::new() };
-    let mut planned: Vec<Birth> = Vec::new();
-    let mut tally = crate::prometheus::Tally::default();
-    let mut next_fires: Vec<(i64, Option<Ts>)> = Vec::with_capacity(tasks.len());
-    let mut coalesced: Vec<(i64, Option<(Ts, u64)>)> = Vec::new();
-    let mut alerts: Vec<AlertCause> = Vec::new();
-    let mut cancels: Vec<(i64, Ts)> = Vec::new();
+    let rc = RoundCtx { now, scheduler_id, traces, workers: &workers };
+    let mut p = RoundPlan::default();
     for (ti, task) in tasks.iter().enumerate() {
         let calendar = task.config.timing.calendar.as_ref().and_then(|c| calendars.get(c)).unwrap_or(&no_dates);
-        if let Some(p) = &task.pause {
-            match pause::step(task, p, calendar, now) {
-                pause::Step::Hold(next) => {
-                    next_fires.push((task.id, next));
-                    continue;
-                }
-                pause::Step::Resume(message) => {
-                    tx.set_pause(task.id, None).await?;
-                    tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Resumed, scheduler_id, &message)
-                        .await?;
-                }
-            }
-        }
-        let plan = match planner.plan(task, calendar) {
-            PlanDecision::Broken(why) => {
-                tx.disable_task(task.id, now).await?;
-                let why = format!("disabled: {why}");
-                tx.insert_task_event(task.id, &task.name, now, TaskEventKind::ScheduleBroken, scheduler_id, &why)
-                    .await?;
-                continue;
-            }
-            PlanDecision::Fire(plan) => plan,
-        };
-        let policy = task.config.concurrency;
-        let active = if policy.decides_at_fire_time() && !plan.fires.is_empty() {
-            tx.active_instances_of(task.id, ACTIVE_READ).await?
-        } else {
-            Vec::new()
-        };
-        // CANCEL_OTHER cancels what waits, so its fires are never held back by max-pending.
-        let max_pending = match policy {
-            crate::model::ConcurrencyPolicy::CancelOther => u64::MAX,
-            _ => u64::from(task.config.placement.max_pending.get()),
-        };
         let waiting = pending.entry(task.id).or_insert(0);
-        let mut run = task.coalesced;
-        for (n, f) in plan.fires.iter().enumerate() {
-            let run_at = window::run_time(&task.name, f.fire_at, task.config.timing.jitter);
-            let admission = overlap::admit(task, &plan.fires, n, &active, run_at);
-            let (status, reason) = (admission.status, admission.reason);
-            cancels.extend(admission.cancel.iter().map(|id| (*id, f.fire_at)));
-            if status == InstanceStatus::Pending && *waiting >= max_pending {
-                if run.is_none() {
-                    let message = format!(
-                        "fire at {} not run: {waiting} instances of this task are PENDING (max-pending {max_pending}); \
-                         later fires are counted until one runs",
-                        f.fire_at.to_rfc3339()
-                    );
-                    tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Coalesced, scheduler_id, &message)
-                        .await?;
-                }
-                run = Some(run.map_or((f.fire_at, 1), |(since, count)| (since, count + 1)));
-                continue;
-            }
-            if status == InstanceStatus::Pending
-                && let Some((since, count)) = run.take()
-            {
-                let message = format!(
-                    "{count} fire(s) from {} to the one before {} were not run: max-pending {max_pending} was reached",
-                    since.to_rfc3339(),
-                    f.fire_at.to_rfc3339()
-                );
-                tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Coalesced, scheduler_id, &message)
-                    .await?;
-            }
-            let new = NewInstance {
-                fire_at: f.fire_at,
-                available_at: run_at,
-                key: fire_key(f.fire_at),
-                source: f.source,
-                status,
-                params: task.config.params.clone(),
-                reason,
-                trace_parent: traces.new_root(),
-                route: shape::route_of(task, &task.config.params),
-                lineage: Default::default(),
-            };
-            let born = birth::conceive(ti, task, new, &workers);
-            if born.new.status == InstanceStatus::Pending {
-                *waiting += 1;
-            } else if let Some(plans) = born.children.as_ref().filter(|_| born.new.status == InstanceStatus::Waiting) {
-                *waiting += plans.len() as u64;
-            }
-            planned.push(born);
-        }
-        if run != task.coalesced {
-            if let Some((_, count)) = run {
-                let before = task.coalesced.map_or(0, |(_, c)| c);
-                tally.add(crate::prometheus::FIRES_COALESCED, &task.config.app, None, count.saturating_sub(before));
-            }
-            coalesced.push((task.id, run));
-        }
-        next_fires.push((task.id, plan.next_fire_at));
-        for (kind, _) in &plan.events {
-            let action = match kind {
-                TaskEventKind::MisfireCatchUp => "catch_up",
-                TaskEventKind::MisfireSkipped => "skipped",
-                _ => continue,
-            };
-            tally.add(crate::prometheus::MISFIRES, &task.config.app, Some(("action", action)), 1);
-        }
-        for (kind, message) in &plan.events {
-            tx.insert_task_event(task.id, &task.name, now, *kind, scheduler_id, message).await?;
-            if matches!(kind, TaskEventKind::MisfireSkipped | TaskEventKind::MisfireCatchUp) {
-                alerts.push(AlertCause {
-                    event: AlertEvent::Misfire,
-                    app: task.config.app.clone(),
-                    task_name: task.name.clone(),
-                    instance_id: None,
-                    attempt: 0,
-                    at: now,
-                    message: message.clone(),
-                    occurrence: format!("t{}:{}", task.id, crate::model::to_micros(now)),
-                });
-            }
-        }
+        plan_task(&mut tx, &rc, &mut p, ti, task, calendar, planner, waiting).await?;
     }
+    let RoundPlan { births: planned, next_fires, coalesced, alerts, cancels, tally } = p;
     let t_plan = t0.elapsed();
     // Instances that CANCEL_OTHER fires replace, canceled before their successors exist (through
     // the state machine, like any cancel: a held attempt's worker is told to stop).

@@ -59,6 +59,10 @@ pub fn main() -> ExitCode {
 async fn run(config: Config) -> Result<(), CommandError> {
     // One TLS crypto provider for the whole process.
     let _ = rustls::crypto::ring::default_provider().install_default();
+    // The handlers come first: a SIGTERM sent as soon as the readiness line is out (by a test, a
+    // supervisor, an operator) must drain and stop axd, not kill it by the default action. They
+    // were installed after that line once, and under load a SIGTERM arrived before them.
+    let signals = ShutdownSignals::install()?;
     let running = server::start(&config, None).await?;
     // The readiness line: scripts and tests wait for it (the first line).
     println!("axd listening on {} (scheduler {})", running.addr, running.scheduler_id());
@@ -69,20 +73,32 @@ async fn run(config: Config) -> Result<(), CommandError> {
         let scheme = if config.tls.is_some() { "https" } else { "http" };
         println!("axd console at {scheme}://{addr}/");
     }
-    shutdown_signal().await?;
+    signals.recv().await;
     tracing::info!("shutting down (at most {:?})", config.shutdown_timeout);
     running.shutdown(config.shutdown_timeout).await;
     tracing::info!("stopped");
     Ok(())
 }
 
-async fn shutdown_signal() -> Result<(), CommandError> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).map_err(|e| CommandError::Signal("SIGTERM", e))?;
-    let mut int = signal(SignalKind::interrupt()).map_err(|e| CommandError::Signal("SIGINT", e))?;
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+/// SIGTERM and SIGINT, caught from [`ShutdownSignals::install`] on.
+struct ShutdownSignals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl ShutdownSignals {
+    fn install() -> Result<Self, CommandError> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let term = signal(SignalKind::terminate()).map_err(|e| CommandError::Signal("SIGTERM", e))?;
+        let int = signal(SignalKind::interrupt()).map_err(|e| CommandError::Signal("SIGINT", e))?;
+        Ok(ShutdownSignals { term, int })
     }
-    Ok(())
+
+    /// Until one of them arrives (or arrived since [`ShutdownSignals::install`]).
+    async fn recv(mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
+        }
+    }
 }

@@ -217,18 +217,16 @@ async fn main() -> anyhow::Result<()> {
         Ok::<_, HandlerError>(())
     });
     let worker = builder.build()?;
+    // Caught from before the line that says the worker serves: a SIGTERM sent right after it
+    // drains the worker instead of killing it by the default action.
+    use tokio::signal::unix::{SignalKind, signal};
+    let (mut term, mut int) = (signal(SignalKind::terminate())?, signal(SignalKind::interrupt())?);
     eprintln!("demo-worker {} serving app {:?} via {}", worker.worker_id(), args.app, args.endpoint.join(","));
     worker
-        .run_until(async {
-            use tokio::signal::unix::{SignalKind, signal};
-            match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
-                (Ok(mut term), Ok(mut int)) => {
-                    tokio::select! {
-                        _ = term.recv() => {}
-                        _ = int.recv() => {}
-                    }
-                }
-                _ => std::future::pending::<()>().await,
+        .run_until(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
             }
         })
         .await?;

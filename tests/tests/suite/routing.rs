@@ -249,9 +249,14 @@ async fn a_broadcast_runs_once_on_each_matching_worker_and_its_parent_ends_with_
     let failed_child = got.children[1].id;
     // The params say to fail on w2: retry via the parent, which retries only unsuccessful children.
     admin.retry_instance(pb::RetryInstanceRequest { id: failed_child }).await.expect("retry child");
-    assert_eq!(instance(&admin, parent).await.instance.map(|i| i.status), Some(S::Waiting as i32));
     let again = wait_status(&mut admin, parent, S::Failed, LONG).await;
     assert_eq!(again.message, "1 of 2 children succeeded; 1 failed");
+    // The parent waited again in between: read from its trail, not from a snapshot (the retried
+    // child can run, fail and end the parent again before a read right after the retry).
+    let (w, f) = (S::Waiting as i32, S::Failed as i32);
+    let steps: Vec<(i32, i32)> =
+        instance(&admin, parent).await.events.iter().map(|e| (e.from_status, e.to_status)).collect();
+    assert_eq!(steps, vec![(0, w), (w, f), (f, w), (w, f)], "the retried child made the parent wait again");
     assert_eq!(fleet.of(got.children[0].id).len(), 1, "the child that succeeded did not run again");
     // A parent retried as a whole reruns its unsuccessful children.
     let ok_parent = trigger_with(&mut admin, "everywhere", "b2", "{}").await;

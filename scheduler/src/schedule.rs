@@ -409,6 +409,8 @@ pub fn plan(schedule: &Compiled, next: Ts, now: Ts, horizon: Ts, rules: MisfireR
     };
     let mut missed_count = 0usize;
     let mut missed_first: Option<Ts> = None;
+    // Kept apart from the tail, which SKIP leaves empty: its message names the span it skipped.
+    let mut missed_last: Option<Ts> = None;
     let mut missed_tail: std::collections::VecDeque<Ts> = std::collections::VecDeque::with_capacity(keep);
     let mut on_time = Vec::new();
     let mut t = schedule.settle(next);
@@ -426,6 +428,7 @@ pub fn plan(schedule: &Compiled, next: Ts, now: Ts, horizon: Ts, rules: MisfireR
         if at < missed_before {
             missed_count += 1;
             missed_first.get_or_insert(at);
+            missed_last = Some(at);
             if keep > 0 {
                 if missed_tail.len() == keep {
                     missed_tail.pop_front();
@@ -441,7 +444,7 @@ pub fn plan(schedule: &Compiled, next: Ts, now: Ts, horizon: Ts, rules: MisfireR
     let mut fires = Vec::new();
     if missed_count > 0 {
         let first = missed_first.unwrap_or(next);
-        let last = missed_tail.back().copied();
+        let last = missed_last;
         let range = |a: Ts, b: Option<Ts>| match b {
             Some(b) if b != a => format!("from {} to {}", a.to_rfc3339(), b.to_rfc3339()),
             _ => format!("at {}", a.to_rfc3339()),

@@ -349,6 +349,9 @@ fn misfire_skip_creates_no_catch_up_and_records_the_skip() {
     let p = outage_plan(MisfirePolicy::Skip, 10);
     assert!(catch_ups(&p).is_empty());
     assert!(p.events.iter().any(|(k, m)| *k == TaskEventKind::MisfireSkipped && m.contains("skipped 10 of 10")));
+    // The message names the whole span it skipped, not only its first fire.
+    let span = "from 2026-06-01T10:01:00+00:00 to 2026-06-01T10:10:00+00:00";
+    assert!(p.events.iter().any(|(_, m)| m.contains(span)), "{:?}", p.events);
 }
 
 #[test]

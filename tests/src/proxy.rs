@@ -217,7 +217,45 @@ impl Drop for Proxy {
     }
 }
 
-/// A free port on 127.0.0.1 (bound and released; fine for tests that start a server on it next).
+/// A port free on 127.0.0.1 now, for a server a test starts on it next (and again after a restart).
+///
+/// Chosen below the kernel's ephemeral range (`/proc/sys/net/ipv4/ip_local_port_range`), never in
+/// it: every outgoing connection of every test running beside this one takes a port from that
+/// range, and CI once failed when a client socket took a chaos axd's port between its choice and
+/// axd's bind. Below the range only servers bind, and this checks that none holds the port.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+    let low = ephemeral_low();
+    let mut rng = fastrand::Rng::new();
+    for _ in 0..10_000 {
+        let port = rng.u16(PORTS_FROM..low);
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port on 127.0.0.1 between {PORTS_FROM} and {low}");
+}
+
+/// Where [`free_port`] starts looking: above the well-known ports and the usual services' own.
+const PORTS_FROM: u16 = 20_000;
+
+/// The first port of the kernel's ephemeral range (Linux's default when it cannot be read).
+fn ephemeral_low() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
+        .filter(|low| *low > PORTS_FROM + 1000)
+        .unwrap_or(32_768)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn free_ports_are_below_the_ephemeral_range_and_bindable() {
+        let low = super::ephemeral_low();
+        for _ in 0..50 {
+            let p = super::free_port();
+            assert!((super::PORTS_FROM..low).contains(&p), "{p} is not below the ephemeral range ({low})");
+            std::net::TcpListener::bind(("127.0.0.1", p)).expect("free");
+        }
+    }
 }

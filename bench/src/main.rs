@@ -179,9 +179,9 @@ impl Bed {
         let log = std::env::var("AX_BENCH_AXD_LOG").unwrap_or_else(|_| "warn".to_owned());
         let mut args = vec!["--listen", "127.0.0.1:0", "--database-url", &db.url, "--log", &log];
         args.extend_from_slice(extra);
-        // A free port for /metrics (taken and released; axd binds it right after).
+        // A free port for /metrics, outside the ephemeral range (axd binds it right after).
         let metrics = if METRICS.load(std::sync::atomic::Ordering::Relaxed) {
-            Some(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?)
+            Some(std::net::SocketAddr::from(([127, 0, 0, 1], ax_tests::proxy::free_port())))
         } else {
             None
         };

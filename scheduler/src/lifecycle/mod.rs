@@ -5,14 +5,17 @@
 //! checked against [`InstanceStatus::can_move_to`] where events are written. The callers
 //! ([`crate::transitions`], the sweeper, worker sessions) lock the rows, call these functions in
 //! order, and write the changed rows and the events in one transaction
-//! ([`crate::transitions::persist`]). Nothing here does I/O. Fencing lives here: a message whose `(instance, attempt)` is not current for the
-//! session that sent it changes nothing (and is recorded).
+//! ([`crate::transitions::persist`]). Nothing here does I/O. Fencing lives here: a message whose
+//! `(instance, attempt)` is not current for the session that sent it changes nothing (and is
+//! recorded).
 
 use std::time::Duration;
 
 use crate::{
-    model::alerts::{AlertCause, AlertEvent},
-    model::{Command, Instance, InstanceSource, InstanceStatus, Ts, add},
+    model::{
+        Command, Instance, InstanceSource, InstanceStatus, Ts, add,
+        alerts::{AlertCause, AlertEvent},
+    },
     schedule::fmt_duration,
 };
 

@@ -27,7 +27,7 @@ pub async fn enqueue(tx: &mut Tx, causes: &[AlertCause], now: Ts) -> StoreResult
     let mut apps: Vec<String> = causes.iter().map(|c| c.app.clone()).collect();
     apps.sort_unstable();
     apps.dedup();
-    let rules = tx.list_alert_rules(Some(&apps)).await?;
+    let rules = tx.alerts().list_alert_rules(Some(&apps)).await?;
     let rows: Vec<NewDelivery> = causes
         .iter()
         .flat_map(|c| {
@@ -37,7 +37,7 @@ pub async fn enqueue(tx: &mut Tx, causes: &[AlertCause], now: Ts) -> StoreResult
     if rows.is_empty() {
         return Ok(0);
     }
-    tx.insert_deliveries(&rows, now).await
+    tx.alerts().insert_deliveries(&rows, now).await
 }
 
 /// Writes a `test` delivery for `rule`, due at once; its id.
@@ -54,8 +54,9 @@ pub async fn enqueue_test(tx: &mut Tx, rule: &AlertRule, actor: &str, now: Ts) -
     };
     let row = delivery_for(rule, &cause);
     let key = row.dedupe_key.clone();
-    tx.insert_deliveries(&[row], now).await?;
+    tx.alerts().insert_deliveries(&[row], now).await?;
     let found = tx
+        .alerts()
         .list_deliveries(&crate::store::DeliveryFilter {
             rule_name: Some(rule.name.clone()),
             limit: 20,
@@ -101,15 +102,15 @@ pub async fn evaluate(store: &Store, rule: &AlertRule, now: Ts, alive_since: Ts)
         return Ok(ConditionOutcome::Clear);
     };
     let mut tx = store.begin().await?;
-    let state = tx.lock_condition(rule.id).await?;
+    let state = tx.alerts().lock_condition(rule.id).await?;
     let (holds, hold_for, what) = match condition {
         AlertEvent::NoWorker => {
-            let n = tx.count_workers(&rule.app, alive_since).await?;
+            let n = tx.cluster().count_workers(&rule.app, alive_since).await?;
             let t = rule.no_worker_for.unwrap_or_default();
             (n == 0, t, format!("no worker of app {} connected", rule.app))
         }
         _ => {
-            let n = tx.count_pending(&rule.app, rule.task_name.as_deref()).await?;
+            let n = tx.instances().count_pending(&rule.app, rule.task_name.as_deref()).await?;
             let over = rule.backlog_over.unwrap_or(u64::MAX);
             let of = rule.task_name.as_deref().map_or_else(|| format!("app {}", rule.app), |t| format!("task {t}"));
             (n > over, std::time::Duration::ZERO, format!("{n} instances of {of} PENDING, more than {over}"))
@@ -117,7 +118,7 @@ pub async fn evaluate(store: &Store, rule: &AlertRule, now: Ts, alive_since: Ts)
     };
     let (next, alert) = step(state, holds, hold_for, now);
     if next != state {
-        tx.write_condition(rule.id, next).await?;
+        tx.alerts().write_condition(rule.id, next).await?;
     }
     let outcome = if alert {
         let since = next.since.unwrap_or(now).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
@@ -131,7 +132,7 @@ pub async fn evaluate(store: &Store, rule: &AlertRule, now: Ts, alive_since: Ts)
             message: format!("{what} (since {since})"),
             occurrence: format!("episode{}", next.episode),
         };
-        tx.insert_deliveries(&[delivery_for(rule, &cause)], now).await?;
+        tx.alerts().insert_deliveries(&[delivery_for(rule, &cause)], now).await?;
         ConditionOutcome::Alerted { episode: next.episode }
     } else if holds {
         ConditionOutcome::Holding

@@ -129,7 +129,7 @@ pub async fn spawn(
         return Ok(Spawned::default());
     }
     let workers = if spawns.iter().any(|s| shape::needs_workers(tasks[s.task])) {
-        tx.list_workers(None).await?
+        tx.cluster().list_workers(None).await?
     } else {
         Vec::new()
     };
@@ -157,7 +157,7 @@ pub async fn bear(
         return Ok(out);
     }
     let rows: Vec<InstanceRow<'_>> = births.iter().map(|b| InstanceRow { task: tasks[b.task], new: &b.new }).collect();
-    let inserted = tx.insert_instances(&rows, now).await?;
+    let inserted = tx.instances().insert_instances(&rows, now).await?;
     // Children, now that their parents have ids.
     let index: HashMap<(i64, &str), usize> =
         births.iter().enumerate().map(|(n, b)| ((tasks[b.task].id, b.new.key.as_str()), n)).collect();
@@ -173,7 +173,7 @@ pub async fn bear(
         }
     }
     let kid_rows: Vec<InstanceRow<'_>> = kids.iter().map(|(t, k)| InstanceRow { task: tasks[*t], new: k }).collect();
-    let inserted_kids = tx.insert_instances(&kid_rows, now).await?;
+    let inserted_kids = tx.instances().insert_instances(&kid_rows, now).await?;
     let kid_index: HashMap<(i64, &str), usize> =
         kids.iter().enumerate().map(|(n, (t, k))| ((tasks[*t].id, k.key.as_str()), n)).collect();
     for (id, task_id, key) in &inserted_kids {
@@ -225,7 +225,7 @@ pub async fn bear(
         }
     }
     out.events = events.len();
-    tx.insert_events(&events).await?;
+    tx.instances().insert_events(&events).await?;
     crate::alerts::outbox::enqueue(tx, &alerts, now).await?;
     if !out.pending.is_empty() {
         tx.notify(crate::store::Notice::Work).await?;
@@ -313,7 +313,7 @@ pub async fn trigger_manual(
             false
         }
     };
-    let instance = store.conn().await?.instance_by_key(task.id, &trigger.key).await?.ok_or_else(|| {
+    let instance = store.conn().await?.instances().instance_by_key(task.id, &trigger.key).await?.ok_or_else(|| {
         StoreError::Corrupt { table: "ax_instance_key", reason: format!("no instance for key {:?}", trigger.key) }
     })?;
     Ok((instance, created))

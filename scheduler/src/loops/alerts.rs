@@ -52,7 +52,7 @@ pub async fn deliver_due(
     clock: &dyn crate::core::clock::Clock,
 ) -> StoreResult<usize> {
     let mut tx = store.begin().await?;
-    let claimed = tx.claim_deliveries(now, add(now, claim_lease(settings)), BATCH).await?;
+    let claimed = tx.alerts().claim_deliveries(now, add(now, claim_lease(settings)), BATCH).await?;
     tx.commit().await?;
     let n = claimed.len();
     let mut sends = tokio::task::JoinSet::new();
@@ -76,7 +76,7 @@ pub async fn deliver_due(
         };
         log_end(&d, &end);
         let mut conn = store.conn().await?;
-        if !conn.finish_delivery(d.id, d.attempts, &end, now).await? {
+        if !conn.alerts().finish_delivery(d.id, d.attempts, &end, now).await? {
             tracing::info!(delivery = d.id, "delivery outcome not recorded: its claim lapsed and another axd took it");
         }
     }

@@ -111,7 +111,7 @@ pub async fn backfill(
     let mut tx = store.begin().await?;
     let keys: Vec<String> = fires.iter().map(|t| fire_key(*t)).collect();
     let refs: Vec<(i64, &str)> = keys.iter().map(|k| (task.id, k.as_str())).collect();
-    let existing = tx.existing_keys(&refs).await?;
+    let existing = tx.instances().existing_keys(&refs).await?;
     let mut spawns = Vec::new();
     // Per spawn, the index of its fire.
     let mut fire_of = Vec::new();
@@ -159,7 +159,7 @@ pub async fn backfill(
                 fires.len() - spawned.created.len(),
                 fires.len()
             );
-            tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Backfilled, actor, &message).await?;
+            tx.tasks().insert_task_event(task.id, &task.name, now, TaskEventKind::Backfilled, actor, &message).await?;
         }
         tx.commit().await?;
         spawned.after_commit(traces, started);
@@ -168,7 +168,7 @@ pub async fn backfill(
     let mut conn = store.conn().await?;
     for (n, key) in keys.iter().enumerate() {
         if ids[n].is_none() && (!created[n] || !dry_run) {
-            ids[n] = conn.instance_by_key(task.id, key).await?.map(|i| i.id);
+            ids[n] = conn.instances().instance_by_key(task.id, key).await?.map(|i| i.id);
         }
     }
     Ok(fires

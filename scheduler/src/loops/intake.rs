@@ -97,7 +97,7 @@ pub async fn consume_intake(
 ) -> StoreResult<IntakeRound> {
     let started = std::time::SystemTime::now();
     let mut tx = store.begin().await?;
-    let rows = tx.claim_intake(limit).await?;
+    let rows = tx.intake().claim_intake(limit).await?;
     let mut round = IntakeRound { rows: rows.len(), ..IntakeRound::default() };
     if rows.is_empty() {
         return Ok(round);
@@ -105,7 +105,7 @@ pub async fn consume_intake(
     let mut names: Vec<&str> = rows.iter().map(|r| r.task_name.as_str()).collect();
     names.sort_unstable();
     names.dedup();
-    let tasks = tx.tasks_by_names(&names).await?;
+    let tasks = tx.tasks().tasks_by_names(&names).await?;
     let task_refs: Vec<&Task> = tasks.iter().collect();
     let by_name: HashMap<&str, (usize, &&Task)> =
         task_refs.iter().enumerate().map(|(n, t)| (t.name.as_str(), (n, t))).collect();
@@ -125,13 +125,13 @@ pub async fn consume_intake(
             }
             Err(why) => {
                 tracing::warn!(intake_row = row.id, task = %row.task_name, error = %why, "refused an ax_intake row");
-                tx.refuse_intake(row.id, &why).await?;
+                tx.intake().refuse_intake(row.id, &why).await?;
                 round.refused += 1;
             }
         }
     }
     let spawned: Spawned = spawn(&mut tx, &task_refs, spawns, now, scheduler_id).await?;
-    tx.delete_intake(&consumed).await?;
+    tx.intake().delete_intake(&consumed).await?;
     tx.commit().await?;
     round.created = spawned.pending.clone();
     spawned.after_commit(traces, started);

@@ -53,10 +53,10 @@ pub async fn sweep(
     let span_start = std::time::SystemTime::now();
     let mut tx = store.begin().await?;
     let ctx = Ctx { now, scheduler_id };
-    let acks = tx.claim_expired(InstanceStatus::Dispatched, Expiry::Lease, now, limit).await?;
-    let timeouts = tx.claim_expired(InstanceStatus::Running, Expiry::Deadline, now, limit).await?;
-    let lost = tx.claim_expired(InstanceStatus::Running, Expiry::Lease, now, limit).await?;
-    let orphans = tx.claim_orphans(crate::model::sub(now, grace), limit).await?;
+    let acks = tx.instances().claim_expired(InstanceStatus::Dispatched, Expiry::Lease, now, limit).await?;
+    let timeouts = tx.instances().claim_expired(InstanceStatus::Running, Expiry::Deadline, now, limit).await?;
+    let lost = tx.instances().claim_expired(InstanceStatus::Running, Expiry::Lease, now, limit).await?;
+    let orphans = tx.instances().claim_orphans(crate::model::sub(now, grace), limit).await?;
     let report = SweepReport { ack_timeouts: acks.len(), timeouts: timeouts.len(), lost: lost.len(), purged: 0 };
     let mut rows: HashMap<i64, Instance> = HashMap::new();
     let mut batch = Batch::default();
@@ -113,7 +113,7 @@ pub async fn sweep(
 /// sessions and undelivered commands; how many.
 pub async fn purge_dead_schedulers(store: &Store, dead_before: Ts) -> StoreResult<u64> {
     let mut tx = store.begin().await?;
-    let n = tx.purge_dead_schedulers(dead_before).await?;
+    let n = tx.cluster().purge_dead_schedulers(dead_before).await?;
     tx.commit().await?;
     Ok(n)
 }
@@ -122,9 +122,9 @@ pub async fn purge_dead_schedulers(store: &Store, dead_before: Ts) -> StoreResul
 /// finished before `before`; how many.
 pub async fn purge_finished(store: &Store, before: Ts, limit: u32) -> StoreResult<u64> {
     let mut tx = store.begin().await?;
-    let n = tx.purge_finished(before, limit).await?;
+    let n = tx.instances().purge_finished(before, limit).await?;
     // DAG join rows of runs that began before the retention horizon go with them.
-    tx.purge_joins(before).await?;
+    tx.flow().purge_joins(before).await?;
     tx.commit().await?;
     Ok(n)
 }
@@ -135,7 +135,7 @@ pub async fn purge_deliveries(store: &Store, before: Ts) -> StoreResult<u64> {
     let mut purged = 0;
     loop {
         let mut tx = store.begin().await?;
-        let n = tx.purge_deliveries(before, 1000).await?;
+        let n = tx.alerts().purge_deliveries(before, 1000).await?;
         tx.commit().await?;
         purged += n;
         if n < 1000 {
@@ -149,7 +149,7 @@ pub async fn purge_audit(store: &Store, before: Ts) -> StoreResult<u64> {
     let mut purged = 0;
     loop {
         let mut tx = store.begin().await?;
-        let n = tx.purge_audit(before, 1000).await?;
+        let n = tx.audit().purge_audit(before, 1000).await?;
         tx.commit().await?;
         purged += n;
         if n < 1000 {
@@ -233,7 +233,7 @@ impl Sweeper {
         purge_dead_schedulers(&self.core.pools.sweeper, sub(now, dead_after)).await?;
         // Session history lasts as long as the instances it explains.
         let mut tx = self.core.pools.sweeper.begin().await?;
-        tx.purge_session_log(sub(now, self.config.retention)).await?;
+        tx.cluster().purge_session_log(sub(now, self.config.retention)).await?;
         tx.commit().await?;
         // Finished alert deliveries are history like finished instances: the same retention.
         purge_deliveries(&self.core.pools.sweeper, sub(now, self.config.retention)).await?;
@@ -271,7 +271,7 @@ impl Sweeper {
                     Err(e) => tracing::warn!(error = %e, "housekeeping failed"),
                 }
             }
-            let next = async { self.core.pools.sweeper.conn().await?.next_deadline().await };
+            let next = async { self.core.pools.sweeper.conn().await?.instances().next_deadline().await };
             let sleep = match next.await {
                 // A millisecond past the deadline, so `< now` holds when we wake; at least 10 ms, so
                 // rows another axd is sweeping (skipped as locked) do not make this spin.

@@ -354,7 +354,7 @@ pub enum TriggerWake {
 
 /// When the trigger loop next has work, in one read (see [`TriggerWake`]).
 pub async fn next_trigger_work(store: &Store, lookahead: Duration) -> StoreResult<TriggerWake> {
-    let next = store.conn().await?.next_trigger_work().await?;
+    let next = store.conn().await?.tasks().next_trigger_work().await?;
     if next.intake {
         return Ok(TriggerWake::Now);
     }
@@ -383,7 +383,7 @@ async fn cancel_replaced(
     let mut ids: Vec<i64> = cancels.iter().map(|(id, _)| *id).collect();
     ids.sort_unstable();
     ids.dedup();
-    let mut rows = tx.lock_instances(&ids).await?;
+    let mut rows = tx.instances().lock_instances(&ids).await?;
     let ctx = crate::lifecycle::Ctx { now, scheduler_id };
     let mut batch = crate::lifecycle::Batch::default();
     let mut n = 0;
@@ -449,16 +449,20 @@ async fn plan_task(
                 return Ok(());
             }
             pause::Step::Resume(message) => {
-                tx.set_pause(task.id, None).await?;
-                tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Resumed, scheduler_id, &message).await?;
+                tx.tasks().set_pause(task.id, None).await?;
+                tx.tasks()
+                    .insert_task_event(task.id, &task.name, now, TaskEventKind::Resumed, scheduler_id, &message)
+                    .await?;
             }
         }
     }
     let plan = match planner.plan(task, calendar) {
         PlanDecision::Broken(why) => {
-            tx.disable_task(task.id, now).await?;
+            tx.tasks().disable_task(task.id, now).await?;
             let why = format!("disabled: {why}");
-            tx.insert_task_event(task.id, &task.name, now, TaskEventKind::ScheduleBroken, scheduler_id, &why).await?;
+            tx.tasks()
+                .insert_task_event(task.id, &task.name, now, TaskEventKind::ScheduleBroken, scheduler_id, &why)
+                .await?;
             return Ok(());
         }
         PlanDecision::Fire(plan) => plan,
@@ -473,7 +477,7 @@ async fn plan_task(
     }
     p.next_fires.push((task.id, plan.next_fire_at));
     for (kind, message) in &plan.events {
-        tx.insert_task_event(task.id, &task.name, now, *kind, scheduler_id, message).await?;
+        tx.tasks().insert_task_event(task.id, &task.name, now, *kind, scheduler_id, message).await?;
         let action = match kind {
             TaskEventKind::MisfireCatchUp => "catch_up",
             TaskEventKind::MisfireSkipped => "skipped",
@@ -510,7 +514,7 @@ async fn admit_fires(
     let (now, scheduler_id) = (rc.now, rc.scheduler_id);
     let policy = task.config.concurrency;
     let active = if policy.decides_at_fire_time() && !plan.fires.is_empty() {
-        tx.active_instances_of(task.id, ACTIVE_READ).await?
+        tx.instances().active_instances_of(task.id, ACTIVE_READ).await?
     } else {
         Vec::new()
     };
@@ -532,7 +536,8 @@ async fn admit_fires(
                      later fires are counted until one runs",
                     f.fire_at.to_rfc3339()
                 );
-                tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Coalesced, scheduler_id, &message)
+                tx.tasks()
+                    .insert_task_event(task.id, &task.name, now, TaskEventKind::Coalesced, scheduler_id, &message)
                     .await?;
             }
             run = Some(run.map_or((f.fire_at, 1), |(since, count)| (since, count + 1)));
@@ -546,7 +551,9 @@ async fn admit_fires(
                 since.to_rfc3339(),
                 f.fire_at.to_rfc3339()
             );
-            tx.insert_task_event(task.id, &task.name, now, TaskEventKind::Coalesced, scheduler_id, &message).await?;
+            tx.tasks()
+                .insert_task_event(task.id, &task.name, now, TaskEventKind::Coalesced, scheduler_id, &message)
+                .await?;
         }
         let new = NewInstance {
             fire_at: f.fire_at,
@@ -587,7 +594,7 @@ pub async fn trigger_due(
     let t0 = std::time::Instant::now();
     let span_start = std::time::SystemTime::now();
     let mut tx = store.begin().await?;
-    let claimed = tx.claim_due_tasks(now, horizon, limit).await?;
+    let claimed = tx.tasks().claim_due_tasks(now, horizon, limit).await?;
     let mut round = TriggerRound { tasks: claimed.len(), ..TriggerRound::default() };
     let mut tasks = Vec::with_capacity(claimed.len());
     for c in claimed {
@@ -596,12 +603,13 @@ pub async fn trigger_due(
             Err((id, e)) => {
                 // An unreadable row must not stall every other task: disable it, loudly.
                 tracing::error!(task_id = id, error = %e, "disabling unreadable task");
-                tx.disable_task(id, now).await?;
+                tx.tasks().disable_task(id, now).await?;
             }
         }
     }
     let t_select = t0.elapsed();
-    let calendars = tx.calendar_dates(tasks.iter().filter_map(|t| t.config.timing.calendar.as_deref())).await?;
+    let calendars =
+        tx.calendars().calendar_dates(tasks.iter().filter_map(|t| t.config.timing.calendar.as_deref())).await?;
     let no_dates = BTreeSet::new();
     // Fires beyond a task's max_pending are coalesced: PENDING instances per task with fires.
     // A one-time task fires once: it cannot pile up, and 100,000 of them due together (the full
@@ -611,9 +619,13 @@ pub async fn trigger_due(
         .filter(|t| t.next_fire_at.is_some() && t.config.schedule.kind() != crate::model::ScheduleKind::OneTime)
         .map(|t| t.id)
         .collect();
-    let mut pending =
-        if firing.is_empty() { HashMap::new() } else { tx.count_by_task(&firing, &[InstanceStatus::Pending]).await? };
-    let workers = if tasks.iter().any(shape::needs_workers) { tx.list_workers(None).await? } else { Vec::new() };
+    let mut pending = if firing.is_empty() {
+        HashMap::new()
+    } else {
+        tx.instances().count_by_task(&firing, &[InstanceStatus::Pending]).await?
+    };
+    let workers =
+        if tasks.iter().any(shape::needs_workers) { tx.cluster().list_workers(None).await? } else { Vec::new() };
     let rc = RoundCtx { now, scheduler_id, traces, workers: &workers };
     let mut p = RoundPlan::default();
     for (ti, task) in tasks.iter().enumerate() {
@@ -627,8 +639,8 @@ pub async fn trigger_due(
     // the state machine, like any cancel: a held attempt's worker is told to stop).
     let canceled = cancel_replaced(&mut tx, &cancels, now, scheduler_id).await?;
     round.canceled = canceled.as_ref().map_or(0, |(n, _)| *n);
-    tx.set_next_fires(&next_fires).await?;
-    tx.set_coalesced(&coalesced).await?;
+    tx.tasks().set_next_fires(&next_fires).await?;
+    tx.tasks().set_coalesced(&coalesced).await?;
     let t_next = t0.elapsed();
     // The fires are born, with their children, events and alerts (the misfires' among them).
     let task_refs: Vec<&Task> = tasks.iter().collect();

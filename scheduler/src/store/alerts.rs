@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::{
-    BATCH, Tx,
+    Alerts, BATCH, Cluster, Instances,
     tables::{AlertRuleRaw, DeliveryRaw},
     value::{Stmt, Value},
 };
@@ -13,7 +13,7 @@ use crate::{
     model::{Ts, duration_micros, from_micros, to_micros},
 };
 
-/// Filter of [`Tx::list_deliveries`]; every field narrows.
+/// Filter of [`Alerts::list_deliveries`](super::Alerts::list_deliveries); every field narrows.
 #[derive(Debug, Clone, Default)]
 pub struct DeliveryFilter {
     /// Only deliveries of this rule (by name).
@@ -103,7 +103,7 @@ fn select_deliveries(filter: &str) -> Stmt<'static> {
     Stmt::new(format!("SELECT {} FROM ax_alert_delivery{filter}", DeliveryRaw::columns()))
 }
 
-impl Tx {
+impl Alerts<'_> {
     /// Inserts a rule; its id. [`StoreError::UniqueViolation`] if the name exists.
     pub async fn insert_alert_rule(&mut self, r: &AlertRule) -> StoreResult<i64> {
         let events: Vec<&str> = r.events.iter().map(|e| e.as_str()).collect();
@@ -122,7 +122,7 @@ impl Tx {
         };
         let mut s = Stmt::new(format!("INSERT INTO ax_alert_rule ({}) VALUES ", AlertRuleRaw::NAMES[1..].join(", ")));
         s.push_list(raw.into_values().into_iter().skip(1));
-        self.insert_id(s).await
+        self.tx.insert_id(s).await
     }
 
     /// The rule with this name.
@@ -132,7 +132,7 @@ impl Tx {
     }
 
     async fn read_rules(&mut self, s: Stmt<'_>) -> StoreResult<Vec<AlertRule>> {
-        self.fetch(s, AlertRuleRaw::TABLE, |r| AlertRuleRaw::read(r)?.into_rule()).await
+        self.tx.fetch(s, AlertRuleRaw::TABLE, |r| AlertRuleRaw::read(r)?.into_rule()).await
     }
 
     /// Rules ordered by name, optionally only of some apps.
@@ -151,8 +151,8 @@ impl Tx {
     /// Deletes a rule and its condition state (its deliveries stay, as history; pending ones fail
     /// when they are next due); whether it existed.
     pub async fn delete_alert_rule(&mut self, id: i64) -> StoreResult<bool> {
-        self.execute(Stmt::new("DELETE FROM ax_alert_condition WHERE rule_id = ?").bind(id)).await?;
-        Ok(self.execute(Stmt::new("DELETE FROM ax_alert_rule WHERE id = ?").bind(id)).await? > 0)
+        self.tx.execute(Stmt::new("DELETE FROM ax_alert_condition WHERE rule_id = ?").bind(id)).await?;
+        Ok(self.tx.execute(Stmt::new("DELETE FROM ax_alert_rule WHERE id = ?").bind(id)).await? > 0)
     }
 
     /// Inserts deliveries, leaving out those whose `dedupe_key` exists already (a condition episode
@@ -180,8 +180,8 @@ impl Tx {
                     Value::from(None::<i64>),
                 ]
             }));
-            s.push(self.dialect().ignore_duplicate);
-            n += self.execute(s).await?;
+            s.push(self.tx.dialect().ignore_duplicate);
+            n += self.tx.execute(s).await?;
         }
         Ok(n)
     }
@@ -198,25 +198,25 @@ impl Tx {
     ) -> StoreResult<Vec<(Delivery, Option<String>)>> {
         let s = select_deliveries(&format!(
             " WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?{}",
-            self.dialect().skip_locked
+            self.tx.dialect().skip_locked
         ))
         .bind(to_micros(now))
         .bind(i64::from(limit));
         let mut rows: Vec<Delivery> =
-            self.fetch(s, DeliveryRaw::TABLE, |r| DeliveryRaw::read(r)?.into_delivery()).await?;
+            self.tx.fetch(s, DeliveryRaw::TABLE, |r| DeliveryRaw::read(r)?.into_delivery()).await?;
         if rows.is_empty() {
             return Ok(Vec::new());
         }
         let mut s = Stmt::new("UPDATE ax_alert_delivery SET attempts = attempts + 1, next_attempt_at = ");
         s.push_bind(to_micros(lease_until)).push(" WHERE id IN ").push_list(rows.iter().map(|d| d.id));
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         let mut rule_ids: Vec<i64> = rows.iter().map(|d| d.rule_id).collect();
         rule_ids.sort_unstable();
         rule_ids.dedup();
         let mut s = Stmt::new("SELECT id, secret FROM ax_alert_rule WHERE id IN ");
         s.push_list(rule_ids);
         let secrets: std::collections::HashMap<i64, String> =
-            self.fetch(s, AlertRuleRaw::TABLE, |r| Ok((r.take()?, r.take()?))).await?.into_iter().collect();
+            self.tx.fetch(s, AlertRuleRaw::TABLE, |r| Ok((r.take()?, r.take()?))).await?.into_iter().collect();
         Ok(rows
             .drain(..)
             .map(|mut d| {
@@ -249,7 +249,7 @@ impl Tx {
         .bind(finished)
         .bind(id)
         .bind(i32::try_from(attempts).unwrap_or(i32::MAX));
-        Ok(self.execute(s).await? > 0)
+        Ok(self.tx.execute(s).await? > 0)
     }
 
     /// Deletes up to `limit` deliveries that were delivered or failed before `before` (pending ones
@@ -261,11 +261,11 @@ impl Tx {
         )
         .bind(to_micros(before))
         .bind(i64::from(limit));
-        let ids: Vec<i64> = self.fetch(s, DeliveryRaw::TABLE, |r| r.take()).await?;
+        let ids: Vec<i64> = self.tx.fetch(s, DeliveryRaw::TABLE, |r| r.take()).await?;
         for chunk in ids.chunks(BATCH) {
             let mut s = Stmt::new("DELETE FROM ax_alert_delivery WHERE id IN ");
             s.push_list(chunk.iter().copied());
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(ids.len() as u64)
     }
@@ -273,7 +273,7 @@ impl Tx {
     /// One delivery.
     pub async fn get_delivery(&mut self, id: i64) -> StoreResult<Option<Delivery>> {
         let s = select_deliveries(" WHERE id = ?").bind(id);
-        Ok(self.fetch(s, DeliveryRaw::TABLE, |r| DeliveryRaw::read(r)?.into_delivery()).await?.pop())
+        Ok(self.tx.fetch(s, DeliveryRaw::TABLE, |r| DeliveryRaw::read(r)?.into_delivery()).await?.pop())
     }
 
     /// Deliveries newest first.
@@ -295,7 +295,7 @@ impl Tx {
             s.push(" AND id < ").push_bind(b);
         }
         s.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(f.limit));
-        self.fetch(s, DeliveryRaw::TABLE, |r| DeliveryRaw::read(r)?.into_delivery()).await
+        self.tx.fetch(s, DeliveryRaw::TABLE, |r| DeliveryRaw::read(r)?.into_delivery()).await
     }
 
     /// Locks (creating it if needed) the condition state of a rule, so that axd evaluating the
@@ -305,21 +305,22 @@ impl Tx {
             Stmt::new("INSERT INTO ax_alert_condition (rule_id, since_at, firing, episode) VALUES (?, NULL, ?, 0)")
                 .bind(rule_id)
                 .bind(false);
-        s.push(match self.dialect().backend {
+        s.push(match self.tx.dialect().backend {
             super::Backend::MySql => " ON DUPLICATE KEY UPDATE rule_id = rule_id",
             _ => " ON CONFLICT DO NOTHING",
         });
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         let s = Stmt::new(format!(
             "SELECT since_at, firing, episode FROM ax_alert_condition WHERE rule_id = ?{}",
-            self.dialect().for_update
+            self.tx.dialect().for_update
         ))
         .bind(rule_id);
-        self.fetch_one(s, "ax_alert_condition", |r| {
-            let since: Option<i64> = r.take()?;
-            Ok(ConditionState { since: since.map(from_micros), firing: r.take()?, episode: r.take()? })
-        })
-        .await
+        self.tx
+            .fetch_one(s, "ax_alert_condition", |r| {
+                let since: Option<i64> = r.take()?;
+                Ok(ConditionState { since: since.map(from_micros), firing: r.take()?, episode: r.take()? })
+            })
+            .await
     }
 
     /// Writes the condition state of a rule.
@@ -329,10 +330,12 @@ impl Tx {
             .bind(c.firing)
             .bind(c.episode)
             .bind(rule_id);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
+}
 
+impl Cluster<'_> {
     /// How many worker sessions of `app` are registered by an axd that heartbeated at or after
     /// `alive_since` (sessions of a dead axd are gone, even before their rows are purged).
     pub async fn count_workers(&mut self, app: &str, alive_since: Ts) -> StoreResult<u64> {
@@ -342,17 +345,19 @@ impl Tx {
         )
         .bind(app)
         .bind(to_micros(alive_since));
-        let n: i64 = self.fetch_one(s, "ax_worker", |r| r.take()).await?;
+        let n: i64 = self.tx.fetch_one(s, "ax_worker", |r| r.take()).await?;
         Ok(n.max(0) as u64)
     }
+}
 
+impl Instances<'_> {
     /// How many instances of `app` (or of one of its tasks) are PENDING.
     pub async fn count_pending(&mut self, app: &str, task_name: Option<&str>) -> StoreResult<u64> {
         let mut s = Stmt::new("SELECT COUNT(*) FROM ax_instance WHERE status = 'PENDING' AND app = ?").bind(app);
         if let Some(t) = task_name {
             s.push(" AND task_name = ").push_bind(t);
         }
-        let n: i64 = self.fetch_one(s, "ax_instance", |r| r.take()).await?;
+        let n: i64 = self.tx.fetch_one(s, "ax_instance", |r| r.take()).await?;
         Ok(n.max(0) as u64)
     }
 }

@@ -1,7 +1,7 @@
 //! Operations on `ax_audit`: the trail of AdminService calls that change something.
 
 use super::{
-    Tx,
+    Audit,
     tables::AuditRaw,
     value::{Stmt, Value},
 };
@@ -35,7 +35,7 @@ pub struct AuditEntry {
     pub after: Option<String>,
 }
 
-/// Filter of [`Tx::list_audit`]; every field narrows.
+/// Filter of [`Audit::list_audit`](super::Audit::list_audit); every field narrows.
 #[derive(Debug, Clone, Default)]
 pub struct AuditFilter {
     /// Only this actor.
@@ -56,7 +56,7 @@ pub struct AuditFilter {
     pub limit: u32,
 }
 
-impl Tx {
+impl Audit<'_> {
     /// Records one audited call.
     pub async fn insert_audit(&mut self, e: &AuditEntry) -> StoreResult<()> {
         let mut s = Stmt::new(format!("INSERT INTO ax_audit ({}) VALUES ", &AuditRaw::NAMES[1..].join(", ")));
@@ -72,7 +72,7 @@ impl Tx {
             e.after.clone().into(),
         ];
         s.push_list(values);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
@@ -105,22 +105,23 @@ impl Tx {
             s.push(" AND id < ").push_bind(b);
         }
         s.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(f.limit));
-        self.fetch(s, AuditRaw::TABLE, |r| {
-            let a = AuditRaw::read(r)?;
-            Ok(AuditEntry {
-                id: a.id,
-                at: from_micros(a.at),
-                actor: a.actor,
-                rpc: a.rpc,
-                target: a.target,
-                app: a.app,
-                outcome: a.outcome,
-                detail: a.detail,
-                before: a.before_json,
-                after: a.after_json,
+        self.tx
+            .fetch(s, AuditRaw::TABLE, |r| {
+                let a = AuditRaw::read(r)?;
+                Ok(AuditEntry {
+                    id: a.id,
+                    at: from_micros(a.at),
+                    actor: a.actor,
+                    rpc: a.rpc,
+                    target: a.target,
+                    app: a.app,
+                    outcome: a.outcome,
+                    detail: a.detail,
+                    before: a.before_json,
+                    after: a.after_json,
+                })
             })
-        })
-        .await
+            .await
     }
 
     /// Deletes up to `limit` audit entries older than `before`; how many.
@@ -129,11 +130,11 @@ impl Tx {
         let s = Stmt::new("SELECT id FROM ax_audit WHERE at < ? ORDER BY id LIMIT ?")
             .bind(to_micros(before))
             .bind(i64::from(limit));
-        let ids: Vec<i64> = self.fetch(s, AuditRaw::TABLE, |r| r.take()).await?;
+        let ids: Vec<i64> = self.tx.fetch(s, AuditRaw::TABLE, |r| r.take()).await?;
         for chunk in ids.chunks(super::BATCH) {
             let mut s = Stmt::new("DELETE FROM ax_audit WHERE id IN ");
             s.push_list(chunk.iter().copied());
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(ids.len() as u64)
     }

@@ -1,7 +1,7 @@
 //! Operations on `ax_scheduler`, `ax_worker` and `ax_command`, and the cluster's counts.
 
 use super::{
-    BATCH, ClusterStats, Command, SessionSync, Tx,
+    BATCH, Cluster, ClusterStats, Command, Instances, SessionSync,
     tables::WorkerRaw,
     value::{Stmt, Value},
 };
@@ -10,23 +10,23 @@ use crate::{
     model::{InstanceStatus, SchedulerRecord, Ts, WorkerRecord, from_micros, to_micros},
 };
 
-impl Tx {
+impl Cluster<'_> {
     /// Registers (or refreshes) an axd.
     pub async fn upsert_scheduler(&mut self, s: &SchedulerRecord) -> StoreResult<()> {
-        let stmt = Stmt::new(self.dialect().upsert_scheduler)
+        let stmt = Stmt::new(self.tx.dialect().upsert_scheduler)
             .bind(s.scheduler_id.as_str())
             .bind(s.host.as_str())
             .bind(s.address.as_str())
             .bind(s.version.as_str())
             .bind(to_micros(s.started_at))
             .bind(to_micros(s.heartbeat_at));
-        self.execute(stmt).await?;
+        self.tx.execute(stmt).await?;
         Ok(())
     }
 
     /// Removes an axd's registration.
     pub async fn delete_scheduler(&mut self, scheduler_id: &str) -> StoreResult<()> {
-        self.execute(Stmt::new("DELETE FROM ax_scheduler WHERE scheduler_id = ?").bind(scheduler_id)).await?;
+        self.tx.execute(Stmt::new("DELETE FROM ax_scheduler WHERE scheduler_id = ?").bind(scheduler_id)).await?;
         Ok(())
     }
 
@@ -35,17 +35,18 @@ impl Tx {
         let s = Stmt::new(
             "SELECT scheduler_id, host, address, version, started_at, heartbeat_at FROM ax_scheduler ORDER BY scheduler_id",
         );
-        self.fetch(s, "ax_scheduler", |r| {
-            Ok(SchedulerRecord {
-                scheduler_id: r.take()?,
-                host: r.take()?,
-                address: r.take()?,
-                version: r.take()?,
-                started_at: from_micros(r.take()?),
-                heartbeat_at: from_micros(r.take()?),
+        self.tx
+            .fetch(s, "ax_scheduler", |r| {
+                Ok(SchedulerRecord {
+                    scheduler_id: r.take()?,
+                    host: r.take()?,
+                    address: r.take()?,
+                    version: r.take()?,
+                    started_at: from_micros(r.take()?),
+                    heartbeat_at: from_micros(r.take()?),
+                })
             })
-        })
-        .await
+            .await
     }
 
     /// Removes up to 100 axd whose heartbeat is older than `dead_before`, with their worker
@@ -53,14 +54,15 @@ impl Tx {
     pub async fn purge_dead_schedulers(&mut self, dead_before: Ts) -> StoreResult<u64> {
         let s = Stmt::new(format!(
             "SELECT scheduler_id FROM ax_scheduler WHERE heartbeat_at < ? ORDER BY scheduler_id LIMIT 100{}",
-            self.dialect().skip_locked
+            self.tx.dialect().skip_locked
         ))
         .bind(to_micros(dead_before));
-        let ids: Vec<String> = self.fetch(s, "ax_scheduler", |r| r.take()).await?;
+        let ids: Vec<String> = self.tx.fetch(s, "ax_scheduler", |r| r.take()).await?;
         for id in &ids {
             self.close_session_log_of(id).await?;
             for table in ["ax_worker", "ax_command", "ax_scheduler"] {
-                self.execute(Stmt::new(format!("DELETE FROM {table} WHERE scheduler_id = ?")).bind(id.as_str()))
+                self.tx
+                    .execute(Stmt::new(format!("DELETE FROM {table} WHERE scheduler_id = ?")).bind(id.as_str()))
                     .await?;
             }
         }
@@ -71,14 +73,14 @@ impl Tx {
     pub async fn insert_worker(&mut self, w: &WorkerRecord) -> StoreResult<()> {
         let mut s = Stmt::new(format!("INSERT INTO ax_worker ({}) VALUES ", WorkerRaw::columns()));
         s.push_list(WorkerRaw::from_record(w).into_values());
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         self.open_session_log(w).await?;
         Ok(())
     }
 
     /// Removes a worker session.
     pub async fn delete_worker(&mut self, session_id: &str) -> StoreResult<()> {
-        self.execute(Stmt::new("DELETE FROM ax_worker WHERE session_id = ?").bind(session_id)).await?;
+        self.tx.execute(Stmt::new("DELETE FROM ax_worker WHERE session_id = ?").bind(session_id)).await?;
         Ok(())
     }
 
@@ -91,7 +93,7 @@ impl Tx {
                     .bind(s.in_flight)
                     .bind(to_micros(s.last_seen_at))
                     .bind(s.session_id.as_str());
-            self.execute(stmt).await?;
+            self.tx.execute(stmt).await?;
         }
         Ok(())
     }
@@ -103,7 +105,7 @@ impl Tx {
             s.push(" AND app = ").push_bind(app);
         }
         s.push(" ORDER BY app, worker_id, session_id");
-        self.fetch(s, WorkerRaw::TABLE, |r| WorkerRaw::read(r)?.into_record()).await
+        self.tx.fetch(s, WorkerRaw::TABLE, |r| WorkerRaw::read(r)?.into_record()).await
     }
 
     /// Queues Cancel commands for the axd holding the streams.
@@ -123,7 +125,7 @@ impl Tx {
                     Value::I64(to_micros(now)),
                 ]
             }));
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(())
     }
@@ -133,11 +135,12 @@ impl Tx {
         let s = Stmt::new(format!(
             "SELECT id, session_id, instance_id, attempt, reason FROM ax_command WHERE scheduler_id = ? \
              ORDER BY id LIMIT ?{}",
-            self.dialect().skip_locked
+            self.tx.dialect().skip_locked
         ))
         .bind(scheduler_id)
         .bind(i64::from(limit));
         let taken = self
+            .tx
             .fetch(s, "ax_command", |r| {
                 let id: i64 = r.take()?;
                 let command = Command {
@@ -154,29 +157,34 @@ impl Tx {
         if !ids.is_empty() {
             let mut s = Stmt::new("DELETE FROM ax_command WHERE id IN ");
             s.push_list(ids);
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(out)
     }
+}
 
+impl Instances<'_> {
     /// PENDING instances per app (the dispatch backlog), apps in order.
     pub async fn pending_by_app(&mut self) -> StoreResult<Vec<(String, u64)>> {
         let s = Stmt::new(format!(
             "SELECT app, COUNT(*) FROM ax_instance{} WHERE status = 'PENDING' GROUP BY app ORDER BY app",
-            self.dialect().ready_index
+            self.tx.dialect().ready_index
         ));
-        self.fetch(s, "ax_instance", |r| Ok((r.take()?, u64::try_from(r.take::<i64>()?).unwrap_or(0)))).await
+        self.tx.fetch(s, "ax_instance", |r| Ok((r.take()?, u64::try_from(r.take::<i64>()?).unwrap_or(0)))).await
     }
+}
 
+impl Cluster<'_> {
     /// Counts. Schedulers are live if their heartbeat is newer than `alive_since`.
     pub async fn cluster_stats(&mut self, alive_since: Ts) -> StoreResult<ClusterStats> {
         let mut stats = ClusterStats::default();
         let n = |v: i64| u64::try_from(v).unwrap_or(0);
         let s = Stmt::new("SELECT COUNT(*), COUNT(CASE WHEN enabled THEN 1 END) FROM ax_task");
-        let (tasks, enabled) = self.fetch_one(s, "ax_task", |r| Ok((n(r.take()?), n(r.take()?)))).await?;
+        let (tasks, enabled) = self.tx.fetch_one(s, "ax_task", |r| Ok((n(r.take()?), n(r.take()?)))).await?;
         (stats.tasks, stats.enabled_tasks) = (tasks, enabled);
         let s = Stmt::new("SELECT status, COUNT(*) FROM ax_instance GROUP BY status");
         let counts = self
+            .tx
             .fetch(s, "ax_instance", |r| {
                 let status: String = r.take()?;
                 let status: InstanceStatus =
@@ -190,9 +198,9 @@ impl Tx {
              WHERE s.heartbeat_at >= ?",
         )
         .bind(to_micros(alive_since));
-        stats.workers = n(self.fetch_one(s, "ax_worker", |r| r.take()).await?);
+        stats.workers = n(self.tx.fetch_one(s, "ax_worker", |r| r.take()).await?);
         let s = Stmt::new("SELECT COUNT(*) FROM ax_scheduler WHERE heartbeat_at >= ?").bind(to_micros(alive_since));
-        stats.schedulers = n(self.fetch_one(s, "ax_scheduler", |r| r.take()).await?);
+        stats.schedulers = n(self.tx.fetch_one(s, "ax_scheduler", |r| r.take()).await?);
         Ok(stats)
     }
 }

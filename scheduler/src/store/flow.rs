@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use chrono::NaiveDate;
 
 use super::{
-    BATCH, Tx,
+    BATCH, Calendars, Flow, Instances, Tasks,
     instances::select_instances,
     tables::{TaskRaw, decode_dates, encode_names},
     value::{Stmt, Value},
@@ -45,7 +45,7 @@ fn kind_of(table: &'static str, s: &str) -> StoreResult<EdgeKind> {
 /// An edge of the task graph: (from task, kind, to task).
 pub type Edge = (i64, EdgeKind, i64);
 
-impl Tx {
+impl Calendars<'_> {
     /// The dates of these calendars (those that exist), by name.
     pub async fn calendar_dates<'a>(
         &mut self,
@@ -59,7 +59,7 @@ impl Tx {
             let mut s = Stmt::new("SELECT name, dates FROM ax_calendar WHERE name IN ");
             s.push_list(chunk.iter().copied());
             for (name, dates) in
-                self.fetch(s, "ax_calendar", |r| Ok((r.take::<String>()?, r.take::<String>()?))).await?
+                self.tx.fetch(s, "ax_calendar", |r| Ok((r.take::<String>()?, r.take::<String>()?))).await?
             {
                 out.insert(name, decode_dates("ax_calendar", Some(&dates))?);
             }
@@ -69,15 +69,15 @@ impl Tx {
 
     /// The calendar with this name; with `lock`, locked until the transaction ends.
     pub async fn get_calendar(&mut self, name: &str, lock: bool) -> StoreResult<Option<Calendar>> {
-        let lock = if lock { self.dialect().for_update } else { "" };
+        let lock = if lock { self.tx.dialect().for_update } else { "" };
         let s = Stmt::new(format!("SELECT {CALENDAR_COLUMNS} FROM ax_calendar WHERE name = ?{lock}")).bind(name);
-        Ok(self.fetch(s, "ax_calendar", read_calendar).await?.pop())
+        Ok(self.tx.fetch(s, "ax_calendar", read_calendar).await?.pop())
     }
 
     /// Every calendar, by name.
     pub async fn list_calendars(&mut self) -> StoreResult<Vec<Calendar>> {
         let s = Stmt::new(format!("SELECT {CALENDAR_COLUMNS} FROM ax_calendar ORDER BY name LIMIT 10000"));
-        self.fetch(s, "ax_calendar", read_calendar).await
+        self.tx.fetch(s, "ax_calendar", read_calendar).await
     }
 
     /// Creates a calendar; [`StoreError::UniqueViolation`] if the name exists.
@@ -92,7 +92,7 @@ impl Tx {
             Value::from(c.updated_by.as_str()),
             Value::I64(to_micros(c.updated_at)),
         ]);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
@@ -106,22 +106,24 @@ impl Tx {
         .bind(c.updated_by.as_str())
         .bind(to_micros(c.updated_at))
         .bind(c.name.as_str());
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
     /// Deletes a calendar; whether it existed.
     pub async fn delete_calendar(&mut self, name: &str) -> StoreResult<bool> {
-        Ok(self.execute(Stmt::new("DELETE FROM ax_calendar WHERE name = ?").bind(name)).await? > 0)
+        Ok(self.tx.execute(Stmt::new("DELETE FROM ax_calendar WHERE name = ?").bind(name)).await? > 0)
     }
+}
 
+impl Tasks<'_> {
     /// The tasks that use a calendar, by name (at most `limit`).
     pub async fn tasks_with_calendar(&mut self, name: &str, limit: u32) -> StoreResult<Vec<Task>> {
         let s =
             Stmt::new(format!("SELECT {} FROM ax_task WHERE calendar = ? ORDER BY name LIMIT ?", TaskRaw::columns()))
                 .bind(name)
                 .bind(i64::from(limit));
-        self.fetch(s, TaskRaw::TABLE, |r| TaskRaw::read(r)?.into_task()).await
+        self.tx.fetch(s, TaskRaw::TABLE, |r| TaskRaw::read(r)?.into_task()).await
     }
 
     /// Sets (or with `None`, clears) a task's pause.
@@ -133,14 +135,14 @@ impl Tx {
                 .bind(pause.map(|p| p.note.as_str()))
                 .bind(pause.and_then(|p| p.until).map(to_micros))
                 .bind(task_id);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
     /// Sets one task's next fire time.
     pub async fn set_next_fire(&mut self, task_id: i64, next: Option<Ts>) -> StoreResult<()> {
         let s = Stmt::new("UPDATE ax_task SET next_fire_at = ? WHERE id = ?").bind(next.map(to_micros)).bind(task_id);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
@@ -150,7 +152,7 @@ impl Tx {
         for chunk in names.chunks(BATCH) {
             let mut s = Stmt::new(format!("SELECT {} FROM ax_task WHERE name IN ", TaskRaw::columns()));
             s.push_list(chunk.iter().copied());
-            out.extend(self.fetch(s, TaskRaw::TABLE, |r| TaskRaw::read(r)?.into_task()).await?);
+            out.extend(self.tx.fetch(s, TaskRaw::TABLE, |r| TaskRaw::read(r)?.into_task()).await?);
         }
         Ok(out)
     }
@@ -161,23 +163,27 @@ impl Tx {
         for chunk in ids.chunks(BATCH) {
             let mut s = Stmt::new(format!("SELECT {} FROM ax_task WHERE id IN ", TaskRaw::columns()));
             s.push_list(chunk.iter().copied());
-            out.extend(self.fetch(s, TaskRaw::TABLE, |r| TaskRaw::read(r)?.into_task()).await?);
+            out.extend(self.tx.fetch(s, TaskRaw::TABLE, |r| TaskRaw::read(r)?.into_task()).await?);
         }
         Ok(out)
     }
+}
 
+impl Flow<'_> {
     /// Takes the `task_graph` lock until the transaction ends: every change of task edges holds it,
     /// so two changes cannot close a cycle together.
     pub async fn lock_graph(&mut self) -> StoreResult<()> {
-        let s = Stmt::new(format!("SELECT name FROM ax_lock WHERE name = 'task_graph'{}", self.dialect().for_update));
-        self.fetch(s, "ax_lock", |r| r.take::<String>()).await?;
+        let s =
+            Stmt::new(format!("SELECT name FROM ax_lock WHERE name = 'task_graph'{}", self.tx.dialect().for_update));
+        self.tx.fetch(s, "ax_lock", |r| r.take::<String>()).await?;
         Ok(())
     }
 
     /// Every edge of the task graph.
     pub async fn all_edges(&mut self) -> StoreResult<Vec<Edge>> {
         let s = Stmt::new("SELECT from_task_id, kind, to_task_id FROM ax_task_edge");
-        self.fetch(s, "ax_task_edge", |r| Ok((r.take()?, kind_of("ax_task_edge", &r.take::<String>()?)?, r.take()?)))
+        self.tx
+            .fetch(s, "ax_task_edge", |r| Ok((r.take()?, kind_of("ax_task_edge", &r.take::<String>()?)?, r.take()?)))
             .await
     }
 
@@ -188,10 +194,11 @@ impl Tx {
             let mut s = Stmt::new("SELECT from_task_id, kind, to_task_id FROM ax_task_edge WHERE from_task_id IN ");
             s.push_list(chunk.iter().copied()).push(" ORDER BY from_task_id, kind, to_task_id");
             out.extend(
-                self.fetch(s, "ax_task_edge", |r| {
-                    Ok((r.take()?, kind_of("ax_task_edge", &r.take::<String>()?)?, r.take()?))
-                })
-                .await?,
+                self.tx
+                    .fetch(s, "ax_task_edge", |r| {
+                        Ok((r.take()?, kind_of("ax_task_edge", &r.take::<String>()?)?, r.take()?))
+                    })
+                    .await?,
             );
         }
         Ok(out)
@@ -204,7 +211,7 @@ impl Tx {
             let mut s =
                 Stmt::new("SELECT to_task_id, from_task_id FROM ax_task_edge WHERE kind = 'AFTER' AND to_task_id IN ");
             s.push_list(chunk.iter().copied()).push(" ORDER BY to_task_id, from_task_id");
-            for (to, from) in self.fetch(s, "ax_task_edge", |r| Ok((r.take::<i64>()?, r.take::<i64>()?))).await? {
+            for (to, from) in self.tx.fetch(s, "ax_task_edge", |r| Ok((r.take::<i64>()?, r.take::<i64>()?))).await? {
                 out.entry(to).or_default().push(from);
             }
         }
@@ -220,11 +227,11 @@ impl Tx {
         )
         .bind(task_id)
         .bind(task_id);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         for chunk in edges.chunks(BATCH / 3) {
             let mut s = Stmt::new("INSERT INTO ax_task_edge (from_task_id, kind, to_task_id) VALUES ");
             s.push_rows(chunk.iter().map(|(f, k, t)| vec![Value::I64(*f), Value::from(k.as_str()), Value::I64(*t)]));
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(())
     }
@@ -238,7 +245,8 @@ impl Tx {
         )
         .bind(task_id)
         .bind(task_id);
-        self.fetch(s, "ax_task_edge", |r| Ok((r.take()?, kind_of("ax_task_edge", &r.take::<String>()?)?, r.take()?)))
+        self.tx
+            .fetch(s, "ax_task_edge", |r| Ok((r.take()?, kind_of("ax_task_edge", &r.take::<String>()?)?, r.take()?)))
             .await
     }
 
@@ -247,9 +255,9 @@ impl Tx {
         for chunk in links.chunks(BATCH / 3) {
             let mut s = Stmt::new("INSERT INTO ax_instance_link (from_id, to_id, kind) VALUES ");
             s.push_rows(chunk.iter().map(|(f, t, k)| vec![Value::I64(*f), Value::I64(*t), Value::from(k.as_str())]));
-            let ignore = self.dialect().ignore_duplicate_on("kind");
+            let ignore = self.tx.dialect().ignore_duplicate_on("kind");
             s.push(&ignore);
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(())
     }
@@ -262,10 +270,11 @@ impl Tx {
             s.push_list(chunk.iter().copied()).push(" OR to_id IN ").push_list(chunk.iter().copied());
             s.push(" ORDER BY to_id, from_id");
             out.extend(
-                self.fetch(s, "ax_instance_link", |r| {
-                    Ok((r.take()?, r.take()?, kind_of("ax_instance_link", &r.take::<String>()?)?))
-                })
-                .await?,
+                self.tx
+                    .fetch(s, "ax_instance_link", |r| {
+                        Ok((r.take()?, r.take()?, kind_of("ax_instance_link", &r.take::<String>()?)?))
+                    })
+                    .await?,
             );
         }
         out.sort_unstable_by_key(|(f, t, _)| (*t, *f));
@@ -280,9 +289,11 @@ impl Tx {
             .bind(run_id)
             .bind(run_id)
             .bind(i64::from(limit));
-        self.read_instances(s).await
+        self.tx.instances().read_instances(s).await
     }
+}
 
+impl Instances<'_> {
     /// Instances by id (those that exist), by id.
     pub async fn instances_by_ids(&mut self, ids: &[i64]) -> StoreResult<Vec<Instance>> {
         let mut out = Vec::new();
@@ -293,23 +304,25 @@ impl Tx {
         }
         Ok(out)
     }
+}
 
+impl Flow<'_> {
     /// Takes the join lock of DAG task `task_id` in run `run_id` (creating its row): the
     /// transactions that end the task's upstreams in the run take it in turn, so the one that takes
     /// it last sees what the others wrote.
     pub async fn lock_join(&mut self, run_id: i64, task_id: i64, now: Ts) -> StoreResult<()> {
         let mut s = Stmt::new("INSERT INTO ax_run_join (run_id, task_id, created_at) VALUES ");
         s.push_list([Value::I64(run_id), Value::I64(task_id), Value::I64(to_micros(now))]);
-        let ignore = self.dialect().ignore_duplicate_on("created_at");
+        let ignore = self.tx.dialect().ignore_duplicate_on("created_at");
         s.push(&ignore);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         let s = Stmt::new(format!(
             "SELECT run_id FROM ax_run_join WHERE run_id = ? AND task_id = ?{}",
-            self.dialect().for_update
+            self.tx.dialect().for_update
         ))
         .bind(run_id)
         .bind(task_id);
-        self.fetch(s, "ax_run_join", |r| r.take::<i64>()).await?;
+        self.tx.fetch(s, "ax_run_join", |r| r.take::<i64>()).await?;
         Ok(())
     }
 
@@ -326,11 +339,11 @@ impl Tx {
         .bind(run_id)
         .bind(run_id);
         s.push_list(task_ids.iter().copied()).push(" GROUP BY task_id");
-        self.fetch(s, "ax_instance", |r| Ok((r.take()?, r.take()?))).await
+        self.tx.fetch(s, "ax_instance", |r| Ok((r.take()?, r.take()?))).await
     }
 
     /// Deletes DAG join rows older than `before` (their runs are long over).
     pub async fn purge_joins(&mut self, before: Ts) -> StoreResult<u64> {
-        self.execute(Stmt::new("DELETE FROM ax_run_join WHERE created_at < ?").bind(to_micros(before))).await
+        self.tx.execute(Stmt::new("DELETE FROM ax_run_join WHERE created_at < ?").bind(to_micros(before))).await
     }
 }

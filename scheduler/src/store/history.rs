@@ -1,7 +1,7 @@
 //! Operations on what an instance leaves behind: progress, log lines, and retention.
 
 use super::{
-    BATCH, Tx,
+    BATCH, Instances,
     tables::InstanceRaw,
     value::{Stmt, Value},
 };
@@ -10,7 +10,7 @@ use crate::{
     model::{LogLine, Ts, from_micros, to_micros},
 };
 
-impl Tx {
+impl Instances<'_> {
     /// Latest progress of the current attempt, if the session holds it.
     pub async fn record_progress(
         &mut self,
@@ -31,7 +31,7 @@ impl Tx {
         .bind(id)
         .bind(attempt)
         .bind(session_id);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
@@ -47,6 +47,7 @@ impl Tx {
         message: &str,
     ) -> StoreResult<()> {
         let kept = self
+            .tx
             .execute(
                 Stmt::new(
                     "UPDATE ax_instance SET log_count = log_count + 1 WHERE id = ? AND app = ? AND log_count < 1000",
@@ -67,7 +68,7 @@ impl Tx {
                 .bind(id)
                 .bind(app)
         };
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
@@ -80,6 +81,7 @@ impl Tx {
         .bind(after_seq)
         .bind(i64::from(limit));
         let lines = self
+            .tx
             .fetch(s, "ax_instance_log", |r| {
                 Ok(LogLine {
                     seq: r.take()?,
@@ -91,7 +93,7 @@ impl Tx {
             })
             .await?;
         let s = Stmt::new("SELECT log_dropped FROM ax_instance WHERE id = ?").bind(id);
-        let dropped: i64 = self.fetch(s, InstanceRaw::TABLE, |r| r.take()).await?.pop().unwrap_or(0);
+        let dropped: i64 = self.tx.fetch(s, InstanceRaw::TABLE, |r| r.take()).await?.pop().unwrap_or(0);
         Ok((lines, u64::try_from(dropped).unwrap_or(0)))
     }
 
@@ -101,7 +103,7 @@ impl Tx {
         let s = Stmt::new(format!(
             "SELECT id, task_id, idempotency_key FROM ax_instance WHERE finished_at IS NOT NULL \
              AND finished_at < ? ORDER BY id LIMIT ?{}",
-            self.dialect().skip_locked
+            self.tx.dialect().skip_locked
         ))
         .bind(to_micros(before))
         .bind(i64::from(limit));
@@ -112,14 +114,14 @@ impl Tx {
         for chunk in rows.chunks(BATCH) {
             let mut s = Stmt::new("DELETE FROM ax_instance_key WHERE (task_id, idempotency_key) IN ");
             s.push_row_list(chunk.iter().map(|(_, t, k)| vec![Value::I64(*t), Value::from(k.as_str())]));
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         for chunk in rows.chunks(BATCH / 2) {
             let mut s = Stmt::new("DELETE FROM ax_instance_link WHERE from_id IN ");
             s.push_list(chunk.iter().map(|(id, _, _)| *id))
                 .push(" OR to_id IN ")
                 .push_list(chunk.iter().map(|(id, _, _)| *id));
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         for table in
             ["ax_instance_event WHERE instance_id", "ax_instance_log WHERE instance_id", "ax_instance WHERE id"]
@@ -127,7 +129,7 @@ impl Tx {
             for chunk in rows.chunks(BATCH) {
                 let mut s = Stmt::new(format!("DELETE FROM {table} IN "));
                 s.push_list(chunk.iter().map(|(id, _, _)| *id));
-                self.execute(s).await?;
+                self.tx.execute(s).await?;
             }
         }
         Ok(rows.len() as u64)

@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{
-    BATCH, InstanceFilter, NewInstance, Tx, postgres,
+    BATCH, InstanceFilter, Instances, NewInstance, postgres,
     tables::{EventRaw, InstanceRaw, encode_backoff},
     value::{Kind, Row, Stmt, Value},
 };
@@ -98,10 +98,10 @@ pub(super) fn select_instances(filter: &str) -> Stmt<'static> {
     Stmt::new(format!("SELECT {} FROM ax_instance{filter}", InstanceRaw::columns()))
 }
 
-impl Tx {
+impl Instances<'_> {
     /// The instances a `SELECT` of [`InstanceRaw::columns`] returns.
     pub(super) async fn read_instances(&mut self, s: Stmt<'_>) -> StoreResult<Vec<Instance>> {
-        self.fetch(s, InstanceRaw::TABLE, |r| InstanceRaw::read(r)?.into_instance()).await
+        self.tx.fetch(s, InstanceRaw::TABLE, |r| InstanceRaw::read(r)?.into_instance()).await
     }
 
     /// Which of these (task, idempotency key) pairs have an instance already.
@@ -112,7 +112,7 @@ impl Tx {
         }
         let kinds = [Kind::I64, Kind::Str];
         let pair = |r: &mut Row<'_>| -> StoreResult<(i64, String)> { Ok((r.take()?, r.take()?)) };
-        if self.dialect().arrays {
+        if self.tx.dialect().arrays {
             // A row-value IN list of hundreds of pairs was planned as a scan (~60 ms for 500 keys);
             // joining the arrays probes the primary key once per pair.
             let rows = keys.iter().map(|(t, k)| vec![Value::I64(*t), Value::from(*k)]).collect();
@@ -123,14 +123,14 @@ impl Tx {
                 &kinds,
                 rows,
             );
-            out.extend(self.fetch(s, "ax_instance_key", pair).await?);
+            out.extend(self.tx.fetch(s, "ax_instance_key", pair).await?);
             return Ok(out);
         }
         for chunk in keys.chunks(BATCH) {
             let mut s =
                 Stmt::new("SELECT task_id, idempotency_key FROM ax_instance_key WHERE (task_id, idempotency_key) IN ");
             s.push_row_list(chunk.iter().map(|(t, k)| vec![Value::I64(*t), Value::from(*k)]));
-            out.extend(self.fetch(s, "ax_instance_key", pair).await?);
+            out.extend(self.tx.fetch(s, "ax_instance_key", pair).await?);
         }
         Ok(out)
     }
@@ -153,7 +153,7 @@ impl Tx {
             if fresh.is_empty() {
                 continue;
             }
-            let created = match self.dialect().backend {
+            let created = match self.tx.dialect().backend {
                 super::Backend::Postgres => self.insert_instances_pg(&fresh, now).await?,
                 super::Backend::Sqlite => {
                     let created = self.insert_instance_rows_returning(&fresh, now).await?;
@@ -199,7 +199,7 @@ impl Tx {
     }
 
     pub(super) async fn read_created(&mut self, s: Stmt<'_>) -> StoreResult<Vec<(i64, i64, String)>> {
-        self.fetch(s, InstanceRaw::TABLE, |r| Ok((r.take()?, r.take()?, r.take()?))).await
+        self.tx.fetch(s, InstanceRaw::TABLE, |r| Ok((r.take()?, r.take()?, r.take()?))).await
     }
 
     /// `INSERT ... RETURNING` (SQLite).
@@ -224,7 +224,7 @@ impl Tx {
         fresh: &[InstanceRow<'_>],
         now: Ts,
     ) -> StoreResult<Vec<(i64, i64, String)>> {
-        let first = self.insert_id(Self::instance_insert(fresh, now)).await?;
+        let first = self.tx.insert_id(Self::instance_insert(fresh, now)).await?;
         let mut s = Stmt::new("SELECT id, task_id, idempotency_key FROM ax_instance WHERE id >= ");
         s.push_bind(first).push(" AND (task_id, idempotency_key) IN ");
         s.push_row_list(fresh.iter().map(|r| vec![Value::I64(r.task.id), Value::from(r.new.key.as_str())]));
@@ -256,7 +256,7 @@ impl Tx {
                 Value::I64(*id),
             ]
         }));
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
@@ -319,7 +319,7 @@ impl Tx {
             EventRaw::columns()
         ))
         .bind(id);
-        self.fetch(s, EventRaw::TABLE, |r| EventRaw::read(r)?.into_event()).await
+        self.tx.fetch(s, EventRaw::TABLE, |r| EventRaw::read(r)?.into_event()).await
     }
 
     /// Locks instances by id (in id order, so concurrent writers cannot deadlock).
@@ -328,8 +328,8 @@ impl Tx {
         if ids.is_empty() {
             return Ok(out);
         }
-        let lock = self.dialect().for_update;
-        let stmts: Vec<Stmt> = if self.dialect().arrays {
+        let lock = self.tx.dialect().for_update;
+        let stmts: Vec<Stmt> = if self.tx.dialect().arrays {
             vec![select_instances(&format!(" WHERE id = ANY(?) ORDER BY id{lock}")).bind(Value::I64s(ids.to_vec()))]
         } else {
             ids.chunks(BATCH)
@@ -352,7 +352,7 @@ impl Tx {
     pub async fn lock_pending_of_task(&mut self, task_id: i64) -> StoreResult<Vec<Instance>> {
         let s = select_instances(&format!(
             " WHERE task_id = ? AND status = 'PENDING' ORDER BY id{}",
-            self.dialect().for_update
+            self.tx.dialect().for_update
         ))
         .bind(task_id);
         self.read_instances(s).await
@@ -364,7 +364,7 @@ impl Tx {
             "SELECT id FROM ax_instance WHERE session_id = ? AND status IN ('DISPATCHED', 'RUNNING') ORDER BY id",
         )
         .bind(session_id);
-        self.fetch(s, InstanceRaw::TABLE, |r| r.take()).await
+        self.tx.fetch(s, InstanceRaw::TABLE, |r| r.take()).await
     }
 
     /// The ids of the task's instances that are not final yet (PENDING, DISPATCHED or RUNNING),
@@ -376,7 +376,7 @@ impl Tx {
         )
         .bind(task_id)
         .bind(i64::from(limit));
-        self.fetch(s, InstanceRaw::TABLE, |r| r.take()).await
+        self.tx.fetch(s, InstanceRaw::TABLE, |r| r.take()).await
     }
 
     /// Writes the lifecycle columns (those `InstanceRaw` marks with `= expr`) of changed instances.
@@ -389,13 +389,13 @@ impl Tx {
             std::iter::once(Value::I64(i.id)).chain(InstanceRaw::write_values(i)).collect()
         }
         let set = &names[1..];
-        if self.dialect().arrays {
+        if self.tx.dialect().arrays {
             let kinds: Vec<Kind> = std::iter::once(Kind::I64).chain(InstanceRaw::WRITE_KINDS.iter().copied()).collect();
-            let sql = self.dialect().update_from_derived("ax_instance", set, "SELECT * FROM {UNNEST}");
+            let sql = self.tx.dialect().update_from_derived("ax_instance", set, "SELECT * FROM {UNNEST}");
             let mut s = Stmt::new(sql.replace("{UNNEST}", &postgres::unnest(&names, &kinds)));
             s.args.push(Value::I64s(rows.iter().map(|i| i.id).collect()));
             s.args.extend(InstanceRaw::write_columns(rows));
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
             return Ok(());
         }
         for chunk in rows.chunks(BATCH / 2) {
@@ -414,9 +414,9 @@ impl Tx {
                     }
                 }
             }
-            let mut s = Stmt::new(self.dialect().update_from_derived("ax_instance", set, &derived.sql));
+            let mut s = Stmt::new(self.tx.dialect().update_from_derived("ax_instance", set, &derived.sql));
             s.args = derived.args;
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(())
     }
@@ -453,7 +453,7 @@ impl Tx {
                 Value::from(e.reason.as_str()),
             ]
         }
-        if self.dialect().arrays {
+        if self.tx.dialect().arrays {
             let sql = format!("INSERT INTO ax_instance_event ({}) SELECT * FROM {{UNNEST}}", names.join(", "));
             let mut s = Stmt::new(sql.replace("{UNNEST}", &postgres::unnest(names, &EventRaw::KINDS[1..])));
             let text = |f: fn(&NewEvent) -> &str| Value::Strs(events.iter().map(|e| f(e).into()).collect());
@@ -467,13 +467,13 @@ impl Tx {
                 text(|e| &e.worker_id),
                 text(|e| &e.reason),
             ];
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
             return Ok(());
         }
         for chunk in events.chunks(BATCH) {
             let mut s = Stmt::new(format!("INSERT INTO ax_instance_event ({}) VALUES ", names.join(", ")));
             s.push_rows(chunk.iter().map(row));
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(())
     }
@@ -494,7 +494,7 @@ impl Tx {
         let s = select_instances(&format!(
             " WHERE status = '{}' AND {col} < ? ORDER BY {col} LIMIT ?{}",
             status.as_str(),
-            self.dialect().skip_locked
+            self.tx.dialect().skip_locked
         ))
         .bind(to_micros(now))
         .bind(i64::from(limit));
@@ -509,7 +509,7 @@ impl Tx {
         )
         .replanned();
         let (a, b): (Option<i64>, Option<i64>) =
-            self.fetch_one(s, InstanceRaw::TABLE, |r| Ok((r.take()?, r.take()?))).await?;
+            self.tx.fetch_one(s, InstanceRaw::TABLE, |r| Ok((r.take()?, r.take()?))).await?;
         Ok(match (a, b) {
             (Some(a), Some(b)) => Some(from_micros(a.min(b))),
             (a, b) => a.or(b).map(from_micros),
@@ -530,6 +530,7 @@ impl Tx {
             s.push_bind(worker_id).push(" AND instance_id IN ").push_list(chunk.iter().map(|(id, _)| *id));
             let wanted: HashSet<(i64, u32)> = chunk.iter().copied().collect();
             let keys = self
+                .tx
                 .fetch(s, EventRaw::TABLE, |r| Ok((r.take::<i64>()?, u32::try_from(r.take::<i32>()?).unwrap_or(0))))
                 .await?;
             for key in keys {
@@ -554,7 +555,7 @@ impl Tx {
             sids.sort_unstable();
             sids.dedup();
             s.push(" AND session_id IN ").push_list(sids);
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{Tx, value::Stmt};
+use super::{Intake, value::Stmt};
 use crate::{
     error::StoreResult,
     model::{Ts, from_micros},
@@ -27,28 +27,29 @@ pub struct IntakeRow {
     pub created_at: Ts,
 }
 
-impl Tx {
+impl Intake<'_> {
     /// Locks up to `limit` rows not refused yet, oldest first, skipping rows other axd hold (and
     /// rows of transactions that have not committed: those are not visible yet).
     pub async fn claim_intake(&mut self, limit: u32) -> StoreResult<Vec<IntakeRow>> {
         let s = Stmt::new(format!(
             "SELECT id, task_name, params, idempotency_key, run_at_us, delay_us, created_at FROM ax_intake \
              WHERE error IS NULL ORDER BY id LIMIT ?{}",
-            self.dialect().skip_locked
+            self.tx.dialect().skip_locked
         ))
         .bind(i64::from(limit));
-        self.fetch(s, "ax_intake", |r| {
-            Ok(IntakeRow {
-                id: r.take()?,
-                task_name: r.take()?,
-                params: r.take()?,
-                key: r.take()?,
-                run_at: r.take::<Option<i64>>()?.map(from_micros),
-                delay: r.take::<Option<i64>>()?.map(|us| Duration::from_micros(u64::try_from(us).unwrap_or(0))),
-                created_at: from_micros(r.take()?),
+        self.tx
+            .fetch(s, "ax_intake", |r| {
+                Ok(IntakeRow {
+                    id: r.take()?,
+                    task_name: r.take()?,
+                    params: r.take()?,
+                    key: r.take()?,
+                    run_at: r.take::<Option<i64>>()?.map(from_micros),
+                    delay: r.take::<Option<i64>>()?.map(|us| Duration::from_micros(u64::try_from(us).unwrap_or(0))),
+                    created_at: from_micros(r.take()?),
+                })
             })
-        })
-        .await
+            .await
     }
 
     /// Deletes consumed rows.
@@ -56,14 +57,14 @@ impl Tx {
         for chunk in ids.chunks(super::BATCH) {
             let mut s = Stmt::new("DELETE FROM ax_intake WHERE id IN ");
             s.push_list(chunk.iter().copied());
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(())
     }
 
     /// Marks a row refused, with why (it stays for the application to read, and is not read again).
     pub async fn refuse_intake(&mut self, id: i64, error: &str) -> StoreResult<()> {
-        self.execute(Stmt::new("UPDATE ax_intake SET error = ? WHERE id = ?").bind(error).bind(id)).await?;
+        self.tx.execute(Stmt::new("UPDATE ax_intake SET error = ? WHERE id = ?").bind(error).bind(id)).await?;
         Ok(())
     }
 }

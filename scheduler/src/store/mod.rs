@@ -1,11 +1,13 @@
 //! Persistence: a thin executor over SQLite, PostgreSQL and MySQL/MariaDB.
 //!
 //! The store makes no scheduling decision. [`Store`] opens a [`Tx`] (a transaction, or a plain
-//! connection for reads), and `Tx` offers a flat list of operations, each one statement or one
-//! batch, named for what it does: `claim_due_tasks`, `insert_instances`, `lock_instances`,
-//! `write_instances`, `insert_events`, `select_ready`, `mark_dispatched`, … (see `tasks.rs`,
-//! `instances.rs` and `cluster.rs`). The modules that own a decision — the trigger, dispatch, the
-//! lifecycle, the sweeper, worker sessions — compose them inside their own transactions.
+//! connection for reads), and `Tx` hands out one narrow handle per group of tables ([`Tasks`],
+//! [`Instances`], [`Flow`], [`Calendars`], [`Cluster`], [`Limits`], [`Alerts`], [`Audit`],
+//! [`Intake`]), each offering the operations on those tables, each one statement or one batch,
+//! named for what it does: `tx.tasks().claim_due_tasks(..)`, `tx.instances().insert_instances(..)`,
+//! `tx.instances().write_instances(..)`, `tx.instances().select_ready(..)`, … The modules that own a
+//! decision — the trigger, dispatch, the transitions, the sweeper, worker sessions — compose them
+//! inside their own transactions. The raw statements (`execute`, `fetch`) are the store's own.
 //!
 //! Dialects differ only through a [`dialect::Dialect`] value (constants and a few small functions)
 //! and each backend's sqlx driver (`sqlite.rs`, `postgres.rs`, `mysql.rs`: connecting, migrating,
@@ -158,14 +160,14 @@ impl Store {
 }
 
 /// Forwards reads (and single autocommit statements) from [`Store`] to a [`Tx`] on a pooled
-/// connection, so callers that need no transaction write `store.get_task(name)`.
+/// connection, so callers that need no transaction write `store.tasks().get_task(name)`.
 macro_rules! on_a_connection {
-    ($($(#[$m:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
+    ($($(#[$m:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $(in $group:ident)? -> $ret:ty;)*) => {
         impl Store {
             $(
                 $(#[$m])*
                 pub async fn $name(&self, $($arg: $ty),*) -> StoreResult<$ret> {
-                    self.conn().await?.$name($($arg),*).await
+                    self.conn().await?$(.$group())?.$name($($arg),*).await
                 }
             )*
         }
@@ -176,51 +178,51 @@ on_a_connection! {
     /// The database's current time.
     fn db_now() -> Ts;
     /// The task with this name.
-    fn get_task(name: &str) -> Option<crate::model::Task>;
+    fn get_task(name: &str) in tasks -> Option<crate::model::Task>;
     /// Tasks ordered by name, after `after_name`, optionally only of some apps.
-    fn list_tasks(apps: Option<&[String]>, after_name: Option<&str>, limit: u32) -> Vec<crate::model::Task>;
+    fn list_tasks(apps: Option<&[String]>, after_name: Option<&str>, limit: u32) in tasks -> Vec<crate::model::Task>;
     /// The most recent task events, newest first.
-    fn task_events(task_id: i64, limit: u32) -> Vec<crate::model::TaskEvent>;
+    fn task_events(task_id: i64, limit: u32) in tasks -> Vec<crate::model::TaskEvent>;
     /// One instance.
-    fn get_instance(id: i64) -> Option<crate::model::Instance>;
+    fn get_instance(id: i64) in instances -> Option<crate::model::Instance>;
     /// Instances newest first.
-    fn list_instances(filter: &InstanceFilter) -> Vec<crate::model::Instance>;
+    fn list_instances(filter: &InstanceFilter) in instances -> Vec<crate::model::Instance>;
     /// The event trail of an instance, oldest first.
-    fn instance_events(id: i64) -> Vec<crate::model::InstanceEvent>;
+    fn instance_events(id: i64) in instances -> Vec<crate::model::InstanceEvent>;
     /// Log lines of an instance after `after_seq`, and the count of dropped lines.
-    fn instance_logs(id: i64, after_seq: i64, limit: u32) -> (Vec<crate::model::LogLine>, u64);
+    fn instance_logs(id: i64, after_seq: i64, limit: u32) in instances -> (Vec<crate::model::LogLine>, u64);
     /// Worker sessions, optionally of one app.
-    fn list_workers(app: Option<&str>) -> Vec<crate::model::WorkerRecord>;
+    fn list_workers(app: Option<&str>) in cluster -> Vec<crate::model::WorkerRecord>;
     /// Every registered axd.
-    fn list_schedulers() -> Vec<crate::model::SchedulerRecord>;
+    fn list_schedulers() in cluster -> Vec<crate::model::SchedulerRecord>;
     /// Counts; schedulers are live if their heartbeat is newer than `alive_since`.
-    fn cluster_stats(alive_since: Ts) -> ClusterStats;
+    fn cluster_stats(alive_since: Ts) in cluster -> ClusterStats;
     /// PENDING instances per app.
-    fn pending_by_app() -> Vec<(String, u64)>;
+    fn pending_by_app() in instances -> Vec<(String, u64)>;
     /// Registers (or refreshes) an axd.
-    fn upsert_scheduler(record: &crate::model::SchedulerRecord) -> ();
+    fn upsert_scheduler(record: &crate::model::SchedulerRecord) in cluster -> ();
     /// Removes an axd's registration.
-    fn delete_scheduler(scheduler_id: &str) -> ();
+    fn delete_scheduler(scheduler_id: &str) in cluster -> ();
     /// Records one audited call.
-    fn insert_audit(entry: &AuditEntry) -> ();
+    fn insert_audit(entry: &AuditEntry) in audit -> ();
     /// Audit entries newest first.
-    fn list_audit(filter: &AuditFilter) -> Vec<AuditEntry>;
+    fn list_audit(filter: &AuditFilter) in audit -> Vec<AuditEntry>;
     /// The alert rule with this name.
-    fn get_alert_rule(name: &str) -> Option<crate::model::alerts::AlertRule>;
+    fn get_alert_rule(name: &str) in alerts -> Option<crate::model::alerts::AlertRule>;
     /// Alert rules ordered by name, optionally only of some apps.
-    fn list_alert_rules(apps: Option<&[String]>) -> Vec<crate::model::alerts::AlertRule>;
+    fn list_alert_rules(apps: Option<&[String]>) in alerts -> Vec<crate::model::alerts::AlertRule>;
     /// Alert deliveries newest first.
-    fn list_deliveries(filter: &DeliveryFilter) -> Vec<crate::model::alerts::Delivery>;
+    fn list_deliveries(filter: &DeliveryFilter) in alerts -> Vec<crate::model::alerts::Delivery>;
     /// One alert delivery.
-    fn get_delivery(id: i64) -> Option<crate::model::alerts::Delivery>;
+    fn get_delivery(id: i64) in alerts -> Option<crate::model::alerts::Delivery>;
     /// Worker failure streaks, optionally only of some apps.
-    fn list_streaks(apps: Option<&[String]>) -> Vec<crate::model::WorkerStreak>;
+    fn list_streaks(apps: Option<&[String]>) in limits -> Vec<crate::model::WorkerStreak>;
     /// App rate limits, optionally only of some apps.
-    fn list_app_limits(apps: Option<&[String]>) -> Vec<crate::model::AppLimit>;
+    fn list_app_limits(apps: Option<&[String]>) in limits -> Vec<crate::model::AppLimit>;
     /// A parent's children by shard index.
-    fn children_of(parent_id: i64, limit: u32) -> Vec<crate::model::Instance>;
+    fn children_of(parent_id: i64, limit: u32) in instances -> Vec<crate::model::Instance>;
     /// The label selectors tasks use, per app.
-    fn task_selectors() -> std::collections::HashMap<String, Vec<String>>;
+    fn task_selectors() in tasks -> std::collections::HashMap<String, Vec<String>>;
 }
 
 /// One unit of work: a transaction (from [`Store::begin`], committed with [`Tx::commit`] and
@@ -236,12 +238,12 @@ impl Tx {
         self.exec.commit().await
     }
 
-    pub(crate) async fn execute(&mut self, s: Stmt<'_>) -> StoreResult<u64> {
+    pub(super) async fn execute(&mut self, s: Stmt<'_>) -> StoreResult<u64> {
         self.exec.execute(s).await
     }
 
     /// Runs a query and reads each row with `read`.
-    pub(crate) async fn fetch<T: Send>(
+    pub(super) async fn fetch<T: Send>(
         &mut self,
         s: Stmt<'_>,
         table: &'static str,
@@ -258,7 +260,7 @@ impl Tx {
     }
 
     /// The single row of a query that always returns one, read with `read`.
-    pub(crate) async fn fetch_one<T: Send>(
+    pub(super) async fn fetch_one<T: Send>(
         &mut self,
         s: Stmt<'_>,
         table: &'static str,
@@ -270,12 +272,12 @@ impl Tx {
             .ok_or_else(|| StoreError::Corrupt { table, reason: "the query returned no row".to_owned() })
     }
 
-    pub(crate) async fn insert_id(&mut self, s: Stmt<'_>) -> StoreResult<i64> {
+    pub(super) async fn insert_id(&mut self, s: Stmt<'_>) -> StoreResult<i64> {
         self.exec.insert_id(s).await
     }
 
     /// The dialect of this connection.
-    pub(crate) fn dialect(&self) -> &'static Dialect {
+    pub(super) fn dialect(&self) -> &'static Dialect {
         self.d
     }
 
@@ -293,6 +295,52 @@ impl Tx {
         let us = self.fetch_one(Stmt::new(format!("SELECT {}", self.d.now_us)), "(clock)", |r| r.take()).await?;
         Ok(crate::model::from_micros(us))
     }
+}
+
+/// Narrow handles on a [`Tx`], one per group of tables: a caller names what it touches
+/// (`tx.instances().write_instances(..)`, `tx.tasks().lock_task(..)`) and sees only those
+/// statements. Each borrows the transaction for as long as it is used.
+macro_rules! handles {
+    ($($(#[$m:meta])* $method:ident => $ty:ident;)*) => {
+        $(
+            $(#[$m])*
+            pub struct $ty<'t> {
+                tx: &'t mut Tx,
+            }
+        )*
+        impl Tx {
+            $(
+                $(#[$m])*
+                pub fn $method(&mut self) -> $ty<'_> {
+                    $ty { tx: self }
+                }
+            )*
+        }
+    };
+}
+
+handles! {
+    /// The statements on tasks, their events and their schedule (`ax_task`, `ax_task_event`).
+    tasks => Tasks;
+    /// The statements on calendars (`ax_calendar`).
+    calendars => Calendars;
+    /// The statements on chains and DAG edges, links and joins (`ax_task_edge`, `ax_instance_link`, `ax_run_join`).
+    flow => Flow;
+    /// The statements on instances, their keys, events, progress and logs (`ax_instance`,
+    /// `ax_instance_key`, `ax_instance_event`, `ax_instance_log`).
+    instances => Instances;
+    /// The statements on axd registrations, worker sessions, their log and commands between axd
+    /// (`ax_scheduler`, `ax_worker`, `ax_session_log`, `ax_command`).
+    cluster => Cluster;
+    /// The statements on worker failure streaks, task and app limits (`ax_worker_streak`,
+    /// `ax_task_limit`, `ax_app_limit`).
+    limits => Limits;
+    /// The statements on alert rules, deliveries and conditions (`ax_alert_rule`, `ax_alert_delivery`, `ax_alert_condition`).
+    alerts => Alerts;
+    /// The statements on the audit log (`ax_audit`).
+    audit => Audit;
+    /// The statements on the intake table (`ax_intake`).
+    intake => Intake;
 }
 
 /// Which database a store talks to.

@@ -2,7 +2,7 @@
 //! claimed ones DISPATCHED, and when the next one becomes due.
 
 use super::{
-    BATCH, Tx,
+    BATCH, Instances,
     instances::select_instances,
     value::{Stmt, Value},
 };
@@ -12,7 +12,7 @@ use crate::{
     store::tables::InstanceRaw,
 };
 
-impl Tx {
+impl Instances<'_> {
     /// PENDING instances of `app` available by `until` for these handlers, in priority-aged order
     /// (`ready_at`, see [`crate::model::PRIORITY_STEP`]), locked (skipping rows other axd hold),
     /// narrowed by `filter`.
@@ -24,7 +24,7 @@ impl Tx {
         limit: u32,
         filter: &ReadyFilter<'_>,
     ) -> StoreResult<Vec<Instance>> {
-        let d = self.dialect();
+        let d = self.tx.dialect();
         let mut s = select_instances(&format!("{} WHERE status = 'PENDING' AND app = ", d.ready_order_index));
         s.push_bind(app).push(" AND available_at <= ").push_bind(to_micros(until)).push(" AND handler ");
         if d.arrays {
@@ -60,7 +60,7 @@ impl Tx {
         now: Ts,
         ids: &[i64],
     ) -> StoreResult<()> {
-        let arrays = self.dialect().arrays;
+        let arrays = self.tx.dialect().arrays;
         let chunks: Vec<&[i64]> = if arrays { vec![ids] } else { ids.chunks(BATCH).collect() };
         for chunk in chunks {
             let mut s = Stmt::new("UPDATE ax_instance SET status = 'DISPATCHED', attempt = attempt + 1, session_id = ");
@@ -78,7 +78,7 @@ impl Tx {
             } else {
                 s.push("IN ").push_list(chunk.iter().copied());
             }
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(())
     }
@@ -90,18 +90,18 @@ impl Tx {
         }
         let mut s = Stmt::new(format!(
             "SELECT MIN(available_at) FROM ax_instance{} WHERE status = 'PENDING' AND app IN ",
-            self.dialect().ready_index
+            self.tx.dialect().ready_index
         ));
         // Broadcast children of other workers and selectors no stream here matches are counted too:
         // the wake-up is then early, never late.
         s.push_list(apps.iter().map(String::as_str));
         let s = s.replanned();
-        let v: Option<i64> = self.fetch_one(s, InstanceRaw::TABLE, |r| r.take()).await?;
+        let v: Option<i64> = self.tx.fetch_one(s, InstanceRaw::TABLE, |r| r.take()).await?;
         Ok(v.map(from_micros))
     }
 }
 
-/// What the dispatcher leaves out of a claim (see [`Tx::select_ready`]).
+/// What the dispatcher leaves out of a claim (see [`Instances::select_ready`](super::Instances::select_ready)).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadyFilter<'a> {
     /// Workers with free credits here: a broadcast child pinned to another worker is left alone.

@@ -5,7 +5,7 @@
 use std::{collections::HashMap, num::NonZeroU32};
 
 use super::{
-    BATCH, Tx,
+    BATCH, Instances, Limits, Tasks,
     instances::{push_apps, select_instances},
     value::{Stmt, Value},
 };
@@ -16,7 +16,7 @@ use crate::{
     },
 };
 
-/// What the claim may start of one task with a limit row (see [`Tx::lock_task_limits`]).
+/// What the claim may start of one task with a limit row (see [`Limits::lock_task_limits`](super::Limits::lock_task_limits)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TaskRoom {
     /// Most instances DISPATCHED or RUNNING at once.
@@ -68,7 +68,7 @@ fn push_keys<'a>(s: &mut Stmt<'a>, keys: &[StreakKey<'a>]) {
         .push_row_list(keys.iter().map(|(a, w, h)| vec![Value::from(*a), Value::from(*w), Value::from(*h)]));
 }
 
-impl Tx {
+impl Limits<'_> {
     /// Locks the streaks of these (app, worker, handler) keys (those that exist), in key order.
     pub async fn lock_streaks(&mut self, keys: &[StreakKey<'_>]) -> StoreResult<Vec<WorkerStreak>> {
         let mut out = Vec::new();
@@ -78,8 +78,8 @@ impl Tx {
         for chunk in sorted.chunks(BATCH / 3) {
             let mut s = Stmt::new(format!("SELECT {STREAK_COLUMNS} FROM ax_worker_streak WHERE "));
             push_keys(&mut s, chunk);
-            s.push(" ORDER BY app, worker_id, handler").push(self.dialect().for_update);
-            out.extend(self.fetch(s, "ax_worker_streak", read_streak).await?);
+            s.push(" ORDER BY app, worker_id, handler").push(self.tx.dialect().for_update);
+            out.extend(self.tx.fetch(s, "ax_worker_streak", read_streak).await?);
         }
         Ok(out)
     }
@@ -90,10 +90,11 @@ impl Tx {
             let mut s = Stmt::new(format!("INSERT INTO ax_worker_streak ({STREAK_COLUMNS}) VALUES "));
             s.push_rows(chunk.iter().map(|st| streak_row(st, now)));
             let upsert = self
+                .tx
                 .dialect()
                 .upsert(&["app", "worker_id", "handler"], &["failures", "cooldown_until", "cooldown_us", "updated_at"]);
             s.push(&upsert);
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(())
     }
@@ -104,9 +105,9 @@ impl Tx {
         for chunk in streaks.chunks(BATCH / 7) {
             let mut s = Stmt::new(format!("INSERT INTO ax_worker_streak ({STREAK_COLUMNS}) VALUES "));
             s.push_rows(chunk.iter().map(|st| streak_row(st, now)));
-            let ignore = self.dialect().ignore_duplicate_on("app");
+            let ignore = self.tx.dialect().ignore_duplicate_on("app");
             s.push(&ignore);
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(())
     }
@@ -116,7 +117,7 @@ impl Tx {
         for chunk in keys.chunks(BATCH / 3) {
             let mut s = Stmt::new("DELETE FROM ax_worker_streak WHERE ");
             push_keys(&mut s, chunk);
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(())
     }
@@ -126,9 +127,11 @@ impl Tx {
         let mut s = Stmt::new(format!("SELECT {STREAK_COLUMNS} FROM ax_worker_streak WHERE 1 = 1"));
         push_apps(&mut s, "app", apps);
         s.push(" ORDER BY app, worker_id, handler LIMIT 10000");
-        self.fetch(s, "ax_worker_streak", read_streak).await
+        self.tx.fetch(s, "ax_worker_streak", read_streak).await
     }
+}
 
+impl Tasks<'_> {
     /// The cooldown settings of these tasks (tasks that no longer exist are left out).
     pub async fn task_cooldowns(&mut self, task_ids: &[i64]) -> StoreResult<HashMap<i64, CooldownPolicy>> {
         let mut out = HashMap::new();
@@ -136,6 +139,7 @@ impl Tx {
             let mut s = Stmt::new("SELECT id, cooldown_after, cooldown_us FROM ax_task WHERE id IN ");
             s.push_list(chunk.iter().copied());
             let rows = self
+                .tx
                 .fetch(s, "ax_task", |r| {
                     let id: i64 = r.take()?;
                     let after: Option<i32> = r.take()?;
@@ -153,7 +157,9 @@ impl Tx {
         }
         Ok(out)
     }
+}
 
+impl Limits<'_> {
     /// Writes the limit row of a task with this configuration: one when it has a running limit or
     /// runs its instances in order (a BUFFER overlap policy: one at a time, so its limit is 1), none
     /// otherwise. A row that stays is updated in place, never deleted and inserted again: a claim
@@ -166,14 +172,14 @@ impl Tx {
             max.map(|m| (m, in_order))
         });
         let Some((max, in_order)) = row else {
-            self.execute(Stmt::new("DELETE FROM ax_task_limit WHERE task_id = ?").bind(task_id)).await?;
+            self.tx.execute(Stmt::new("DELETE FROM ax_task_limit WHERE task_id = ?").bind(task_id)).await?;
             return Ok(());
         };
         let mut s = Stmt::new("INSERT INTO ax_task_limit (task_id, max_running, in_order) VALUES ");
         s.push_list([Value::I64(task_id), Value::from(max.get()), Value::Bool(in_order)]);
-        let upsert = self.dialect().upsert(&["task_id"], &["max_running", "in_order"]);
+        let upsert = self.tx.dialect().upsert(&["task_id"], &["max_running", "in_order"]);
         s.push(&upsert);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
@@ -188,12 +194,13 @@ impl Tx {
         let mut limits: Vec<(i64, u32, bool)> = Vec::new();
         for chunk in ids.chunks(BATCH) {
             let mut s = Stmt::new("SELECT task_id, max_running, in_order FROM ax_task_limit WHERE task_id IN ");
-            s.push_list(chunk.iter().copied()).push(" ORDER BY task_id").push(self.dialect().for_update);
+            s.push_list(chunk.iter().copied()).push(" ORDER BY task_id").push(self.tx.dialect().for_update);
             limits.extend(
-                self.fetch(s, "ax_task_limit", |r| {
-                    Ok((r.take::<i64>()?, u32::try_from(r.take::<i32>()?).unwrap_or(0), r.take::<bool>()?))
-                })
-                .await?,
+                self.tx
+                    .fetch(s, "ax_task_limit", |r| {
+                        Ok((r.take::<i64>()?, u32::try_from(r.take::<i32>()?).unwrap_or(0), r.take::<bool>()?))
+                    })
+                    .await?,
             );
         }
         let mut out: HashMap<i64, TaskRoom> = limits
@@ -204,6 +211,8 @@ impl Tx {
             return Ok(out);
         }
         let counts = self
+            .tx
+            .instances()
             .count_by_task(
                 &limits.iter().map(|(id, _, _)| *id).collect::<Vec<_>>(),
                 &[InstanceStatus::Dispatched, InstanceStatus::Running],
@@ -221,7 +230,7 @@ impl Tx {
                  AND task_id IN ",
             );
             s.push_list(chunk.iter().copied()).push(" GROUP BY task_id");
-            for (task, first) in self.fetch(s, "ax_instance", |r| Ok((r.take::<i64>()?, r.take::<i64>()?))).await? {
+            for (task, first) in self.tx.fetch(s, "ax_instance", |r| Ok((r.take::<i64>()?, r.take::<i64>()?))).await? {
                 if let Some(e) = out.get_mut(&task) {
                     e.first_unfinished = Some(first);
                 }
@@ -229,7 +238,9 @@ impl Tx {
         }
         Ok(out)
     }
+}
 
+impl Instances<'_> {
     /// Instances per task in these statuses (tasks with none are left out).
     pub async fn count_by_task(
         &mut self,
@@ -247,21 +258,24 @@ impl Tx {
             ));
             s.push_list(chunk.iter().copied()).push(" GROUP BY task_id");
             out.extend(
-                self.fetch(s, "ax_instance", |r| Ok((r.take::<i64>()?, u64::try_from(r.take::<i64>()?).unwrap_or(0))))
+                self.tx
+                    .fetch(s, "ax_instance", |r| Ok((r.take::<i64>()?, u64::try_from(r.take::<i64>()?).unwrap_or(0))))
                     .await?,
             );
         }
         Ok(out)
     }
+}
 
+impl Limits<'_> {
     /// Locks the rate-limit buckets of these apps (those that have one), in app order.
     pub async fn lock_app_limits(&mut self, apps: &[&str]) -> StoreResult<Vec<AppLimit>> {
         let mut sorted = apps.to_vec();
         sorted.sort_unstable();
         sorted.dedup();
         let mut s = Stmt::new(format!("SELECT {APP_LIMIT_COLUMNS} FROM ax_app_limit WHERE app IN "));
-        s.push_list(sorted).push(" ORDER BY app").push(self.dialect().for_update);
-        self.fetch(s, "ax_app_limit", read_app_limit).await
+        s.push_list(sorted).push(" ORDER BY app").push(self.tx.dialect().for_update);
+        self.tx.fetch(s, "ax_app_limit", read_app_limit).await
     }
 
     /// Writes a bucket's tokens after a claim took some.
@@ -270,7 +284,7 @@ impl Tx {
             .bind(tokens)
             .bind(to_micros(refilled_at))
             .bind(app);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
@@ -287,16 +301,17 @@ impl Tx {
             Value::I64(to_micros(l.updated_at)),
         ]);
         let upsert = self
+            .tx
             .dialect()
             .upsert(&["app"], &["per_second", "burst", "tokens", "refilled_at", "updated_by", "updated_at"]);
         s.push(&upsert);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
     /// Removes an app's limit; whether it had one.
     pub async fn delete_app_limit(&mut self, app: &str) -> StoreResult<bool> {
-        Ok(self.execute(Stmt::new("DELETE FROM ax_app_limit WHERE app = ?").bind(app)).await? > 0)
+        Ok(self.tx.execute(Stmt::new("DELETE FROM ax_app_limit WHERE app = ?").bind(app)).await? > 0)
     }
 
     /// App limits ordered by app, optionally only of some apps.
@@ -304,9 +319,11 @@ impl Tx {
         let mut s = Stmt::new(format!("SELECT {APP_LIMIT_COLUMNS} FROM ax_app_limit WHERE 1 = 1"));
         push_apps(&mut s, "app", apps);
         s.push(" ORDER BY app");
-        self.fetch(s, "ax_app_limit", read_app_limit).await
+        self.tx.fetch(s, "ax_app_limit", read_app_limit).await
     }
+}
 
+impl Instances<'_> {
     /// Per parent, how many of its children are in each status.
     pub async fn child_counts(&mut self, parent_ids: &[i64]) -> StoreResult<Vec<(i64, InstanceStatus, u64)>> {
         let mut out = Vec::new();
@@ -314,6 +331,7 @@ impl Tx {
             let mut s = Stmt::new("SELECT parent_id, status, COUNT(*) FROM ax_instance WHERE parent_id IN ");
             s.push_list(chunk.iter().copied()).push(" GROUP BY parent_id, status");
             let rows = self
+                .tx
                 .fetch(s, "ax_instance", |r| {
                     let parent: i64 = r.take()?;
                     let status: String = r.take()?;
@@ -342,20 +360,24 @@ impl Tx {
              ORDER BY id",
         )
         .bind(parent_id);
-        self.fetch(s, "ax_instance", |r| r.take()).await
+        self.tx.fetch(s, "ax_instance", |r| r.take()).await
     }
+}
 
+impl Tasks<'_> {
     /// The label selectors tasks use, per app (for the claim's filter).
     pub async fn task_selectors(&mut self) -> StoreResult<HashMap<String, Vec<String>>> {
         let s = Stmt::new("SELECT DISTINCT app, selector FROM ax_task WHERE selector <> '' ORDER BY app, selector");
-        let rows = self.fetch(s, "ax_task", |r| Ok((r.take::<String>()?, r.take::<String>()?))).await?;
+        let rows = self.tx.fetch(s, "ax_task", |r| Ok((r.take::<String>()?, r.take::<String>()?))).await?;
         let mut out: HashMap<String, Vec<String>> = HashMap::new();
         for (app, sel) in rows {
             out.entry(app).or_default().push(sel);
         }
         Ok(out)
     }
+}
 
+impl Instances<'_> {
     /// Locks up to `limit` PENDING broadcast children due before `cutoff` whose worker has had no
     /// session since `cutoff` (none open, none closed after it), skipping rows other axd hold.
     pub async fn claim_orphans(&mut self, cutoff: Ts, limit: u32) -> StoreResult<Vec<Instance>> {
@@ -363,14 +385,16 @@ impl Tx {
             " WHERE status = 'PENDING' AND target_worker IS NOT NULL AND available_at < ? AND NOT EXISTS \
              (SELECT 1 FROM ax_session_log l WHERE l.app = ax_instance.app AND l.worker_id = ax_instance.target_worker \
              AND (l.closed_at IS NULL OR l.closed_at >= ?)) ORDER BY available_at LIMIT ?{}",
-            self.dialect().skip_locked
+            self.tx.dialect().skip_locked
         ))
         .bind(to_micros(cutoff))
         .bind(to_micros(cutoff))
         .bind(i64::from(limit));
         self.read_instances(s).await
     }
+}
 
+impl Tasks<'_> {
     /// Records tasks' runs of coalesced fires: `Some((since, count))` while fires are coalesced,
     /// `None` when one ran again.
     pub async fn set_coalesced(&mut self, tasks: &[(i64, Option<(Ts, u64)>)]) -> StoreResult<()> {
@@ -379,7 +403,7 @@ impl Tx {
                 .bind(c.map(|(since, _)| to_micros(since)))
                 .bind(c.map_or(0, |(_, n)| i64::try_from(n).unwrap_or(i64::MAX)))
                 .bind(*id);
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 //! two writes per session, none per instance), and a task's instances triggered up to an instant.
 
 use super::{
-    Tx,
+    Cluster, Instances,
     tables::{decode_labels, decode_list, encode_labels, encode_list},
     value::Stmt,
 };
@@ -16,7 +16,7 @@ use crate::{
 /// Most spans one query returns.
 const SPAN_LIMIT: i64 = 1000;
 
-impl Tx {
+impl Cluster<'_> {
     /// Records that a session opened (in the transaction that inserts its `ax_worker` row).
     pub(super) async fn open_session_log(&mut self, w: &WorkerRecord) -> StoreResult<()> {
         let s = Stmt::new(
@@ -31,7 +31,7 @@ impl Tx {
         .bind(w.scheduler_id.as_str())
         .bind(to_micros(w.connected_at))
         .bind(encode_labels(&w.labels));
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
@@ -43,7 +43,7 @@ impl Tx {
         .bind(to_micros(at))
         .bind(reason)
         .bind(session_id);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
@@ -57,7 +57,7 @@ impl Tx {
         )
         .bind(format!("axd {scheduler_id} stopped heartbeating"))
         .bind(scheduler_id);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
@@ -73,45 +73,46 @@ impl Tx {
         .bind(to_micros(to))
         .bind(to_micros(from))
         .bind(SPAN_LIMIT);
-        self.fetch(s, "ax_session_log", |r| {
-            let session_id: String = r.take()?;
-            let worker_id: String = r.take()?;
-            let app: String = r.take()?;
-            let handlers: String = r.take()?;
-            let capacity: i32 = r.take()?;
-            let scheduler_id: String = r.take()?;
-            let connected_at: i64 = r.take()?;
-            let closed_at: Option<i64> = r.take()?;
-            let close_reason: String = r.take()?;
-            let labels: Option<String> = r.take()?;
-            Ok(SessionSpan {
-                session_id,
-                worker_id,
-                app,
-                handlers: decode_list("ax_session_log", &handlers)?,
-                labels: match labels {
-                    Some(l) => decode_labels("ax_session_log", &l)?,
-                    None => Default::default(),
-                },
-                capacity: u32::try_from(capacity).unwrap_or(0),
-                scheduler_id,
-                connected_at: from_micros(connected_at),
-                closed_at: closed_at.map(from_micros),
-                close_reason,
+        self.tx
+            .fetch(s, "ax_session_log", |r| {
+                let session_id: String = r.take()?;
+                let worker_id: String = r.take()?;
+                let app: String = r.take()?;
+                let handlers: String = r.take()?;
+                let capacity: i32 = r.take()?;
+                let scheduler_id: String = r.take()?;
+                let connected_at: i64 = r.take()?;
+                let closed_at: Option<i64> = r.take()?;
+                let close_reason: String = r.take()?;
+                let labels: Option<String> = r.take()?;
+                Ok(SessionSpan {
+                    session_id,
+                    worker_id,
+                    app,
+                    handlers: decode_list("ax_session_log", &handlers)?,
+                    labels: match labels {
+                        Some(l) => decode_labels("ax_session_log", &l)?,
+                        None => Default::default(),
+                    },
+                    capacity: u32::try_from(capacity).unwrap_or(0),
+                    scheduler_id,
+                    connected_at: from_micros(connected_at),
+                    closed_at: closed_at.map(from_micros),
+                    close_reason,
+                })
             })
-        })
-        .await
+            .await
     }
 
     /// Deletes ended sessions that ended before `before`; how many.
     pub async fn purge_session_log(&mut self, before: Ts) -> StoreResult<u64> {
         let s = Stmt::new("DELETE FROM ax_session_log WHERE closed_at IS NOT NULL AND closed_at < ?")
             .bind(to_micros(before));
-        self.execute(s).await
+        self.tx.execute(s).await
     }
 }
 
-impl Tx {
+impl Instances<'_> {
     /// The instances of the task named `task_name` triggered at or before `at`, newest first (at
     /// most `limit`): read through the task's key rows, newest id first.
     pub async fn instances_triggered_before(

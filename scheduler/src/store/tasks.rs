@@ -1,7 +1,7 @@
 //! Operations on `ax_task` and `ax_task_event`.
 
 use super::{
-    BATCH, NewTask, Tx,
+    BATCH, Instances, NewTask, Tasks,
     tables::TaskRaw,
     value::{Kind, Stmt, Value},
 };
@@ -26,7 +26,7 @@ const NOT_CONFIG: [&str; 12] = [
     "paused_until",
 ];
 
-/// What the trigger loop has to do next ([`Tx::next_trigger_work`]).
+/// What the trigger loop has to do next ([`Tasks::next_trigger_work`](super::Tasks::next_trigger_work)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NextTriggerWork {
     /// The earliest next fire of tasks that allow overlap (claimed `lookahead` ahead of it).
@@ -40,10 +40,10 @@ pub struct NextTriggerWork {
 /// A due task claimed by the trigger, or the id of a row that could not be read.
 pub type Claimed = Result<Task, (i64, StoreError)>;
 
-impl Tx {
+impl Tasks<'_> {
     /// The tasks a `SELECT` of [`TaskRaw::columns`] returns.
     async fn read_tasks(&mut self, s: Stmt<'_>) -> StoreResult<Vec<Task>> {
-        self.fetch(s, TaskRaw::TABLE, |r| TaskRaw::read(r)?.into_task()).await
+        self.tx.fetch(s, TaskRaw::TABLE, |r| TaskRaw::read(r)?.into_task()).await
     }
 
     /// Inserts a task at version 1; its id. [`StoreError::UniqueViolation`] if the name exists.
@@ -55,7 +55,7 @@ impl Tx {
         let names = &TaskRaw::NAMES[1..];
         let mut s = Stmt::new(format!("INSERT INTO ax_task ({}) VALUES ", names.join(", ")));
         s.push_list(raw.into_values().into_iter().skip(1));
-        self.insert_id(s).await
+        self.tx.insert_id(s).await
     }
 
     /// Replaces the configuration of task `id` if its version is still `expected_version` (and
@@ -80,7 +80,7 @@ impl Tx {
         }
         s.push("version = version + 1, updated_at = ").push_bind(to_micros(now));
         s.push(" WHERE id = ").push_bind(id).push(" AND version = ").push_bind(expected_version);
-        Ok(self.execute(s).await? == 1)
+        Ok(self.tx.execute(s).await? == 1)
     }
 
     /// The task with this id.
@@ -97,8 +97,8 @@ impl Tx {
 
     /// Locks the task with this name (waiting for other writers); its id.
     pub async fn lock_task(&mut self, name: &str) -> StoreResult<Option<i64>> {
-        let s = Stmt::new(format!("SELECT id FROM ax_task WHERE name = ?{}", self.dialect().for_update)).bind(name);
-        Ok(self.fetch(s, TaskRaw::TABLE, |r| r.take()).await?.pop())
+        let s = Stmt::new(format!("SELECT id FROM ax_task WHERE name = ?{}", self.tx.dialect().for_update)).bind(name);
+        Ok(self.tx.fetch(s, TaskRaw::TABLE, |r| r.take()).await?.pop())
     }
 
     /// Tasks ordered by name, after `after_name`, optionally of one app.
@@ -116,7 +116,9 @@ impl Tx {
         s.push(" ORDER BY name LIMIT ").push_bind(i64::from(limit));
         self.read_tasks(s).await
     }
+}
 
+impl Instances<'_> {
     /// Gives a task's PENDING instances its current selector and priority (instances not started
     /// yet follow a change of where and in what order they run).
     pub async fn restamp_pending(&mut self, task_id: i64, p: &crate::model::Placement) -> StoreResult<()> {
@@ -131,15 +133,17 @@ impl Tx {
         .bind(task_id)
         .bind(p.selector.as_str())
         .bind(i32::from(p.priority));
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
+}
 
+impl Tasks<'_> {
     /// Deletes the task row, its limit row and the graph edges its configuration declared.
     pub async fn delete_task_row(&mut self, id: i64) -> StoreResult<()> {
-        self.execute(Stmt::new("DELETE FROM ax_task WHERE id = ?").bind(id)).await?;
-        self.write_edges(id, &[]).await?;
-        self.set_task_limit(id, None).await
+        self.tx.execute(Stmt::new("DELETE FROM ax_task WHERE id = ?").bind(id)).await?;
+        self.tx.flow().write_edges(id, &[]).await?;
+        self.tx.limits().set_task_limit(id, None).await
     }
 
     /// Records a task event.
@@ -161,7 +165,7 @@ impl Tx {
         .bind(kind.as_str())
         .bind(actor)
         .bind(message);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
@@ -183,19 +187,20 @@ impl Tx {
             s.push(" AND at <= ").push_bind(to_micros(at));
         }
         s.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(limit));
-        self.fetch(s, "ax_task_event", |r| {
-            let task_id = r.take()?;
-            let at = from_micros(r.take()?);
-            let kind: String = r.take()?;
-            Ok(TaskEvent {
-                task_id,
-                at,
-                kind: kind.parse().map_err(|e| StoreError::Corrupt { table: "ax_task_event", reason: e })?,
-                actor: r.take()?,
-                message: r.take()?,
+        self.tx
+            .fetch(s, "ax_task_event", |r| {
+                let task_id = r.take()?;
+                let at = from_micros(r.take()?);
+                let kind: String = r.take()?;
+                Ok(TaskEvent {
+                    task_id,
+                    at,
+                    kind: kind.parse().map_err(|e| StoreError::Corrupt { table: "ax_task_event", reason: e })?,
+                    actor: r.take()?,
+                    message: r.take()?,
+                })
             })
-        })
-        .await
+            .await
     }
 
     /// What the trigger loop has to do next, in one statement: the earliest next fire of tasks
@@ -220,6 +225,7 @@ impl Tx {
         ));
         let n = others.len();
         let (allow, rest, intake): (Option<i64>, Vec<Option<i64>>, Option<i64>) = self
+            .tx
             .fetch_one(s, TaskRaw::TABLE, |r| {
                 let allow = r.take()?;
                 let rest = (0..n).map(|_| r.take()).collect::<StoreResult<Vec<Option<i64>>>>()?;
@@ -240,21 +246,22 @@ impl Tx {
             "SELECT {} FROM ax_task WHERE next_fire_at IS NOT NULL AND next_fire_at <= ? \
              AND (concurrency_policy = 'ALLOW' OR next_fire_at <= ?) ORDER BY next_fire_at LIMIT ?{}",
             TaskRaw::columns(),
-            self.dialect().skip_locked
+            self.tx.dialect().skip_locked
         ))
         .bind(to_micros(horizon))
         .bind(to_micros(now))
         .bind(i64::from(limit));
-        self.fetch(s, TaskRaw::TABLE, |r| {
-            Ok(match TaskRaw::read(r) {
-                Ok(raw) => {
-                    let id = raw.id;
-                    raw.into_task().map_err(|e| (id, e))
-                }
-                Err(e) => Err((0, e)),
+        self.tx
+            .fetch(s, TaskRaw::TABLE, |r| {
+                Ok(match TaskRaw::read(r) {
+                    Ok(raw) => {
+                        let id = raw.id;
+                        raw.into_task().map_err(|e| (id, e))
+                    }
+                    Err(e) => Err((0, e)),
+                })
             })
-        })
-        .await
+            .await
     }
 
     /// Disables a task and clears its next fire time.
@@ -262,7 +269,7 @@ impl Tx {
         let s = Stmt::new("UPDATE ax_task SET enabled = FALSE, next_fire_at = NULL, updated_at = ? WHERE id = ?")
             .bind(to_micros(now))
             .bind(id);
-        self.execute(s).await?;
+        self.tx.execute(s).await?;
         Ok(())
     }
 
@@ -271,7 +278,7 @@ impl Tx {
         if next.is_empty() {
             return Ok(());
         }
-        if self.dialect().arrays {
+        if self.tx.dialect().arrays {
             let rows = next.iter().map(|(id, at)| vec![Value::I64(*id), Value::OptI64(at.map(to_micros))]).collect();
             let s = super::postgres::unnest_stmt(
                 "UPDATE ax_task AS t SET next_fire_at = v.at FROM {UNNEST} WHERE t.id = v.id",
@@ -279,7 +286,7 @@ impl Tx {
                 &[Kind::I64, Kind::OptI64],
                 rows,
             );
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
             return Ok(());
         }
         for chunk in next.chunks(BATCH) {
@@ -288,7 +295,7 @@ impl Tx {
                 s.push(" WHEN ").push_bind(*id).push(" THEN ").push_bind(at.map(to_micros));
             }
             s.push(" END WHERE id IN ").push_list(chunk.iter().map(|(id, _)| *id));
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(())
     }
@@ -303,20 +310,20 @@ impl Tx {
                 " + interval_us WHERE schedule_kind = 'FIXED_DELAY' AND enabled AND next_fire_at IS NULL AND id IN ",
             );
             s.push_list(chunk.iter().copied());
-            self.execute(s).await?;
+            self.tx.execute(s).await?;
         }
         Ok(())
     }
 }
 
-impl Tx {
+impl Tasks<'_> {
     /// Inserts a task with its limit row and its "created" event; the task as stored.
     /// [`StoreError::UniqueViolation`] if the name exists.
     pub async fn create_task(&mut self, task: &NewTask, now: Ts, actor: &super::Actor<'_>) -> StoreResult<Task> {
         let id = self.insert_task(task, now).await?;
-        self.set_task_limit(id, Some(&task.config)).await?;
+        self.tx.limits().set_task_limit(id, Some(&task.config)).await?;
         self.insert_task_event(id, &task.name, now, TaskEventKind::Created, actor.caller, "created").await?;
-        self.notify(super::Notice::Tasks).await?;
+        self.tx.notify(super::Notice::Tasks).await?;
         self.task_by_id(id)
             .await?
             .ok_or_else(|| StoreError::Corrupt { table: "ax_task", reason: format!("task {id} vanished") })
@@ -334,13 +341,13 @@ impl Tx {
         if !self.update_task_config(u.id, u.expected_version, &u.config, u.next_fire_at, now).await? {
             return Ok(None);
         }
-        self.set_task_limit(u.id, Some(&u.config)).await?;
-        self.restamp_pending(u.id, &u.config.placement).await?;
+        self.tx.limits().set_task_limit(u.id, Some(&u.config)).await?;
+        self.tx.instances().restamp_pending(u.id, &u.config.placement).await?;
         let task = self.task_by_id(u.id).await?;
         if let Some(t) = &task {
             self.insert_task_event(t.id, &t.name, now, u.event.0, actor.caller, &u.event.1).await?;
         }
-        self.notify(super::Notice::Tasks).await?;
+        self.tx.notify(super::Notice::Tasks).await?;
         Ok(task)
     }
 }
@@ -349,7 +356,7 @@ impl super::Store {
     /// Inserts a task with its "created" event; [`StoreError::UniqueViolation`] if the name exists.
     pub async fn create_task(&self, task: &NewTask, now: Ts, actor: &super::Actor<'_>) -> StoreResult<Task> {
         let mut tx = self.begin().await?;
-        let created = tx.create_task(task, now, actor).await?;
+        let created = tx.tasks().create_task(task, now, actor).await?;
         tx.commit().await?;
         Ok(created)
     }
@@ -363,7 +370,7 @@ impl super::Store {
         actor: &super::Actor<'_>,
     ) -> StoreResult<Option<Task>> {
         let mut tx = self.begin().await?;
-        let task = tx.update_task(u, now, actor).await?;
+        let task = tx.tasks().update_task(u, now, actor).await?;
         if task.is_some() {
             tx.commit().await?;
         }

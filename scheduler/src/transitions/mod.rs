@@ -132,9 +132,9 @@ async fn settle_parents(
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
-    let mut parents = tx.lock_instances(&ids).await?;
+    let mut parents = tx.instances().lock_instances(&ids).await?;
     let mut counts: HashMap<i64, ChildCounts> = HashMap::new();
-    for (parent, status, n) in tx.child_counts(&ids).await? {
+    for (parent, status, n) in tx.instances().child_counts(&ids).await? {
         counts.entry(parent).or_default().add(status, n);
     }
     let mut settled = Batch::default();
@@ -144,7 +144,7 @@ async fn settle_parents(
         }
     }
     parents.retain(|id, _| settled.changed.contains(id));
-    tx.write_instances(&parents.values().collect::<Vec<_>>()).await?;
+    tx.instances().write_instances(&parents.values().collect::<Vec<_>>()).await?;
     batch.merge(settled);
     Ok(parents)
 }
@@ -179,15 +179,15 @@ async fn update_streaks(
                 cooldown: None,
             })
             .collect();
-        tx.seed_streaks(&seeds, ctx.now).await?;
+        tx.limits().seed_streaks(&seeds, ctx.now).await?;
     }
     let keys: Vec<(String, String, String)> = outcomes.iter().map(key).collect();
     let refs: Vec<StreakKey<'_>> = keys.iter().map(|(a, w, h)| (a.as_str(), w.as_str(), h.as_str())).collect();
-    let locked = tx.lock_streaks(&refs).await?;
+    let locked = tx.limits().lock_streaks(&refs).await?;
     if failing.is_empty() && locked.is_empty() {
         return Ok(Vec::new());
     }
-    let policies = tx.task_cooldowns(&task_ids).await?;
+    let policies = tx.tasks().task_cooldowns(&task_ids).await?;
     let mut state: HashMap<(String, String, String), Option<Streak>> = locked
         .into_iter()
         .map(|s| {
@@ -235,9 +235,9 @@ async fn update_streaks(
             }
         }
     }
-    tx.write_streaks(&write, ctx.now).await?;
+    tx.limits().write_streaks(&write, ctx.now).await?;
     let ended_refs: Vec<StreakKey<'_>> = ended.iter().map(|(a, w, h)| (a.as_str(), w.as_str(), h.as_str())).collect();
-    tx.delete_streaks(&ended_refs).await?;
+    tx.limits().delete_streaks(&ended_refs).await?;
     Ok(out)
 }
 
@@ -253,7 +253,7 @@ pub async fn persist(
 ) -> StoreResult<Persisted> {
     let t0 = std::time::Instant::now();
     let changed: Vec<&Instance> = batch.changed.iter().filter_map(|id| rows.get(id)).collect();
-    tx.write_instances(&changed).await?;
+    tx.instances().write_instances(&changed).await?;
     let t1 = t0.elapsed();
     let parents = settle_parents(tx, rows, &mut batch, ctx).await?;
     let lookup = |id: i64| rows.get(&id).or_else(|| parents.get(&id));
@@ -291,9 +291,9 @@ pub async fn persist(
             reason: e.reason,
         })
         .collect();
-    tx.insert_events(&events).await?;
+    tx.instances().insert_events(&events).await?;
     let t2 = t0.elapsed();
-    tx.insert_commands(&batch.commands, ctx.now).await?;
+    tx.cluster().insert_commands(&batch.commands, ctx.now).await?;
     // The outbox rows commit with the change that caused them, or not at all.
     crate::alerts::outbox::enqueue(tx, &batch.alerts, ctx.now).await?;
     tracing::debug!(rows = changed.len(), events = events.len(), write = ?t1, events_took = ?(t2 - t1), "persist");
@@ -306,7 +306,7 @@ pub async fn persist(
         .collect();
     fixed_delay.sort_unstable();
     fixed_delay.dedup();
-    tx.schedule_fixed_delay_after(&fixed_delay, ctx.now).await?;
+    tx.tasks().schedule_fixed_delay_after(&fixed_delay, ctx.now).await?;
     if batch.earliest_requeue.is_some() || !batch.finalized.is_empty() {
         // Available again, or a FIXED_DELAY task may have a new next fire.
         tx.notify(Notice::Work).await?;
@@ -339,7 +339,7 @@ pub async fn apply_worker_ops(
     let t0 = std::time::Instant::now();
     let mut tx = store.begin().await?;
     let t1 = t0.elapsed();
-    let mut rows = tx.lock_instances(&ids).await?;
+    let mut rows = tx.instances().lock_instances(&ids).await?;
     let t2 = t0.elapsed();
     let ctx = Ctx { now, scheduler_id };
     let mut batch = Batch::default();
@@ -408,10 +408,10 @@ pub async fn cancel_instance(
     routing: &RoutingState,
 ) -> StoreResult<CancelOutcome> {
     let mut tx = store.begin().await?;
-    let Some(peek) = tx.get_instance(id).await? else { return Ok(CancelOutcome::NotFound) };
-    let children = if peek.is_parent() { tx.active_children(id).await? } else { Vec::new() };
-    let mut rows = tx.lock_instances(&children).await?;
-    rows.extend(tx.lock_instances(&[id]).await?);
+    let Some(peek) = tx.instances().get_instance(id).await? else { return Ok(CancelOutcome::NotFound) };
+    let children = if peek.is_parent() { tx.instances().active_children(id).await? } else { Vec::new() };
+    let mut rows = tx.instances().lock_instances(&children).await?;
+    rows.extend(tx.instances().lock_instances(&[id]).await?);
     let ctx = Ctx { now, scheduler_id: actor.scheduler_id };
     let Some(inst) = rows.get_mut(&id) else { return Ok(CancelOutcome::NotFound) };
     let Some(fx) = crate::lifecycle::cancel(inst, reason, actor.caller, ctx) else {
@@ -442,16 +442,16 @@ pub async fn retry_instance(
     routing: &RoutingState,
 ) -> StoreResult<RetryOutcome> {
     let mut tx = store.begin().await?;
-    let Some(peek) = tx.get_instance(id).await? else { return Ok(RetryOutcome::NotFound) };
+    let Some(peek) = tx.instances().get_instance(id).await? else { return Ok(RetryOutcome::NotFound) };
     let ctx = Ctx { now, scheduler_id: actor.scheduler_id };
     if peek.is_parent() {
-        let all = tx.children_of(id, u32::MAX).await?;
+        let all = tx.instances().children_of(id, u32::MAX).await?;
         let unsuccessful: Vec<i64> = all.iter().filter(|c| c.status != InstanceStatus::Success).map(|c| c.id).collect();
         let ids: Vec<i64> = if unsuccessful.is_empty() { all.iter().map(|c| c.id).collect() } else { unsuccessful };
-        let mut rows = tx.lock_instances(&ids).await?;
-        let parent = tx.lock_instances(&[id]).await?.remove(&id);
+        let mut rows = tx.instances().lock_instances(&ids).await?;
+        let parent = tx.instances().lock_instances(&[id]).await?.remove(&id);
         let Some(parent) = parent.filter(|p| p.status.is_terminal()) else {
-            let current = tx.get_instance(id).await?;
+            let current = tx.instances().get_instance(id).await?;
             return Ok(current.map_or(RetryOutcome::NotFound, RetryOutcome::NotFinal));
         };
         let mut batch = Batch::default();
@@ -461,12 +461,12 @@ pub async fn retry_instance(
             }
         }
         let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
-        let after = tx.get_instance(id).await?.unwrap_or(parent);
+        let after = tx.instances().get_instance(id).await?.unwrap_or(parent);
         tx.commit().await?;
         persisted.after_commit(routing);
         return Ok(RetryOutcome::Retried(after));
     }
-    let mut rows = tx.lock_instances(&[id]).await?;
+    let mut rows = tx.instances().lock_instances(&[id]).await?;
     let Some(inst) = rows.get_mut(&id) else { return Ok(RetryOutcome::NotFound) };
     let Some(fx) = crate::lifecycle::retry(inst, actor.caller, ctx) else {
         return Ok(RetryOutcome::NotFinal(inst.clone()));
@@ -501,9 +501,10 @@ pub async fn delete_task(
     routing: &RoutingState,
 ) -> StoreResult<DeleteOutcome> {
     let mut tx = store.begin().await?;
-    tx.lock_graph().await?;
-    let Some(id) = tx.lock_task(name).await? else { return Ok(DeleteOutcome::NotFound) };
+    tx.flow().lock_graph().await?;
+    let Some(id) = tx.tasks().lock_task(name).await? else { return Ok(DeleteOutcome::NotFound) };
     let mut naming: Vec<i64> = tx
+        .flow()
         .edges_naming(id)
         .await?
         .into_iter()
@@ -514,7 +515,7 @@ pub async fn delete_task(
     if !naming.is_empty() {
         return Ok(DeleteOutcome::Named(naming));
     }
-    let pending = tx.lock_pending_of_task(id).await?;
+    let pending = tx.instances().lock_pending_of_task(id).await?;
     let ctx = Ctx { now, scheduler_id: actor.scheduler_id };
     let mut rows: HashMap<i64, Instance> = pending.into_iter().map(|i| (i.id, i)).collect();
     let mut batch = Batch::default();
@@ -526,9 +527,9 @@ pub async fn delete_task(
         }
     }
     let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
-    tx.delete_task_row(id).await?;
+    tx.tasks().delete_task_row(id).await?;
     let message = format!("deleted; {canceled} pending instance(s) canceled");
-    tx.insert_task_event(id, name, now, crate::model::TaskEventKind::Deleted, actor.caller, &message).await?;
+    tx.tasks().insert_task_event(id, name, now, crate::model::TaskEventKind::Deleted, actor.caller, &message).await?;
     tx.notify(Notice::Tasks).await?;
     tx.commit().await?;
     persisted.after_commit(routing);

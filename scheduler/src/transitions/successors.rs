@@ -107,14 +107,14 @@ pub async fn create_successors(
     let mut from: Vec<i64> = ends.iter().map(|i| i.task_id).collect();
     from.sort_unstable();
     from.dedup();
-    let edges = tx.edges_from(&from).await?;
+    let edges = tx.flow().edges_from(&from).await?;
     if edges.is_empty() {
         return Ok(None);
     }
     let mut targets: Vec<i64> = edges.iter().map(|(_, _, to)| *to).collect();
     targets.sort_unstable();
     targets.dedup();
-    let tasks = tx.tasks_by_ids(&targets).await?;
+    let tasks = tx.tasks().tasks_by_ids(&targets).await?;
     let task_refs: Vec<&Task> = tasks.iter().collect();
     let index: HashMap<i64, usize> = task_refs.iter().enumerate().map(|(n, t)| (t.id, n)).collect();
     let mut plan = Plan { spawns: Vec::new(), links: Vec::new() };
@@ -174,7 +174,7 @@ pub async fn create_successors(
         .iter()
         .flat_map(|(id, n)| plan.links[*n].iter().map(move |(from, kind)| (*from, *id, *kind)))
         .collect();
-    tx.insert_links(&links).await?;
+    tx.flow().insert_links(&links).await?;
     spawned.created.sort_unstable();
     Ok(Some(spawned))
 }
@@ -193,19 +193,19 @@ async fn join(
     let mut dag: Vec<i64> = joins.keys().map(|(_, task)| *task).collect();
     dag.sort_unstable();
     dag.dedup();
-    let upstreams = tx.dag_upstreams(&dag).await?;
+    let upstreams = tx.flow().dag_upstreams(&dag).await?;
     // In (run, task) order: every transaction takes join locks in one order, so none deadlock.
     for (&(run, task_id), u) in joins {
         let Some(&n) = index.get(&task_id) else { continue };
         let target = tasks[n];
         let Some(ups) = upstreams.get(&task_id) else { continue };
-        tx.lock_join(run, task_id, now).await?;
-        let succeeded = tx.succeeded_in_run(run, ups).await?;
+        tx.flow().lock_join(run, task_id, now).await?;
+        let succeeded = tx.flow().succeeded_in_run(run, ups).await?;
         if succeeded.len() < ups.len() {
             continue;
         }
         let ids: Vec<i64> = succeeded.iter().map(|(_, i)| *i).collect();
-        let instances = tx.instances_by_ids(&ids).await?;
+        let instances = tx.instances().instances_by_ids(&ids).await?;
         // The upstreams in the order of the task's --after-all.
         let by_task: HashMap<&str, &Instance> = instances.iter().map(|i| (i.task_name.as_str(), i)).collect();
         let ordered: Vec<&Instance> =

@@ -28,7 +28,7 @@ pub async fn deliver(core: &Core) {
     loop {
         let taken = async {
             let mut tx = core.pools.workers.begin().await?;
-            let commands = tx.take_commands(&core.scheduler_id, 100).await?;
+            let commands = tx.cluster().take_commands(&core.scheduler_id, 100).await?;
             tx.commit().await?;
             Ok::<_, crate::error::StoreError>(commands)
         };

@@ -37,11 +37,11 @@ pub async fn open_session(
     routing: &RoutingState,
 ) -> StoreResult<Reopened> {
     let mut tx = store.begin().await?;
-    tx.insert_worker(w).await?;
+    tx.cluster().insert_worker(w).await?;
     let mut ids: Vec<i64> = in_flight.iter().map(|(id, _)| *id).collect();
     ids.sort_unstable();
     ids.dedup();
-    let mut rows = tx.lock_instances(&ids).await?;
+    let mut rows = tx.instances().lock_instances(&ids).await?;
     let ctx = Ctx { now, scheduler_id: &w.scheduler_id };
     let mut batch = Batch::default();
     let mut out = Reopened::default();
@@ -59,7 +59,7 @@ pub async fn open_session(
     }
     // Released attempts that were assigned to this worker (their DISPATCHED event names it): a
     // result it still holds for them is recorded as a late result.
-    out.released_to_worker = tx.dispatched_to_worker(&w.worker_id, &others).await?;
+    out.released_to_worker = tx.instances().dispatched_to_worker(&w.worker_id, &others).await?;
     let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
     tx.commit().await?;
     persisted.after_commit(routing);
@@ -82,8 +82,8 @@ pub async fn close_session(
     routing: &RoutingState,
 ) -> StoreResult<()> {
     let mut tx = store.begin().await?;
-    let ids = tx.held_by_session(session_id).await?;
-    let mut rows: HashMap<i64, Instance> = tx.lock_instances(&ids).await?;
+    let ids = tx.instances().held_by_session(session_id).await?;
+    let mut rows: HashMap<i64, Instance> = tx.instances().lock_instances(&ids).await?;
     let ctx = Ctx { now, scheduler_id };
     let mut batch = Batch::default();
     for (id, inst) in rows.iter_mut() {
@@ -95,8 +95,8 @@ pub async fn close_session(
         batch.add(*id, fx);
     }
     let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
-    tx.delete_worker(session_id).await?;
-    tx.close_session_log(session_id, now, reason).await?;
+    tx.cluster().delete_worker(session_id).await?;
+    tx.cluster().close_session_log(session_id, now, reason).await?;
     tx.commit().await?;
     persisted.after_commit(routing);
     Ok(())
@@ -120,12 +120,12 @@ pub async fn sync_sessions(
     let mut pairs: Vec<(&str, i64)> =
         renew.iter().flat_map(|r| r.instance_ids.iter().map(move |id| (r.session_id.as_str(), *id))).collect();
     pairs.sort_unstable_by_key(|(_, id)| *id);
-    store.conn().await?.renew_leases(&pairs, lease_until).await?;
+    store.conn().await?.instances().renew_leases(&pairs, lease_until).await?;
     // One commit per BATCH sessions, not one per session: at 10,000 streams the commits were most
     // of axd's heartbeat cost. (Chunks keep each transaction short.)
     for chunk in sessions.chunks(BATCH) {
         let mut tx = store.begin().await?;
-        tx.update_workers(chunk).await?;
+        tx.cluster().update_workers(chunk).await?;
         tx.commit().await?;
     }
     Ok(())

@@ -502,7 +502,9 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
             let message = validate::truncate(validate::escape_controls(p.message), 1024);
             let recorded = async {
                 let mut conn = core.pools.workers.conn().await?;
-                conn.record_progress(p.instance_id, p.attempt, &session.id, p.percent.min(100), &message, now).await
+                conn.instances()
+                    .record_progress(p.instance_id, p.attempt, &session.id, p.percent.min(100), &message, now)
+                    .await
             };
             if let Err(e) = recorded.await {
                 tracing::warn!(instance_id = p.instance_id, attempt = p.attempt, app = %session.app,
@@ -525,7 +527,7 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
             let message = validate::truncate(validate::escape_controls(l.message), MAX_LOG_LINE);
             let stored = async {
                 let mut tx = core.pools.workers.begin().await?;
-                tx.append_log(l.instance_id, l.attempt, &session.app, level, at, &message).await?;
+                tx.instances().append_log(l.instance_id, l.attempt, &session.app, level, at, &message).await?;
                 tx.commit().await
             };
             if let Err(e) = stored.await {

@@ -78,7 +78,7 @@ async fn rule(store: &Arc<Store>, name: &str, task: Option<&str>, events: &[Aler
         created_at: t0(),
     };
     let mut tx = store.begin().await.expect("begin");
-    r.id = tx.insert_alert_rule(&r).await.expect("insert rule");
+    r.id = tx.alerts().insert_alert_rule(&r).await.expect("insert rule");
     tx.commit().await.expect("commit");
     r
 }
@@ -212,7 +212,7 @@ async fn claims_are_exclusive_lapse_and_fence_outcomes(db: &TestDb) {
         let s = s.clone();
         async move {
             let mut tx = s.begin().await.expect("begin");
-            let got = tx.claim_deliveries(now, until, 12).await.expect("claim");
+            let got = tx.alerts().claim_deliveries(now, until, 12).await.expect("claim");
             // Hold the rows until the other claim has run.
             tokio::time::sleep(Duration::from_millis(50)).await;
             tx.commit().await.expect("commit");
@@ -235,8 +235,11 @@ async fn claims_are_exclusive_lapse_and_fence_outcomes(db: &TestDb) {
     let retaken = again.iter().find(|(d, _)| d.id == first.id).expect("taken again").0.clone();
     assert_eq!((retaken.attempts, retaken.dedupe_key.as_str()), (2, first.dedupe_key.as_str()));
     let mut c = a.conn().await.expect("conn");
-    assert!(!c.finish_delivery(first.id, 1, &DeliveryEnd::Delivered, lease).await.unwrap(), "attempt 1 is stale");
-    assert!(c.finish_delivery(first.id, 2, &DeliveryEnd::Delivered, lease).await.unwrap());
+    assert!(
+        !c.alerts().finish_delivery(first.id, 1, &DeliveryEnd::Delivered, lease).await.unwrap(),
+        "attempt 1 is stale"
+    );
+    assert!(c.alerts().finish_delivery(first.id, 2, &DeliveryEnd::Delivered, lease).await.unwrap());
     let d = a.get_delivery(first.id).await.unwrap().expect("row");
     assert_eq!((d.status, d.attempts, d.finished_at), (DeliveryStatus::Delivered, 2, Some(lease)));
 
@@ -244,12 +247,12 @@ async fn claims_are_exclusive_lapse_and_fence_outcomes(db: &TestDb) {
     let (other, _) = again.iter().find(|(d, _)| d.id != first.id).expect("another").clone();
     let retry_at = add(lease, secs(4));
     let end = DeliveryEnd::Retry { error: "HTTP 503".into(), at: retry_at };
-    assert!(c.finish_delivery(other.id, 2, &end, lease).await.unwrap());
+    assert!(c.alerts().finish_delivery(other.id, 2, &end, lease).await.unwrap());
     assert!(claim(&a, add(lease, secs(3)), add(lease, secs(60))).await.iter().all(|(d, _)| d.id != other.id));
     let third = claim(&a, retry_at, add(retry_at, secs(60))).await;
     assert!(third.iter().any(|(d, _)| d.id == other.id && d.attempts == 3));
     let end = DeliveryEnd::Failed { error: "HTTP 503; gave up".into() };
-    assert!(c.finish_delivery(other.id, 3, &end, retry_at).await.unwrap());
+    assert!(c.alerts().finish_delivery(other.id, 3, &end, retry_at).await.unwrap());
     let d = a.get_delivery(other.id).await.unwrap().expect("row");
     assert_eq!((d.status, d.last_error.as_str()), (DeliveryStatus::Failed, "HTTP 503; gave up"));
 

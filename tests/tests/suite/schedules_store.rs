@@ -68,7 +68,16 @@ fn config(schedule: Schedule) -> TaskConfig {
 async fn create(store: &Arc<Store>, name: &str, c: TaskConfig, now: Ts) -> Task {
     let calendar = match &c.timing.calendar {
         Some(name) => {
-            store.conn().await.expect("conn").get_calendar(name, false).await.expect("get").expect("cal").dates
+            store
+                .conn()
+                .await
+                .expect("conn")
+                .calendars()
+                .get_calendar(name, false)
+                .await
+                .expect("get")
+                .expect("cal")
+                .dates
         }
         None => Default::default(),
     };
@@ -233,7 +242,7 @@ async fn a_pause_with_an_end_holds_fires_and_resumes_without_catching_up(db: &Te
     // Here only the pause is written, and the next fire stays 10:01 (as when a fixed delay's run
     // ends during a pause): the trigger claims the task then, and holds it until the pause's end.
     let mut tx = store.begin().await.expect("tx");
-    tx.set_pause(task.id, Some(&p)).await.expect("pause");
+    tx.tasks().set_pause(task.id, Some(&p)).await.expect("pause");
     tx.commit().await.expect("commit");
     for m in 1..=4 {
         assert!(fire(&store, at(60 * m)).await.created.is_empty(), "nothing fires during the pause");
@@ -282,17 +291,18 @@ async fn windows_excluded_dates_and_calendars_skip_fires_on_the_task_s_wall_cloc
     let store = db.store().await;
     let day = |d: u32| NaiveDate::from_ymd_opt(2026, 6, d).expect("date");
     let mut tx = store.begin().await.expect("tx");
-    tx.insert_calendar(&Calendar {
-        name: "holidays".into(),
-        description: String::new(),
-        dates: [day(4)].into(),
-        created_by: "test".into(),
-        created_at: t0(),
-        updated_by: "test".into(),
-        updated_at: t0(),
-    })
-    .await
-    .expect("calendar");
+    tx.calendars()
+        .insert_calendar(&Calendar {
+            name: "holidays".into(),
+            description: String::new(),
+            dates: [day(4)].into(),
+            created_by: "test".into(),
+            created_at: t0(),
+            updated_by: "test".into(),
+            updated_at: t0(),
+        })
+        .await
+        .expect("calendar");
     tx.commit().await.expect("commit");
     // 08:00 in Tokyo is 23:00 UTC the day before: dates are Tokyo's. The 2nd's fire (1st 23:00 UTC)
     // is before the window opens, the 3rd's is excluded, the 4th's is on the calendar, the 5th and
@@ -397,7 +407,7 @@ async fn backfill_creates_each_missing_fire_once_in_order_and_a_dry_run_creates_
 async fn chain(store: &Arc<Store>, from: &Task, edges: &[(EdgeKind, &Task)]) {
     let mut tx = store.begin().await.expect("tx");
     let e: Vec<(i64, EdgeKind, i64)> = edges.iter().map(|(k, t)| (from.id, *k, t.id)).collect();
-    tx.write_edges(from.id, &e).await.expect("edges");
+    tx.flow().write_edges(from.id, &e).await.expect("edges");
     tx.commit().await.expect("commit");
 }
 
@@ -405,7 +415,7 @@ async fn chain(store: &Arc<Store>, from: &Task, edges: &[(EdgeKind, &Task)]) {
 async fn after_all(store: &Arc<Store>, to: &Task, ups: &[&Task]) {
     let mut tx = store.begin().await.expect("tx");
     let e: Vec<(i64, EdgeKind, i64)> = ups.iter().map(|u| (u.id, EdgeKind::After, to.id)).collect();
-    tx.write_edges(to.id, &e).await.expect("edges");
+    tx.flow().write_edges(to.id, &e).await.expect("edges");
     tx.commit().await.expect("commit");
 }
 
@@ -429,7 +439,7 @@ async fn a_chain_fires_once_per_finished_instance_with_its_output_merged(db: &Te
     );
     assert_eq!((l.lineage.chained_from, l.lineage.run_id), (Some(first), Some(first)));
     assert!(instances(&store, "page").await.is_empty(), "no failure, no on-failure chain");
-    let links = store.conn().await.expect("conn").links_touching(&[first]).await.expect("links");
+    let links = store.conn().await.expect("conn").flow().links_touching(&[first]).await.expect("links");
     assert_eq!(links, vec![(first, l.id, EdgeKind::Success)]);
     // Run again by an operator and succeeding again: the chain's key exists, nothing new.
     retry_instance(&store, first, at(2), &ACTOR, &RoutingState::default()).await.expect("retry");
@@ -475,9 +485,9 @@ async fn a_dag_task_runs_once_per_run_when_all_its_upstreams_succeeded(db: &Test
         serde_json::from_str::<serde_json::Value>(&ic[0].params).expect("json"),
         serde_json::json!({"from_a": 1, "from_b": 2})
     );
-    let links = store.conn().await.expect("conn").links_touching(&[ic[0].id]).await.expect("links");
+    let links = store.conn().await.expect("conn").flow().links_touching(&[ic[0].id]).await.expect("links");
     assert_eq!(links, vec![(ia[0].id, ic[0].id, EdgeKind::After), (ib[0].id, ic[0].id, EdgeKind::After)]);
-    let run_of = store.conn().await.expect("conn").run_instances(root, 100).await.expect("run");
+    let run_of = store.conn().await.expect("conn").flow().run_instances(root, 100).await.expect("run");
     assert_eq!(run_of.iter().map(|i| i.task_name.as_str()).collect::<Vec<_>>(), ["start", "a", "b", "c"]);
     // Another run where one upstream fails: no join.
     let root2 = by_hand(&store, &s, "r2", "{}", at(4)).await;

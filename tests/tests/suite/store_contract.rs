@@ -574,8 +574,14 @@ async fn session_history_records_opens_closes_and_forgotten_axd(db: &TestDb) {
             .unwrap();
     }
     // Both open now; s1 ends at +20 s with its reason.
-    let spans =
-        store.conn().await.unwrap().session_spans("billing", add(t0(), secs(15)), add(t0(), secs(15))).await.unwrap();
+    let spans = store
+        .conn()
+        .await
+        .unwrap()
+        .cluster()
+        .session_spans("billing", add(t0(), secs(15)), add(t0(), secs(15)))
+        .await
+        .unwrap();
     assert_eq!(spans.iter().map(|s| s.session_id.as_str()).collect::<Vec<_>>(), ["s1", "s2"]);
     assert!(spans.iter().all(|s| s.closed_at.is_none() && s.capacity == 4 && s.handlers == ["send-invoice"]));
     close_session(
@@ -592,17 +598,19 @@ async fn session_history_records_opens_closes_and_forgotten_axd(db: &TestDb) {
     .unwrap();
     // axd-gone stops heartbeating: when it is forgotten, its session ends at its last sign of life.
     let mut tx = store.begin().await.unwrap();
-    tx.update_workers(&[ax_scheduler::store::SessionSync {
-        session_id: "s2".into(),
-        credits: 4,
-        in_flight: 0,
-        last_seen_at: add(t0(), secs(25)),
-    }])
-    .await
-    .unwrap();
+    tx.cluster()
+        .update_workers(&[ax_scheduler::store::SessionSync {
+            session_id: "s2".into(),
+            credits: 4,
+            in_flight: 0,
+            last_seen_at: add(t0(), secs(25)),
+        }])
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
     assert_eq!(purge_dead_schedulers(&store, add(t0(), secs(30))).await.unwrap(), 1);
-    let spans = store.conn().await.unwrap().session_spans("billing", t0(), add(t0(), secs(60))).await.unwrap();
+    let spans =
+        store.conn().await.unwrap().cluster().session_spans("billing", t0(), add(t0(), secs(60))).await.unwrap();
     let ends: Vec<(Option<Ts>, &str)> = spans.iter().map(|s| (s.closed_at, s.close_reason.as_str())).collect();
     assert_eq!(
         ends,
@@ -621,17 +629,28 @@ async fn session_history_records_opens_closes_and_forgotten_axd(db: &TestDb) {
             .conn()
             .await
             .unwrap()
+            .cluster()
             .session_spans("billing", add(t0(), secs(26)), add(t0(), secs(60)))
             .await
             .unwrap()
             .is_empty()
     );
-    assert!(store.conn().await.unwrap().session_spans("other", t0(), add(t0(), secs(60))).await.unwrap().is_empty());
+    assert!(
+        store
+            .conn()
+            .await
+            .unwrap()
+            .cluster()
+            .session_spans("other", t0(), add(t0(), secs(60)))
+            .await
+            .unwrap()
+            .is_empty()
+    );
     // Retention removes ended sessions only.
     let mut tx = store.begin().await.unwrap();
-    assert_eq!(tx.purge_session_log(add(t0(), secs(22))).await.unwrap(), 1);
+    assert_eq!(tx.cluster().purge_session_log(add(t0(), secs(22))).await.unwrap(), 1);
     tx.commit().await.unwrap();
-    let left = store.conn().await.unwrap().session_spans("billing", t0(), add(t0(), secs(60))).await.unwrap();
+    let left = store.conn().await.unwrap().cluster().session_spans("billing", t0(), add(t0(), secs(60))).await.unwrap();
     assert_eq!(left.iter().map(|s| s.session_id.as_str()).collect::<Vec<_>>(), ["s2"]);
 }
 

@@ -233,7 +233,7 @@ async fn a_collector_that_hangs_holds_back_neither_runs_nor_shutdown() {
     // Axd::stop gives a 5 s shutdown timeout; the last flush waits at most 2 s of it, after axd
     // left ax_scheduler.
     assert!(stopping.elapsed() < Duration::from_secs(4), "stopped in {:?}", stopping.elapsed());
-    let left = db.store().await.conn().await.expect("conn").list_schedulers().await.expect("schedulers");
+    let left = db.store().await.conn().await.expect("conn").cluster().list_schedulers().await.expect("schedulers");
     assert!(left.is_empty(), "axd removed itself from ax_scheduler before waiting for the collector: {left:?}");
     drop(hung);
     db.cleanup().await;

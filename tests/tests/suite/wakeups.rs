@@ -199,7 +199,7 @@ async fn a_due_task_locked_elsewhere_is_not_claimed_in_a_spin(db: &TestDb) {
     let deadline = Instant::now() + Duration::from_secs(30);
     let (other, held) = loop {
         let mut tx = store.begin().await.expect("begin");
-        let held = tx.claim_due_tasks(far, far, 10).await.expect("claim");
+        let held = tx.tasks().claim_due_tasks(far, far, 10).await.expect("claim");
         if !held.is_empty() || Instant::now() > deadline {
             break (tx, held);
         }

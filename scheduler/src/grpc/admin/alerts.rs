@@ -165,7 +165,7 @@ impl AdminApi {
         grant.app(&rule.app)?;
         let mut tx = self.core.pools.admin.begin().await?;
         if let Some(task) = &rule.task_name {
-            match tx.get_task(task).await? {
+            match tx.tasks().get_task(task).await? {
                 Some(t) if t.config.app == rule.app => {}
                 Some(t) => {
                     return Err(Error::invalid(
@@ -176,7 +176,7 @@ impl AdminApi {
                 None => return Err(Error::invalid("rule.task", format!("no task {}", validate::quote(task)))),
             }
         }
-        rule.id = match tx.insert_alert_rule(&rule).await {
+        rule.id = match tx.alerts().insert_alert_rule(&rule).await {
             Ok(id) => id,
             Err(StoreError::UniqueViolation(_)) => {
                 return Err(Error::AlreadyExists(format!("alert rule {}", validate::quote(&rule.name))));
@@ -216,7 +216,7 @@ impl AdminApi {
         n.app = rule.app.clone();
         grant.app(&rule.app)?;
         let mut tx = self.core.pools.admin.begin().await?;
-        tx.delete_alert_rule(rule.id).await?;
+        tx.alerts().delete_alert_rule(rule.id).await?;
         tx.commit().await?;
         n.before = Some(rule_json(&rule));
         Ok(pb::DeleteAlertRuleResponse {})

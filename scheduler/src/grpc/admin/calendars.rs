@@ -51,7 +51,7 @@ impl AdminApi {
         let c = req.get_ref().calendar.as_ref().ok_or_else(|| Error::invalid("calendar", "is required"))?;
         let cal = calendar_from_pb(c, &grant.identity.actor(), self.now())?;
         let mut tx = self.core.pools.admin.begin().await?;
-        match tx.insert_calendar(&cal).await {
+        match tx.calendars().insert_calendar(&cal).await {
             Ok(()) => {}
             Err(StoreError::UniqueViolation(_)) => {
                 return Err(Error::AlreadyExists(format!("calendar {}", validate::quote(&cal.name))));
@@ -74,19 +74,19 @@ impl AdminApi {
         let now = self.now();
         let mut cal = calendar_from_pb(c, &grant.identity.actor(), now)?;
         let mut tx = self.core.pools.admin.begin().await?;
-        let Some(before) = tx.get_calendar(&cal.name, true).await? else {
+        let Some(before) = tx.calendars().get_calendar(&cal.name, true).await? else {
             return Err(Error::NotFound(format!("calendar {}", validate::quote(&cal.name))));
         };
         cal.created_by = before.created_by.clone();
         cal.created_at = before.created_at;
-        tx.update_calendar(&cal).await?;
+        tx.calendars().update_calendar(&cal).await?;
         // Tasks that use it: a date no longer excluded may come before their stored next fire.
         // (One newly excluded is skipped by the trigger when it comes.)
-        for t in tx.tasks_with_calendar(&cal.name, 10_000).await? {
+        for t in tx.tasks().tasks_with_calendar(&cal.name, 10_000).await? {
             let Some(current) = t.next_fire_at else { continue };
             let fresh = crate::schedule::next_fire_from(&t.config, &cal.dates, t.pause.as_ref(), now);
             if let Some(earlier) = fresh.filter(|f| *f < current) {
-                tx.set_next_fire(t.id, Some(earlier)).await?;
+                tx.tasks().set_next_fire(t.id, Some(earlier)).await?;
             }
         }
         tx.notify(crate::store::Notice::Tasks).await?;
@@ -107,10 +107,11 @@ impl AdminApi {
         validate::task_name("name", name)?;
         let mut conn = self.core.pools.admin.conn().await?;
         let cal = conn
+            .calendars()
             .get_calendar(name, false)
             .await?
             .ok_or_else(|| Error::NotFound(format!("calendar {}", validate::quote(name))))?;
-        let tasks = conn.tasks_with_calendar(name, 1000).await?;
+        let tasks = conn.tasks().tasks_with_calendar(name, 1000).await?;
         Ok(pb::GetCalendarResponse {
             calendar: Some(calendar_to_pb(&cal)),
             tasks: tasks.into_iter().map(|t| t.name).collect(),
@@ -123,7 +124,7 @@ impl AdminApi {
         n: &mut Note,
     ) -> Result<pb::ListCalendarsResponse> {
         self.caller(req, Access::Read, n)?;
-        let list = self.core.pools.admin.conn().await?.list_calendars().await?;
+        let list = self.core.pools.admin.conn().await?.calendars().list_calendars().await?;
         Ok(pb::ListCalendarsResponse { calendars: list.iter().map(calendar_to_pb).collect() })
     }
 
@@ -138,10 +139,10 @@ impl AdminApi {
         validate::task_name("name", name)?;
         let mut tx = self.core.pools.admin.begin().await?;
         // Locked first: a task that names it waits for this to commit, and then finds it gone.
-        let Some(before) = tx.get_calendar(name, true).await? else {
+        let Some(before) = tx.calendars().get_calendar(name, true).await? else {
             return Err(Error::NotFound(format!("calendar {}", validate::quote(name))));
         };
-        let users = tx.tasks_with_calendar(name, 20).await?;
+        let users = tx.tasks().tasks_with_calendar(name, 20).await?;
         if !users.is_empty() {
             let names: Vec<&str> = users.iter().map(|t| t.name.as_str()).collect();
             return Err(Error::FailedPrecondition(format!(
@@ -150,7 +151,7 @@ impl AdminApi {
                 names.join(", ")
             )));
         }
-        tx.delete_calendar(name).await?;
+        tx.calendars().delete_calendar(name).await?;
         tx.commit().await?;
         n.before = Some(calendar_json(&before));
         Ok(pb::DeleteCalendarResponse {})

@@ -45,10 +45,10 @@ impl AdminApi {
         };
         let mut c = self.core.pools.admin.conn().await?;
         let calendar = self.calendar_of(&mut c, &task.config).await?;
-        let events = c.task_events_before(task.id, Some(at), EVENTS_READ).await?;
+        let events = c.tasks().task_events_before(task.id, Some(at), EVENTS_READ).await?;
         let mut instances = Vec::new();
-        for i in c.instances_triggered_before(&task.name, at, limit).await? {
-            let trail = c.instance_events(i.id).await?;
+        for i in c.instances().instances_triggered_before(&task.name, at, limit).await? {
+            let trail = c.instances().instance_events(i.id).await?;
             instances.push((i, trail));
         }
         // Fires of the window whose instance is not among the recent ones (created later, e.g. a
@@ -57,17 +57,18 @@ impl AdminApi {
         for f in expected_fires(&task, &calendar, &events, &instances, at, now, limit as usize) {
             let key = crate::schedule::fire_key(f);
             if !instances.iter().any(|(i, _)| i.idempotency_key == key)
-                && c.instance_by_key(task.id, &key).await?.is_some()
+                && c.instances().instance_by_key(task.id, &key).await?.is_some()
             {
                 fired.push(f);
             }
         }
         let since = instances.iter().map(|(i, _)| i.fire_at.min(i.created_at)).min().unwrap_or(at);
-        let sessions = c.session_spans(&task.config.app, since, now).await?;
+        let sessions = c.cluster().session_spans(&task.config.app, since, now).await?;
         let apps = [task.config.app.clone()];
-        let streaks = c.list_streaks(Some(&apps)).await?;
-        let app_limit = c.list_app_limits(Some(&apps)).await?.pop();
+        let streaks = c.limits().list_streaks(Some(&apps)).await?;
+        let app_limit = c.limits().list_app_limits(Some(&apps)).await?.pop();
         let active = c
+            .instances()
             .count_by_task(&[task.id], &[InstanceStatus::Dispatched, InstanceStatus::Running])
             .await?
             .get(&task.id)

@@ -91,7 +91,7 @@ pub(super) async fn link_task(
     had_edges: bool,
 ) -> Result<()> {
     if let Some(cal) = &c.timing.calendar
-        && tx.get_calendar(cal, true).await?.is_none()
+        && tx.calendars().get_calendar(cal, true).await?.is_none()
     {
         return Err(Error::invalid(
             format!("{prefix}.calendar"),
@@ -102,8 +102,8 @@ pub(super) async fn link_task(
     if names.is_empty() && !had_edges {
         return Ok(());
     }
-    tx.lock_graph().await?;
-    let targets = tx.tasks_by_names(&names).await?;
+    tx.flow().lock_graph().await?;
+    let targets = tx.tasks().tasks_by_names(&names).await?;
     let ids: HashMap<&str, i64> = targets.iter().map(|t| (t.name.as_str(), t.id)).collect();
     for (field, list) in
         [("on_success", &c.flow.on_success), ("on_failure", &c.flow.on_failure), ("after_all", &c.flow.after_all)]
@@ -129,12 +129,12 @@ pub(super) async fn link_task(
             (id_of(f), k, id_of(t))
         })
         .collect();
-    let mut graph: Vec<Edge> = tx.all_edges().await?.into_iter().filter(|e| !owned_by(id, e)).collect();
+    let mut graph: Vec<Edge> = tx.flow().all_edges().await?.into_iter().filter(|e| !owned_by(id, e)).collect();
     graph.extend(mine.iter().copied());
     if let Some(path) = cycle_through(id, &graph) {
         let on_path: HashSet<(i64, i64)> = path.windows(2).map(|w| (w[0], w[1])).collect();
         let field = mine.iter().find(|(f, _, t)| on_path.contains(&(*f, *t))).map_or("after_all", |e| field_of(e.1));
-        let named = tx.tasks_by_ids(&path).await?;
+        let named = tx.tasks().tasks_by_ids(&path).await?;
         let names: HashMap<i64, &str> = named.iter().map(|t| (t.id, t.name.as_str())).collect();
         let shown: Vec<&str> =
             path.iter().map(|i| if *i == id { name } else { names.get(i).copied().unwrap_or("?") }).collect();
@@ -160,7 +160,7 @@ pub(super) async fn link_task(
             ));
         }
     }
-    tx.write_edges(id, &mine).await?;
+    tx.flow().write_edges(id, &mine).await?;
     Ok(())
 }
 

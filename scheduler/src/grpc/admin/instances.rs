@@ -72,9 +72,10 @@ impl AdminApi {
         };
         // Chains and DAG joins, both ways; linked instances of apps outside the scope are left out.
         let mut conn = self.core.pools.admin.conn().await?;
-        let links = conn.links_touching(&[id]).await?;
+        let links = conn.flow().links_touching(&[id]).await?;
         let other: Vec<i64> = links.iter().map(|(f, t, _)| if *f == id { *t } else { *f }).collect();
         let linked: std::collections::HashMap<i64, crate::model::Instance> = conn
+            .instances()
             .instances_by_ids(&other)
             .await?
             .into_iter()

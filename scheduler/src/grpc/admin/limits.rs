@@ -72,8 +72,8 @@ impl AdminApi {
         grant.app(&limit.app)?;
         let store = &self.core.pools.admin;
         let mut tx = store.begin().await?;
-        let before = tx.lock_app_limits(&[limit.app.as_str()]).await?.pop();
-        tx.set_app_limit(&limit).await?;
+        let before = tx.limits().lock_app_limits(&[limit.app.as_str()]).await?.pop();
+        tx.limits().set_app_limit(&limit).await?;
         tx.commit().await?;
         n.before = before.as_ref().map(limit_json);
         n.after = Some(limit_json(&limit));
@@ -103,8 +103,8 @@ impl AdminApi {
         n.app = app.clone();
         grant.app(app)?;
         let mut tx = self.core.pools.admin.begin().await?;
-        let before = tx.lock_app_limits(&[app.as_str()]).await?.pop();
-        if !tx.delete_app_limit(app).await? {
+        let before = tx.limits().lock_app_limits(&[app.as_str()]).await?.pop();
+        if !tx.limits().delete_app_limit(app).await? {
             return Err(Error::NotFound(format!("rate limit of app {}", validate::quote(app))));
         }
         tx.commit().await?;

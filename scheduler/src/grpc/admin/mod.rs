@@ -126,7 +126,7 @@ impl AdminApi {
     /// The dates of a task's calendar (empty without one, or when it is gone).
     async fn calendar_of(&self, tx: &mut Tx, c: &TaskConfig) -> Result<std::collections::BTreeSet<chrono::NaiveDate>> {
         let Some(name) = &c.timing.calendar else { return Ok(Default::default()) };
-        Ok(tx.calendar_dates(std::iter::once(name.as_str())).await?.remove(name).unwrap_or_default())
+        Ok(tx.calendars().calendar_dates(std::iter::once(name.as_str())).await?.remove(name).unwrap_or_default())
     }
 
     fn preview_of(
@@ -182,7 +182,7 @@ impl AdminApi {
                 update.next_fire_at =
                     Some(crate::schedule::next_fire_from(&update.config, &calendar, task.pause.as_ref(), now));
             }
-            let Some(t) = tx.update_task(&update, now, &a).await? else { continue };
+            let Some(t) = tx.tasks().update_task(&update, now, &a).await? else { continue };
             let had_edges = !task.config.flow.names().is_empty();
             if update.config.timing.calendar != task.config.timing.calendar || update.config.flow != task.config.flow {
                 graph::link_task(&mut tx, grant, t.id, &t.name, &t.config, "task", had_edges).await?;

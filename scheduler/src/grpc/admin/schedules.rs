@@ -16,8 +16,8 @@ impl AdminApi {
     async fn lock_for_pause(&self, tx: &mut Tx, name: &str, grant: &Grant, n: &mut Note) -> Result<Task> {
         validate::task_name("name", name)?;
         let not_found = || Error::NotFound(format!("task {}", validate::quote(name)));
-        tx.lock_task(name).await?.ok_or_else(not_found)?;
-        let task = tx.get_task(name).await?.ok_or_else(not_found)?;
+        tx.tasks().lock_task(name).await?.ok_or_else(not_found)?;
+        let task = tx.tasks().get_task(name).await?.ok_or_else(not_found)?;
         n.app = task.config.app.clone();
         grant.app(&task.config.app)?;
         Ok(task)
@@ -34,9 +34,10 @@ impl AdminApi {
         now: Ts,
         n: &mut Note,
     ) -> Result<Task> {
-        tx.insert_task_event(task.id, &task.name, now, kind, actor, &message).await?;
+        tx.tasks().insert_task_event(task.id, &task.name, now, kind, actor, &message).await?;
         tx.notify(crate::store::Notice::Tasks).await?;
-        let after = tx.task_by_id(task.id).await?.ok_or_else(|| Error::NotFound(format!("task {}", task.name)))?;
+        let after =
+            tx.tasks().task_by_id(task.id).await?.ok_or_else(|| Error::NotFound(format!("task {}", task.name)))?;
         tx.commit().await?;
         self.core.signals.trigger.notify_one();
         n.before = Some(task_json(task));
@@ -74,8 +75,8 @@ impl AdminApi {
         let task = self.lock_for_pause(&mut tx, &r.name, &grant, n).await?;
         let p = Pause { at: task.pause.as_ref().map_or(now, |p| p.at), by: actor.clone(), note: r.note.clone(), until };
         let calendar = self.calendar_of(&mut tx, &task.config).await?;
-        tx.set_pause(task.id, Some(&p)).await?;
-        tx.set_next_fire(task.id, next_fire_from(&task.config, &calendar, Some(&p), now)).await?;
+        tx.tasks().set_pause(task.id, Some(&p)).await?;
+        tx.tasks().set_next_fire(task.id, next_fire_from(&task.config, &calendar, Some(&p), now)).await?;
         let message = match until {
             Some(u) => format!("paused until {}: {}", u.to_rfc3339(), r.note),
             None => format!("paused until resumed: {}", r.note),
@@ -100,9 +101,9 @@ impl AdminApi {
             return Ok(pb::ResumeTaskResponse { task: Some(convert::task_to_pb(&task)) });
         };
         let calendar = self.calendar_of(&mut tx, &task.config).await?;
-        tx.set_pause(task.id, None).await?;
+        tx.tasks().set_pause(task.id, None).await?;
         // Fires that fell in the pause are not run: the schedule goes on from now.
-        tx.set_next_fire(task.id, next_fire_from(&task.config, &calendar, None, now)).await?;
+        tx.tasks().set_next_fire(task.id, next_fire_from(&task.config, &calendar, None, now)).await?;
         let message = format!("resumed by {actor}; {}", pause::skipped(&task, &calendar, &p, now));
         let after = self.finish_pause_change(tx, &task, (TaskEventKind::Resumed, message), &actor, now, n).await?;
         Ok(pb::ResumeTaskResponse { task: Some(convert::task_to_pb(&after)) })
@@ -175,7 +176,7 @@ impl AdminApi {
         let grant = self.caller(req, Access::Read, n)?;
         let run_id = req.get_ref().run_id;
         let mut conn = self.core.pools.admin.conn().await?;
-        let mut instances = conn.run_instances(run_id, 1000).await?;
+        let mut instances = conn.flow().run_instances(run_id, 1000).await?;
         let first = instances.first().filter(|i| i.id == run_id && i.lineage.run_id.is_none());
         let Some(first) = first else {
             return Err(Error::NotFound(format!("run {run_id} (the id of the first instance of a run)")));
@@ -186,6 +187,7 @@ impl AdminApi {
         let ids: Vec<i64> = instances.iter().map(|i| i.id).collect();
         let shown: std::collections::HashSet<i64> = ids.iter().copied().collect();
         let edges = conn
+            .flow()
             .links_touching(&ids)
             .await?
             .into_iter()

@@ -23,7 +23,7 @@ impl AdminApi {
         let mut tx = self.core.pools.admin.begin().await?;
         let calendar = self.calendar_of(&mut tx, &config).await?;
         let next_fire_at = next_fire_from(&config, &calendar, None, now);
-        let task = match tx.create_task(&NewTask { name: name.clone(), config, next_fire_at }, now, &a).await {
+        let task = match tx.tasks().create_task(&NewTask { name: name.clone(), config, next_fire_at }, now, &a).await {
             Ok(t) => t,
             Err(StoreError::UniqueViolation(_)) => {
                 return Err(Error::AlreadyExists(format!("task {}", validate::quote(&name))));
@@ -159,7 +159,7 @@ impl AdminApi {
                 Ok(pb::DeleteTaskResponse { canceled_instances: canceled })
             }
             DeleteOutcome::Named(ids) => {
-                let tasks = self.core.pools.admin.conn().await?.tasks_by_ids(&ids).await?;
+                let tasks = self.core.pools.admin.conn().await?.tasks().tasks_by_ids(&ids).await?;
                 let names: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
                 Err(Error::FailedPrecondition(format!(
                     "task {} is named by the chains or DAG edges (--on-success, --on-failure, --after-all) of {}; \
@@ -308,6 +308,7 @@ impl AdminApi {
             validate::task_name("calendar", &r.calendar)?;
             let conn = &mut self.core.pools.admin.conn().await?;
             calendar = conn
+                .calendars()
                 .get_calendar(&r.calendar, false)
                 .await?
                 .ok_or_else(|| {

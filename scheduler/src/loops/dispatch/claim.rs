@@ -78,6 +78,7 @@ pub async fn claim(
         return Ok(out);
     }
     let mut buckets: HashMap<String, Bucket> = tx
+        .limits()
         .lock_app_limits(&apps)
         .await?
         .into_iter()
@@ -100,14 +101,14 @@ pub async fn claim(
         }
         let selectors = skips.selectors.as_ref().map(|m| m.get(&d.app).map_or(&[][..], Vec::as_slice));
         let filter = ReadyFilter { workers: &d.workers, selectors, skip_ids: &skips.ids, skip_tasks: &skips.tasks };
-        ready.extend(tx.select_ready(&d.app, &d.handlers, d.until.max(now), limit, &filter).await?);
+        ready.extend(tx.instances().select_ready(&d.app, &d.handlers, d.until.max(now), limit, &filter).await?);
     }
     if ready.is_empty() {
         return Ok(out);
     }
     let t_select = t0.elapsed();
     let task_ids: Vec<i64> = ready.iter().map(|i| i.task_id).collect();
-    let limits = tx.lock_task_limits(&task_ids).await?;
+    let limits = tx.limits().lock_task_limits(&task_ids).await?;
     let mut room: HashMap<i64, u32> =
         limits.iter().map(|(id, l)| (*id, l.max_running.saturating_sub(l.active))).collect();
     let mut chosen: Vec<(Instance, SessionRef, String)> = Vec::new();
@@ -141,7 +142,7 @@ pub async fn claim(
         }
     }
     for (app, b) in &buckets {
-        tx.write_app_tokens(app, b.tokens, b.refilled_at).await?;
+        tx.limits().write_app_tokens(app, b.tokens, b.refilled_at).await?;
         if b.available() == 0 {
             out.rate_limited.push((app.clone(), b.next_token_at()));
         }
@@ -155,7 +156,7 @@ pub async fn claim(
         by_session.entry(s.session_id.as_str()).or_insert_with(|| (s.worker_id.as_str(), Vec::new())).1.push(inst.id);
     }
     for (session, (worker, ids)) in &by_session {
-        tx.mark_dispatched(session, worker, scheduler_id, lease_until, now, ids).await?;
+        tx.instances().mark_dispatched(session, worker, scheduler_id, lease_until, now, ids).await?;
     }
     let mut events = Vec::with_capacity(chosen.len());
     let mut changes = Changes::new();
@@ -207,7 +208,7 @@ pub async fn claim(
         out.assignments.push(Assignment { instance: inst, session_id: s.session_id, trace: None });
     }
     let t_mark = t0.elapsed();
-    tx.insert_events(&events).await?;
+    tx.instances().insert_events(&events).await?;
     let t_events = t0.elapsed();
     tx.commit().await?;
     changes.log();

@@ -377,7 +377,7 @@ impl Dispatcher {
         }
         let mut wake: Option<Ts> = None;
         for (ahead, apps) in groups {
-            let next = async { self.core.pools.dispatch.conn().await?.next_available(&apps).await };
+            let next = async { self.core.pools.dispatch.conn().await?.instances().next_available(&apps).await };
             match next.await {
                 Ok(Some(t)) => wake = Some(wake.map_or(t - ahead, |w| w.min(t - ahead))),
                 Ok(None) => {}

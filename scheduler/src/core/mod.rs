@@ -5,11 +5,13 @@ use std::{sync::Arc, time::Duration};
 
 use tokio::sync::Notify;
 
-use crate::{auth::AuthMode, model::Ts, store::Store, worker::queue::Writer, worker::registry::Registry};
+use crate::{auth::AuthMode, model::Ts, routing::registry::Registry, store::Store};
 use clock::Clock;
+use queue::Writer;
 
 pub mod clock;
 pub mod health;
+pub mod queue;
 
 /// Local wake-ups between the parts of one axd (other axd learn through the database).
 #[derive(Debug, Default)]

@@ -8,13 +8,14 @@
 //! the handler was connected or because those connected were at capacity, failed attempts (worker,
 //! duration, reason), and instances that ended failed or canceled.
 
-mod routing;
+pub mod findings;
 mod schedules;
 mod trail;
 
 use std::time::Duration;
 
-pub use routing::Limits;
+use findings::rfc;
+pub use findings::{Finding, FindingKind, Inputs, Limits};
 pub use trail::{Attempt, attempts};
 
 use crate::{
@@ -31,49 +32,6 @@ pub const WAIT_THRESHOLD: Duration = Duration::from_secs(1);
 const SETTLE: Duration = Duration::from_secs(2);
 /// At most this many fire times are enumerated when looking for fires without an instance.
 const FIRE_SCAN_CAP: usize = 10_000;
-
-/// What a finding is about (the proto's `ExplainFindingKind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FindingKind {
-    Disabled,
-    Manual,
-    NoMoreFires,
-    MisfireSkipped,
-    MisfireCaughtUp,
-    SkippedOverlap,
-    NoWorker,
-    AtCapacity,
-    AttemptFailed,
-    Failed,
-    Canceled,
-    ScheduleBroken,
-    Running,
-    Waiting,
-    NoInstance,
-    Ok,
-    SelectorUnmatched,
-    Cooldown,
-    MaxRunning,
-    RateLimited,
-    Coalesced,
-    Paused,
-    OutsideWindow,
-    ExcludedDate,
-    Buffered,
-    CanceledByFire,
-}
-
-/// One answer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Finding {
-    pub kind: FindingKind,
-    /// When it happened or began.
-    pub at: Option<Ts>,
-    /// The answer in one sentence.
-    pub message: String,
-    /// The instance it is about; 0 if none.
-    pub instance_id: i64,
-}
 
 /// One recent instance and what became of it.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,32 +66,6 @@ pub struct Explanation {
     /// Recent instances, newest first.
     pub recent: Vec<ExplainedFire>,
     pub workers: WorkersNow,
-}
-
-/// What [`explain`] reads.
-#[derive(Debug, Clone)]
-pub struct Inputs<'a> {
-    pub task: &'a Task,
-    /// The instant explained.
-    pub at: Ts,
-    /// The database's now.
-    pub now: Ts,
-    /// How many next fires (and at most how many fires without an instance) to report.
-    pub limit: usize,
-    /// Task events at or before `at`, newest first.
-    pub events: &'a [TaskEvent],
-    /// Recent instances (trigger time at or before `at`) with their trails, newest first.
-    pub instances: &'a [(Instance, Vec<InstanceEvent>)],
-    /// Sessions of the app open at some time since the oldest recent instance was due.
-    pub sessions: &'a [SessionSpan],
-    /// Live sessions of the app now.
-    pub live: &'a [WorkerRecord],
-    /// Fire times (from [`expected_fires`]) that have an instance, even if not among `instances`.
-    pub fired: &'a [Ts],
-    /// Cooldowns, the app's rate limit, the task's running instances.
-    pub limits: Limits<'a>,
-    /// The dates of the task's calendar (empty without one).
-    pub calendar: &'a std::collections::BTreeSet<chrono::NaiveDate>,
 }
 
 /// The fire times of the task's schedule in the window that recent instances cover, at or before
@@ -195,7 +127,7 @@ pub fn explain(inputs: &Inputs<'_>) -> Explanation {
     }
     schedules::standing(inputs, &mut findings);
     missing_fires(inputs, &mut findings);
-    routing::standing(inputs, &mut findings);
+    crate::routing::explain::standing(inputs, &mut findings);
     let workers = workers_now(inputs.live, &task.config.handler);
     let mut recent = Vec::new();
     for (inst, trail) in inputs.instances {
@@ -387,7 +319,7 @@ fn explain_instance(
     let mut waited_for = String::new();
     match first_dispatch {
         Some(d) if d - due > chrono::Duration::from_std(WAIT_THRESHOLD).unwrap_or_default() => {
-            let (kind, why) = routing::waited(inputs.sessions, inst, due)
+            let (kind, why) = crate::routing::explain::waited(inputs.sessions, inst, due)
                 .unwrap_or_else(|| waited_in_history(inputs.sessions, app, handler, due, d));
             out.push(Finding {
                 kind,
@@ -399,8 +331,8 @@ fn explain_instance(
         }
         None if inst.status == InstanceStatus::Pending && inst.available_at <= inputs.now => {
             let since = inst.available_at;
-            let (kind, why) =
-                routing::waiting(inputs, inst).unwrap_or_else(|| waiting_now(inputs.live, now_workers, app, handler));
+            let (kind, why) = crate::routing::explain::waiting(inputs, inst)
+                .unwrap_or_else(|| waiting_now(inputs.live, now_workers, app, handler));
             if inputs.now - since > chrono::Duration::from_std(WAIT_THRESHOLD).unwrap_or_default() {
                 out.push(Finding {
                     kind,
@@ -542,10 +474,6 @@ fn next_fires(inputs: &Inputs<'_>) -> Vec<PreviewFire> {
         _ => add(inputs.at, Duration::from_micros(1)),
     };
     preview(&c, from, inputs.limit).fires
-}
-
-fn rfc(t: Ts) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// A signed span for people, to the millisecond.

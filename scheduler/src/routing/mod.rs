@@ -1,24 +1,39 @@
-//! Routing and limits: where an instance may run and how many run at once.
+//! Routing and limits: where an instance may run and how many run at once — all of it in this
+//! folder, its explanation beside it.
 //!
 //! The decisions that more than one axd must agree on are made from database rows (cooldown
 //! streaks, rate-limit buckets, running counts under a per-task lock, parent/child links); what
-//! only the axd holding a stream can know (its credits) stays in that axd's registry. This module
-//! holds the pure parts, each with its own tests:
+//! only the axd holding a stream can know (its credits) stays in that axd's registry.
 //!
+//! The rules, pure, each with its own tests (`scheduler/house.toml` keeps them off the store):
 //! - [`selector`]: label selectors, parsed and matched against a worker's Hello labels;
 //! - [`hash`]: rendezvous hashing for routing HASH, and the key of an instance;
 //! - [`cooldown`]: the failure streak of a worker for a handler, and when it cools down;
 //! - [`bucket`]: the token bucket of an app's rate limit;
-//! - [`fanout`]: the children of broadcast and sharded fires, and their parent's verdict.
+//! - [`fanout`]: the children of broadcast and sharded fires, and their parent's verdict;
+//! - [`state`]: cooldowns and the cluster's workers as this axd last read them.
 //!
-//! The dispatcher (`loops/dispatch.rs`, `worker/registry.rs`) and the lifecycle apply them.
+//! Applying them:
+//! - [`registry`]: this axd's worker streams, their credits and what they hold;
+//! - [`route`]: picks a stream of the registry for one ready instance (or says why none);
+//! - [`claim`]: the claim transaction — ready instances locked, app and task limits applied under
+//!   row locks, routed, marked DISPATCHED (the dispatch loop, `loops/dispatch/`, runs it each round);
+//! - [`explain`]: the routing side of `axctl task explain` (which selector found no worker, who
+//!   cools down, a task at its limit, an app out of tokens), a pure function of records.
+//!
+//! Their statements are the store's, on the tables they touch: `tx.instances().select_ready(..)`
+//! (`store/ready.rs`) and `tx.limits()` (`store/routing.rs`).
 
 use std::time::Duration;
 
 pub mod bucket;
+pub mod claim;
 pub mod cooldown;
+pub mod explain;
 pub mod fanout;
 pub mod hash;
+pub mod registry;
+pub mod route;
 pub mod selector;
 pub mod state;
 

@@ -36,12 +36,12 @@ use crate::{
         trigger::{TriggerConfig, TriggerLoop},
     },
     model::SchedulerRecord,
+    routing::registry::Registry,
     store::{self, ConnectOptions, Notice, Store},
     traces::Traces,
     transport::{self, TrackLayer, Tracker},
     worker::{
         commands, lease,
-        registry::Registry,
         stream::WorkerApi,
         writer::{self, Writer},
     },

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::registry::Renewal;
+use crate::routing::registry::Renewal;
 use crate::{
     error::StoreResult,
     lifecycle::{Batch, Ctx},

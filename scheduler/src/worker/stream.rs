@@ -31,9 +31,9 @@ use crate::{
     error::{Error, Result},
     lifecycle::{AttemptEnd, Completion, WorkerOp},
     model::{WorkerRecord, add},
+    routing::registry::{Outbound, Session},
     validate,
     wire::{duration_to_pb, ts_from_pb, ts_to_pb},
-    worker::registry::{Outbound, Session},
 };
 
 /// Largest capacity a worker may announce.

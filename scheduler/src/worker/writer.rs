@@ -12,7 +12,7 @@ use std::{sync::Arc, time::Duration};
 use ax_proto::v1 as pb;
 use tokio_util::sync::CancellationToken;
 
-pub use super::queue::{MAX_BATCH, Pending, QUEUE, Writer, WriterQueue};
+pub use crate::core::queue::{MAX_BATCH, Pending, QUEUE, Writer, WriterQueue};
 use crate::{
     core::Core,
     error::StoreError,
@@ -93,7 +93,7 @@ fn hold_back(batch: &mut Vec<Pending>, carried: usize) -> Vec<Pending> {
     held
 }
 
-fn msg(m: pb::scheduler_message::Msg) -> crate::worker::registry::Outbound {
+fn msg(m: pb::scheduler_message::Msg) -> crate::routing::registry::Outbound {
     Ok(pb::SchedulerMessage { msg: Some(m) })
 }
 

@@ -13,10 +13,10 @@ use ax_scheduler::{
         Backoff, ConcurrencyPolicy, CooldownPolicy, CronDialect, InstanceStatus, MisfirePolicy, Placement, RetryOn,
         RetryPolicy, Routing, Schedule, Task, TaskConfig, TaskEventKind, Ts, add,
     },
+    routing::registry::{AppDemand, SessionRef},
     schedule::Compiled,
     store::{Actor, InstanceFilter, ManualTrigger, NewTask, Store},
     traces::Traces,
-    worker::registry::{AppDemand, SessionRef},
 };
 use ax_tests::{TestDb, on_every_backend};
 use chrono::{TimeZone, Utc};
@@ -74,7 +74,7 @@ async fn claim_ready(store: &Arc<Store>, now: Ts, limit: u32) -> Vec<i64> {
         workers: Vec::new(),
         labels: Vec::new(),
     }];
-    let mut route = |_: &ax_scheduler::worker::registry::ReadyInstance| {
+    let mut route = |_: &ax_scheduler::routing::registry::ReadyInstance| {
         Ok((SessionRef { session_id: "s1".into(), worker_id: "w1".into() }, String::new()))
     };
     let claimed =

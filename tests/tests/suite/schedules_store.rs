@@ -19,12 +19,12 @@ use ax_scheduler::{
         add, sub,
     },
     routing::RoutingState,
+    routing::registry::{AppDemand, SessionRef},
     schedule::{Compiled, next_fire_from},
     store::{Actor, InstanceFilter, ManualTrigger, NewTask, Store},
     traces::Traces,
     transitions::{apply_worker_ops, retry_instance},
     window::jitter_offset,
-    worker::registry::{AppDemand, SessionRef},
 };
 use ax_tests::{TestDb, on_every_backend};
 use chrono::{NaiveDate, TimeZone, Utc};
@@ -105,7 +105,7 @@ async fn claim_ready(store: &Arc<Store>, now: Ts) -> Vec<i64> {
         workers: Vec::new(),
         labels: Vec::new(),
     }];
-    let mut route = |_: &ax_scheduler::worker::registry::ReadyInstance| {
+    let mut route = |_: &ax_scheduler::routing::registry::ReadyInstance| {
         Ok((SessionRef { session_id: "s1".into(), worker_id: "w1".into() }, String::new()))
     };
     let claimed =

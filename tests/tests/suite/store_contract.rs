@@ -15,13 +15,13 @@ use ax_scheduler::{
         Schedule, SchedulerRecord, TaskConfig, TaskEventKind, Ts, add,
     },
     routing::RoutingState,
+    routing::registry::{AppDemand, SessionRef},
     schedule::Compiled,
     store::{Actor, InstanceFilter, ManualTrigger, NewTask, Store, TaskUpdate},
     traces::Traces,
     transitions::{
         CancelOutcome, DeleteOutcome, RetryOutcome, apply_worker_ops, cancel_instance, delete_task, retry_instance,
     },
-    worker::registry::{AppDemand, SessionRef},
 };
 use ax_tests::{TestDb, on_every_backend};
 use chrono::{TimeZone, Utc};
@@ -735,7 +735,7 @@ async fn an_accepted_and_its_result_applied_together_keep_the_start_and_both_ste
         workers: Vec::new(),
         labels: Vec::new(),
     }];
-    let mut route = |_: &ax_scheduler::worker::registry::ReadyInstance| {
+    let mut route = |_: &ax_scheduler::routing::registry::ReadyInstance| {
         Ok((SessionRef { session_id: "s1".into(), worker_id: "w1".into() }, String::new()))
     };
     let lease = add(t0(), secs(60));

@@ -18,36 +18,23 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ax_proto::{otlp::SpanContext, v1 as pb};
+use ax_proto::v1 as pb;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     core::Core,
     error::StoreResult,
     lifecycle::WorkerOp,
-    model::{Instance, Ts, add},
+    model::{Ts, add},
     routing::selector::Selector,
-    wire::{duration_to_pb, ts_to_pb},
-    worker::{
+    routing::{
         registry::{AppDemand, Session},
         route::RouteCtx,
     },
+    wire::{duration_to_pb, ts_to_pb},
 };
 
-mod claim;
-
-pub use claim::{Choice, Claimed, Declined, Skips, claim};
-
-/// An instance marked DISPATCHED to a session: what goes into `Assign`.
-#[derive(Debug, Clone)]
-pub struct Assignment {
-    /// The instance as it is now (DISPATCHED, new attempt).
-    pub instance: Instance,
-    /// The stream.
-    pub session_id: String,
-    /// This dispatch's span and the instance's root span, when axd traces (README "Tracing").
-    pub trace: Option<(SpanContext, Option<SpanContext>)>,
-}
+pub use crate::routing::claim::{Assignment, Choice, Claimed, Declined, Skips, claim};
 
 /// The dispatcher of one axd.
 pub struct Dispatcher {
@@ -283,7 +270,7 @@ impl Dispatcher {
                 let attempt = ready.attempt + 1;
                 let mut ctx = RouteCtx { now, routing: &routing, cluster: &cluster, selectors: &mut selectors };
                 let routed =
-                    crate::worker::route::route(registry.all(), ready, attempt, &mut ctx, registry.round_robin())?;
+                    crate::routing::route::route(registry.all(), ready, attempt, &mut ctx, registry.round_robin())?;
                 reserved.push((routed.session, (ready.id, attempt)));
                 Ok((routed.r, routed.note))
             })

@@ -2,22 +2,11 @@
 //! cooling down, a task at its running limit, an app without rate-limit tokens, and fires
 //! coalesced past max-pending. Pure functions of the records in [`Inputs`].
 
-use super::{Finding, FindingKind, Inputs, rfc};
 use crate::{
+    explain::findings::{Finding, FindingKind, Inputs, rfc},
     model::{Instance, SessionSpan, TaskEventKind, Ts, WorkerRecord, WorkerStreak},
     routing::{bucket::Bucket, selector::Selector},
 };
-
-/// The routing inputs an explanation reads besides the instances.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Limits<'a> {
-    /// Failure streaks of the app's workers.
-    pub streaks: &'a [WorkerStreak],
-    /// The app's rate limit, if any.
-    pub app_limit: Option<&'a crate::model::AppLimit>,
-    /// Instances of the task DISPATCHED or RUNNING now.
-    pub active: u32,
-}
 
 fn labels_text(w: &std::collections::BTreeMap<String, String>) -> String {
     w.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")

@@ -8,7 +8,7 @@ use super::{RouteCtx, route as pick};
 use crate::{
     model::{RetryOn, Routing},
     routing::RoutingState,
-    worker::registry::{ReadyInstance, Registry, Session},
+    routing::registry::{ReadyInstance, Registry, Session},
 };
 
 fn session(id: &str, handlers: &[&str], capacity: u32) -> Arc<Session> {

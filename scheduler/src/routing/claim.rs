@@ -12,15 +12,27 @@
 
 use std::collections::HashMap;
 
-use super::Assignment;
+use ax_proto::otlp::SpanContext;
+
 use crate::{
     error::StoreResult,
     lifecycle::log::{Change, Changes},
     model::{Instance, InstanceStatus, Ts},
     routing::bucket::Bucket,
+    routing::registry::{AppDemand, ReadyInstance, SessionRef},
     store::{NewEvent, ReadyFilter, Store},
-    worker::registry::{AppDemand, ReadyInstance, SessionRef},
 };
+
+/// An instance marked DISPATCHED to a session: what goes into `Assign`.
+#[derive(Debug, Clone)]
+pub struct Assignment {
+    /// The instance as it is now (DISPATCHED, new attempt).
+    pub instance: Instance,
+    /// The stream.
+    pub session_id: String,
+    /// This dispatch's span and the instance's root span, when axd traces (README "Tracing").
+    pub trace: Option<(SpanContext, Option<SpanContext>)>,
+}
 
 /// What a claim may leave out, learned from earlier rounds.
 #[derive(Debug, Clone, Default)]

@@ -1,12 +1,12 @@
-//! The queue between worker streams and the group-commit writer ([`super::writer`]): streams
+//! The queue between worker streams and the group-commit writer ([`crate::worker::writer`]): streams
 //! submit messages here; the writer takes them in batches.
 
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use super::registry::Session;
 use crate::lifecycle::WorkerOp;
+use crate::routing::registry::Session;
 
 /// Most messages applied in one transaction.
 pub const MAX_BATCH: usize = 512;
@@ -27,8 +27,8 @@ pub struct Writer {
     tx: mpsc::Sender<Pending>,
 }
 
-/// The receiving side, consumed by [`super::writer::run`].
-pub struct WriterQueue(pub(super) mpsc::Receiver<Pending>);
+/// The receiving side, consumed by [`crate::worker::writer::run`].
+pub struct WriterQueue(pub(crate) mpsc::Receiver<Pending>);
 
 impl Writer {
     /// A writer queue.

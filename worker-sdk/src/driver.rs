@@ -14,7 +14,7 @@
 //! not started.
 
 use std::{
-    collections::{HashMap, HashSet, VecDeque},
+    collections::{HashMap, VecDeque},
     future::Future,
     sync::{
         Arc,
@@ -23,12 +23,9 @@ use std::{
     time::Duration,
 };
 
-use ax_proto::v1::{
-    self as pb, scheduler_message::Msg as In, worker_message::Msg as Out, worker_service_client::WorkerServiceClient,
-};
+use ax_proto::v1::{self as pb, scheduler_message::Msg as In, worker_message::Msg as Out};
 use chrono::{DateTime, Utc};
 use tokio::{sync::mpsc, task::AbortHandle, time::Instant};
-use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 use tonic::{Code, transport::ClientTlsConfig};
 
@@ -38,8 +35,10 @@ use crate::{
 };
 
 mod inbound;
+mod session;
 
 use inbound::on_message;
+use session::session;
 
 pub(crate) struct Config {
     pub endpoints: Vec<String>,
@@ -478,242 +477,6 @@ impl Sent {
         }
         self.times.front().filter(|(s, _)| *s == k).map(|(_, t)| *t)
     }
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn session<F: Future<Output = ()>>(
-    config: &Config,
-    stats: &Stats,
-    state: &mut State,
-    ev_tx: &mpsc::Sender<Event>,
-    ev_rx: &mut mpsc::Receiver<Event>,
-    url: &str,
-    mut shutdown: std::pin::Pin<&mut F>,
-) -> SessionEnd {
-    let mut endpoint = match tonic::transport::Endpoint::from_shared(url.to_owned()) {
-        Ok(e) => e
-            .connect_timeout(Duration::from_secs(3))
-            .tcp_nodelay(true)
-            .http2_keep_alive_interval(Duration::from_secs(20))
-            .keep_alive_timeout(Duration::from_secs(10))
-            .keep_alive_while_idle(true),
-        Err(e) => {
-            return SessionEnd::Refused(tonic::Status::invalid_argument(format!("endpoint {url:?}: {e}")));
-        }
-    };
-    if let Some(tls) = &config.tls {
-        endpoint = match endpoint.tls_config(tls.clone()) {
-            Ok(e) => e,
-            Err(e) => {
-                return SessionEnd::Refused(tonic::Status::invalid_argument(format!("tls for {url}: {e}")));
-            }
-        };
-    }
-    let channel = match endpoint.connect().await {
-        Ok(c) => c,
-        Err(e) => {
-            tracing::debug!(url, error = %e, "connect failed");
-            return SessionEnd::Lost { established: false };
-        }
-    };
-    let mut client = WorkerServiceClient::new(channel);
-    let (tx, rx) = mpsc::channel::<pb::WorkerMessage>(config.capacity as usize + 256);
-    let outstanding = state.running.len() + state.unacked.len();
-    let initial_credits = if state.shutdown.is_some() {
-        0
-    } else {
-        config.capacity.saturating_sub(u32::try_from(outstanding).unwrap_or(u32::MAX))
-    };
-    let in_flight: Vec<pb::InstanceAttempt> = state
-        .running
-        .keys()
-        .chain(state.unacked.keys())
-        .map(|&(instance_id, attempt)| pb::InstanceAttempt { instance_id, attempt })
-        .collect();
-    let mut handlers: Vec<String> = config.handlers.keys().cloned().collect();
-    handlers.sort();
-    let hello = pb::Hello {
-        app: config.app.clone(),
-        worker_id: config.worker_id.clone(),
-        handlers,
-        capacity: config.capacity,
-        labels: config.labels.clone(),
-        in_flight,
-        client: format!("ax-worker-rust/{}", env!("CARGO_PKG_VERSION")),
-        initial_credits,
-        start_after_supported: true,
-    };
-    // Leases of adopted attempts run from here: axd decides after Hello has gone out.
-    let hello_at = Instant::now();
-    let _ = tx.send(out(Out::Hello(hello))).await;
-    let opened = tokio::time::timeout(config.welcome_timeout, async {
-        let mut inbound = client.connect(ReceiverStream::new(rx)).await?.into_inner();
-        let first = inbound.message().await?;
-        Ok::<_, tonic::Status>((inbound, first))
-    })
-    .await;
-    let (mut inbound, welcome) = match opened {
-        Err(_) => {
-            tracing::warn!(url, "no Welcome within {:?}; trying another endpoint", config.welcome_timeout);
-            return SessionEnd::Lost { established: false };
-        }
-        Ok(Err(status)) => return refused_or_lost(status, false),
-        Ok(Ok((inbound, Some(pb::SchedulerMessage { msg: Some(In::Welcome(w)) })))) => (inbound, w),
-        Ok(Ok(_)) => return SessionEnd::Lost { established: false },
-    };
-    let mut last_heard = Instant::now();
-    stats.0.connections.fetch_add(1, Ordering::Relaxed);
-    tracing::info!(url, session = %welcome.session_id, scheduler = %welcome.scheduler_id,
-        adopted = welcome.adopted.len(), released = welcome.released.len(), "connected");
-    state.timing = Timing {
-        heartbeat: duration_of(welcome.heartbeat_interval).unwrap_or(Duration::from_secs(2)),
-        lease_ttl: duration_of(welcome.lease_ttl),
-        margin: duration_of(welcome.fence_margin).unwrap_or(Duration::ZERO),
-    };
-    if let Some(t) = time_of(welcome.server_time) {
-        state.clock.observe(t, hello_at, last_heard);
-    }
-    // Heartbeat numbers start again on this stream: nothing is covered by a renewal here yet.
-    for r in state.running.values_mut() {
-        r.accepted_after = None;
-        r.lease.set_margin(state.timing.margin);
-    }
-    let adopted: HashSet<Key> = welcome.adopted.iter().map(|a| (a.instance_id, a.attempt)).collect();
-    for key in &adopted {
-        if let Some(r) = state.running.get_mut(key).filter(|r| !r.canceled) {
-            r.accepted_after = Some(0);
-            if let Some(ttl) = state.timing.lease_ttl {
-                r.lease.extend_to(hello_at + ttl);
-            }
-        }
-    }
-    for a in &welcome.released {
-        let key = (a.instance_id, a.attempt);
-        if let Some(r) = state.running.get(&key) {
-            // No longer ours; it finishes (its result is recorded as a late one) and then frees
-            // its slot.
-            r.cancel.cancel();
-        }
-    }
-    // Results not yet acknowledged go out again: applied if still wanted, otherwise recorded on the
-    // instance's trail as late results (the handler did finish, and the trail says so).
-    let resend: Vec<pb::Result> = state.unacked.values().cloned().collect();
-    for r in resend {
-        let _ = tx.send(out(Out::Result(r))).await;
-        if state.shutdown.is_none() {
-            let _ = tx.send(credit(1)).await;
-        }
-    }
-    let hb = state.timing.heartbeat;
-    let mut heartbeat = tokio::time::interval_at(Instant::now() + hb, hb);
-    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut sent = Sent::new(hello_at);
-
-    let end = 'serve: loop {
-        if state.done() {
-            break 'serve SessionEnd::Finished;
-        }
-        if shutdown_expired(config, state) {
-            tracing::warn!(unacked = state.unacked.len(), "giving up delivering results after the shutdown deadline");
-            break 'serve SessionEnd::Finished;
-        }
-        tokio::select! {
-            m = inbound.message() => match m {
-                Ok(Some(pb::SchedulerMessage { msg: Some(m) })) => {
-                    last_heard = Instant::now();
-                    if let Some(end) = on_message(config, stats, state, ev_tx, &tx, &mut sent, m).await {
-                        break 'serve end;
-                    }
-                }
-                Ok(Some(_)) => last_heard = Instant::now(),
-                Ok(None) => break 'serve SessionEnd::Lost { established: true },
-                Err(status) => break 'serve refused_or_lost(status, true),
-            },
-            Some(ev) = ev_rx.recv() => match ev {
-                Event::Started { key } => {
-                    if !started(state, &tx, &sent, key).await {
-                        break 'serve SessionEnd::Lost { established: true };
-                    }
-                }
-                ev @ (Event::Progress { .. } | Event::Log { .. }) => forward(&tx, ev),
-                Event::Unstarted { key, reason } => unstarted(state, stats, &tx, key, reason).await,
-                done @ Event::Done { .. } => {
-                    // Results that finished together go out together, followed by one Credit for
-                    // all their slots: fewer messages, and axd claims work in bigger batches.
-                    let mut freed = 0u32;
-                    let mut next = Some(done);
-                    while let Some(ev) = next.take() {
-                        match ev {
-                            Event::Started { key } => {
-                                if !started(state, &tx, &sent, key).await {
-                                    break 'serve SessionEnd::Lost { established: true };
-                                }
-                            }
-                            Event::Done { .. } => {
-                                if let Some((_, result)) = state.absorb(ev) {
-                                    if tx.send(out(Out::Result(result))).await.is_err() {
-                                        break 'serve SessionEnd::Lost { established: true };
-                                    }
-                                    freed += 1;
-                                }
-                            }
-                            Event::Unstarted { key, reason } => unstarted(state, stats, &tx, key, reason).await,
-                            other => forward(&tx, other),
-                        }
-                        if freed < 256 {
-                            next = ev_rx.try_recv().ok();
-                        }
-                    }
-                    if freed > 0 && state.shutdown.is_none() {
-                        let _ = tx.send(credit(freed)).await;
-                    }
-                }
-            },
-            () = tokio::time::sleep_until(last_heard + hb * 3) => {
-                // Messages that arrived while this process was not running (paused, or starved of
-                // CPU) are read first, for up to half an interval (the connection's own task may
-                // need a moment to hand them over after a pause): they show the axd is alive, and a
-                // stale Assign among them is rejected rather than dropped unread with the stream.
-                match tokio::time::timeout((hb / 2).min(Duration::from_secs(1)), inbound.message()).await {
-                    Ok(Ok(Some(pb::SchedulerMessage { msg: Some(m) }))) => {
-                        last_heard = Instant::now();
-                        if let Some(end) = on_message(config, stats, state, ev_tx, &tx, &mut sent, m).await {
-                            break 'serve end;
-                        }
-                        continue;
-                    }
-                    Ok(Ok(Some(_))) => {
-                        last_heard = Instant::now();
-                        continue;
-                    }
-                    Ok(Ok(None)) => break 'serve SessionEnd::Lost { established: true },
-                    Ok(Err(status)) => break 'serve refused_or_lost(status, true),
-                    Err(_) => {}
-                }
-                // A stalled or unreachable axd says nothing, and TCP may not notice for minutes:
-                // move on while the leases still have time to be renewed elsewhere.
-                stats.0.silent_axd.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(url, silent = ?last_heard.elapsed(), "axd has said nothing for three heartbeat intervals; moving to another endpoint");
-                break 'serve SessionEnd::Lost { established: true };
-            }
-            _ = heartbeat.tick() => {
-                let running = u32::try_from(state.running.len()).unwrap_or(u32::MAX);
-                let seq = sent.next();
-                if tx.send(out(Out::Heartbeat(pb::Heartbeat { running, seq }))).await.is_err() {
-                    break 'serve SessionEnd::Lost { established: true };
-                }
-            }
-            () = &mut shutdown, if state.shutdown.is_none() => {
-                begin_shutdown(state);
-                let _ = tx.send(out(Out::Credit(pb::Credit { grant: 0, reset: true }))).await;
-            }
-            () = shutdown_tick(config, state) => enforce_shutdown(config, state).await,
-        }
-    };
-    if let SessionEnd::Lost { .. } = end {
-        read_what_arrived(config, stats, state, ev_tx, &tx, &mut sent, &mut inbound).await;
-    }
-    end
 }
 
 /// A held assignment's handler started: Accepted goes out, and renewals from the next heartbeat on

@@ -20,7 +20,7 @@ use crate::{
     model::{Instance, InstanceStatus, Ts},
     routing::bucket::Bucket,
     routing::registry::{AppDemand, ReadyInstance, SessionRef},
-    store::{NewEvent, ReadyFilter, Store},
+    store::{NewEvent, ReadyFilter, Store, Tx},
 };
 
 /// An instance marked DISPATCHED to a session: what goes into `Assign`.
@@ -89,9 +89,53 @@ pub async fn claim(
     if apps.is_empty() {
         return Ok(out);
     }
-    let mut buckets: HashMap<String, Bucket> = tx
+    let mut buckets = lock_buckets(&mut tx, &apps, now).await?;
+    let ready = select_ready(&mut tx, now, demand, skips, &buckets, &mut out).await?;
+    if ready.is_empty() {
+        return Ok(out);
+    }
+    let t_select = t0.elapsed();
+    let chosen = choose(&mut tx, now, ready, &mut buckets, &mut out, route).await?;
+    for (app, b) in &buckets {
+        tx.limits().write_app_tokens(app, b.tokens, b.refilled_at).await?;
+        if b.available() == 0 {
+            out.rate_limited.push((app.clone(), b.next_token_at()));
+        }
+    }
+    if chosen.is_empty() {
+        tx.commit().await?;
+        return Ok(out);
+    }
+    let mut by_session: HashMap<&str, (&str, Vec<i64>)> = HashMap::new();
+    for (inst, s, _) in &chosen {
+        by_session.entry(s.session_id.as_str()).or_insert_with(|| (s.worker_id.as_str(), Vec::new())).1.push(inst.id);
+    }
+    for (session, (worker, ids)) in &by_session {
+        tx.instances().mark_dispatched(session, worker, scheduler_id, lease_until, now, ids).await?;
+    }
+    let (events, changes) = dispatched(chosen, now, lease_until, scheduler_id, &mut out);
+    let t_mark = t0.elapsed();
+    tx.instances().insert_events(&events).await?;
+    let t_events = t0.elapsed();
+    tx.commit().await?;
+    changes.log();
+    tracing::debug!(
+        rows = out.assignments.len(),
+        begin_us = t_begin.as_micros() as u64,
+        select_us = (t_select - t_begin).as_micros() as u64,
+        mark_us = (t_mark - t_select).as_micros() as u64,
+        events_us = (t_events - t_mark).as_micros() as u64,
+        commit_us = (t0.elapsed() - t_events).as_micros() as u64,
+        "claim_ready"
+    );
+    Ok(out)
+}
+
+/// Locks the rate-limit rows of `apps` (first in the lock order) and refills their buckets to `now`.
+async fn lock_buckets(tx: &mut Tx, apps: &[&str], now: Ts) -> StoreResult<HashMap<String, Bucket>> {
+    Ok(tx
         .limits()
-        .lock_app_limits(&apps)
+        .lock_app_limits(apps)
         .await?
         .into_iter()
         .map(|l| {
@@ -100,7 +144,19 @@ pub async fn claim(
             b.refill(now);
             (l.app, b)
         })
-        .collect();
+        .collect())
+}
+
+/// Locks the ready instances of each app with demand, at most its free credits and rate-limit
+/// tokens; an app without a token is noted in `out` and skipped.
+async fn select_ready(
+    tx: &mut Tx,
+    now: Ts,
+    demand: &[AppDemand],
+    skips: &Skips,
+    buckets: &HashMap<String, Bucket>,
+    out: &mut Claimed,
+) -> StoreResult<Vec<Instance>> {
     let mut ready: Vec<Instance> = Vec::new();
     for d in demand.iter().filter(|d| d.limit > 0 && !d.handlers.is_empty()) {
         let mut limit = d.limit;
@@ -115,10 +171,19 @@ pub async fn claim(
         let filter = ReadyFilter { workers: &d.workers, selectors, skip_ids: &skips.ids, skip_tasks: &skips.tasks };
         ready.extend(tx.instances().select_ready(&d.app, &d.handlers, d.until.max(now), limit, &filter).await?);
     }
-    if ready.is_empty() {
-        return Ok(out);
-    }
-    let t_select = t0.elapsed();
+    Ok(ready)
+}
+
+/// Applies the tasks' running limits (their rows locked now, in task order) and the apps' tokens to
+/// `ready`, and routes what may start; what may not is declined in `out`.
+async fn choose(
+    tx: &mut Tx,
+    now: Ts,
+    ready: Vec<Instance>,
+    buckets: &mut HashMap<String, Bucket>,
+    out: &mut Claimed,
+    route: &mut (dyn FnMut(&ReadyInstance) -> Result<Choice, String> + Send),
+) -> StoreResult<Vec<(Instance, SessionRef, String)>> {
     let task_ids: Vec<i64> = ready.iter().map(|i| i.task_id).collect();
     let limits = tx.limits().lock_task_limits(&task_ids).await?;
     let mut room: HashMap<i64, u32> =
@@ -153,23 +218,18 @@ pub async fn claim(
             Err(why) => out.declined.push(Declined::Unroutable(inst.id, why)),
         }
     }
-    for (app, b) in &buckets {
-        tx.limits().write_app_tokens(app, b.tokens, b.refilled_at).await?;
-        if b.available() == 0 {
-            out.rate_limited.push((app.clone(), b.next_token_at()));
-        }
-    }
-    if chosen.is_empty() {
-        tx.commit().await?;
-        return Ok(out);
-    }
-    let mut by_session: HashMap<&str, (&str, Vec<i64>)> = HashMap::new();
-    for (inst, s, _) in &chosen {
-        by_session.entry(s.session_id.as_str()).or_insert_with(|| (s.worker_id.as_str(), Vec::new())).1.push(inst.id);
-    }
-    for (session, (worker, ids)) in &by_session {
-        tx.instances().mark_dispatched(session, worker, scheduler_id, lease_until, now, ids).await?;
-    }
+    Ok(chosen)
+}
+
+/// The chosen instances as DISPATCHED (new attempt, session, lease), pushed to `out`'s
+/// assignments, with their DISPATCHED events and the changes to log.
+fn dispatched(
+    chosen: Vec<(Instance, SessionRef, String)>,
+    now: Ts,
+    lease_until: Ts,
+    scheduler_id: &str,
+    out: &mut Claimed,
+) -> (Vec<NewEvent>, Changes) {
     let mut events = Vec::with_capacity(chosen.len());
     let mut changes = Changes::new();
     let logged = Changes::wants(Some(InstanceStatus::Pending), InstanceStatus::Dispatched);
@@ -219,19 +279,5 @@ pub async fn claim(
         });
         out.assignments.push(Assignment { instance: inst, session_id: s.session_id, trace: None });
     }
-    let t_mark = t0.elapsed();
-    tx.instances().insert_events(&events).await?;
-    let t_events = t0.elapsed();
-    tx.commit().await?;
-    changes.log();
-    tracing::debug!(
-        rows = out.assignments.len(),
-        begin_us = t_begin.as_micros() as u64,
-        select_us = (t_select - t_begin).as_micros() as u64,
-        mark_us = (t_mark - t_select).as_micros() as u64,
-        events_us = (t_events - t_mark).as_micros() as u64,
-        commit_us = (t0.elapsed() - t_events).as_micros() as u64,
-        "claim_ready"
-    );
-    Ok(out)
+    (events, changes)
 }

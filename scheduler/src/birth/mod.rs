@@ -19,11 +19,11 @@ use crate::{
     error::{StoreError, StoreResult},
     lifecycle::log::{Change, Changes},
     model::{
-        Instance, InstanceSource, InstanceStatus, Task, Ts, WorkerRecord,
+        Instance, InstanceEvent, InstanceSource, InstanceStatus, Task, Ts, WorkerRecord,
         alerts::{AlertCause, AlertEvent},
     },
     routing::fanout::ChildPlan,
-    store::{InstanceRow, ManualTrigger, NewEvent, NewInstance, Store, Tx},
+    store::{InstanceRow, ManualTrigger, NewInstance, Store, Tx},
     traces::Traces,
 };
 
@@ -235,7 +235,7 @@ pub async fn bear(
 
 /// The events that record an instance's creation: one, or for a broadcast that found no worker its
 /// creation as WAITING and its end as FAILED.
-pub fn creation_events(id: i64, n: &NewInstance, now: Ts, scheduler_id: &str) -> Vec<NewEvent> {
+pub fn creation_events(id: i64, n: &NewInstance, now: Ts, scheduler_id: &str) -> Vec<InstanceEvent> {
     if shape::empty_broadcast(n) {
         let mut waiting = creation_event(id, n, now, scheduler_id);
         waiting.to = InstanceStatus::Waiting;
@@ -248,8 +248,9 @@ pub fn creation_events(id: i64, n: &NewInstance, now: Ts, scheduler_id: &str) ->
 }
 
 /// The event of an instance's creation in the state it was created in.
-pub fn creation_event(id: i64, n: &NewInstance, now: Ts, scheduler_id: &str) -> NewEvent {
-    NewEvent {
+pub fn creation_event(id: i64, n: &NewInstance, now: Ts, scheduler_id: &str) -> InstanceEvent {
+    InstanceEvent {
+        id: 0,
         instance_id: id,
         at: now,
         from: None,

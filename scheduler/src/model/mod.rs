@@ -586,15 +586,16 @@ impl Instance {
     }
 }
 
-/// One state change of an instance.
+/// One state change of an instance (a row of `ax_instance_event`; written with id 0, the database
+/// gives it its id).
 #[derive(Debug, Clone, PartialEq)]
 pub struct InstanceEvent {
-    /// Event id (orders events of one instance).
+    /// Event id (orders events of one instance); 0 before it is written.
     pub id: i64,
     pub instance_id: i64,
     /// When.
     pub at: Ts,
-    /// State before; `None` for creation.
+    /// State before; `None` when the event records the instance's creation.
     pub from: Option<InstanceStatus>,
     /// State after.
     pub to: InstanceStatus,

@@ -17,10 +17,10 @@ use ax_proto::otlp::SpanContext;
 use crate::{
     error::StoreResult,
     lifecycle::log::{Change, Changes},
-    model::{Instance, InstanceStatus, Ts},
+    model::{Instance, InstanceEvent, InstanceStatus, Ts},
     routing::bucket::Bucket,
     routing::registry::{AppDemand, ReadyInstance, SessionRef},
-    store::{NewEvent, ReadyFilter, Store, Tx},
+    store::{ReadyFilter, Store, Tx},
 };
 
 /// An instance marked DISPATCHED to a session: what goes into `Assign`.
@@ -229,7 +229,7 @@ fn dispatched(
     lease_until: Ts,
     scheduler_id: &str,
     out: &mut Claimed,
-) -> (Vec<NewEvent>, Changes) {
+) -> (Vec<InstanceEvent>, Changes) {
     let mut events = Vec::with_capacity(chosen.len());
     let mut changes = Changes::new();
     let logged = Changes::wants(Some(InstanceStatus::Pending), InstanceStatus::Dispatched);
@@ -267,7 +267,8 @@ fn dispatched(
                 reason: reason.clone(),
             });
         }
-        events.push(NewEvent {
+        events.push(InstanceEvent {
+            id: 0,
             instance_id: inst.id,
             at,
             from: Some(InstanceStatus::Pending),

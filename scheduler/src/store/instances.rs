@@ -15,20 +15,6 @@ use crate::{
     },
 };
 
-/// One row for `ax_instance_event`.
-#[derive(Debug, Clone)]
-pub struct NewEvent {
-    pub instance_id: i64,
-    pub at: Ts,
-    /// `None` when the event records the instance's creation.
-    pub from: Option<InstanceStatus>,
-    pub to: InstanceStatus,
-    pub attempt: u32,
-    pub scheduler_id: String,
-    pub worker_id: String,
-    pub reason: String,
-}
-
 /// An instance to create: its task and what the trigger decided.
 #[derive(Debug, Clone, Copy)]
 pub struct InstanceRow<'a> {
@@ -423,7 +409,7 @@ impl Instances<'_> {
 
     /// Records events. In debug builds, checks each against the table of legal transitions
     /// ([`InstanceStatus::can_move_to`]).
-    pub async fn insert_events(&mut self, events: &[NewEvent]) -> StoreResult<()> {
+    pub async fn insert_events(&mut self, events: &[InstanceEvent]) -> StoreResult<()> {
         if events.is_empty() {
             return Ok(());
         }
@@ -441,7 +427,7 @@ impl Instances<'_> {
             );
         }
         let names = &EventRaw::NAMES[1..];
-        fn row(e: &NewEvent) -> Vec<Value<'_>> {
+        fn row(e: &InstanceEvent) -> Vec<Value<'_>> {
             vec![
                 Value::I64(e.instance_id),
                 Value::I64(to_micros(e.at)),
@@ -456,7 +442,7 @@ impl Instances<'_> {
         if self.tx.dialect().arrays {
             let sql = format!("INSERT INTO ax_instance_event ({}) SELECT * FROM {{UNNEST}}", names.join(", "));
             let mut s = Stmt::new(sql.replace("{UNNEST}", &postgres::unnest(names, &EventRaw::KINDS[1..])));
-            let text = |f: fn(&NewEvent) -> &str| Value::Strs(events.iter().map(|e| f(e).into()).collect());
+            let text = |f: fn(&InstanceEvent) -> &str| Value::Strs(events.iter().map(|e| f(e).into()).collect());
             s.args = vec![
                 Value::I64s(events.iter().map(|e| e.instance_id).collect()),
                 Value::I64s(events.iter().map(|e| to_micros(e.at)).collect()),

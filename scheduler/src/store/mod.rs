@@ -46,7 +46,7 @@ pub(crate) mod value;
 pub use alerts::{ConditionState, DeliveryEnd, DeliveryFilter};
 pub use audit::{AuditEntry, AuditFilter};
 pub use flow::Edge;
-pub use instances::{Expiry, InstanceRow, NewEvent};
+pub use instances::{Expiry, InstanceRow};
 pub use intake::IntakeRow;
 pub use ready::ReadyFilter;
 pub use routing::{StreakKey, TaskRoom};

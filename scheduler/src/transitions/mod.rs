@@ -15,14 +15,14 @@ use crate::{
         fanout::AttemptOutcome,
         log::{Change, Changes},
     },
-    model::{Instance, InstanceStatus, Ts, WorkerStreak},
+    model::{Instance, InstanceEvent, InstanceStatus, Ts, WorkerStreak},
     prometheus::Tally,
     routing::{
         RoutingState,
         cooldown::{CooldownRule, Streak, after_failure},
         fanout::ChildCounts,
     },
-    store::{Actor, NewEvent, Notice, Store, StreakKey, Tx},
+    store::{Actor, Notice, Store, StreakKey, Tx},
     traces::Traces,
 };
 
@@ -277,10 +277,11 @@ pub async fn persist(
             reason: e.reason.clone(),
         });
     }
-    let events: Vec<NewEvent> = batch
+    let events: Vec<InstanceEvent> = batch
         .events
         .into_iter()
-        .map(|e| NewEvent {
+        .map(|e| InstanceEvent {
+            id: 0,
             instance_id: e.instance_id,
             at: e.at,
             from: e.from,

@@ -4,7 +4,8 @@
 //! - `echo`: returns its params.
 //! - `noop`: does nothing.
 //! - `sleep`: `{"ms": 500, "attempts": [1]}` sleeps (only on the listed attempts, if given); stops
-//!   early, failing, when canceled.
+//!   early, failing, when canceled. With `"block": true` it blocks its thread instead, deaf to
+//!   cancellation (a handler that cannot be stopped), and fails afterwards if it was canceled.
 //! - `fail`: `{"message": "...", "retryable": true}` fails.
 //! - `flaky`: fails (retryable) on attempt 1, succeeds afterwards.
 //! - `panic`: panics.
@@ -61,6 +62,8 @@ struct SleepParams {
     ms: u64,
     #[serde(default)]
     attempts: Option<Vec<u32>>,
+    #[serde(default)]
+    block: bool,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -114,10 +117,22 @@ where
     F: FnOnce(Context) -> Fut,
     Fut: std::future::Future<Output = Result<String, HandlerError>>,
 {
+    /// Writes the end of an execution whose handler was dropped before it returned (the SDK
+    /// aborted it): outcome ABORTED.
+    struct Dropped(Option<(Arc<ExecLog>, Context)>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            if let Some((log, ctx)) = self.0.take() {
+                log.write(log.line(&ctx, "end", Some("ABORTED")));
+            }
+        }
+    }
     log.write(log.line(&ctx, "start", None));
-    let probe = ctx.clone();
+    let mut guard = Dropped(Some((log, ctx.clone())));
     let r = f(ctx).await;
-    log.write(log.line(&probe, "end", Some(if r.is_ok() { "SUCCESS" } else { "FAILED" })));
+    if let Some((log, probe)) = guard.0.take() {
+        log.write(log.line(&probe, "end", Some(if r.is_ok() { "SUCCESS" } else { "FAILED" })));
+    }
     r
 }
 
@@ -177,7 +192,13 @@ async fn main() -> anyhow::Result<()> {
         logged(l.clone(), ctx, |ctx| async move {
             let p: SleepParams = if ctx.params_raw.trim() == "{}" { SleepParams::default() } else { ctx.params()? };
             let applies = p.attempts.as_ref().is_none_or(|a| a.contains(&ctx.attempt));
-            if applies && p.ms > 0 {
+            if applies && p.ms > 0 && p.block {
+                // Deaf to cancellation and to an abort: only its end lets the worker know.
+                std::thread::sleep(Duration::from_millis(p.ms));
+                if ctx.is_cancelled() {
+                    return Err(HandlerError::retryable("canceled while blocked"));
+                }
+            } else if applies && p.ms > 0 {
                 ctx.log(Level::Info, format!("sleeping {} ms", p.ms));
                 tokio::select! {
                     biased;

@@ -305,6 +305,70 @@ async fn a_lease_that_is_not_renewed_stops_the_handler_before_it_ends() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_worker_stops_an_attempt_at_its_timeout_even_when_the_handler_ignores_cancellation() {
+    let axd = FakeAxd::start().await;
+    let ended = Arc::new(AtomicBool::new(false));
+    let e = ended.clone();
+    let w = Worker::builder()
+        .endpoints([axd.url.clone()])
+        .app("app")
+        .worker_id("w1")
+        .capacity(1)
+        .handler("deaf", move |_ctx: Context| {
+            let e = e.clone();
+            async move {
+                // Deaf to cancellation: only an abort ends it early (dropping the future).
+                struct Ends(Arc<AtomicBool>);
+                impl Drop for Ends {
+                    fn drop(&mut self) {
+                        self.0.store(true, Ordering::SeqCst);
+                    }
+                }
+                let _ends = Ends(e);
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                Ok::<_, HandlerError>(())
+            }
+        })
+        .build()
+        .expect("worker");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(w.run_until(async move {
+        let _ = stopped.await;
+    }));
+    let mut c = axd.next(T).await;
+    c.send(Out::Welcome(welcome(Duration::from_millis(200), Duration::from_secs(30), Duration::from_millis(300))))
+        .await;
+    // The lease lasts far longer than the timeout, and no Cancel ever comes: only the attempt's own
+    // deadline, carried in Assign, stops it.
+    let Out::Assign(mut a) = assign(1, 1, "deaf", after(Duration::from_secs(30))) else { unreachable!() };
+    a.timeout = dur(Duration::from_millis(300));
+    let sent = tokio::time::Instant::now();
+    c.send(Out::Assign(a)).await;
+    assert_eq!(c.expect("Accepted", T, is_accepted).await, (1, 1));
+    // axd keeps talking, so the stream stays up however long the attempt takes.
+    let tx = c.tx.clone();
+    let talker = tokio::spawn(async move {
+        loop {
+            let hb = pb::SchedulerHeartbeat { renewed_seq: 0, server_time: ts(Utc::now()) };
+            if tx.send(Ok(pb::SchedulerMessage { msg: Some(Out::Heartbeat(hb)) })).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    let r = c.expect("the timed-out attempt's Result", T, is_result).await;
+    talker.abort();
+    let took = sent.elapsed();
+    assert!(ended.load(Ordering::SeqCst), "the handler was stopped before the Result went out");
+    assert!(took >= Duration::from_millis(600), "not before its timeout and the fence margin ({took:?})");
+    assert!(took < Duration::from_secs(5), "stopped at its timeout, not at its lease ({took:?})");
+    assert_eq!((r.outcome, r.retryable), (pb::Outcome::Failed as i32, true));
+    assert!(r.message.contains("timed out"), "{}", r.message);
+    let _ = stop.send(());
+    task.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn renewals_keep_a_long_attempt_alive_past_its_accept_by_time() {
     let axd = FakeAxd::start().await;
     let seen = Arc::new(Seen::default());

@@ -512,7 +512,12 @@ pub struct Assign {
     #[prost(message, optional, tag = "6")]
     pub trigger_time: ::core::option::Option<::prost_types::Timestamp>,
     /// When axd will time the attempt out (TIMEOUT), counted from Accepted; unset if the task has no
-    /// timeout. Informational: axd's clock decides.
+    /// timeout. axd times the attempt out by its own clock and sends Cancel; enforce it yourself too,
+    /// as you enforce the lease, for a Cancel that does not arrive: when the handler has run this long
+    /// plus Welcome.fence_margin (counted from its start, so after axd's deadline), tell it to stop,
+    /// stop it if it does not return, and report the attempt FAILED (retryable). axd dispatches the
+    /// retry only once this attempt is known to have stopped — your Result for it arrived, or its
+    /// lease (which a Cancel ends) has run out — never merely because a Cancel was sent.
     #[prost(message, optional, tag = "7")]
     pub timeout: ::core::option::Option<::prost_types::Duration>,
     /// Stable key of this instance, the same for every attempt: use it to make side effects idempotent.
@@ -549,12 +554,16 @@ pub struct Assign {
     #[prost(uint32, tag = "13")]
     pub shard_total: u32,
 }
-/// Stop an attempt. Sent when the attempt timed out, was canceled by an operator, was not accepted
-/// within the ack timeout (the slot is then free at once, and the session no longer holds the
-/// attempt), or when an Accepted arrived for an attempt this session does not hold. The handler
-/// should stop; renewals no longer cover it. A Result for it is acknowledged (applied = false); after
-/// a timeout or an operator's cancel it is also recorded on the instance's trail as a late result,
-/// after an ack timeout or a "not yours" Cancel it is not.
+/// Stop an attempt. Sent when the attempt timed out, was canceled by an operator or taken back by
+/// any axd (the axd holding your stream sends it before the SchedulerHeartbeat whose renewal no
+/// longer covers the attempt, even if the Cancel queued by the axd that decided has not arrived),
+/// was not accepted within the ack timeout (the slot is then free at once, and the session no
+/// longer holds the attempt), or when an Accepted arrived for an attempt this session does not
+/// hold. The handler should stop; renewals no longer cover it. Report its Result once it has
+/// stopped: that tells axd the attempt is over, and a retry waiting for it may start. A Result for
+/// it is acknowledged (applied = false); after a timeout or an operator's cancel it is also recorded
+/// on the instance's trail as a late result, after an ack timeout or a "not yours" Cancel it is not.
+/// A Cancel for an attempt you no longer run is ignored.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct Cancel {
     /// Instance id.
@@ -1641,7 +1650,11 @@ pub struct Instance {
     pub update_time: ::core::option::Option<::prost_types::Timestamp>,
     /// While DISPATCHED: the ack deadline. While RUNNING: until when the attempt's lease lasts; the axd
     /// holding the worker's stream renews it every heartbeat interval, and if it runs out the attempt
-    /// fails as "worker lost". After the worker's session ended: the end of its grace period.
+    /// fails as "worker lost". After the worker's session ended: the end of its grace period. While
+    /// PENDING, TIMEOUT or CANCELED after a timeout or an operator's cancel: until when the attempt taken
+    /// from its worker may still run (its worker has not yet confirmed it stopped); the instance's next
+    /// attempt is not dispatched before that, or before the worker's Result for it arrives, which
+    /// clears it. Unset otherwise.
     #[prost(message, optional, tag = "27")]
     pub lease_expire_time: ::core::option::Option<::prost_types::Timestamp>,
     /// OpenTelemetry trace id of this instance (32 lowercase hex digits): every span of its life (its

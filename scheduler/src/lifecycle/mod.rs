@@ -326,6 +326,18 @@ pub fn complete(i: &mut Instance, c: &Completion, ctx: Ctx<'_>, unit_random: f64
         // transaction (a dispatch) is never recorded before it on the trail.
         i.updated_at = ctx.now;
         fx.changed = true;
+        // The worker confirms that the attempt a retry waits for has stopped: the retry may start.
+        let stopped = if same && stopped_by(i, ctx.now).is_some() {
+            i.lease_expires_at = None;
+            if i.status == InstanceStatus::Pending {
+                fx.requeued_at = Some(i.available_at.max(ctx.now));
+                format!("; attempt {} has stopped, its retry may start", c.attempt)
+            } else {
+                format!("; attempt {} has stopped", c.attempt)
+            }
+        } else {
+            String::new()
+        };
         fx.events.push(EventDraft {
             instance_id: i.id,
             at: ctx.now,
@@ -335,7 +347,7 @@ pub fn complete(i: &mut Instance, c: &Completion, ctx: Ctx<'_>, unit_random: f64
             worker_id: c.worker_id.clone(),
             reason: format!(
                 "ignored {outcome} result (late): the handler {verb}{when} on worker {} (attempt {}, session {}), \
-                 after axd had taken the attempt back ({why})",
+                 after axd had taken the attempt back ({why}){stopped}",
                 c.worker_id, c.attempt, c.session_id
             ),
         });
@@ -356,29 +368,41 @@ pub fn complete(i: &mut Instance, c: &Completion, ctx: Ctx<'_>, unit_random: f64
             fx.event(i, from, InstanceStatus::Success, reason);
             fx
         }
-        AttemptEnd::Failed { message, retryable } => {
-            end_attempt(i, InstanceStatus::Failed, format!("handler failed: {message}"), *retryable, ctx, unit_random)
-        }
+        AttemptEnd::Failed { message, retryable } => end_attempt(
+            i,
+            InstanceStatus::Failed,
+            format!("handler failed: {message}"),
+            *retryable,
+            false,
+            ctx,
+            unit_random,
+        ),
     };
     let status = i.status;
     (CompleteOutcome::Applied(status), fx)
 }
 
 /// A failed, timed-out or lost attempt: PENDING again after the backoff while retries remain,
-/// otherwise final.
+/// otherwise final. `may_run`: the attempt was taken from a worker that has not said it stopped (a
+/// timeout): its lease is kept on the row, and the retry starts only once the worker confirms the
+/// stop (its Result, see [`complete`]) or that lease has ended — the worker fences the attempt by
+/// itself by then (see [`stopped_by`]).
 fn end_attempt(
     i: &mut Instance,
     failed: InstanceStatus,
     reason: String,
     retryable: bool,
+    may_run: bool,
     ctx: Ctx<'_>,
     unit_random: f64,
 ) -> Effects {
     let ctx = ctx.after(i);
     let mut fx = Effects { changed: true, ..Effects::new(ctx.now) };
     let from = i.status;
+    let running_until = if may_run { i.lease_expires_at.filter(|l| *l > ctx.now) } else { None };
     i.failures += 1;
     release(i, ctx.now);
+    i.lease_expires_at = running_until;
     if retryable && i.failures <= i.max_retries {
         let delay: Duration = i.backoff.delay(i.failures, unit_random);
         let at = add(ctx.now, delay);
@@ -387,12 +411,13 @@ fn end_attempt(
         i.message = reason.clone();
         fx.requeued_at = Some(at);
         fx.event(i, from, failed, reason);
+        let wait = running_until.map(|l| stop_wait(i, l)).unwrap_or_default();
         fx.event(
             i,
             failed,
             InstanceStatus::Pending,
             format!(
-                "retry {}/{} in {} (at {})",
+                "retry {}/{} in {} (at {}){wait}",
                 i.failures,
                 i.max_retries,
                 fmt_duration(delay),
@@ -415,6 +440,25 @@ fn end_attempt(
         fx.event(i, from, failed, why);
     }
     fx
+}
+
+/// What a retry waits for besides its backoff while attempt `i.attempt` may still run until `lease`.
+fn stop_wait(i: &Instance, lease: Ts) -> String {
+    format!(
+        "; it starts once attempt {} has stopped: worker {} confirms it, or its lease ends at {}",
+        i.attempt,
+        i.worker_id.as_deref().unwrap_or("-"),
+        lease.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    )
+}
+
+/// Until when the attempt before this instance's next one may still run: the lease of an attempt
+/// taken from its worker (a timeout, an operator's cancel) that the worker has not yet confirmed
+/// stopped. `None` once it has, or once that lease has ended (the worker fences the attempt by
+/// itself before its lease can end, see README "Leases"). A PENDING instance is not dispatched
+/// before.
+pub fn stopped_by(i: &Instance, now: Ts) -> Option<Ts> {
+    i.lease_expires_at.filter(|l| !i.status.is_held() && *l > now)
 }
 
 /// A DISPATCHED attempt whose lease passed: back in the queue (not a failure).
@@ -447,7 +491,7 @@ pub fn time_out(i: &mut Instance, ctx: Ctx<'_>, unit_random: f64) -> Effects {
     let took = i.timeout.map(fmt_duration).unwrap_or_default();
     let message = format!("timed out: still running after {took}");
     let cancel = cancel_command(i, &message);
-    let mut fx = end_attempt(i, InstanceStatus::Timeout, message.clone(), true, ctx, unit_random);
+    let mut fx = end_attempt(i, InstanceStatus::Timeout, message.clone(), true, true, ctx, unit_random);
     fx.cancel = cancel;
     fx.alert(i, AlertEvent::Timeout, &message);
     fx
@@ -466,7 +510,7 @@ pub fn lose(i: &mut Instance, ctx: Ctx<'_>, unit_random: f64) -> Effects {
             i.worker_id.as_deref().unwrap_or("-")
         ),
     };
-    let mut fx = end_attempt(i, InstanceStatus::Failed, message.clone(), true, ctx, unit_random);
+    let mut fx = end_attempt(i, InstanceStatus::Failed, message.clone(), true, false, ctx, unit_random);
     fx.alert(i, AlertEvent::WorkerLost, &message);
     fx
 }
@@ -493,10 +537,13 @@ pub fn cancel(i: &mut Instance, reason: &str, actor: &str, ctx: Ctx<'_>) -> Opti
         fx.cancel = cancel_command(i, &why);
     }
     let from = i.status;
+    let running_until = if i.status.is_held() { i.lease_expires_at.filter(|l| *l > ctx.now) } else { None };
     i.status = InstanceStatus::Canceled;
     i.finished_at = Some(ctx.now);
     i.message = why.clone();
     release(i, ctx.now);
+    // The attempt may run until its worker stops it: a retry of this instance waits for that.
+    i.lease_expires_at = running_until;
     fx.event(i, from, InstanceStatus::Canceled, why);
     Some(fx)
 }
@@ -509,12 +556,15 @@ pub fn retry(i: &mut Instance, actor: &str, ctx: Ctx<'_>) -> Option<Effects> {
     }
     let mut fx = Effects { changed: true, ..Effects::new(ctx.now) };
     let from = i.status;
+    let running_until = stopped_by(i, ctx.now);
     i.status = InstanceStatus::Pending;
     i.available_at = ctx.now;
     i.finished_at = None;
     release(i, ctx.now);
+    i.lease_expires_at = running_until;
     fx.requeued_at = Some(ctx.now);
-    fx.event(i, from, InstanceStatus::Pending, format!("retried by {actor}"));
+    let wait = running_until.map(|l| stop_wait(i, l)).unwrap_or_default();
+    fx.event(i, from, InstanceStatus::Pending, format!("retried by {actor}{wait}"));
     Some(fx)
 }
 

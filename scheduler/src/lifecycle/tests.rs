@@ -130,6 +130,69 @@ fn timeout_queues_a_cancel_for_the_holding_session() {
 }
 
 #[test]
+fn a_retry_after_a_timeout_waits_until_the_attempt_is_known_to_have_stopped() {
+    let lease = add(now(), Duration::from_secs(16));
+    let mut i = held(InstanceStatus::Running);
+    i.lease_expires_at = Some(lease);
+    let fx = time_out(&mut i, CTX(), 0.0);
+    // PENDING with its backoff, but the timed-out attempt may still run until its lease ends.
+    assert_eq!(i.status, InstanceStatus::Pending);
+    assert_eq!(i.available_at, add(now(), Duration::from_secs(2)));
+    assert_eq!(stopped_by(&i, now()), Some(lease));
+    assert_eq!(stopped_by(&i, lease), None, "once the lease has ended the worker has fenced the attempt");
+    let pending = fx.events.iter().find(|e| e.to == InstanceStatus::Pending).expect("the retry's event");
+    assert!(
+        pending.reason.contains("it starts once attempt 1 has stopped: worker w confirms it, or its lease ends at"),
+        "{}",
+        pending.reason
+    );
+    // Another worker's result for attempt 1 confirms nothing.
+    let c = Completion {
+        instance_id: 7,
+        attempt: 1,
+        session_id: "s".into(),
+        worker_id: "x".into(),
+        end: AttemptEnd::Failed { message: "canceled".into(), retryable: true },
+        finished_at: None,
+    };
+    let (_, fx) = complete(&mut i, &c, CTX(), 0.5);
+    assert_eq!(stopped_by(&i, now()), Some(lease));
+    assert_eq!(fx.requeued_at, None);
+    // The worker's own (late) result says it stopped: the retry may start, dispatchers are woken.
+    let c = Completion { worker_id: "w".into(), ..c };
+    let (o, fx) = complete(&mut i, &c, CTX(), 0.5);
+    assert!(matches!(o, CompleteOutcome::Ignored(_)));
+    assert_eq!(stopped_by(&i, now()), None);
+    assert_eq!(fx.requeued_at, Some(i.available_at));
+    assert!(fx.events[0].reason.ends_with("; attempt 1 has stopped, its retry may start"), "{}", fx.events[0].reason);
+    // A failure the worker reported itself ended its attempt: nothing to wait for.
+    let mut j = held(InstanceStatus::Running);
+    j.lease_expires_at = Some(lease);
+    complete(&mut j, &Completion { worker_id: "w".into(), ..c }, CTX(), 0.5);
+    assert_eq!((j.status, stopped_by(&j, now())), (InstanceStatus::Pending, None));
+}
+
+#[test]
+fn an_operator_s_retry_of_a_canceled_attempt_waits_for_it_to_stop() {
+    let lease = add(now(), Duration::from_secs(16));
+    let mut i = held(InstanceStatus::Running);
+    i.lease_expires_at = Some(lease);
+    cancel(&mut i, "", "alice", CTX()).expect("canceled");
+    assert_eq!((i.status, stopped_by(&i, now())), (InstanceStatus::Canceled, Some(lease)));
+    let fx = retry(&mut i, "alice", CTX()).expect("retried");
+    assert_eq!((i.status, stopped_by(&i, now())), (InstanceStatus::Pending, Some(lease)));
+    assert!(
+        fx.events[0].reason.starts_with("retried by alice; it starts once attempt 1 has stopped"),
+        "{}",
+        fx.events[0].reason
+    );
+    // A PENDING instance that was never held has nothing to wait for.
+    let mut p = held(InstanceStatus::Pending);
+    p.lease_expires_at = None;
+    assert_eq!(stopped_by(&p, now()), None);
+}
+
+#[test]
 fn readoption_needs_the_same_worker_and_attempt() {
     let mut i = held(InstanceStatus::Running);
     assert!(!readopt(&mut i, 1, "other", "a", "s2", now(), CTX()).0);

@@ -551,6 +551,8 @@ pub struct Instance {
     /// axd that dispatched the current/last attempt.
     pub scheduler_id: Option<String>,
     /// Until when the held attempt is its worker's (README "Leases"); renewed while the worker heartbeats.
+    /// On an instance no longer held: until when its last attempt, taken from its worker, may still
+    /// run (see [`crate::lifecycle::stopped_by`]).
     pub lease_expires_at: Option<Ts>,
     /// Run deadline.
     pub deadline_at: Option<Ts>,

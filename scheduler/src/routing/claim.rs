@@ -205,6 +205,17 @@ async fn choose(
         if buckets.get(&inst.app).is_some_and(|b| b.available() == 0) {
             continue;
         }
+        // Its attempt before may still run (taken from its worker, not yet confirmed stopped).
+        if let Some(lease) = crate::lifecycle::stopped_by(&inst, now) {
+            let why = format!(
+                "attempt {} may still run on worker {} until its lease ends at {}",
+                inst.attempt,
+                inst.worker_id.as_deref().unwrap_or("-"),
+                lease.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+            );
+            out.declined.push(Declined::Unroutable(inst.id, why));
+            continue;
+        }
         match route(&ReadyInstance::of(&inst, now)) {
             Ok((s, note)) => {
                 if let Some(r) = room.get_mut(&inst.task_id) {

@@ -136,8 +136,8 @@ struct SessionState {
 #[derive(Debug, Clone)]
 pub struct Renewal {
     pub session_id: String,
-    /// Instance ids of the accepted attempts.
-    pub instance_ids: Vec<i64>,
+    /// The accepted attempts (instance id, attempt), in instance order.
+    pub attempts: Vec<(i64, u32)>,
     /// The heartbeat the renewal answers.
     pub seq: u64,
 }
@@ -301,9 +301,22 @@ impl Session {
     /// What a lease renewal of this session covers now.
     pub fn renewal(&self) -> Renewal {
         let s = self.state();
-        let mut instance_ids: Vec<i64> = s.accepted.iter().map(|(id, _)| *id).collect();
-        instance_ids.sort_unstable();
-        Renewal { session_id: self.id.clone(), instance_ids, seq: s.heartbeat_seq }
+        let mut attempts: Vec<(i64, u32)> = s.accepted.iter().copied().collect();
+        attempts.sort_unstable();
+        Renewal { session_id: self.id.clone(), attempts, seq: s.heartbeat_seq }
+    }
+
+    /// The attempt is no longer this session's to run (the database says it was taken back: timed
+    /// out, canceled, moved): later renewals leave it out, and the caller sends Cancel before the
+    /// next SchedulerHeartbeat, so the worker's lease for it ends with the last renewal that
+    /// covered it. Its slot stays taken until the worker's Result (or the session's end).
+    pub fn revoke(&self, key: (i64, u32)) {
+        self.state().accepted.remove(&key);
+    }
+
+    /// Whether the worker's Accepted for this attempt counts, with no Result reported since.
+    pub fn is_accepted(&self, key: (i64, u32)) -> bool {
+        self.state().accepted.contains(&key)
     }
 
     /// A renewal for heartbeat `seq` committed; returns the highest renewed seq.

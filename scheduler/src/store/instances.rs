@@ -528,6 +528,28 @@ impl Instances<'_> {
         Ok(out)
     }
 
+    /// Of these instances, those held now (DISPATCHED or RUNNING): their attempt and session.
+    pub async fn held_attempts(&mut self, ids: &[i64]) -> StoreResult<HashMap<i64, (u32, String)>> {
+        let mut out = HashMap::with_capacity(ids.len());
+        for chunk in ids.chunks(BATCH) {
+            let mut s = Stmt::new(
+                "SELECT id, attempt, session_id FROM ax_instance WHERE status IN ('DISPATCHED', 'RUNNING') AND id IN ",
+            );
+            s.push_list(chunk.iter().copied());
+            let rows = self
+                .tx
+                .fetch(s, InstanceRaw::TABLE, |r| {
+                    let id: i64 = r.take()?;
+                    let attempt = u32::try_from(r.take::<i32>()?).unwrap_or(0);
+                    let session: Option<String> = r.take()?;
+                    Ok((id, (attempt, session.unwrap_or_default())))
+                })
+                .await?;
+            out.extend(rows);
+        }
+        Ok(out)
+    }
+
     /// Extends, until `lease_until`, the leases of these (session, instance) pairs' attempts that
     /// are still held (DISPATCHED or RUNNING) by one of the sessions.
     pub async fn renew_leases(&mut self, pairs: &[(&str, i64)], lease_until: Ts) -> StoreResult<()> {

@@ -41,9 +41,28 @@ pub async fn renew(core: &Core) {
     let now = core.clock.now();
     let lease_until = add(now, core.sessions.lease_ttl());
     match super::sessions::sync_sessions(&core.pools.workers, &sessions, &renewals, lease_until).await {
-        Ok(()) => {
+        Ok(revoked) => {
+            // Before the heartbeat that answers this renewal: an attempt the database no longer
+            // holds for its session gets a Cancel now (whatever the axd that took it back queued
+            // for us may still be on its way), so the worker's lease for it is not extended.
+            // A stream that could not take the Cancel gets no heartbeat this round either.
+            let mut unsent: Vec<String> = Vec::new();
+            for (session_id, key) in revoked {
+                // An attempt whose Result came in meanwhile (the database finished it) needs none.
+                if let Some(s) = core.registry.get(&session_id).filter(|s| s.is_accepted(key)) {
+                    let reason = "the attempt is no longer yours: axd took it back (timed out, canceled or moved)";
+                    let cancel = pb::Cancel { instance_id: key.0, attempt: key.1, reason: reason.to_owned() };
+                    if !s.send(Ok(pb::SchedulerMessage { msg: Some(pb::scheduler_message::Msg::Cancel(cancel)) })) {
+                        tracing::warn!(session = %session_id, instance_id = key.0, "stream full or closed; cancel not sent");
+                        unsent.push(session_id);
+                    } else {
+                        // Sent: later renewals leave it out (a failed send is tried again next round).
+                        s.revoke(key);
+                    }
+                }
+            }
             let server_time = Some(ts_to_pb(core.clock.now()));
-            for (s, r) in live.iter().zip(&renewals) {
+            for (s, r) in live.iter().zip(&renewals).filter(|(s, _)| !unsent.contains(&s.id)) {
                 let renewed_seq = s.renewed(r.seq);
                 let hb = pb::SchedulerHeartbeat { renewed_seq, server_time };
                 s.send(Ok(pb::SchedulerMessage { msg: Some(pb::scheduler_message::Msg::Heartbeat(hb)) }));

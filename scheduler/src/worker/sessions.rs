@@ -2,7 +2,7 @@
 //! closing one (its attempts wait a grace period), and the periodic sync of live sessions and
 //! their leases.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::routing::registry::Renewal;
 use crate::{
@@ -102,25 +102,43 @@ pub async fn close_session(
     Ok(())
 }
 
-/// Renews, until `lease_until`, the leases of these attempts (instance ids) of these live sessions
-/// (each still DISPATCHED or RUNNING on one of the sessions), and refreshes the sessions' rows.
+/// Renews, until `lease_until`, the leases of these attempts of these live sessions (each still
+/// DISPATCHED or RUNNING on one of the sessions), and refreshes the sessions' rows. Returns the
+/// attempts (session, (instance, attempt)) the database no longer holds for these sessions: the
+/// renewal did not cover them.
 pub async fn sync_sessions(
     store: &Store,
     sessions: &[SessionSync],
     renew: &[Renewal],
     lease_until: Ts,
-) -> StoreResult<()> {
+) -> StoreResult<Vec<(String, (i64, u32))>> {
     if sessions.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     // The accepted attempts of live sessions: still DISPATCHED (Accepted not yet written) or
     // RUNNING, on one of these sessions. A row that moved to another live session of this axd (the
     // worker reconnected here) may be renewed through the old session's list: it is held by a live
     // stream either way.
     let mut pairs: Vec<(&str, i64)> =
-        renew.iter().flat_map(|r| r.instance_ids.iter().map(move |id| (r.session_id.as_str(), *id))).collect();
+        renew.iter().flat_map(|r| r.attempts.iter().map(move |(id, _)| (r.session_id.as_str(), *id))).collect();
     pairs.sort_unstable_by_key(|(_, id)| *id);
-    store.conn().await?.instances().renew_leases(&pairs, lease_until).await?;
+    let mut conn = store.conn().await?;
+    conn.instances().renew_leases(&pairs, lease_until).await?;
+    // What the database still holds for these sessions after the renewal: an attempt it does not
+    // (timed out or canceled by any axd, taken back) must not be covered by the heartbeat that
+    // answers this renewal, whether or not its Cancel has reached this axd yet.
+    let ids: Vec<i64> = pairs.iter().map(|(_, id)| *id).collect();
+    let held = conn.instances().held_attempts(&ids).await?;
+    let sessions_here: HashSet<&str> = renew.iter().map(|r| r.session_id.as_str()).collect();
+    let revoked: Vec<(String, (i64, u32))> = renew
+        .iter()
+        .flat_map(|r| r.attempts.iter().map(move |k| (r.session_id.as_str(), *k)))
+        .filter(|(_, (id, attempt))| {
+            !held.get(id).is_some_and(|(a, session)| a == attempt && sessions_here.contains(session.as_str()))
+        })
+        .map(|(s, k)| (s.to_owned(), k))
+        .collect();
+    drop(conn);
     // One commit per BATCH sessions, not one per session: at 10,000 streams the commits were most
     // of axd's heartbeat cost. (Chunks keep each transaction short.)
     for chunk in sessions.chunks(BATCH) {
@@ -128,5 +146,5 @@ pub async fn sync_sessions(
         tx.cluster().update_workers(chunk).await?;
         tx.commit().await?;
     }
-    Ok(())
+    Ok(revoked)
 }

@@ -18,7 +18,7 @@ use ax_proto::v1::{self as pb, InstanceStatus as S, admin_service_client::AdminS
 use ax_tests::{
     TestDb,
     axd::channel,
-    client::{create, get, manual, retries, spec, steps, trigger_with, wait_renewed, wait_status},
+    client::{create, dur, get, manual, retries, spec, steps, trigger_with, wait_renewed, wait_status},
     eventually,
     netns::Netns,
     on_server_backends,
@@ -42,6 +42,11 @@ struct Bed {
 
 impl Bed {
     async fn start(db: &TestDb, n: usize, tag: &str) -> Bed {
+        Self::start_beating(db, n, tag, "500ms").await
+    }
+
+    /// `n` axd with this heartbeat interval (the rest as in the module doc).
+    async fn start_beating(db: &TestDb, n: usize, tag: &str, heartbeat: &str) -> Bed {
         let dir =
             std::env::temp_dir().join(format!("ax-liveness-{tag}-{}-{:08x}", std::process::id(), fastrand::u32(..)));
         std::fs::create_dir_all(&dir).expect("dir");
@@ -53,7 +58,7 @@ impl Bed {
                 "--database-url",
                 &db.url,
                 "--heartbeat-interval",
-                "500ms",
+                heartbeat,
                 "--lost-worker-grace",
                 "5s",
                 "--ack-timeout",
@@ -283,7 +288,74 @@ async fn a_worker_cut_off_from_every_axd_stops_before_the_instance_runs_elsewher
     bed.finish();
 }
 
+/// A retry never starts while the attempt before it may still run: the attempt times out on an axd
+/// other than the one holding its worker's stream (that one is frozen, so its Cancel cannot travel
+/// and the 100 ms backoff passes long before), and its handler blocks its thread for 4 s, deaf to
+/// the Cancel and to the SDK's own deadline. The retry waits until the worker reports the attempt
+/// ended, and the trail says what it waited for.
+async fn a_timed_out_attempt_that_will_not_stop_holds_its_retry_back(db: &TestDb) {
+    // A 1 s heartbeat: the worker does not drop its stream during the 1-2 s freeze (3 silent
+    // intervals), so the test is about the Cancel's path alone.
+    let mut bed = Bed::start_beating(db, 3, "timeout", "1s").await;
+    let mut admin = bed.admin(1).await;
+    let mut s = sleep_task("deaf");
+    s.timeout = Some(dur(Duration::from_secs(1)));
+    s.retry_policy = Some(retries(2, Duration::from_millis(100)));
+    create(&mut admin, s).await;
+    let (l1, l2) = (bed.exec_log("w1"), bed.exec_log("w2"));
+    let _w1 = DemoWorker::start(&[bed.endpoint(0)], "demo", "w1", 1, &l1);
+    bed.wait_worker_on(&admin, "w1", 0).await;
+    let _w2 = DemoWorker::start(&[bed.endpoint(0)], "demo", "w2", 1, &l2);
+    bed.wait_worker_on(&admin, "w2", 0).await;
+    let id = trigger_with(&mut admin, "deaf", "d", r#"{"ms": 4000, "block": true, "attempts": [1]}"#).await;
+    wait_status(&mut admin, id, S::Running, LONG).await;
+
+    // The stream's axd sleeps through the deadline: another axd declares the timeout.
+    bed.axds[0].freeze();
+    let timed_out = eventually(LONG, "the timeout, declared by another axd", || {
+        let mut admin = admin.clone();
+        async move {
+            let (_, events) = get(&mut admin, id).await;
+            events.into_iter().find(|e| e.to_status == S::Timeout as i32)
+        }
+    })
+    .await;
+    // Past the backoff, then the stream's axd wakes up: it could dispatch the retry at once.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    bed.axds[0].thaw();
+    let done = wait_status(&mut admin, id, S::Success, LONG).await;
+    assert_eq!(done.attempt, 2, "one retry");
+
+    let (_, events) = get(&mut admin, id).await;
+    let dispatched_by = events
+        .iter()
+        .find(|e| e.to_status == S::Dispatched as i32 && e.attempt == 1)
+        .map(|e| e.scheduler_id.clone())
+        .expect("attempt 1 dispatched");
+    assert_ne!(timed_out.scheduler_id, dispatched_by, "the timeout was declared by another axd: {:?}", steps(&events));
+    // Attempt 1's handler ends in its own time (it may not have yet, if the retry did not wait).
+    let first_end = eventually(LONG, "attempt 1's handler to end", || async {
+        executions_in(&[&l1, &l2]).into_iter().find(|r| r.attempt == 1).and_then(|r| r.end)
+    })
+    .await;
+    let runs = executions_in(&[&l1, &l2]);
+    let second = runs.iter().find(|r| r.attempt == 2).expect("attempt 2 ran");
+    assert!(
+        second.start >= first_end,
+        "attempt 2 started at {} while attempt 1 ran until {first_end}: {runs:?}\n{:?}",
+        second.start,
+        steps(&events)
+    );
+    let retry = events.iter().find(|e| e.from_status == S::Timeout as i32).expect("the retry's event");
+    assert!(retry.reason.contains("it starts once attempt 1 has stopped"), "{:?}", steps(&events));
+    for a in &mut bed.axds {
+        a.kill_hard().await;
+    }
+    bed.finish();
+}
+
 on_server_backends!(
+    a_timed_out_attempt_that_will_not_stop_holds_its_retry_back,
     a_frozen_axd_neither_doubles_nor_loses_a_run,
     a_worker_partitioned_from_its_axd_moves_and_keeps_its_attempt,
     a_worker_cut_off_from_every_axd_stops_before_the_instance_runs_elsewhere,

@@ -115,13 +115,18 @@ async fn on_assign(
     stats.0.assigned.fetch_add(1, Ordering::Relaxed);
     let cancel = CancellationToken::new();
     let attempt = Attempt { key, cancel, lease, events: ev_tx.clone(), unstarted: Arc::new(AtomicBool::new(false)) };
+    // The attempt's own deadline, enforced here as the lease is: its timeout counted from its
+    // start (after the hold) plus the fence margin, so axd (counting from when Accepted arrived)
+    // times it out first and its Cancel normally comes before; this stops it when that Cancel does
+    // not come.
+    let run_by = duration_of(a.timeout).map(|t| Instant::now() + hold.unwrap_or_default() + t + state.timing.margin);
     let ctx = context_of(a, &attempt);
     let inner = match hold {
         None => tokio::spawn(handler(ctx)),
         Some(hold) => tokio::spawn(held(hold, handler, ctx, attempt.clone())),
     };
     let abort = inner.abort_handle();
-    tokio::spawn(watch(inner, attempt.clone(), stats.clone(), run_span));
+    tokio::spawn(watch(inner, attempt.clone(), run_by, stats.clone(), run_span));
     let Attempt { cancel, lease, .. } = attempt;
     state.running.insert(key, Run { cancel, abort, lease, accepted_after, canceled: false });
 }
@@ -230,16 +235,33 @@ async fn held(hold: Duration, handler: Handler, ctx: Context, attempt: Attempt) 
 
 /// Each attempt watches its own lease, whatever the connection is doing (reconnecting, waiting for
 /// Welcome): when it is about to run out the handler is told to stop, and aborted if it has not
-/// returned by half the margin before the end. Then the attempt's end goes to the driver.
+/// returned by half the margin before the end. It watches its deadline (`run_by`, from
+/// `Assign.timeout` and the margin) the same way: told to stop at it, aborted [`STOP_GRACE`]
+/// later, so a timeout does not depend on axd's Cancel arriving. Then the attempt's end goes to the
+/// driver.
 async fn watch(
     mut inner: JoinHandle<Result<String, HandlerError>>,
     attempt: Attempt,
+    run_by: Option<Instant>,
     stats: Stats,
     run_span: Option<RunSpan>,
 ) {
     let Attempt { key, cancel: stop, lease: fence, events, unstarted } = attempt;
+    let mut timed_out = false;
     let joined = tokio::select! {
         r = &mut inner => r,
+        () = deadline(run_by) => {
+            timed_out = true;
+            stop.cancel();
+            tracing::warn!(instance = key.0, attempt = key.1, "the attempt's timeout passed: stopping the handler");
+            tokio::select! {
+                r = &mut inner => r,
+                () = tokio::time::sleep(STOP_GRACE) => {
+                    inner.abort();
+                    inner.await
+                }
+            }
+        }
         () = fence_time(&fence) => {
             fence.mark_fenced();
             stop.cancel();
@@ -257,7 +279,12 @@ async fn watch(
             }
         }
     };
-    let r = outcome(joined, &fence);
+    let r = match joined {
+        Err(e) if timed_out && e.is_cancelled() => {
+            Err(HandlerError::retryable("timed out: the worker stopped the handler at the attempt's timeout"))
+        }
+        joined => outcome(joined, &fence),
+    };
     if unstarted.load(Ordering::Acquire) {
         let reason = format!("stale assignment: {}", r.err().map(|e| e.message).unwrap_or_default());
         let _ = events.send(Event::Unstarted { key, reason }).await;
@@ -267,6 +294,14 @@ async fn watch(
         span.finish(&r);
     }
     let _ = events.send(Event::Done { key, result: result_of(key, r) }).await;
+}
+
+/// Returns at `at`; never without one.
+async fn deadline(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// What a handler task's end means for its attempt: its own return, or a retryable failure saying

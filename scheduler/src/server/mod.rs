@@ -9,45 +9,24 @@
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
-use ax_proto::v1::{admin_service_server::AdminServiceServer, worker_service_server::WorkerServiceServer};
-use tokio::{net::TcpListener, task::JoinHandle, time::Instant};
+use tokio::{task::JoinHandle, time::Instant};
 use tokio_util::sync::CancellationToken;
-use tonic::{
-    service::interceptor::InterceptedService,
-    transport::{Certificate, Identity, Server, ServerTlsConfig},
-};
-use tracing::Instrument;
 
 use crate::{
-    auth::{self, AuthMode},
     config::Config,
     core::{
-        Core, Pools, SessionSettings, Signals,
+        Core, Pools,
         clock::{Clock, DbClock},
-        health::{self, Loop, Progress},
-        spawn,
+        health::Loop,
     },
     error::StoreError,
-    grpc::admin::AdminApi,
-    loops::{
-        alerts::AlertLoop,
-        dispatch::Dispatcher,
-        sweeper::{Sweeper, SweeperConfig},
-        trigger::{TriggerConfig, TriggerLoop},
-    },
     model::SchedulerRecord,
-    routing::registry::Registry,
     store::{self, ConnectOptions, Notice, Store},
-    traces::Traces,
-    transport::{self, TrackLayer, Tracker},
-    worker::{
-        commands, lease,
-        stream::WorkerApi,
-        writer::{self, Writer},
-    },
+    transport::{self, Tracker},
 };
 
 mod redact;
+mod startup;
 pub use redact::redact;
 
 /// A boxed future: [`start`] and [`Running::shutdown`] return one, so that their large state
@@ -238,270 +217,7 @@ async fn open_database(config: &Config) -> Result<Pools, StoreError> {
 
 /// Starts axd with `config`. `clock` overrides the database clock (tests).
 pub fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> BoxFuture<'_, Result<Running, ServerError>> {
-    Box::pin(start_axd(config, clock))
-}
-
-async fn start_axd(config: &Config, clock: Option<Arc<dyn Clock>>) -> Result<Running, ServerError> {
-    let url = &config.database_url;
-    // Before the pools open: each looks up its wait histogram once.
-    let metrics = match config.metrics_listen {
-        Some(addr) => {
-            let registry = crate::prometheus::install().map_err(|reason| ServerError::Metrics { addr, reason })?;
-            let listener = TcpListener::bind(addr)
-                .await
-                .map_err(|e| ServerError::Metrics { addr, reason: format!("cannot listen: {e}") })?;
-            Some((registry, listener))
-        }
-        None => None,
-    };
-    // Bound before anything starts, so that a taken port fails the start, as --listen does.
-    let console_listener = match config.console_listen {
-        Some(addr) => Some(
-            TcpListener::bind(addr)
-                .await
-                .map_err(|e| ServerError::Console { addr, reason: format!("cannot listen: {e}") })?,
-        ),
-        None => None,
-    };
-    let alert_sender = crate::alerts::http::Sender::new(
-        config.alerts.allow_private_targets,
-        config.alerts.timeout,
-        config.alerts.timeout,
-        config.alerts.ca_file.as_deref(),
-    )
-    .map_err(ServerError::Alerts)?;
-    let pools = open_database(config).await?;
-    let admin = pools.admin.clone();
-
-    // Workers' clocks are set from this one: start it from a sample known to within a quarter of
-    // the fence margin (one heartbeat interval), so that no Welcome or Assign lags the database by
-    // more than that (see `DbClock::from_tight_sample`).
-    let tight = config.heartbeat_interval / 4;
-    let (db_clock, round_trip) =
-        DbClock::from_tight_sample(|| admin.db_now(), tight, std::time::Instant::now() + STARTUP_WAIT).await?;
-    if round_trip > tight {
-        return Err(ServerError::ClockUnknown { wanted: tight, got: round_trip });
-    }
-    let clock: Arc<dyn Clock> = clock.unwrap_or_else(|| Arc::new(db_clock.clone()));
-    let host = host_name();
-    let scheduler_id = format!("{host}-{}-{:04x}", std::process::id(), fastrand::u16(..));
-    let traces = match &config.otlp {
-        Some(o) => Traces::start(&o.endpoint, &o.service_name, &scheduler_id)?,
-        None => Traces::off(),
-    };
-    let auth_mode = if config.tls.is_some() { AuthMode::Mtls(Arc::new(config.policy.clone())) } else { AuthMode::Open };
-    let (writer, writer_queue) = Writer::new();
-    let progress = Arc::new(Progress::default());
-    let core = Arc::new(Core {
-        pools: pools.clone(),
-        clock: clock.clone(),
-        scheduler_id: scheduler_id.clone(),
-        auth: auth_mode.clone(),
-        signals: Signals::default(),
-        registry: Arc::new(Registry::default()),
-        writer,
-        progress: progress.clone(),
-        health_stall_after: config.health_stall_after,
-        sessions: SessionSettings {
-            heartbeat_interval: config.heartbeat_interval,
-            ack_timeout: config.ack_timeout,
-            dispatch_ahead: config.dispatch_ahead,
-            lost_worker_grace: config.lost_worker_grace,
-            poll_interval: config.poll_interval,
-            drain_timeout: (config.shutdown_timeout / 2).min(Duration::from_secs(5)),
-        },
-        scheduler_heartbeat: config.scheduler_heartbeat,
-        traces,
-        alerts: config.alerts.clone(),
-        routing: Arc::new(crate::routing::RoutingState::new(config.cooldown)),
-    });
-
-    if config.lost_worker_grace < config.heartbeat_interval * 5 {
-        // A worker notices a stalled axd after 3 silent intervals; the heartbeat its last renewal
-        // answered may be 3 intervals older than that, and it stops attempts one interval before
-        // their lease (3 intervals + grace) ends. Less grace than 5 intervals lets a stalled axd's
-        // workers stop attempts they could have kept by moving to another axd.
-        tracing::warn!(
-            grace = ?config.lost_worker_grace,
-            heartbeat = ?config.heartbeat_interval,
-            "lost_worker_grace is less than 5 heartbeat intervals: workers of a stalled axd may stop their \
-             attempts before they can move to another axd"
-        );
-    }
-    let listener =
-        TcpListener::bind(config.listen).await.map_err(|source| ServerError::Bind { addr: config.listen, source })?;
-    let addr = listener.local_addr().map_err(|source| ServerError::Bind { addr: config.listen, source })?;
-
-    let started_at = clock.now();
-    let record = SchedulerRecord {
-        scheduler_id: scheduler_id.clone(),
-        host,
-        address: addr.to_string(),
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-        started_at,
-        heartbeat_at: started_at,
-    };
-    admin.upsert_scheduler(&record).await?;
-
-    let cancel = CancellationToken::new();
-    let writer_cancel = CancellationToken::new();
-    let mut tasks = Vec::new();
-
-    let trigger = Arc::new(
-        TriggerLoop::new(
-            pools.trigger.clone(),
-            clock.clone(),
-            scheduler_id.clone(),
-            TriggerConfig {
-                lookahead: config.trigger_lookahead,
-                batch: config.trigger_batch,
-                max_idle: config.poll_interval,
-            },
-            core.signals.dispatch.clone(),
-            core.signals.trigger.clone(),
-            progress.clone(),
-        )
-        .with_traces(core.traces.clone()),
-    );
-    let trigger_reports = trigger.reports();
-    tasks.push(spawn("trigger", trigger.clone().run(cancel.clone())));
-    tasks.push(spawn("dispatch", Dispatcher::new(core.clone()).run(cancel.clone())));
-    let writer = spawn("writer", writer::run(core.clone(), writer_queue, writer_cancel.clone()));
-    let sweeper = Sweeper::new(
-        core.clone(),
-        SweeperConfig {
-            batch: 500,
-            retention: config.retention,
-            housekeeping_every: Duration::from_secs(60),
-            audit_retention: config.audit_retention,
-        },
-    );
-    tasks.push(spawn("sweeper", sweeper.run(cancel.clone())));
-    tasks.push(spawn("lease", lease::run(core.clone(), cancel.clone())));
-    tasks.push(spawn("alerts", AlertLoop::new(core.clone(), alert_sender).run(cancel.clone())));
-    tasks.push(spawn("commands", commands::run(core.clone(), cancel.clone())));
-    tasks.push(spawn(
-        "scheduler-heartbeat",
-        heartbeat_loop(core.clone(), db_clock, record, config.scheduler_heartbeat, cancel.clone()),
-    ));
-    let mut metrics_addr = None;
-    if let Some((registry, listener)) = metrics {
-        metrics_addr = listener.local_addr().ok();
-        tracing::info!(addr = ?metrics_addr, "serving Prometheus metrics at /metrics");
-        let scrape = crate::scrape::scrape(core.clone(), registry);
-        tasks.push(spawn("metrics", crate::prometheus::http::serve(listener, scrape, cancel.clone())));
-    }
-    if admin.backend() == store::Backend::Postgres {
-        // LISTEN holds its connection for good: it gets a pool of its own.
-        let listen = pool(url, 1, "listen").await?;
-        tasks.push(spawn("notifications", notifications(core.clone(), listen, cancel.clone())));
-    }
-
-    let (health, health_service) = tonic_health::server::health_reporter();
-    let services = vec!["", "ax.v1.AdminService", "ax.v1.WorkerService"];
-    for s in &services {
-        health.set_service_status(*s, tonic_health::ServingStatus::Serving).await;
-    }
-    {
-        let registry = core.registry.clone();
-        tasks.push(spawn(
-            "health",
-            health::monitor(
-                progress.clone(),
-                health,
-                services,
-                config.health_stall_after,
-                move || {
-                    for s in registry.all() {
-                        s.request_drain();
-                    }
-                },
-                cancel.clone(),
-            ),
-        ));
-    }
-    // Reflection in both versions: v1, and v1alpha for the clients that only speak that one (the
-    // stock Python grpcio-reflection client, older grpcurl).
-    let reflection_builder = || {
-        tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(ax_proto::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-    };
-    let reflection = reflection_builder().build_v1().map_err(|e| ServerError::Tls(format!("reflection: {e}")))?;
-    let reflection_v1alpha =
-        reflection_builder().build_v1alpha().map_err(|e| ServerError::Tls(format!("reflection: {e}")))?;
-
-    let limits = config.limits;
-    let connections = Tracker::new(max_connections(config), limits.idle_connection_timeout);
-    let mut builder = Server::builder()
-        .http2_keepalive_interval(Some(Duration::from_secs(30)))
-        .http2_keepalive_timeout(Some(Duration::from_secs(10)))
-        .max_concurrent_streams(limits.max_concurrent_streams)
-        .concurrency_limit_per_connection(limits.max_calls_per_connection as usize)
-        // Bounds a unary call; a streaming call only until it answers (Connect: its Welcome).
-        .timeout(limits.request_timeout);
-    let tls_config = match &config.tls {
-        Some(tls) => {
-            let identity = Identity::from_pem(read(&tls.cert)?, read(&tls.key)?);
-            Some(
-                ServerTlsConfig::new()
-                    .identity(identity)
-                    .client_ca_root(Certificate::from_pem(read(&tls.client_ca)?))
-                    .timeout(limits.tls_handshake_timeout),
-            )
-        }
-        None => {
-            tracing::warn!(%addr, "TLS is off: anyone who can reach this loopback port may use every API");
-            None
-        }
-    };
-    if let Some(tls) = tls_config.clone() {
-        builder = builder.tls_config(tls).map_err(|e| ServerError::Tls(e.to_string()))?;
-    }
-    let router = builder
-        .layer(TrackLayer(connections.clone()))
-        .add_service(InterceptedService::new(health_service, auth::any_identity(auth_mode.clone())))
-        .add_service(InterceptedService::new(reflection, auth::any_identity(auth_mode.clone())))
-        .add_service(InterceptedService::new(reflection_v1alpha, auth::any_identity(auth_mode)))
-        .add_service(AdminServiceServer::new(AdminApi::new(core.clone())))
-        .add_service(
-            WorkerServiceServer::new(WorkerApi::new(core.clone(), cancel.clone()))
-                .max_decoding_message_size(crate::worker::stream::MAX_WORKER_MESSAGE),
-        );
-    let mut console_addr = None;
-    if let Some(listener) = console_listener {
-        let wanted = config.console_listen.unwrap_or(addr);
-        let bound = listener.local_addr().map_err(|e| ServerError::Console { addr: wanted, reason: e.to_string() })?;
-        console_addr = Some(bound);
-        // A tracker of its own: the same limits, counted apart from the gRPC port's clients.
-        let tracker = Tracker::new(max_connections(config), limits.idle_connection_timeout);
-        let console = crate::console::serve(listener, core.clone(), tls_config, limits, tracker, cancel.clone())
-            .map_err(|e| ServerError::Console { addr: bound, reason: e.to_string() })?;
-        tracing::info!(addr = %bound, "serving the web console");
-        tasks.push(spawn("console", console));
-    }
-    // Accepted within the connection cap; each socket gets TCP_NODELAY (see `transport`).
-    let incoming = transport::incoming(listener, connections.clone(), cancel.clone());
-    let shutdown = cancel.clone();
-    let server = tokio::spawn(
-        router
-            .serve_with_incoming_shutdown(incoming, async move { shutdown.cancelled().await })
-            .instrument(tracing::info_span!("axd", part = "grpc")),
-    );
-    tracing::info!(%addr, %scheduler_id, database = %redact(&config.database_url), "axd started");
-    Ok(Running {
-        addr,
-        metrics_addr,
-        console_addr,
-        core,
-        trigger_reports,
-        connections,
-        cancel,
-        writer_cancel,
-        tasks,
-        writer,
-        server,
-    })
+    Box::pin(startup::start_axd(config, clock))
 }
 
 /// `--max-connections`, lowered to what the file-descriptor limit leaves once the database

@@ -144,6 +144,12 @@ pub(super) fn check_workers(c: &Config) -> Result<(), ConfigError> {
     if c.cooldown.max < c.cooldown.duration {
         return Err(invalid("cooldown_max", "is shorter than cooldown"));
     }
+    if c.cooldown.max_share > 100 {
+        return Err(invalid(
+            "cooldown_max_share",
+            &format!("{} is out of range 0-100 (percent)", c.cooldown.max_share),
+        ));
+    }
     if c.lost_worker_grace < c.heartbeat_interval {
         // Workers stop an attempt one heartbeat interval before its lease ends, and the lease
         // after a silent session is 3 intervals plus the grace: with less grace than one

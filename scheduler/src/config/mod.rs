@@ -202,6 +202,12 @@ pub struct Options {
     /// The longest a cooldown grows to by doubling [default: 10m]
     #[arg(long, env = "AX_COOLDOWN_MAX")]
     pub cooldown_max: Option<HumanDuration>,
+    /// The largest share, in percent, of the live workers serving a handler (of one app) that may
+    /// cool down for it at once; past it the longest-cooling are routed to again, since a handler
+    /// failing on every worker is the handler's failure, not the workers' (README "Routing and
+    /// limits") [default: 50]
+    #[arg(long, env = "AX_COOLDOWN_MAX_SHARE")]
+    pub cooldown_max_share: Option<u8>,
 }
 
 impl Options {
@@ -253,6 +259,7 @@ impl Options {
             cooldown_after: self.cooldown_after.or(other.cooldown_after),
             cooldown: self.cooldown.or(other.cooldown),
             cooldown_max: self.cooldown_max.or(other.cooldown_max),
+            cooldown_max_share: self.cooldown_max_share.or(other.cooldown_max_share),
         }
     }
 }
@@ -489,6 +496,7 @@ impl Config {
                 after: o.cooldown_after.unwrap_or(5),
                 duration: d(o.cooldown, Duration::from_secs(30)),
                 max: d(o.cooldown_max, Duration::from_secs(600)),
+                max_share: o.cooldown_max_share.unwrap_or(50),
             },
         }
     }

@@ -82,6 +82,8 @@ pub struct Limits<'a> {
     pub app_limit: Option<&'a crate::model::AppLimit>,
     /// Instances of the task DISPATCHED or RUNNING now.
     pub active: u32,
+    /// `--cooldown-max-share` of the axd explaining (percent).
+    pub cooldown_max_share: u8,
 }
 
 /// A time as RFC 3339 in UTC, to the millisecond.

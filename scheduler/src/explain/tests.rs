@@ -416,6 +416,33 @@ fn a_waiting_instance_names_the_selector_that_found_no_worker() {
 }
 
 #[test]
+fn a_cooldown_the_floor_does_not_apply_is_named_as_such() {
+    let t = task(true);
+    let streak = WorkerStreak {
+        app: "billing".into(),
+        worker_id: "w-live".into(),
+        handler: "invoice".into(),
+        failures: 5,
+        cooldown_until: Some(secs(90)),
+        cooldown: Some(Duration::from_secs(60)),
+    };
+    let streaks = [streak];
+    // The only worker serving the handler: 50 % of one may not cool, so it keeps getting work.
+    let limits = Limits { streaks: &streaks, app_limit: None, active: 0, cooldown_max_share: 50 };
+    let e = run_limited(&t, secs(45), &[pending(7, secs(0))], &[live(4)], limits);
+    let standing = e.findings.iter().find(|f| f.kind == FindingKind::Cooldown && f.instance_id == 0).expect("standing");
+    assert!(
+        standing.message.starts_with("every worker failing handler invoice: cooldown not applied to w-live"),
+        "{}",
+        standing.message
+    );
+    assert!(
+        !e.findings.iter().any(|f| f.instance_id == 7 && f.kind == FindingKind::Cooldown),
+        "the instance does not wait for a cooldown that is not applied: {e:#?}"
+    );
+}
+
+#[test]
 fn cooldowns_limits_and_coalesced_fires_are_named() {
     let mut t = task(true);
     let streak = WorkerStreak {
@@ -427,7 +454,7 @@ fn cooldowns_limits_and_coalesced_fires_are_named() {
         cooldown: Some(Duration::from_secs(60)),
     };
     let streaks = [streak];
-    let limits = Limits { streaks: &streaks, app_limit: None, active: 0 };
+    let limits = Limits { streaks: &streaks, app_limit: None, active: 0, cooldown_max_share: 100 };
     let e = run_limited(&t, secs(45), &[pending(7, secs(0))], &[live(4)], limits);
     assert!(kinds(&e).contains(&FindingKind::Cooldown), "{e:#?}");
     let f = e.findings.iter().find(|f| f.instance_id == 7).expect("finding");

@@ -85,6 +85,11 @@ pub const POOL_WAIT: &str = "ax_db_pool_wait_seconds";
 /// [`alert_delivery`].
 pub const ALERT_DELIVERIES: &str = "ax_alert_deliveries_total";
 
+/// 1 while more of an app's live workers are failing a handler than `--cooldown-max-share` lets
+/// cool down at once (the floor routes to them anyway), 0 after. Set by the dispatcher through
+/// [`handler_failing`].
+pub const HANDLERS_FAILING: &str = "ax_handler_failing_on_every_worker";
+
 /// Every metric axd exposes.
 pub const CATALOG: &[Metric] = &[
     Metric {
@@ -181,6 +186,12 @@ pub const CATALOG: &[Metric] = &[
         labels: &["result"],
         help: "Alert deliveries to webhooks, by result (delivered, failed, gave_up).",
     },
+    Metric {
+        name: HANDLERS_FAILING,
+        kind: Kind::Gauge,
+        labels: &["app", "handler"],
+        help: "1 while more of the app's live workers fail the handler than --cooldown-max-share lets cool down at once (cooldowns not applied), 0 after.",
+    },
 ];
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
@@ -230,6 +241,17 @@ pub fn check_listen(addr: SocketAddr, tls_proxy: bool) -> Result<(), String> {
 pub fn alert_delivery(result: &'static str) {
     if enabled() {
         metrics::counter!(ALERT_DELIVERIES, "result" => result).increment(1);
+    }
+}
+
+/// Sets [`HANDLERS_FAILING`] for a handler of an app.
+pub fn handler_failing(app: &str, handler: &str, on: bool) {
+    if enabled() {
+        metrics::gauge!(HANDLERS_FAILING, "app" => app.to_owned(), "handler" => handler.to_owned()).set(if on {
+            1.0
+        } else {
+            0.0
+        });
     }
 }
 

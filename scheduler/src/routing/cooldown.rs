@@ -20,12 +20,30 @@ pub struct CooldownDefaults {
     pub duration: Duration,
     /// The longest cooldown the doubling reaches (`--cooldown-max`, default 10 min).
     pub max: Duration,
+    /// The largest share, in percent, of the live workers serving a handler that cool down for it
+    /// at once (`--cooldown-max-share`, default 50; see [`released`]).
+    pub max_share: u8,
 }
 
 impl Default for CooldownDefaults {
     fn default() -> Self {
-        CooldownDefaults { after: 5, duration: Duration::from_secs(30), max: Duration::from_secs(600) }
+        CooldownDefaults { after: 5, duration: Duration::from_secs(30), max: Duration::from_secs(600), max_share: 50 }
     }
+}
+
+/// The floor under cooldowns (Envoy's `max_ejection_percent`): of `serving` live workers serving a
+/// handler of an app, at most `max_share` percent (rounded down) cool down for it at once. When
+/// more of them are cooling (`cooling`: worker and when its cooldown began), the failure is the
+/// handler's or its downstream's, not the workers', and cooling them only delays the instances'
+/// own retries: the longest-cooling are routed to again until the share holds. Returns those.
+pub fn released<'a>(cooling: &[(&'a str, Ts)], serving: usize, max_share: u8) -> Vec<&'a str> {
+    let allowed = serving.saturating_mul(usize::from(max_share.min(100))) / 100;
+    if cooling.len() <= allowed {
+        return Vec::new();
+    }
+    let mut by_age: Vec<(&'a str, Ts)> = cooling.to_vec();
+    by_age.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(b.0)));
+    by_age.into_iter().take(cooling.len() - allowed).map(|(w, _)| w).collect()
 }
 
 /// A task's cooldown settings with axd's defaults filled in.
@@ -90,6 +108,19 @@ pub fn after_failure(prev: Option<Streak>, rule: CooldownRule, now: Ts) -> Strea
     next
 }
 
+/// The trail's words for a cooldown the floor does not apply.
+pub fn floor_note(handler: &str, worker: &str, until: Ts, cooling: usize, serving: usize, share: u8) -> String {
+    let who = if cooling >= serving {
+        format!("every worker failing handler {handler}")
+    } else {
+        format!("{cooling} of {serving} workers serving handler {handler} failing it")
+    };
+    format!(
+        "{who}: cooldown not applied to {worker} (cooling until {}; at most {share} % of them cool down at once)",
+        until.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +156,20 @@ mod tests {
         assert_eq!(capped.cooldown_until, Some(t(300)), "120 s capped at 100 s");
         let again = after_failure(Some(capped), RULE, t(400));
         assert_eq!(again.cooldown, Some(Duration::from_secs(100)));
+    }
+
+    #[test]
+    fn at_most_the_share_of_serving_workers_cools_and_the_longest_cooling_are_released_first() {
+        // Two of four may cool: with three cooling, the one cooling longest is released.
+        let cooling = [("w1", t(20)), ("w2", t(5)), ("w3", t(10))];
+        assert_eq!(released(&cooling, 4, 50), vec!["w2"]);
+        assert!(released(&cooling[..2], 4, 50).is_empty(), "two of four: within the share");
+        // Every worker failing: half of them serve again, the longest-cooling first.
+        assert_eq!(released(&cooling, 3, 50), vec!["w2", "w3"]);
+        // One worker: 50 % of one is none, so it never cools; 100 % lets every worker cool.
+        assert_eq!(released(&[("w1", t(0))], 1, 50), vec!["w1"]);
+        assert!(released(&cooling, 3, 100).is_empty());
+        assert_eq!(released(&cooling, 3, 0).len(), 3);
     }
 
     #[test]

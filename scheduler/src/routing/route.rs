@@ -10,7 +10,7 @@ use std::{collections::HashMap, sync::Arc};
 use super::registry::{ReadyInstance, Session, SessionRef};
 use crate::{
     model::{RetryOn, Routing, Ts, WorkerRecord, add},
-    routing::{RETRY_ELSEWHERE_WAIT, RoutingState, hash, selector::Selector},
+    routing::{RETRY_ELSEWHERE_WAIT, RoutingState, hash, selector::Selector, state::CoolingNow},
 };
 
 /// What routing needs besides the streams: the time, cooldowns, the cluster's workers, and parsed
@@ -72,8 +72,9 @@ pub fn route(
     };
     let mut candidates = with_credit(sessions, ready, sel.as_ref())?;
     let mut passed: Vec<String> = Vec::new();
+    let mut floor = String::new();
     if ctx.routing.any_cooling(ctx.now) {
-        skip_cooling(&mut candidates, ctx, ready, &mut passed)?;
+        floor = skip_cooling(&mut candidates, ctx, ready, &mut passed)?;
     }
     if ready.routing == Routing::Hash {
         keep_hash_owner(&mut candidates, ctx, ready, sel.as_ref())?;
@@ -81,6 +82,7 @@ pub fn route(
         passed.push(format!("hash key {:?} belongs to it", ready.hash_key.clone().unwrap_or_default()));
     }
     let note = if passed.is_empty() { String::new() } else { format!("passed over {}", passed.join(", ")) };
+    let note = if floor.is_empty() { note } else { join(&note, &floor) };
     let note = match &ready.failed_on {
         Some(w) => retry_target(&mut candidates, ctx, ready, sel.as_ref(), w, note)?,
         None => note,
@@ -127,16 +129,32 @@ fn with_credit(
     Ok(candidates)
 }
 
-/// Leaves out the workers cooling down for the handler, each named once in `passed`.
+/// Leaves out the workers cooling down for the handler, each named once in `passed`; returns what
+/// the trail says of cooldowns the floor did not apply (empty if none).
 fn skip_cooling(
     candidates: &mut Candidates,
     ctx: &RouteCtx<'_>,
     ready: &ReadyInstance,
     passed: &mut Vec<String>,
-) -> Result<(), String> {
+) -> Result<String, String> {
     let now = ctx.now;
-    candidates.retain(|(s, _)| match ctx.routing.cooling_until(&s.app, &s.worker_id, &ready.handler, now) {
-        Some(until) => {
+    let mut floor = String::new();
+    candidates.retain(|(s, _)| match ctx.routing.cooling(&s.app, &s.worker_id, &ready.handler, now) {
+        CoolingNow::Released { until, cooling, serving } => {
+            if floor.is_empty() {
+                floor = super::cooldown::floor_note(
+                    &ready.handler,
+                    &s.worker_id,
+                    until,
+                    cooling,
+                    serving,
+                    ctx.routing.cooldown.max_share,
+                );
+            }
+            true
+        }
+        CoolingNow::No => true,
+        CoolingNow::Until(until) => {
             let what = format!(
                 "{} (cooling down for handler {} until {})",
                 s.worker_id,
@@ -148,12 +166,11 @@ fn skip_cooling(
             }
             false
         }
-        None => true,
     });
     if candidates.is_empty() {
         return Err(format!("every stream here that could take it is cooling down: {}", passed.join(", ")));
     }
-    Ok(())
+    Ok(floor)
 }
 
 /// Keeps only the streams of the worker that owns the instance's hash key among every eligible,

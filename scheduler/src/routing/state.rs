@@ -22,8 +22,25 @@ type Key = (String, String, String);
 
 #[derive(Debug, Default)]
 struct Cooling {
-    until: HashMap<Key, Ts>,
+    /// Until when each cools down, and since when.
+    until: HashMap<Key, (Ts, Ts)>,
     read_at: Option<Instant>,
+}
+
+/// Whether a worker is cooling down for a handler now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoolingNow {
+    /// Not cooling down.
+    No,
+    /// Cooling down until then: pass it over.
+    Until(Ts),
+    /// Its cooldown runs until `until`, but the floor releases it: `cooling` of the `serving`
+    /// live workers serving the handler are cooling, more than `--cooldown-max-share` allows.
+    Released { until: Ts, cooling: usize, serving: usize },
+}
+
+fn began(s: &WorkerStreak, until: Ts) -> Ts {
+    s.cooldown.map_or(until, |d| crate::model::sub(until, d))
 }
 
 #[derive(Debug, Default)]
@@ -47,16 +64,71 @@ impl RoutingState {
         RoutingState { cooldown, ..Default::default() }
     }
 
-    /// Until when `worker` of `app` is cooling down for `handler`, if it is at `now`.
+    /// Until when `worker` of `app` is cooling down for `handler`, if it is at `now` and the floor
+    /// does not release it (see [`RoutingState::cooling`]).
     pub fn cooling_until(&self, app: &str, worker: &str, handler: &str, now: Ts) -> Option<Ts> {
+        match self.cooling(app, worker, handler, now) {
+            CoolingNow::Until(u) => Some(u),
+            CoolingNow::No | CoolingNow::Released { .. } => None,
+        }
+    }
+
+    /// Whether `worker` of `app` is cooling down for `handler` at `now`, with the floor applied:
+    /// of the cluster's live workers serving the handler (as last read), at most
+    /// `--cooldown-max-share` cool at once ([`super::cooldown::released`]).
+    pub fn cooling(&self, app: &str, worker: &str, handler: &str, now: Ts) -> CoolingNow {
         let c = self.cooling.lock().unwrap_or_else(|p| p.into_inner());
         // Keys are owned strings; a lookup by borrowed parts needs a tuple of Strings.
-        c.until.get(&(app.to_owned(), worker.to_owned(), handler.to_owned())).copied().filter(|u| *u > now)
+        let Some(&(until, _)) = c.until.get(&(app.to_owned(), worker.to_owned(), handler.to_owned())) else {
+            return CoolingNow::No;
+        };
+        if until <= now {
+            return CoolingNow::No;
+        }
+        let w = self.workers.lock().unwrap_or_else(|p| p.into_inner());
+        let mut serving: Vec<&str> = w
+            .all
+            .iter()
+            .filter(|r| r.app == app && r.handlers.iter().any(|h| h == handler))
+            .map(|r| r.worker_id.as_str())
+            .collect();
+        serving.sort_unstable();
+        serving.dedup();
+        let cooling: Vec<(&str, Ts)> = serving
+            .iter()
+            .filter_map(|sw| {
+                let (u, b) = c.until.get(&(app.to_owned(), (*sw).to_owned(), handler.to_owned()))?;
+                (*u > now).then_some((*sw, *b))
+            })
+            .collect();
+        if super::cooldown::released(&cooling, serving.len(), self.cooldown.max_share).contains(&worker) {
+            CoolingNow::Released { until, cooling: cooling.len(), serving: serving.len() }
+        } else {
+            CoolingNow::Until(until)
+        }
+    }
+
+    /// The (app, handler) pairs whose cooldowns the floor is not applying at `now`: more of their
+    /// live workers are failing them than `--cooldown-max-share` lets cool at once.
+    pub fn floored(&self, now: Ts) -> Vec<(String, String)> {
+        let pairs: std::collections::BTreeSet<(String, String)> = {
+            let c = self.cooling.lock().unwrap_or_else(|p| p.into_inner());
+            c.until.iter().filter(|(_, (u, _))| *u > now).map(|((a, _, h), _)| (a.clone(), h.clone())).collect()
+        };
+        pairs.into_iter().filter(|(app, handler)| self.any_released(app, handler, now)).collect()
+    }
+
+    fn any_released(&self, app: &str, handler: &str, now: Ts) -> bool {
+        let workers: Vec<String> = {
+            let w = self.workers.lock().unwrap_or_else(|p| p.into_inner());
+            w.all.iter().filter(|r| r.app == app).map(|r| r.worker_id.clone()).collect()
+        };
+        workers.iter().any(|w| matches!(self.cooling(app, w, handler, now), CoolingNow::Released { .. }))
     }
 
     /// Whether any cooldown is known (the dispatcher skips the per-candidate lookups otherwise).
     pub fn any_cooling(&self, now: Ts) -> bool {
-        self.cooling.lock().unwrap_or_else(|p| p.into_inner()).until.values().any(|u| *u > now)
+        self.cooling.lock().unwrap_or_else(|p| p.into_inner()).until.values().any(|(u, _)| *u > now)
     }
 
     /// Whether cooldowns should be read again.
@@ -69,7 +141,9 @@ impl RoutingState {
         let mut c = self.cooling.lock().unwrap_or_else(|p| p.into_inner());
         c.until = streaks
             .iter()
-            .filter_map(|s| s.cooldown_until.map(|u| ((s.app.clone(), s.worker_id.clone(), s.handler.clone()), u)))
+            .filter_map(|s| {
+                s.cooldown_until.map(|u| ((s.app.clone(), s.worker_id.clone(), s.handler.clone()), (u, began(s, u))))
+            })
             .collect();
         c.read_at = Some(Instant::now());
     }
@@ -78,7 +152,7 @@ impl RoutingState {
     pub fn note_streaks(&self, changes: &[(Key, Option<WorkerStreak>)]) {
         let mut c = self.cooling.lock().unwrap_or_else(|p| p.into_inner());
         for (key, s) in changes {
-            match s.as_ref().and_then(|s| s.cooldown_until) {
+            match s.as_ref().and_then(|s| s.cooldown_until.map(|u| (u, began(s, u)))) {
                 Some(u) => {
                     c.until.insert(key.clone(), u);
                 }

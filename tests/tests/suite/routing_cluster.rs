@@ -158,7 +158,47 @@ async fn a_worker_cooling_down_is_passed_over_by_every_axd(db: &TestDb) {
     }
 }
 
+/// A handler that fails on every worker does not starve: once more of the three workers would
+/// cool down for it than `--cooldown-max-share` (50 %: one of three) allows, the longest-cooling
+/// are routed to again, and every instance ends (FAILED) within seconds instead of waiting out a
+/// five-minute cooldown; the trail and `task explain` say why.
+async fn a_handler_failing_on_every_worker_is_not_starved_by_cooldowns(db: &TestDb) {
+    let (axds, fleet) = three(db, 4).await;
+    let mut admin = axds[0].admin().await;
+    let mut s = spec("doomed", "app", "run", manual());
+    s.cooldown_after = Some(2);
+    s.cooldown = Some(dur(Duration::from_secs(300)));
+    create(&mut admin, s).await;
+    let mut ids = Vec::new();
+    for n in 0..15 {
+        let mut a = axds[n % 3].admin().await;
+        ids.push(trigger_with(&mut a, "doomed", &format!("d{n}"), r#"{"fail":true}"#).await);
+    }
+    // Without the floor, six failures cool all three workers for 5 min and the rest wait.
+    for id in &ids {
+        wait_status(&mut admin, *id, S::Failed, Duration::from_secs(30)).await;
+    }
+    let mut floored = 0;
+    for id in &ids {
+        let got = admin.get_instance(pb::GetInstanceRequest { id: *id }).await.expect("get").into_inner();
+        floored += got
+            .events
+            .iter()
+            .filter(|e| e.reason.contains("every worker failing handler run: cooldown not applied"))
+            .count();
+    }
+    assert!(floored > 0, "some dispatch went to a worker whose cooldown the floor did not apply");
+    let explained = admin
+        .explain_task(pb::ExplainTaskRequest { name: "doomed".into(), ..Default::default() })
+        .await
+        .expect("explain")
+        .into_inner();
+    assert!(explained.findings.iter().any(|f| f.message.contains("cooldown not applied")), "{:#?}", explained.findings);
+    stop(axds, fleet).await;
+}
+
 on_server_backends!(
+    a_handler_failing_on_every_worker_is_not_starved_by_cooldowns,
     a_running_limit_holds_across_three_axd,
     an_app_rate_limit_holds_across_three_axd,
     a_worker_cooling_down_is_passed_over_by_every_axd,

@@ -90,6 +90,7 @@ impl AdminApi {
                 streaks: &streaks,
                 app_limit: app_limit.as_ref(),
                 active: u32::try_from(active).unwrap_or(u32::MAX),
+                cooldown_max_share: self.core.routing.cooldown.max_share,
             },
             calendar: &calendar,
         });

@@ -90,6 +90,8 @@ struct Memory {
     rounds: u64,
     /// Streams seen at the last round (a change clears the skips).
     streams: Vec<String>,
+    /// (app, handler) pairs whose cooldowns the floor was not applying at the last refresh.
+    floored: Vec<(String, String)>,
 }
 
 /// The Assign message for an assignment; `now` is the time it is sent, for `start_after`.
@@ -154,12 +156,21 @@ impl Dispatcher {
 
     /// Reads what routing needs from the database when it is older than its refresh period:
     /// cooldowns, the cluster's workers, the tasks' selectors.
-    async fn refresh(&self, demand: &[AppDemand]) -> StoreResult<()> {
+    async fn refresh(&self, apps: &[String]) -> StoreResult<()> {
         let core = &self.core;
-        let apps: Vec<String> = demand.iter().map(|d| d.app.clone()).collect();
         if core.routing.cooling_stale() {
-            let streaks = core.pools.dispatch.list_streaks(Some(&apps)).await?;
+            let streaks = core.pools.dispatch.list_streaks(Some(apps)).await?;
             core.routing.set_streaks(&streaks);
+            // The floor under cooldowns, as a metric: on for handlers it is releasing workers of.
+            let floored = core.routing.floored(core.clock.now());
+            let mut mem = self.memory();
+            for (app, handler) in mem.floored.iter().filter(|p| !floored.contains(p)) {
+                crate::prometheus::handler_failing(app, handler, false);
+            }
+            for (app, handler) in &floored {
+                crate::prometheus::handler_failing(app, handler, true);
+            }
+            mem.floored = floored;
         }
         if core.routing.workers().1 {
             let alive_since = core.alive_since();
@@ -247,15 +258,22 @@ impl Dispatcher {
         self.memory().rate.retain(|_, at| *at > now);
         let ahead = self.ahead();
         let demand = self.demand(now, ahead);
-        if demand.is_empty() {
+        // With no demand, the streams here may still be held back only by cooldowns that the floor
+        // releases once the other workers' cooldowns are known: those are read all the same.
+        if demand.is_empty() && !core.routing.any_cooling(now) {
             return Ok(0);
         }
-        self.refresh(&demand).await?;
+        let apps: Vec<String> =
+            if demand.is_empty() { core.registry.apps() } else { demand.iter().map(|d| d.app.clone()).collect() };
+        self.refresh(&apps).await?;
         // The claim's time is read after the refresh's queries: an event it writes is never dated
         // before a change committed meanwhile.
         let claim_started = std::time::Instant::now();
         let now = core.clock.now();
         let demand = self.demand(now, ahead);
+        if demand.is_empty() {
+            return Ok(0);
+        }
         let skips = self.skips(&demand);
         // An early assignment's ack timeout starts when its hold ends.
         let latest = demand.iter().map(|d| d.until).max().unwrap_or(now);

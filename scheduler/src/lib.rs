@@ -30,6 +30,7 @@ pub mod lifecycle;
 pub mod logging;
 pub mod loops;
 pub mod model;
+pub mod origin;
 pub mod prometheus;
 pub mod routing;
 pub mod schedule;

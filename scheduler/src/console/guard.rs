@@ -14,9 +14,15 @@
 //!
 //! Plain gRPC (`application/grpc`) is refused too: the console port speaks gRPC-Web only, and the
 //! gRPC port (`--listen`) is the one for axctl and generated clients.
+//!
+//! Without TLS (a loopback port), every request must name this machine as its host —
+//! `localhost`, `127.0.0.1`, `[::1]` or the bound address, with the bound port — or it is 403
+//! (see [`crate::origin`]): under DNS rebinding the attacker's page is same-origin with itself,
+//! so only the name tells it apart. With TLS the certificate does that.
 
 use std::{
     future::Future,
+    net::SocketAddr,
     pin::Pin,
     task::{Context, Poll},
 };
@@ -59,9 +65,15 @@ pub enum Decision {
 }
 
 /// Decides on a request from its method, URI and headers; `tls` says which scheme this port's own
-/// origin has.
-pub fn decide(method: &Method, uri: &Uri, headers: &HeaderMap, tls: bool) -> Decision {
+/// origin has; `bound` is the port's address, whose names a plaintext port answers.
+pub fn decide(method: &Method, uri: &Uri, headers: &HeaderMap, tls: bool, bound: SocketAddr) -> Decision {
     let path = uri.path();
+    if !tls && !own_host(uri, headers, bound) {
+        return Decision::Refuse(
+            StatusCode::FORBIDDEN,
+            "this port answers localhost, 127.0.0.1, [::1] or its own address only\n",
+        );
+    }
     if path.starts_with(API_PREFIX) {
         if method != Method::POST {
             return Decision::Refuse(StatusCode::METHOD_NOT_ALLOWED, "the console API takes POST only\n");
@@ -105,11 +117,30 @@ fn same_origin(uri: &Uri, headers: &HeaderMap, tls: bool) -> bool {
     authority.is_some_and(|a| a.eq_ignore_ascii_case(origin_host))
 }
 
+/// Whether the request's host (HTTP/2 authority, or HTTP/1.1 `Host`) and its `Origin`'s host, if
+/// any, name this machine's port (see [`crate::origin::is_own_host`]).
+fn own_host(uri: &Uri, headers: &HeaderMap, bound: SocketAddr) -> bool {
+    let authority = uri.authority().map(|a| a.as_str()).or_else(|| headers.get(header::HOST)?.to_str().ok());
+    let Some(authority) = authority else { return false };
+    if !crate::origin::is_own_host(authority, bound) {
+        return false;
+    }
+    match headers.get(header::ORIGIN) {
+        None => true,
+        Some(o) => o
+            .to_str()
+            .ok()
+            .and_then(|o| o.strip_prefix("http://"))
+            .is_some_and(|host| crate::origin::is_own_host(host, bound)),
+    }
+}
+
 /// The console port's service: [`decide`], then the API (`inner`) or an answer of its own.
 #[derive(Debug, Clone)]
 pub struct Guard<S> {
     inner: S,
     tls: bool,
+    bound: SocketAddr,
 }
 
 /// Wraps the gRPC-Web API in a [`Guard`].
@@ -117,13 +148,15 @@ pub struct Guard<S> {
 pub struct GuardLayer {
     /// Whether the port speaks TLS (its origin is `https://`).
     pub tls: bool,
+    /// The port's address.
+    pub bound: SocketAddr,
 }
 
 impl<S> tower_layer::Layer<S> for GuardLayer {
     type Service = Guard<S>;
 
     fn layer(&self, inner: S) -> Guard<S> {
-        Guard { inner, tls: self.tls }
+        Guard { inner, tls: self.tls, bound: self.bound }
     }
 }
 
@@ -143,7 +176,7 @@ where
     }
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
-        let answer = match decide(req.method(), req.uri(), req.headers(), self.tls) {
+        let answer = match decide(req.method(), req.uri(), req.headers(), self.tls, self.bound) {
             Decision::Api => {
                 let call = self.inner.call(req);
                 return Box::pin(async move {
@@ -180,7 +213,38 @@ mod tests {
         for (k, v) in headers {
             h.insert(header::HeaderName::from_bytes(k.as_bytes()).expect("name"), HeaderValue::from_str(v).expect("v"));
         }
-        decide(&method.parse().expect("method"), &uri.parse().expect("uri"), &h, true)
+        decide(&method.parse().expect("method"), &uri.parse().expect("uri"), &h, true, BOUND)
+    }
+
+    const BOUND: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 7080);
+
+    fn plain(uri: &str, headers: &[(&str, &str)]) -> Decision {
+        let mut h = HeaderMap::new();
+        for (k, v) in headers {
+            h.insert(header::HeaderName::from_bytes(k.as_bytes()).expect("name"), HeaderValue::from_str(v).expect("v"));
+        }
+        decide(&Method::POST, &uri.parse().expect("uri"), &h, false, BOUND)
+    }
+
+    #[test]
+    fn a_plaintext_port_answers_only_this_machine_s_names() {
+        let rebound = [
+            ("host", "rebind.evil:7080"),
+            ("origin", "http://rebind.evil:7080"),
+            ("sec-fetch-site", "same-origin"),
+            GRPC_WEB,
+        ];
+        assert!(matches!(plain(CALL, &rebound), Decision::Refuse(StatusCode::FORBIDDEN, _)), "DNS rebinding");
+        let own = [("host", "localhost:7080"), ("origin", "http://localhost:7080"), GRPC_WEB];
+        assert_eq!(plain(CALL, &own), Decision::Api);
+        let wrong_origin = [("host", "127.0.0.1:7080"), ("origin", "http://127.0.0.1:7081"), GRPC_WEB];
+        assert!(matches!(plain(CALL, &wrong_origin), Decision::Refuse(StatusCode::FORBIDDEN, _)));
+        assert!(matches!(plain(CALL, &[GRPC_WEB]), Decision::Refuse(StatusCode::FORBIDDEN, _)), "no host at all");
+        // The page too, and an HTTP/2 authority counts as the host.
+        let page = decide(&Method::GET, &"/".parse().expect("uri"), &HeaderMap::new(), false, BOUND);
+        assert!(matches!(page, Decision::Refuse(StatusCode::FORBIDDEN, _)));
+        let h2 = decide(&Method::GET, &"http://127.0.0.1:7080/".parse().expect("uri"), &HeaderMap::new(), false, BOUND);
+        assert!(matches!(h2, Decision::Page { .. }), "{h2:?}");
     }
 
     const CALL: &str = "/ax.v1.AdminService/ListTasks";

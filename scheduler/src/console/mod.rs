@@ -39,6 +39,7 @@ pub fn serve(
     cancel: CancellationToken,
 ) -> Result<impl Future<Output = ()>, tonic::transport::Error> {
     let secure = tls.is_some();
+    let bound = listener.local_addr().unwrap_or_else(|_| std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
     let mut builder = Server::builder()
         // Browsers speak HTTP/1.1 to a plaintext origin; over TLS they negotiate HTTP/2.
         .accept_http1(true)
@@ -52,7 +53,7 @@ pub fn serve(
     }
     let router = builder
         .layer(TrackLayer(connections.clone()))
-        .layer(guard::GuardLayer { tls: secure })
+        .layer(guard::GuardLayer { tls: secure, bound })
         .layer(tonic_web::GrpcWebLayer::new())
         .add_service(AdminServiceServer::new(AdminApi::new(core)));
     let incoming = transport::incoming(listener, connections, cancel.clone());

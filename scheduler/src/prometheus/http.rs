@@ -3,6 +3,12 @@
 //! Why not hyper: tonic brings hyper with HTTP/2 only; its HTTP/1 server would add `hyper/http1`
 //! and `hyper-util`'s server to the build for one read-only endpoint. A scrape is one request per
 //! connection: read the request head (bounded size and time), answer, close.
+//!
+//! On a loopback address the request must name this machine as its host (`localhost`,
+//! `127.0.0.1`, `[::1]` or the bound address, with its port), or it is 403: a page under DNS
+//! rebinding cannot read the metrics (see [`crate::origin`]). A non-loopback address is allowed only
+//! behind a TLS proxy (`--metrics-tls-proxy`), whose certificate does that, and which forwards its
+//! own name.
 
 use std::{sync::Arc, time::Duration};
 
@@ -29,6 +35,8 @@ pub type Scrape = Arc<dyn Fn() -> ScrapeFuture + Send + Sync>;
 /// Accepts scrapes on `listener` until `cancel` fires.
 pub async fn serve(listener: TcpListener, scrape: Scrape, cancel: CancellationToken) {
     let permits = Arc::new(Semaphore::new(CONCURRENT));
+    // Hosts are checked on a loopback port (see the module doc).
+    let bound = listener.local_addr().ok().filter(|a| a.ip().is_loopback());
     loop {
         let accepted = tokio::select! {
             () = cancel.cancelled() => return,
@@ -46,7 +54,7 @@ pub async fn serve(listener: TcpListener, scrape: Scrape, cancel: CancellationTo
         let Ok(permit) = permits.clone().acquire_owned().await else { return };
         let scrape = scrape.clone();
         tokio::spawn(async move {
-            if let Err(e) = answer(stream, &scrape).await {
+            if let Err(e) = answer(stream, &scrape, bound).await {
                 tracing::debug!(%peer, error = %e, "metrics: scrape connection failed");
             }
             drop(permit);
@@ -54,7 +62,15 @@ pub async fn serve(listener: TcpListener, scrape: Scrape, cancel: CancellationTo
     }
 }
 
-async fn answer(mut stream: TcpStream, scrape: &Scrape) -> std::io::Result<()> {
+/// The `Host` header of a request head, if any.
+fn host_of(head: &[u8]) -> Option<String> {
+    String::from_utf8_lossy(head).lines().skip(1).find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.trim().eq_ignore_ascii_case("host").then(|| value.trim().to_owned())
+    })
+}
+
+async fn answer(mut stream: TcpStream, scrape: &Scrape, bound: Option<std::net::SocketAddr>) -> std::io::Result<()> {
     let mut head = Vec::with_capacity(512);
     let complete = tokio::time::timeout(READ_TIMEOUT, read_head(&mut stream, &mut head)).await;
     let (status, body, content_type) = match complete {
@@ -67,10 +83,12 @@ async fn answer(mut stream: TcpStream, scrape: &Scrape) -> std::io::Result<()> {
             let mut parts = line.trim_end().split(' ');
             let (method, target) = (parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
             let path = target.split('?').next().unwrap_or_default();
-            match (method, path) {
-                ("GET", "/metrics") => ("200 OK", scrape().await, "text/plain; version=0.0.4; charset=utf-8"),
-                (_, "/metrics") => ("405 Method Not Allowed", "only GET\n".to_owned(), "text/plain"),
-                _ => ("404 Not Found", "metrics are at /metrics\n".to_owned(), "text/plain"),
+            let foreign = bound.filter(|b| !host_of(&head).is_some_and(|h| crate::origin::is_own_host(&h, *b)));
+            match (foreign, method, path) {
+                (Some(b), _, _) => ("403 Forbidden", crate::origin::refusal(b), "text/plain"),
+                (None, "GET", "/metrics") => ("200 OK", scrape().await, "text/plain; version=0.0.4; charset=utf-8"),
+                (None, _, "/metrics") => ("405 Method Not Allowed", "only GET\n".to_owned(), "text/plain"),
+                (None, _, _) => ("404 Not Found", "metrics are at /metrics\n".to_owned(), "text/plain"),
             }
         }
     };

@@ -376,7 +376,7 @@ fn a_forbidden_arrow_or_an_unplaced_module_is_reported() {
     let g = graph();
     // Today's code against a house that forbids an arrow the code has (Api -> Store), and that
     // leaves a module off every part.
-    let mut text = house_text().replace("Model = [\"model\", \"error\",", "Model = [\"model\",");
+    let mut text = house_text().replace("\"origin\", \"error\",", "\"origin\",");
     text.push_str("\n[[never]]\nfrom = \"Api\"\nto = \"Store\"\nwhy = \"a test\"\n");
     let problems = broken(&g, &house(&text));
     assert!(problems.iter().any(|p| p.starts_with("never Api -> Store (a test), but: grpc")), "{problems:?}");

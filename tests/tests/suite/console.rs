@@ -409,6 +409,22 @@ async fn on_loopback_without_tls_the_console_works_as_axctl_does_there() {
     assert_eq!(created.code, 0, "anonymous on loopback may do everything: {created:?}");
     let page = request(&Via::Plain, console, "GET", "/workers", &[], b"").await;
     assert_eq!(page.status, 200);
+    // DNS rebinding: the attacker's page is same-origin with itself, Host and Origin agree, and
+    // only the name tells it apart. Refused (it answered 200, grpc-status 0, before).
+    let port = console.port();
+    let raw = format!(
+        "POST /ax.v1.AdminService/ListTasks HTTP/1.1\r\nHost: rebind.evil:{port}\r\nOrigin: http://rebind.evil:{port}\r\n\
+         Sec-Fetch-Site: same-origin\r\nContent-Type: application/grpc-web+proto\r\nConnection: close\r\n\
+         Content-Length: 5\r\n\r\n"
+    );
+    let mut s = tokio::net::TcpStream::connect(console).await.expect("connect");
+    s.write_all(raw.as_bytes()).await.expect("send");
+    s.write_all(&[0u8; 5]).await.expect("send body");
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer).await;
+    let rebound = parse(&answer);
+    assert_eq!(rebound.status, 403, "{rebound:?}");
+    assert!(rebound.header("grpc-status").is_none(), "the API was not reached: {rebound:?}");
     axd.stop().await;
 }
 

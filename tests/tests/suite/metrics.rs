@@ -32,6 +32,16 @@ async fn http(addr: SocketAddr, method: &str, path: &str) -> (String, String) {
     (head.lines().next().unwrap_or_default().to_owned(), body.to_owned())
 }
 
+/// A GET of /metrics naming `host` as its Host: the status line.
+async fn get_as(addr: SocketAddr, host: &str) -> String {
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect to /metrics");
+    let req = format!("GET /metrics HTTP/1.1\r\nHost: {host}\r\n\r\n");
+    s.write_all(req.as_bytes()).await.expect("send");
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.expect("read the answer");
+    out.lines().next().unwrap_or_default().to_owned()
+}
+
 async fn scrape(addr: SocketAddr) -> String {
     let (status, body) = http(addr, "GET", "/metrics").await;
     assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
@@ -47,6 +57,11 @@ async fn a_scripted_run_shows_exact_counters_gauges_and_histograms(db: &TestDb) 
     let app = format!("metrics-{:?}", db.db).to_lowercase();
     let axd = Axd::start(db, |o| o.metrics_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)))).await;
     let addr = axd.running.metrics_addr.expect("metrics are served");
+    // A loopback port answers this machine's names only: a page under DNS rebinding reads nothing.
+    let port = addr.port();
+    assert_eq!(get_as(addr, &format!("rebind.evil:{port}")).await, "HTTP/1.1 403 Forbidden");
+    assert_eq!(get_as(addr, &format!("localhost:{}", port.wrapping_add(1))).await, "HTTP/1.1 403 Forbidden");
+    assert_eq!(get_as(addr, &format!("localhost:{port}")).await, "HTTP/1.1 200 OK");
     let mut admin = axd.admin().await;
     create(&mut admin, spec("ok", &app, "ok", manual())).await;
     let mut bad = spec("bad", &app, "fail", manual());

@@ -49,11 +49,31 @@ fn private_loopback_link_local_unique_local_and_unspecified_ranges_are_refused()
         "fd00::1",
         "::ffff:10.0.0.1",
         "100.64.0.1",
+        // Ranges the filter missed before (issue 33): IPv4 embedded in IPv6, and reserved v4 ranges.
+        "64:ff9b::7f00:1",
+        "64:ff9b::a9fe:a9fe",
+        "64:ff9b:1::a00:1",
+        "::127.0.0.1",
+        "::10.0.0.1",
+        "2002:7f00:1::1",
+        "2002:a9fe:a9fe::",
+        "fec0::1",
+        "192.0.0.8",
+        "198.18.0.1",
+        "198.19.255.255",
+        "240.0.0.1",
     ] {
         let ip: IpAddr = ip.parse().expect("ip");
         assert!(refused_range(ip).is_some(), "{ip} must be refused");
     }
-    for ip in ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946", "172.32.0.1"] {
+    for ip in [
+        "93.184.216.34",
+        "2606:2800:220:1:248:1893:25c8:1946",
+        "172.32.0.1",
+        "64:ff9b::5db8:d822",
+        "2002:5db8:d822::1",
+        "198.20.0.1",
+    ] {
         let ip: IpAddr = ip.parse().expect("ip");
         assert_eq!(refused_range(ip), None, "{ip} is public");
     }

@@ -455,6 +455,44 @@ async fn every_rpc_by_every_role_in_and_out_of_scope(db: &TestDb) {
     assert!(e.message().contains("app \"reports\""), "{}", e.message());
     assert_eq!(snapshot(&mut root, &t, n).await, before);
 
+    // No answer tells a scoped caller which names exist in other apps (issue 33): a chain or an
+    // alert rule naming a task of an app out of scope fails exactly as one naming no task, and a
+    // shared calendar lists only the tasks of the caller's apps.
+    n += 1;
+    let hidden = prepare(&mut root, "reports", n).await;
+    let fail_of = |e: tonic::Status, name: &str| (e.code(), e.message().replace(name, "NAME"));
+    let chained = |to: &str| {
+        let mut s = spec(&format!("chain-{to}"), "billing", "h", manual());
+        s.on_success = vec![to.to_owned()];
+        pb::CreateTaskRequest { task: Some(s) }
+    };
+    let hidden_err = alice.create_task(chained(&hidden.task)).await.expect_err("out of scope");
+    let missing_err = alice.create_task(chained("no-such-task")).await.expect_err("missing");
+    assert_eq!(fail_of(hidden_err, &hidden.task), fail_of(missing_err, "no-such-task"));
+    let rule = |task: &str| pb::CreateAlertRuleRequest {
+        rule: Some(pb::AlertRuleSpec {
+            name: format!("rule-{task}"),
+            app: "billing".into(),
+            task: task.to_owned(),
+            events: vec!["final_failure".into()],
+            url: "https://hooks.example.com/x".into(),
+            secret: "0123456789abcdef".into(),
+            ..Default::default()
+        }),
+    };
+    let hidden_err = alice.create_alert_rule(rule(&hidden.task)).await.expect_err("out of scope");
+    let missing_err = alice.create_alert_rule(rule("no-such-task")).await.expect_err("missing");
+    assert_eq!(fail_of(hidden_err, &hidden.task), fail_of(missing_err, "no-such-task"));
+    let on_cal = |name: &str, app: &str| {
+        let mut s = spec(name, app, "h", ax_tests::client::cron("0 0 0 1 1 *"));
+        s.calendar = hidden.calendar.clone();
+        pb::CreateTaskRequest { task: Some(s) }
+    };
+    root.create_task(on_cal("cal-user-billing", "billing")).await.expect("billing task on the calendar");
+    root.create_task(on_cal("cal-user-reports", "reports")).await.expect("reports task on the calendar");
+    let got = val.get_calendar(pb::GetCalendarRequest { name: hidden.calendar.clone() }).await.expect("get calendar");
+    assert_eq!(got.into_inner().tasks, vec!["cal-user-billing".to_owned()], "only the tasks of the viewer's apps");
+
     // Workers of the trust domain connect for their own app only.
     let ch = ca.channel(&addr, "worker").await;
     RawWorker::connect(ch.clone(), hello("billing", "w1", "h", 1, 1)).await.expect("own app, own trust domain");

@@ -165,7 +165,8 @@ impl AdminApi {
         grant.app(&rule.app)?;
         let mut tx = self.core.pools.admin.begin().await?;
         if let Some(task) = &rule.task_name {
-            match tx.tasks().get_task(task).await? {
+            // A task of an app outside the caller's scope is answered as one that does not exist.
+            match tx.tasks().get_task(task).await?.filter(|t| grant.app(&t.config.app).is_ok()) {
                 Some(t) if t.config.app == rule.app => {}
                 Some(t) => {
                     return Err(Error::invalid(
@@ -173,7 +174,12 @@ impl AdminApi {
                         format!("task {} is of app {}, not {}", validate::quote(task), t.config.app, rule.app),
                     ));
                 }
-                None => return Err(Error::invalid("rule.task", format!("no task {}", validate::quote(task)))),
+                None => {
+                    return Err(Error::invalid(
+                        "rule.task",
+                        format!("no task {} in the apps you may manage", validate::quote(task)),
+                    ));
+                }
             }
         }
         rule.id = match tx.alerts().insert_alert_rule(&rule).await {

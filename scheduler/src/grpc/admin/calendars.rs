@@ -102,7 +102,7 @@ impl AdminApi {
         req: &Request<pb::GetCalendarRequest>,
         n: &mut Note,
     ) -> Result<pb::GetCalendarResponse> {
-        self.caller(req, Access::Read, n)?;
+        let grant = self.caller(req, Access::Read, n)?;
         let name = &req.get_ref().name;
         validate::task_name("name", name)?;
         let mut conn = self.core.pools.admin.conn().await?;
@@ -114,7 +114,8 @@ impl AdminApi {
         let tasks = conn.tasks().tasks_with_calendar(name, 1000).await?;
         Ok(pb::GetCalendarResponse {
             calendar: Some(calendar_to_pb(&cal)),
-            tasks: tasks.into_iter().map(|t| t.name).collect(),
+            // Only the tasks of apps in the caller's scope: a calendar is shared, its users are not.
+            tasks: tasks.into_iter().filter(|t| grant.app(&t.config.app).is_ok()).map(|t| t.name).collect(),
         })
     }
 

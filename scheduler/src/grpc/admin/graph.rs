@@ -105,20 +105,21 @@ pub(super) async fn link_task(
     tx.flow().lock_graph().await?;
     let targets = tx.tasks().tasks_by_names(&names).await?;
     let ids: HashMap<&str, i64> = targets.iter().map(|t| (t.name.as_str(), t.id)).collect();
+    // A task of an app outside the caller's scope is answered as one that does not exist: the
+    // answer must not tell the caller which names exist in other apps.
+    let visible: HashSet<&str> =
+        targets.iter().filter(|t| grant.app(&t.config.app).is_ok()).map(|t| t.name.as_str()).collect();
     for (field, list) in
         [("on_success", &c.flow.on_success), ("on_failure", &c.flow.on_failure), ("after_all", &c.flow.after_all)]
     {
         for (i, n) in list.iter().enumerate() {
-            if !ids.contains_key(n.as_str()) {
+            if !visible.contains(n.as_str()) {
                 return Err(Error::invalid(
                     format!("{prefix}.{field}[{i}]"),
-                    format!("no task named {}", validate::quote(n)),
+                    format!("no task named {} in the apps you may manage", validate::quote(n)),
                 ));
             }
         }
-    }
-    for t in &targets {
-        grant.app(&t.config.app)?;
     }
     let mine: Vec<Edge> = c
         .flow

@@ -216,6 +216,19 @@ fn is_result(m: &In) -> Option<pb::Result> {
 
 const T: Duration = Duration::from_secs(10);
 
+/// Sends a SchedulerHeartbeat that renews nothing every 100 ms until aborted: axd is alive.
+fn keep_talking(tx: mpsc::Sender<Result<pb::SchedulerMessage, Status>>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            let hb = pb::SchedulerHeartbeat { renewed_seq: 0, server_time: ts(Utc::now()) };
+            if tx.send(Ok(pb::SchedulerMessage { msg: Some(Out::Heartbeat(hb)) })).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_assignment_read_after_its_accept_by_time_is_rejected_not_started() {
     let axd = FakeAxd::start().await;
@@ -283,16 +296,7 @@ async fn a_lease_that_is_not_renewed_stops_the_handler_before_it_ends() {
     let lease_end = after(Duration::from_millis(1500));
     c.send(assign(1, 1, "wait", lease_end)).await;
     assert_eq!(c.expect("Accepted", T, is_accepted).await, (1, 1));
-    let tx = c.tx.clone();
-    let talker = tokio::spawn(async move {
-        loop {
-            let hb = pb::SchedulerHeartbeat { renewed_seq: 0, server_time: ts(Utc::now()) };
-            if tx.send(Ok(pb::SchedulerMessage { msg: Some(Out::Heartbeat(hb)) })).await.is_err() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    });
+    let talker = keep_talking(c.tx.clone());
     let r = c.expect("the fenced attempt's Result", T, is_result).await;
     let reported = Utc::now();
     assert!(seen.canceled.load(Ordering::SeqCst), "the handler was told to stop");
@@ -346,16 +350,7 @@ async fn the_worker_stops_an_attempt_at_its_timeout_even_when_the_handler_ignore
     c.send(Out::Assign(a)).await;
     assert_eq!(c.expect("Accepted", T, is_accepted).await, (1, 1));
     // axd keeps talking, so the stream stays up however long the attempt takes.
-    let tx = c.tx.clone();
-    let talker = tokio::spawn(async move {
-        loop {
-            let hb = pb::SchedulerHeartbeat { renewed_seq: 0, server_time: ts(Utc::now()) };
-            if tx.send(Ok(pb::SchedulerMessage { msg: Some(Out::Heartbeat(hb)) })).await.is_err() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    });
+    let talker = keep_talking(c.tx.clone());
     let r = c.expect("the timed-out attempt's Result", T, is_result).await;
     talker.abort();
     let took = sent.elapsed();

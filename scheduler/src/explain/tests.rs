@@ -415,18 +415,22 @@ fn a_waiting_instance_names_the_selector_that_found_no_worker() {
     assert!(f.message.contains("no connected worker matched selector gpu=true when it was due"), "{}", f.message);
 }
 
-#[test]
-fn a_cooldown_the_floor_does_not_apply_is_named_as_such() {
-    let t = task(true);
-    let streak = WorkerStreak {
+/// Worker w-live cooling down for handler invoice from 30 s to 90 s, after 5 failures.
+fn cooling_live() -> WorkerStreak {
+    WorkerStreak {
         app: "billing".into(),
         worker_id: "w-live".into(),
         handler: "invoice".into(),
         failures: 5,
         cooldown_until: Some(secs(90)),
         cooldown: Some(Duration::from_secs(60)),
-    };
-    let streaks = [streak];
+    }
+}
+
+#[test]
+fn a_cooldown_the_floor_does_not_apply_is_named_as_such() {
+    let t = task(true);
+    let streaks = [cooling_live()];
     // The only worker serving the handler: 50 % of one may not cool, so it keeps getting work.
     let limits = Limits { streaks: &streaks, app_limit: None, active: 0, cooldown_max_share: 50 };
     let e = run_limited(&t, secs(45), &[pending(7, secs(0))], &[live(4)], limits);
@@ -445,15 +449,7 @@ fn a_cooldown_the_floor_does_not_apply_is_named_as_such() {
 #[test]
 fn cooldowns_limits_and_coalesced_fires_are_named() {
     let mut t = task(true);
-    let streak = WorkerStreak {
-        app: "billing".into(),
-        worker_id: "w-live".into(),
-        handler: "invoice".into(),
-        failures: 5,
-        cooldown_until: Some(secs(90)),
-        cooldown: Some(Duration::from_secs(60)),
-    };
-    let streaks = [streak];
+    let streaks = [cooling_live()];
     let limits = Limits { streaks: &streaks, app_limit: None, active: 0, cooldown_max_share: 100 };
     let e = run_limited(&t, secs(45), &[pending(7, secs(0))], &[live(4)], limits);
     assert!(kinds(&e).contains(&FindingKind::Cooldown), "{e:#?}");

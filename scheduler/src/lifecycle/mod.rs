@@ -541,7 +541,9 @@ pub fn cancel(i: &mut Instance, reason: &str, actor: &str, ctx: Ctx<'_>) -> Opti
         fx.cancel = cancel_command(i, &why);
     }
     let from = i.status;
-    let running_until = if i.status.is_held() { i.lease_expires_at.filter(|l| *l > ctx.now) } else { None };
+    // A held attempt, or the attempt a waiting retry waits for, may run on until its lease ends.
+    let running_until =
+        if i.status.is_held() { i.lease_expires_at.filter(|l| *l > ctx.now) } else { stopped_by(i, ctx.now) };
     i.status = InstanceStatus::Canceled;
     i.finished_at = Some(ctx.now);
     i.message = why.clone();

@@ -186,6 +186,10 @@ fn an_operator_s_retry_of_a_canceled_attempt_waits_for_it_to_stop() {
         "{}",
         fx.events[0].reason
     );
+    // Canceling the waiting retry and retrying it again keeps waiting for attempt 1.
+    cancel(&mut i, "", "alice", CTX()).expect("canceled again");
+    retry(&mut i, "alice", CTX()).expect("retried again");
+    assert_eq!(stopped_by(&i, now()), Some(lease));
     // A PENDING instance that was never held has nothing to wait for.
     let mut p = held(InstanceStatus::Pending);
     p.lease_expires_at = None;

@@ -56,9 +56,17 @@ enum Rpc {
     GetCalendar,
     ListCalendars,
     DeleteCalendar,
+    CreateAlertRule,
+    ListAlertRules,
+    DeleteAlertRule,
+    TestAlertRule,
+    ListAlertDeliveries,
+    SetAppLimit,
+    ListAppLimits,
+    DeleteAppLimit,
 }
 
-const RPCS: [Rpc; 28] = [
+const RPCS: [Rpc; 36] = [
     Rpc::CreateTask,
     Rpc::GetTask,
     Rpc::ListTasks,
@@ -87,6 +95,14 @@ const RPCS: [Rpc; 28] = [
     Rpc::GetCalendar,
     Rpc::ListCalendars,
     Rpc::DeleteCalendar,
+    Rpc::CreateAlertRule,
+    Rpc::ListAlertRules,
+    Rpc::DeleteAlertRule,
+    Rpc::TestAlertRule,
+    Rpc::ListAlertDeliveries,
+    Rpc::SetAppLimit,
+    Rpc::ListAppLimits,
+    Rpc::DeleteAppLimit,
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -105,7 +121,11 @@ impl Rpc {
             | Rpc::DeleteTask
             | Rpc::CreateCalendar
             | Rpc::UpdateCalendar
-            | Rpc::DeleteCalendar => Role::Admin,
+            | Rpc::DeleteCalendar
+            | Rpc::CreateAlertRule
+            | Rpc::DeleteAlertRule
+            | Rpc::SetAppLimit
+            | Rpc::DeleteAppLimit => Role::Admin,
             Rpc::EnableTask
             | Rpc::DisableTask
             | Rpc::TriggerTask
@@ -113,7 +133,8 @@ impl Rpc {
             | Rpc::RetryInstance
             | Rpc::PauseTask
             | Rpc::ResumeTask
-            | Rpc::BackfillTask => Role::Operator,
+            | Rpc::BackfillTask
+            | Rpc::TestAlertRule => Role::Operator,
             _ => Role::Viewer,
         }
     }
@@ -132,7 +153,9 @@ impl Rpc {
             | Rpc::ListInstances
             | Rpc::ListAuditEntries
             | Rpc::GetCalendar
-            | Rpc::ListCalendars => Some(false),
+            | Rpc::ListCalendars
+            | Rpc::ListAlertDeliveries
+            | Rpc::ListAppLimits => Some(false),
             // Calendars are shared by every app: changing one needs scope `*`.
             Rpc::GetClusterStats | Rpc::CreateCalendar | Rpc::UpdateCalendar | Rpc::DeleteCalendar => None,
             _ => Some(true),
@@ -150,6 +173,20 @@ struct Target {
     yearly: String,
     /// A calendar (of no app).
     calendar: String,
+    /// An alert rule of the app (its webhook on a closed loopback port).
+    rule: String,
+}
+
+/// The alert rule `name` of `app`, watching final failures, posting to a closed loopback port.
+fn rule_spec(name: &str, app: &str) -> pb::AlertRuleSpec {
+    pb::AlertRuleSpec {
+        name: name.into(),
+        app: app.into(),
+        events: vec!["final_failure".into()],
+        url: "http://127.0.0.1:9/hook".into(),
+        secret: "0123456789abcdef".into(),
+        ..Default::default()
+    }
 }
 
 async fn prepare(root: &mut Client, app: &'static str, n: usize) -> Target {
@@ -171,7 +208,13 @@ async fn prepare(root: &mut Client, app: &'static str, n: usize) -> Target {
     let calendar = format!("cal-{n}");
     let c = pb::Calendar { name: calendar.clone(), dates: vec!["2026-12-25".into()], ..Default::default() };
     root.create_calendar(pb::CreateCalendarRequest { calendar: Some(c) }).await.expect("create calendar");
-    Target { app, task, pending, finished, yearly, calendar }
+    let rule = format!("rule-{app}-{n}");
+    root.create_alert_rule(pb::CreateAlertRuleRequest { rule: Some(rule_spec(&rule, app)) })
+        .await
+        .expect("create rule");
+    let limit = pb::AppLimit { app: app.into(), per_second: 100.0, burst: 10, ..Default::default() };
+    root.set_app_limit(pb::SetAppLimitRequest { limit: Some(limit) }).await.expect("set the app's limit");
+    Target { app, task, pending, finished, yearly, calendar, rule }
 }
 
 /// Calls `rpc` on `t`'s objects; `Ok(summary)` lists the apps of what it returned.
@@ -308,7 +351,60 @@ async fn call(c: &mut Client, rpc: Rpc, t: &Target, n: usize) -> Result<Vec<Stri
             c.delete_calendar(pb::DeleteCalendarRequest { name: t.calendar.clone() }).await?;
             vec![]
         }
+        Rpc::CreateAlertRule => {
+            let rule = rule_spec(&format!("new-rule-{}-{n}", t.app), t.app);
+            c.create_alert_rule(pb::CreateAlertRuleRequest { rule: Some(rule) }).await?;
+            vec![]
+        }
+        Rpc::ListAlertRules => {
+            let r = c.list_alert_rules(pb::ListAlertRulesRequest { app: t.app.into() }).await?.into_inner();
+            r.rules.iter().map(|r| r.app.clone()).collect()
+        }
+        Rpc::DeleteAlertRule => {
+            c.delete_alert_rule(pb::DeleteAlertRuleRequest { name: t.rule.clone() }).await?;
+            vec![]
+        }
+        Rpc::TestAlertRule => {
+            c.test_alert_rule(pb::TestAlertRuleRequest { name: t.rule.clone() }).await?;
+            vec![]
+        }
+        Rpc::ListAlertDeliveries => {
+            let r = pb::ListAlertDeliveriesRequest { rule: t.rule.clone(), ..Default::default() };
+            c.list_alert_deliveries(r).await?.into_inner().deliveries.iter().map(|d| d.app.clone()).collect()
+        }
+        Rpc::SetAppLimit => {
+            let limit = pb::AppLimit { app: t.app.into(), per_second: 5.0, burst: 1, ..Default::default() };
+            c.set_app_limit(pb::SetAppLimitRequest { limit: Some(limit) }).await?;
+            vec![]
+        }
+        Rpc::ListAppLimits => {
+            let r = c.list_app_limits(pb::ListAppLimitsRequest {}).await?.into_inner();
+            r.limits.iter().map(|l| l.app.clone()).collect()
+        }
+        Rpc::DeleteAppLimit => {
+            c.delete_app_limit(pb::DeleteAppLimitRequest { app: t.app.into() }).await?;
+            vec![]
+        }
     })
+}
+
+/// The matrix covers every method AdminService has: a new RPC without a row fails here.
+#[test]
+fn the_matrix_has_a_row_for_every_admin_service_method() {
+    use prost::Message;
+    let set = prost_types::FileDescriptorSet::decode(ax_proto::FILE_DESCRIPTOR_SET).expect("descriptor set");
+    let mut methods: Vec<String> = set
+        .file
+        .iter()
+        .flat_map(|f| &f.service)
+        .filter(|s| s.name() == "AdminService")
+        .flat_map(|s| s.method.iter().map(|m| m.name().to_owned()))
+        .collect();
+    methods.sort();
+    let mut rows: Vec<String> = RPCS.iter().map(|r| format!("{r:?}")).collect();
+    rows.sort();
+    assert!(methods.len() > 30, "AdminService read from the descriptor: {methods:?}");
+    assert_eq!(rows, methods, "a row of the matrix per AdminService method");
 }
 
 /// What a call on `t` (case `n`) could change, read by the root admin: the store's counts (tasks,
@@ -331,6 +427,15 @@ async fn snapshot(root: &mut Client, t: &Target, n: usize) -> String {
         let got = root.get_calendar(pb::GetCalendarRequest { name }).await;
         out += &format!("{:?}\n", got.map(|r| r.into_inner()).map_err(|e| e.code()));
     }
+    let rules = root.list_alert_rules(pb::ListAlertRulesRequest { app: t.app.into() }).await.expect("rules");
+    let mut rules: Vec<String> = rules.into_inner().rules.iter().map(|r| format!("{r:?}")).collect();
+    rules.sort();
+    out += &format!("{rules:?}\n");
+    let deliveries = pb::ListAlertDeliveriesRequest { rule: t.rule.clone(), ..Default::default() };
+    let deliveries = root.list_alert_deliveries(deliveries).await.expect("deliveries").into_inner().deliveries;
+    out += &format!("{} deliveries\n", deliveries.len());
+    let limits = root.list_app_limits(pb::ListAppLimitsRequest {}).await.expect("limits").into_inner().limits;
+    out += &format!("{:?}\n", limits.iter().find(|l| l.app == t.app).map(|l| (l.per_second, l.burst)));
     out
 }
 
@@ -359,6 +464,8 @@ async fn every_rpc_by_every_role_in_and_out_of_scope(db: &TestDb) {
         o.tls_client_ca = Some(dir.join("ca.pem"));
         o.trust_domain = Some(TD.into());
         o.scope = Some(vec!["root=*".into(), "alice=billing".into(), "olga=billing".into(), "val=billing".into()]);
+        // The alert rules' webhooks are on a closed loopback port: nothing leaves the machine.
+        o.alert_allow_private_targets = Some(true);
     })
     .await;
     let addr = axd.running.addr.to_string();

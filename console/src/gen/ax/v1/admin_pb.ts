@@ -1690,7 +1690,11 @@ export type Instance = Message<"ax.v1.Instance"> & {
   /**
    * While DISPATCHED: the ack deadline. While RUNNING: until when the attempt's lease lasts; the axd
    * holding the worker's stream renews it every heartbeat interval, and if it runs out the attempt
-   * fails as "worker lost". After the worker's session ended: the end of its grace period.
+   * fails as "worker lost". After the worker's session ended: the end of its grace period. While
+   * PENDING, TIMEOUT or CANCELED after a timeout or an operator's cancel: until when the attempt taken
+   * from its worker may still run (its worker has not yet confirmed it stopped); the instance's next
+   * attempt is not dispatched before that, or before the worker's Result for it arrives, which
+   * clears it. Unset otherwise.
    *
    * @generated from field: google.protobuf.Timestamp lease_expire_time = 27;
    */

@@ -144,7 +144,8 @@ async fn scrape_every_second(addr: std::net::SocketAddr) {
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
         let scraped = async {
             let mut s = tokio::net::TcpStream::connect(addr).await?;
-            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: axd\r\n\r\n").await?;
+            // The Host a loopback /metrics answers: its own address.
+            s.write_all(format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes()).await?;
             let mut body = Vec::new();
             s.read_to_end(&mut body).await?;
             Ok::<bool, std::io::Error>(body.starts_with(b"HTTP/1.1 200"))

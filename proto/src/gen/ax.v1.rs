@@ -2327,7 +2327,8 @@ pub struct AlertRuleSpec {
     /// Only this task of the app (it must exist); empty: every task of the app.
     #[prost(string, tag = "3")]
     pub task: ::prost::alloc::string::String,
-    /// Event names (see above), at least one; at most one of "no_worker" and "backlog".
+    /// Event names (see above), at least one; at most one of the conditions "no_worker", "backlog"
+    /// and "handler_failing".
     #[prost(string, repeated, tag = "4")]
     pub events: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
     /// The webhook: an http:// or https:// URL, at most 2048 bytes, without user name or password. A

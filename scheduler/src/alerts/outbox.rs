@@ -93,12 +93,15 @@ pub fn step(state: ConditionState, holds: bool, hold_for: std::time::Duration, n
 
 /// Evaluates one condition rule in its own transaction (see the module doc).
 /// Workers count if their axd heartbeated at or after `alive_since`.
-pub async fn evaluate(store: &Store, rule: &AlertRule, now: Ts, alive_since: Ts) -> StoreResult<ConditionOutcome> {
-    let condition = if rule.events.contains(&AlertEvent::NoWorker) {
-        AlertEvent::NoWorker
-    } else if rule.events.contains(&AlertEvent::Backlog) {
-        AlertEvent::Backlog
-    } else {
+/// `max_share` is `--cooldown-max-share` (for `handler_failing`).
+pub async fn evaluate(
+    store: &Store,
+    rule: &AlertRule,
+    now: Ts,
+    alive_since: Ts,
+    max_share: u8,
+) -> StoreResult<ConditionOutcome> {
+    let Some(condition) = rule.events.iter().copied().find(|e| e.is_condition()) else {
         return Ok(ConditionOutcome::Clear);
     };
     let mut tx = store.begin().await?;
@@ -108,6 +111,19 @@ pub async fn evaluate(store: &Store, rule: &AlertRule, now: Ts, alive_since: Ts)
             let n = tx.cluster().count_workers(&rule.app, alive_since).await?;
             let t = rule.no_worker_for.unwrap_or_default();
             (n == 0, t, format!("no worker of app {} connected", rule.app))
+        }
+        AlertEvent::HandlerFailing => {
+            let failing = failing_handlers(&mut tx, rule, now, alive_since, max_share).await?;
+            let what = failing
+                .iter()
+                .map(|(h, cooling, serving)| format!("handler {h}: {cooling} of {serving} live workers failing it"))
+                .collect::<Vec<_>>()
+                .join("; ");
+            let what = format!(
+                "app {}: {what} (more than {max_share} % would cool down at once: cooldowns not applied)",
+                rule.app
+            );
+            (!failing.is_empty(), std::time::Duration::ZERO, what)
         }
         _ => {
             let n = tx.instances().count_pending(&rule.app, rule.task_name.as_deref()).await?;
@@ -143,12 +159,67 @@ pub async fn evaluate(store: &Store, rule: &AlertRule, now: Ts, alive_since: Ts)
     Ok(outcome)
 }
 
+/// The handlers of the rule's app (its task's only, if it names one) that more of the app's live
+/// workers are failing than `max_share` lets cool down at once (the floor of
+/// [`crate::routing::cooldown::released`]), with how many cool and how many serve.
+async fn failing_handlers(
+    tx: &mut crate::store::Tx,
+    rule: &AlertRule,
+    now: Ts,
+    alive_since: Ts,
+    max_share: u8,
+) -> StoreResult<Vec<(String, usize, usize)>> {
+    let apps = [rule.app.clone()];
+    let streaks = tx.limits().list_streaks(Some(&apps)).await?;
+    let alive: std::collections::HashSet<String> = tx
+        .cluster()
+        .list_schedulers()
+        .await?
+        .into_iter()
+        .filter(|s| s.heartbeat_at >= alive_since)
+        .map(|s| s.scheduler_id)
+        .collect();
+    let live: Vec<_> = tx
+        .cluster()
+        .list_workers(Some(&rule.app))
+        .await?
+        .into_iter()
+        .filter(|w| alive.contains(&w.scheduler_id))
+        .collect();
+    let only = match &rule.task_name {
+        Some(t) => tx.tasks().get_task(t).await?.map(|t| t.config.handler),
+        None => None,
+    };
+    let mut handlers: Vec<&str> = streaks.iter().map(|s| s.handler.as_str()).collect();
+    handlers.sort_unstable();
+    handlers.dedup();
+    let mut out = Vec::new();
+    for h in handlers.into_iter().filter(|h| only.as_deref().is_none_or(|o| o == *h)) {
+        let mut serving: Vec<&str> =
+            live.iter().filter(|w| w.handlers.iter().any(|x| x == h)).map(|w| w.worker_id.as_str()).collect();
+        serving.sort_unstable();
+        serving.dedup();
+        let cooling: Vec<(&str, Ts)> = streaks
+            .iter()
+            .filter(|s| s.handler == h && serving.contains(&s.worker_id.as_str()))
+            .filter_map(|s| {
+                let until = s.cooldown_until.filter(|u| *u > now)?;
+                Some((s.worker_id.as_str(), s.cooldown.map_or(until, |d| crate::model::sub(until, d))))
+            })
+            .collect();
+        if !crate::routing::cooldown::released(&cooling, serving.len(), max_share).is_empty() {
+            out.push((h.to_owned(), cooling.len(), serving.len()));
+        }
+    }
+    Ok(out)
+}
+
 /// Evaluates every condition rule; how many alerted.
-pub async fn evaluate_conditions(store: &Store, now: Ts, alive_since: Ts) -> StoreResult<usize> {
+pub async fn evaluate_conditions(store: &Store, now: Ts, alive_since: Ts, max_share: u8) -> StoreResult<usize> {
     let rules = store.list_alert_rules(None).await?;
     let mut alerted = 0;
     for r in rules.iter().filter(|r| r.events.iter().any(|e| e.is_condition())) {
-        if matches!(evaluate(store, r, now, alive_since).await?, ConditionOutcome::Alerted { .. }) {
+        if matches!(evaluate(store, r, now, alive_since, max_share).await?, ConditionOutcome::Alerted { .. }) {
             alerted += 1;
         }
     }

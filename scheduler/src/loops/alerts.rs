@@ -116,7 +116,8 @@ impl AlertLoop {
     /// full batch.
     pub async fn run_round(&self) -> StoreResult<usize> {
         let store = &self.core.pools.sweeper;
-        outbox::evaluate_conditions(store, self.core.clock.now(), self.core.alive_since()).await?;
+        let share = self.core.routing.cooldown.max_share;
+        outbox::evaluate_conditions(store, self.core.clock.now(), self.core.alive_since(), share).await?;
         let mut total = 0;
         loop {
             let n =

@@ -23,13 +23,16 @@ pub enum AlertEvent {
     NoWorker,
     /// More PENDING instances than the rule's `backlog_over` (of the app, or of its task).
     Backlog,
+    /// More of the app's live workers are failing a handler (the task's, or any) than
+    /// `--cooldown-max-share` lets cool down at once: the cooldown floor routes to them anyway.
+    HandlerFailing,
     /// Sent by `axctl alert test` (never watched by a rule).
     Test,
 }
 
 impl AlertEvent {
     /// The events a rule may watch, by name.
-    pub const WATCHABLE: [AlertEvent; 7] = [
+    pub const WATCHABLE: [AlertEvent; 8] = [
         AlertEvent::FinalFailure,
         AlertEvent::Timeout,
         AlertEvent::WorkerLost,
@@ -37,6 +40,7 @@ impl AlertEvent {
         AlertEvent::Misfire,
         AlertEvent::NoWorker,
         AlertEvent::Backlog,
+        AlertEvent::HandlerFailing,
     ];
 
     /// The name used in rules, bodies and the CLI.
@@ -49,6 +53,7 @@ impl AlertEvent {
             AlertEvent::Misfire => "misfire",
             AlertEvent::NoWorker => "no_worker",
             AlertEvent::Backlog => "backlog",
+            AlertEvent::HandlerFailing => "handler_failing",
             AlertEvent::Test => "test",
         }
     }
@@ -60,7 +65,7 @@ impl AlertEvent {
 
     /// Whether it is a condition evaluated periodically rather than caused by a state change.
     pub fn is_condition(self) -> bool {
-        matches!(self, AlertEvent::NoWorker | AlertEvent::Backlog)
+        matches!(self, AlertEvent::NoWorker | AlertEvent::Backlog | AlertEvent::HandlerFailing)
     }
 }
 

@@ -273,32 +273,45 @@ async fn a_condition_episode_alerts_once_across_axd(db: &TestDb) {
     let alive = t0();
     let trig = |k: &str| ManualTrigger { params: "{}".into(), key: k.into(), actor: "alice".into(), run_at: None };
     let i1 = trigger_manual(&a, &task, &trig("1"), t0(), "axd-test", &Traces::off()).await.expect("trigger").0;
-    assert_eq!(outbox::evaluate(&a, &backlog, t0(), alive).await.unwrap(), ConditionOutcome::Clear, "1 is not over 1");
+    assert_eq!(
+        outbox::evaluate(&a, &backlog, t0(), alive, 50).await.unwrap(),
+        ConditionOutcome::Clear,
+        "1 is not over 1"
+    );
     trigger_manual(&a, &task, &trig("2"), t0(), "axd-test", &Traces::off()).await.expect("trigger");
     let at = |s| add(t0(), secs(s));
-    let (ra, rb) =
-        tokio::join!(outbox::evaluate(&a, &backlog, at(1), alive), outbox::evaluate(&b, &backlog, at(1), alive));
+    let (ra, rb) = tokio::join!(
+        outbox::evaluate(&a, &backlog, at(1), alive, 50),
+        outbox::evaluate(&b, &backlog, at(1), alive, 50)
+    );
     let mut outcomes = vec![ra.unwrap(), rb.unwrap()];
     outcomes.sort_by_key(|o| format!("{o:?}"));
     assert_eq!(outcomes, vec![ConditionOutcome::Alerted { episode: 1 }, ConditionOutcome::Holding]);
-    assert_eq!(outbox::evaluate(&b, &backlog, at(2), alive).await.unwrap(), ConditionOutcome::Holding);
+    assert_eq!(outbox::evaluate(&b, &backlog, at(2), alive, 50).await.unwrap(), ConditionOutcome::Holding);
     assert_eq!(deliveries(&a, "backlog").await.len(), 1, "one delivery per episode");
     cancel_instance(&a, i1.id, "", at(3), &ACTOR, &RoutingState::default()).await.unwrap();
-    assert_eq!(outbox::evaluate(&a, &backlog, at(3), alive).await.unwrap(), ConditionOutcome::Clear, "episode over");
+    assert_eq!(
+        outbox::evaluate(&a, &backlog, at(3), alive, 50).await.unwrap(),
+        ConditionOutcome::Clear,
+        "episode over"
+    );
     trigger_manual(&a, &task, &trig("3"), at(4), "axd-test", &Traces::off()).await.expect("trigger");
-    assert_eq!(outbox::evaluate(&b, &backlog, at(4), alive).await.unwrap(), ConditionOutcome::Alerted { episode: 2 });
+    assert_eq!(
+        outbox::evaluate(&b, &backlog, at(4), alive, 50).await.unwrap(),
+        ConditionOutcome::Alerted { episode: 2 }
+    );
     let d = deliveries(&a, "backlog").await;
     assert_eq!(d.len(), 2);
     assert!(d[0].payload.contains("2 instances of app billing PENDING, more than 1"), "{}", d[0].payload);
 
     // No worker of the app: alerts once the condition has held for no_worker_for (10 s).
-    assert_eq!(outbox::evaluate(&a, &no_worker, t0(), alive).await.unwrap(), ConditionOutcome::Holding);
-    assert_eq!(outbox::evaluate(&b, &no_worker, at(9), alive).await.unwrap(), ConditionOutcome::Holding);
+    assert_eq!(outbox::evaluate(&a, &no_worker, t0(), alive, 50).await.unwrap(), ConditionOutcome::Holding);
+    assert_eq!(outbox::evaluate(&b, &no_worker, at(9), alive, 50).await.unwrap(), ConditionOutcome::Holding);
     assert_eq!(
-        outbox::evaluate(&b, &no_worker, at(10), alive).await.unwrap(),
+        outbox::evaluate(&b, &no_worker, at(10), alive, 50).await.unwrap(),
         ConditionOutcome::Alerted { episode: 1 }
     );
-    assert_eq!(outbox::evaluate(&a, &no_worker, at(60), alive).await.unwrap(), ConditionOutcome::Holding);
+    assert_eq!(outbox::evaluate(&a, &no_worker, at(60), alive, 50).await.unwrap(), ConditionOutcome::Holding);
     assert_eq!(deliveries(&a, "no-worker").await.len(), 1);
     b.close().await;
 }

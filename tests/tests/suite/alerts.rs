@@ -174,7 +174,8 @@ async fn a_final_failure_reaches_the_webhook_signed(db: &TestDb) {
 async fn scrape(addr: std::net::SocketAddr) -> String {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect to /metrics");
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: ax\r\nConnection: close\r\n\r\n").await.expect("send");
+    let req = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.expect("send");
     let mut out = String::new();
     s.read_to_string(&mut out).await.expect("read");
     out

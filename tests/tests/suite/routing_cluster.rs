@@ -13,6 +13,7 @@ use ax_tests::{
     eventually,
     fleet::{Fleet, connected},
     on_server_backends,
+    webhook::Receiver,
 };
 
 const LONG: Duration = Duration::from_secs(60);
@@ -28,7 +29,14 @@ async fn three_with(db: &TestDb, capacity: u32, fleet: Fleet) -> (Vec<Axd>, Flee
     // from running out while a loaded machine delays its renewal, which would hand the attempt to
     // another worker while its first handler is still held at the gate.
     for _ in 0..3 {
-        axds.push(Axd::start(db, |o| o.lost_worker_grace = Some(HumanDuration(Duration::from_secs(10)))).await);
+        axds.push(
+            Axd::start(db, |o| {
+                o.lost_worker_grace = Some(HumanDuration(Duration::from_secs(10)));
+                // Alert webhooks go to a receiver on loopback.
+                o.alert_allow_private_targets = Some(true);
+            })
+            .await,
+        );
     }
     for (i, a) in axds.iter().enumerate() {
         fleet.start(&a.endpoint, "app", &format!("w{i}"), capacity, &[]);
@@ -169,6 +177,16 @@ async fn a_handler_failing_on_every_worker_is_not_starved_by_cooldowns(db: &Test
     s.cooldown_after = Some(2);
     s.cooldown = Some(dur(Duration::from_secs(300)));
     create(&mut admin, s).await;
+    let receiver = Receiver::start(|_| Some(200)).await;
+    let rule = pb::AlertRuleSpec {
+        name: "failing".into(),
+        app: "app".into(),
+        events: vec!["handler_failing".into()],
+        url: receiver.url("/hook"),
+        secret: "0123456789abcdef".into(),
+        ..Default::default()
+    };
+    admin.create_alert_rule(pb::CreateAlertRuleRequest { rule: Some(rule) }).await.expect("rule");
     let mut ids = Vec::new();
     for n in 0..15 {
         let mut a = axds[n % 3].admin().await;
@@ -194,6 +212,14 @@ async fn a_handler_failing_on_every_worker_is_not_starved_by_cooldowns(db: &Test
         .expect("explain")
         .into_inner();
     assert!(explained.findings.iter().any(|f| f.message.contains("cooldown not applied")), "{:#?}", explained.findings);
+    // One alert for the episode, whichever axd evaluated it.
+    let got = receiver.wait_for(1, LONG).await;
+    let body: serde_json::Value = serde_json::from_slice(&got[0].body).expect("json");
+    assert_eq!(body["event"], "handler_failing", "{body}");
+    assert!(
+        body["message"].as_str().is_some_and(|m| m.contains("handler run: 3 of 3 live workers failing it")),
+        "{body}"
+    );
     stop(axds, fleet).await;
 }
 

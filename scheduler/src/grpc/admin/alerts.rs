@@ -96,8 +96,8 @@ pub fn rule_from_pb(s: &pb::AlertRuleSpec, allow_private: bool, actor: &str, now
             }
         }
     }
-    if events.contains(&AlertEvent::NoWorker) && events.contains(&AlertEvent::Backlog) {
-        return Err(Error::invalid("rule.events", "at most one of no_worker and backlog per rule"));
+    if events.iter().filter(|e| e.is_condition()).count() > 1 {
+        return Err(Error::invalid("rule.events", "at most one of no_worker, backlog and handler_failing per rule"));
     }
     check_url(&s.url, allow_private).map_err(|why| Error::invalid("rule.url", why))?;
     if s.secret.is_empty() {

@@ -3298,7 +3298,8 @@ export type AlertRuleSpec = Message<"ax.v1.AlertRuleSpec"> & {
   task: string;
 
   /**
-   * Event names (see above), at least one; at most one of "no_worker" and "backlog".
+   * Event names (see above), at least one; at most one of the conditions "no_worker", "backlog"
+   * and "handler_failing".
    *
    * @generated from field: repeated string events = 4;
    */

@@ -10,7 +10,7 @@
 //! refused, or replaced with `--force`, and a failure leaves the directory as it was.
 
 use std::{
-    net::{IpAddr, Ipv4Addr, Ipv6Addr},
+    net::{IpAddr, Ipv4Addr},
     path::PathBuf,
     time::{Duration, SystemTime},
 };
@@ -18,8 +18,8 @@ use std::{
 use anyhow::{Context as _, Result};
 use clap::Args;
 use rcgen::{
-    BasicConstraints, CertificateParams, CidrSubnet, DistinguishedName, DnType, ExtendedKeyUsagePurpose,
-    GeneralSubtree, IsCa, Issuer, KeyPair, KeyUsagePurpose, NameConstraints, SanType,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose, SanType,
 };
 use serde::Serialize;
 
@@ -132,17 +132,6 @@ fn generate(args: &InitArgs) -> Result<Vec<NewFile>> {
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
     ca_params.key_usages =
         vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
-    // README asks to trust this CA in a browser: it may vouch for this machine's names only, so a
-    // leaked ca.key cannot impersonate any other site to that browser. (Identities are URIs, which
-    // these DNS and IP constraints leave alone.)
-    ca_params.name_constraints = Some(NameConstraints {
-        permitted_subtrees: vec![
-            GeneralSubtree::DnsName("localhost".into()),
-            GeneralSubtree::IpAddress(CidrSubnet::from_addr_prefix(IpAddr::V4(Ipv4Addr::LOCALHOST), 32)),
-            GeneralSubtree::IpAddress(CidrSubnet::from_addr_prefix(IpAddr::V6(Ipv6Addr::LOCALHOST), 128)),
-        ],
-        excluded_subtrees: Vec::new(),
-    });
     let ca_cert = ca_params.self_signed(&ca_key).context("cannot sign the CA certificate")?;
     let ca_der = ca_cert.der().to_vec();
     files.push(NewFile { name: "ca.pem".into(), contents: ca_cert.pem().into_bytes(), secret: false });
@@ -152,7 +141,6 @@ fn generate(args: &InitArgs) -> Result<Vec<NewFile>> {
     let server_sans = vec![
         SanType::DnsName("localhost".try_into().context("localhost is a DNS name")?),
         SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)),
-        SanType::IpAddress(IpAddr::V6(Ipv6Addr::LOCALHOST)),
     ];
     let (server, _) = leaf(&issuer, "server", "localhost", server_sans, ExtendedKeyUsagePurpose::ServerAuth, validity)?;
     files.extend(server);
@@ -451,34 +439,12 @@ mod tests {
     fn the_server_certificate_is_for_localhost_and_the_ca_signs_for_a_year() {
         let files = generate(&args(&["demo"], None)).expect("generate");
         let server = inspect(&files, "server.pem");
-        assert_eq!(
-            server.sans,
-            ["DNS:localhost", "IP:[127, 0, 0, 1]", "IP:[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]"]
-        );
+        assert_eq!(server.sans, ["DNS:localhost", "IP:[127, 0, 0, 1]"]);
         assert!(server.server_auth && !server.client_auth && !server.ca);
         assert_eq!(server.days, 365);
         let ca = inspect(&files, "ca.pem");
         assert!(ca.ca);
         assert!(ca.sans.is_empty());
-        // The CA vouches for this machine's names only (a browser trusts it for nothing else).
-        let file = files.iter().find(|f| f.name == "ca.pem").expect("ca.pem");
-        let (_, pem) = parse_x509_pem(&file.contents).expect("PEM");
-        let cert = pem.parse_x509().expect("X.509");
-        let nc = cert.name_constraints().expect("valid").expect("name constraints").value.clone();
-        let permitted: Vec<String> = nc
-            .permitted_subtrees
-            .expect("permitted")
-            .iter()
-            .map(|t| match &t.base {
-                GeneralName::DNSName(d) => format!("DNS:{d}"),
-                GeneralName::IPAddress(ip) => format!("IP:{ip:?}"),
-                other => format!("{other:?}"),
-            })
-            .collect();
-        assert_eq!(permitted.len(), 3, "{permitted:?}");
-        assert_eq!(permitted[0], "DNS:localhost");
-        assert!(permitted[1].starts_with("IP:[127, 0, 0, 1, 255, 255, 255, 255]"), "{permitted:?}");
-        assert!(nc.excluded_subtrees.is_none());
         assert!(!files.iter().any(|f| f.name.starts_with("viewer-")));
     }
 

@@ -216,8 +216,12 @@ async fn a_handler_failing_on_every_worker_is_not_starved_by_cooldowns(db: &Test
     let got = receiver.wait_for(1, LONG).await;
     let body: serde_json::Value = serde_json::from_slice(&got[0].body).expect("json");
     assert_eq!(body["event"], "handler_failing", "{body}");
+    // Two of three failing already pass the 50 % share: the episode may begin then or at three.
+    let message = body["message"].as_str().unwrap_or_default();
     assert!(
-        body["message"].as_str().is_some_and(|m| m.contains("handler run: 3 of 3 live workers failing it")),
+        ["handler run: 2 of 3 live workers failing it", "handler run: 3 of 3 live workers failing it"]
+            .iter()
+            .any(|m| message.contains(m)),
         "{body}"
     );
     stop(axds, fleet).await;

@@ -171,21 +171,7 @@ async fn failing_handlers(
 ) -> StoreResult<Vec<(String, usize, usize)>> {
     let apps = [rule.app.clone()];
     let streaks = tx.limits().list_streaks(Some(&apps)).await?;
-    let alive: std::collections::HashSet<String> = tx
-        .cluster()
-        .list_schedulers()
-        .await?
-        .into_iter()
-        .filter(|s| s.heartbeat_at >= alive_since)
-        .map(|s| s.scheduler_id)
-        .collect();
-    let live: Vec<_> = tx
-        .cluster()
-        .list_workers(Some(&rule.app))
-        .await?
-        .into_iter()
-        .filter(|w| alive.contains(&w.scheduler_id))
-        .collect();
+    let live = tx.cluster().live_workers(Some(&rule.app), alive_since).await?;
     let only = match &rule.task_name {
         Some(t) => tx.tasks().get_task(t).await?.map(|t| t.config.handler),
         None => None,
@@ -195,20 +181,9 @@ async fn failing_handlers(
     handlers.dedup();
     let mut out = Vec::new();
     for h in handlers.into_iter().filter(|h| only.as_deref().is_none_or(|o| o == *h)) {
-        let mut serving: Vec<&str> =
-            live.iter().filter(|w| w.handlers.iter().any(|x| x == h)).map(|w| w.worker_id.as_str()).collect();
-        serving.sort_unstable();
-        serving.dedup();
-        let cooling: Vec<(&str, Ts)> = streaks
-            .iter()
-            .filter(|s| s.handler == h && serving.contains(&s.worker_id.as_str()))
-            .filter_map(|s| {
-                let until = s.cooldown_until.filter(|u| *u > now)?;
-                Some((s.worker_id.as_str(), s.cooldown.map_or(until, |d| crate::model::sub(until, d))))
-            })
-            .collect();
-        if !crate::routing::cooldown::released(&cooling, serving.len(), max_share).is_empty() {
-            out.push((h.to_owned(), cooling.len(), serving.len()));
+        let f = crate::routing::cooldown::floor_of(&streaks, &live, h, now, max_share);
+        if !f.released.is_empty() {
+            out.push((h.to_owned(), f.cooling, f.serving));
         }
     }
     Ok(out)

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use crate::model::{CooldownPolicy, Ts, add};
+use crate::model::{CooldownPolicy, Ts, WorkerRecord, WorkerStreak, add, sub};
 
 /// axd's defaults for tasks that do not set their own, and the cap of the doubling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +106,36 @@ pub fn after_failure(prev: Option<Streak>, rule: CooldownRule, now: Ts) -> Strea
     next.cooldown = Some(length);
     next.cooldown_until = Some(add(now, length));
     next
+}
+
+/// The floor of [`released`] over records, for one handler: the workers of `live` serving it, those
+/// of `streaks` cooling down for it at `now` among them, and which of those the floor releases.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Floor {
+    /// Cooling workers routed to anyway.
+    pub released: Vec<String>,
+    /// Live workers serving the handler that are cooling down.
+    pub cooling: usize,
+    /// Live workers serving the handler.
+    pub serving: usize,
+}
+
+/// [`Floor`] of `handler` from the app's live sessions and its workers' streaks.
+pub fn floor_of(streaks: &[WorkerStreak], live: &[WorkerRecord], handler: &str, now: Ts, max_share: u8) -> Floor {
+    let mut serving: Vec<&str> =
+        live.iter().filter(|w| w.handlers.iter().any(|h| h == handler)).map(|w| w.worker_id.as_str()).collect();
+    serving.sort_unstable();
+    serving.dedup();
+    let cooling: Vec<(&str, Ts)> = streaks
+        .iter()
+        .filter(|s| s.handler == handler && serving.contains(&s.worker_id.as_str()))
+        .filter_map(|s| {
+            let until = s.cooldown_until.filter(|u| *u > now)?;
+            Some((s.worker_id.as_str(), s.cooldown.map_or(until, |d| sub(until, d))))
+        })
+        .collect();
+    let released = released(&cooling, serving.len(), max_share).into_iter().map(str::to_owned).collect();
+    Floor { released, cooling: cooling.len(), serving: serving.len() }
 }
 
 /// The trail's words for a cooldown the floor does not apply.

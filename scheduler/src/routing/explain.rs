@@ -5,7 +5,11 @@
 use crate::{
     explain::findings::{Finding, FindingKind, Inputs, rfc},
     model::{Instance, SessionSpan, TaskEventKind, Ts, WorkerRecord, WorkerStreak},
-    routing::{bucket::Bucket, cooldown::floor_note, selector::Selector},
+    routing::{
+        bucket::Bucket,
+        cooldown::{Floor, floor_note, floor_of},
+        selector::Selector,
+    },
 };
 
 fn labels_text(w: &std::collections::BTreeMap<String, String>) -> String {
@@ -18,33 +22,14 @@ fn cooling<'a>(inputs: &'a Inputs<'_>, worker: &str, handler: &str, now: Ts) -> 
         .streaks
         .iter()
         .find(|s| s.worker_id == worker && s.handler == handler && s.cooldown_until.is_some_and(|u| u > now))
-        .filter(|_| !released(inputs, handler, now).iter().any(|w| w == worker))
+        .filter(|_| !floor(inputs, handler, now).released.iter().any(|w| w == worker))
 }
 
 /// The cooling workers of `handler` the floor releases at `now` (see
 /// [`crate::routing::cooldown::released`]), from the app's live sessions and their streaks; with the
 /// number cooling and the number serving.
-fn released_of(inputs: &Inputs<'_>, handler: &str, now: Ts) -> (Vec<String>, usize, usize) {
-    let mut serving: Vec<&str> =
-        inputs.live.iter().filter(|w| w.handlers.iter().any(|h| h == handler)).map(|w| w.worker_id.as_str()).collect();
-    serving.sort_unstable();
-    serving.dedup();
-    let cooling: Vec<(&str, Ts)> = inputs
-        .limits
-        .streaks
-        .iter()
-        .filter(|s| s.handler == handler && serving.contains(&s.worker_id.as_str()))
-        .filter_map(|s| {
-            let until = s.cooldown_until.filter(|u| *u > now)?;
-            Some((s.worker_id.as_str(), s.cooldown.map_or(until, |d| crate::model::sub(until, d))))
-        })
-        .collect();
-    let out = crate::routing::cooldown::released(&cooling, serving.len(), inputs.limits.cooldown_max_share);
-    (out.into_iter().map(str::to_owned).collect(), cooling.len(), serving.len())
-}
-
-fn released(inputs: &Inputs<'_>, handler: &str, now: Ts) -> Vec<String> {
-    released_of(inputs, handler, now).0
+fn floor(inputs: &Inputs<'_>, handler: &str, now: Ts) -> Floor {
+    floor_of(inputs.limits.streaks, inputs.live, handler, now, inputs.limits.cooldown_max_share)
 }
 
 /// Findings that stand whatever the instances: cooldowns of workers serving the handler, an empty
@@ -52,7 +37,7 @@ fn released(inputs: &Inputs<'_>, handler: &str, now: Ts) -> Vec<String> {
 pub fn standing(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
     let task = inputs.task;
     let handler = &task.config.handler;
-    let (freed, cooling, serving) = released_of(inputs, handler, inputs.now);
+    let Floor { released: freed, cooling, serving } = floor(inputs, handler, inputs.now);
     for s in inputs.limits.streaks.iter().filter(|s| &s.handler == handler) {
         if let Some(until) = s.cooldown_until.filter(|u| *u > inputs.now) {
             let began = s.cooldown.map(|d| crate::model::sub(until, d));

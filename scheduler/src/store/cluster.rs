@@ -98,6 +98,19 @@ impl Cluster<'_> {
         Ok(())
     }
 
+    /// Worker sessions (optionally of one app) held by an axd that heartbeated at or after
+    /// `alive_since`: the sessions of a dead axd are gone, even before their rows are purged.
+    pub async fn live_workers(&mut self, app: Option<&str>, alive_since: Ts) -> StoreResult<Vec<WorkerRecord>> {
+        let alive: std::collections::HashSet<String> = self
+            .list_schedulers()
+            .await?
+            .into_iter()
+            .filter(|s| s.heartbeat_at >= alive_since)
+            .map(|s| s.scheduler_id)
+            .collect();
+        Ok(self.list_workers(app).await?.into_iter().filter(|w| alive.contains(&w.scheduler_id)).collect())
+    }
+
     /// Worker sessions, optionally of one app.
     pub async fn list_workers(&mut self, app: Option<&str>) -> StoreResult<Vec<WorkerRecord>> {
         let mut s = Stmt::new(format!("SELECT {} FROM ax_worker WHERE 1 = 1", WorkerRaw::columns()));

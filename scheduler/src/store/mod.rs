@@ -193,6 +193,8 @@ on_a_connection! {
     fn instance_logs(id: i64, after_seq: i64, limit: u32) in instances -> (Vec<crate::model::LogLine>, u64);
     /// Worker sessions, optionally of one app.
     fn list_workers(app: Option<&str>) in cluster -> Vec<crate::model::WorkerRecord>;
+    /// Worker sessions held by a live axd (heartbeat at or after `alive_since`).
+    fn live_workers(app: Option<&str>, alive_since: Ts) in cluster -> Vec<crate::model::WorkerRecord>;
     /// Every registered axd.
     fn list_schedulers() in cluster -> Vec<crate::model::SchedulerRecord>;
     /// Counts; schedulers are live if their heartbeat is newer than `alive_since`.

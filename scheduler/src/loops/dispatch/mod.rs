@@ -173,18 +173,8 @@ impl Dispatcher {
             mem.floored = floored;
         }
         if core.routing.workers().1 {
-            let alive_since = core.alive_since();
-            let alive: std::collections::HashSet<String> = core
-                .pools
-                .dispatch
-                .list_schedulers()
-                .await?
-                .into_iter()
-                .filter(|s| s.heartbeat_at >= alive_since)
-                .map(|s| s.scheduler_id)
-                .collect();
-            let workers = core.pools.dispatch.list_workers(None).await?;
-            core.routing.set_workers(workers.into_iter().filter(|w| alive.contains(&w.scheduler_id)).collect());
+            let workers = core.pools.dispatch.live_workers(None, core.alive_since()).await?;
+            core.routing.set_workers(workers);
         }
         let stale = self.memory().selectors.1.is_none_or(|t| t.elapsed() >= crate::routing::state::REFRESH);
         if stale {

@@ -119,8 +119,9 @@ async fn buffer_one_runs_one_at_a_time_and_keeps_one_waiting_across_three_axd(db
     assert!(ran.windows(2).all(|w| w[0] < w[1]), "in fire order: {ran:?}");
     let succeeded = list.iter().filter(|i| i.status == S::Success as i32).count();
     assert_eq!(succeeded, ran.len(), "every kept fire ran once");
-    let by: BTreeSet<String> = fleet.runs.lock().expect("lock").iter().map(|r| r.worker.clone()).collect();
-    assert!(by.len() >= 2, "the three axd shared the work: {by:?}");
+    // Which axd claims each kept fire is up to timing (without NOTIFY on MariaDB the axd whose
+    // trigger made it is usually first), so the spread over workers is not asserted: the three axd
+    // compete for every fire and claim, and the order and the one-at-a-time above must hold anyway.
     stop(axds, fleet).await;
 }
 

@@ -160,6 +160,14 @@ pub struct Session {
     pub early: bool,
     /// The stream's outbound channel (bounded).
     pub tx: mpsc::Sender<Outbound>,
+    /// Acknowledgements of recorded results, which the stream sends ahead of `tx`'s messages.
+    /// Never dropped for a full channel: a worker keeps an unacknowledged result (and re-sends it
+    /// only after reconnecting), and one group commit may answer more results than `tx` has room
+    /// for, as a result frees its slot (and brings the next Assign) before its commit. Unbounded,
+    /// but bounded in fact: one ack per result of an attempt this session was assigned, and
+    /// assignments stop when the worker stops reading its stream.
+    acks: mpsc::UnboundedSender<pb::ResultAck>,
+    acks_rx: Mutex<Option<mpsc::UnboundedReceiver<pb::ResultAck>>>,
     /// Fired to ask the session to send Drain and close (axd is unhealthy).
     pub drain_requested: tokio::sync::Notify,
     state: Mutex<SessionState>,
@@ -168,7 +176,10 @@ pub struct Session {
 impl Session {
     /// A session for a (validated) Hello, with nothing outstanding.
     pub fn new(id: String, hello: &pb::Hello, tx: mpsc::Sender<Outbound>, now: Ts) -> Self {
+        let (acks, acks_rx) = mpsc::unbounded_channel();
         Session {
+            acks,
+            acks_rx: Mutex::new(Some(acks_rx)),
             id,
             worker_id: hello.worker_id.clone(),
             app: hello.app.clone(),
@@ -339,6 +350,20 @@ impl Session {
             self.state().last_sent = Some(Instant::now());
         }
         ok
+    }
+
+    /// Queues the acknowledgement of a recorded result (see `acks`); false if the stream is gone.
+    pub fn ack(&self, ack: pb::ResultAck) -> bool {
+        let ok = self.acks.send(ack).is_ok();
+        if ok {
+            self.state().last_sent = Some(Instant::now());
+        }
+        ok
+    }
+
+    /// The receiving end of the acknowledgements, for the stream that sends them (once).
+    pub fn take_acks(&self) -> Option<mpsc::UnboundedReceiver<pb::ResultAck>> {
+        self.acks_rx.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
     /// How long since axd last sent anything on this stream.

@@ -152,6 +152,8 @@ fn inbound_failure(status: &Status) -> InboundFailure {
 /// status is kept apart from the queue so that a full queue can never turn it into a silent OK.
 pub struct ConnectStream {
     rx: ReceiverStream<Outbound>,
+    /// Acknowledgements of recorded results, sent first (see `Session::ack`).
+    acks: mpsc::UnboundedReceiver<pb::ResultAck>,
     end: Arc<Mutex<Option<Status>>>,
     done: bool,
 }
@@ -162,6 +164,9 @@ impl Stream for ConnectStream {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Outbound>> {
         if self.done {
             return Poll::Ready(None);
+        }
+        if let Poll::Ready(Some(ack)) = self.acks.poll_recv(cx) {
+            return Poll::Ready(Some(msg(pb::scheduler_message::Msg::ResultAck(ack))));
         }
         match Pin::new(&mut self.rx).poll_next(cx) {
             Poll::Ready(None) => {
@@ -240,9 +245,11 @@ impl WorkerService for WorkerApi {
             .map(|&(instance_id, attempt)| pb::InstanceAttempt { instance_id, attempt })
             .collect();
 
-        // Room for an Assign and an ack per slot, plus control messages: credits bound the rest.
+        // Room for an Assign per slot and control messages: credits bound the Assigns; the results'
+        // acknowledgements go on a queue of their own (Session::ack).
         let (tx, rx) = mpsc::channel(usize::try_from(hello.capacity).unwrap_or(1) * 2 + 64);
         let session = Arc::new(Session::new(id.clone(), &hello, tx.clone(), now));
+        let acks = session.take_acks().expect("a new session's acks are taken once");
         session.adopt(&adopted, &reopened.released_to_worker);
         session.grant(hello.initial_credits, false);
         core.registry.insert(session.clone());
@@ -270,7 +277,7 @@ impl WorkerService for WorkerApi {
         core.signals.sweep.now();
         let end = Arc::new(Mutex::new(None));
         crate::core::spawn("worker-session", run_session(core, session, inbound, self.shutdown.clone(), end.clone()));
-        Ok(Response::new(ConnectStream { rx: ReceiverStream::new(rx), end, done: false }))
+        Ok(Response::new(ConnectStream { rx: ReceiverStream::new(rx), acks, end, done: false }))
     }
 }
 
@@ -578,3 +585,6 @@ async fn handle(core: &Core, session: &Arc<Session>, m: pb::WorkerMessage) -> Re
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -178,9 +178,9 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
                     CompleteOutcome::Ignored(why) => (false, why),
                 };
                 let ack = pb::ResultAck { instance_id: c.instance_id, attempt: c.attempt, applied, note };
-                if !session.send(msg(pb::scheduler_message::Msg::ResultAck(ack))) {
+                if !session.ack(ack) {
                     // The worker keeps the result and re-sends it after reconnecting.
-                    tracing::debug!(session = %session.id, "stream full or closed; ack not sent");
+                    tracing::debug!(session = %session.id, "stream closed; ack not sent");
                 }
             }
             (WorkerOpOutcome::Rejected(true), _) => wake_dispatch = true,

@@ -1,0 +1,34 @@
+use super::*;
+use tokio_stream::StreamExt as _;
+
+fn filler() -> Outbound {
+    Ok(pb::SchedulerMessage { msg: None })
+}
+
+/// A group commit may answer more results than the stream's channel has room for (a result frees
+/// its slot, and brings the next Assign, before its commit): every acknowledgement still reaches
+/// the worker, which would otherwise keep those results until it reconnects.
+#[tokio::test]
+async fn acknowledgements_are_never_dropped_for_a_full_channel() {
+    let (tx, rx) = mpsc::channel(2);
+    let hello = pb::Hello { capacity: 1, ..Default::default() };
+    let session = Session::new("s".into(), &hello, tx, chrono::Utc::now());
+    let acks = session.take_acks().expect("acks");
+    assert!(session.send(filler()) && session.send(filler()), "room for two");
+    assert!(!session.send(filler()), "the channel is full");
+    for id in 0..100 {
+        let ack = pb::ResultAck { instance_id: id, attempt: 1, applied: true, note: String::new() };
+        assert!(session.ack(ack), "ack {id} queued");
+    }
+    drop(session);
+    let mut stream = ConnectStream { rx: ReceiverStream::new(rx), acks, end: Arc::new(Mutex::new(None)), done: false };
+    let (mut acked, mut others) = (Vec::new(), 0);
+    while let Some(m) = stream.next().await {
+        match m.expect("no error").msg {
+            Some(pb::scheduler_message::Msg::ResultAck(a)) => acked.push(a.instance_id),
+            _ => others += 1,
+        }
+    }
+    assert_eq!(acked, (0..100).collect::<Vec<_>>(), "every ack, in order");
+    assert_eq!(others, 2, "and what the channel held");
+}

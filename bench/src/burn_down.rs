@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use ax_proto::v1 as pb;
 use ax_tests::{axd::channel, procs::DemoWorker};
 
-use crate::{Bed, DbKind, Report, env, seed};
+use crate::{Bed, DbKind, Report, counts, env, seed};
 
 /// Sizes of a burn-down run.
 #[derive(Debug, clap::Args)]
@@ -43,33 +43,44 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     seed::pending_instances(kind, &db.url, task.id, "bench", "bench", "noop", "{}", n, now_us).await?;
     let seed_secs = seeded.elapsed().as_secs_f64();
 
-    let wal_before = seed::wal_position(kind, &db.url).await?;
+    let mut meter = counts::Meter::start(kind, &db.url, smoke).await?;
+    meter.follow(counts::Role::Axd, axd.child.id(), false);
     let started = Instant::now();
-    let workers: Vec<DemoWorker> = (0..a.workers)
-        .map(|i| {
-            DemoWorker::start_with(std::slice::from_ref(&endpoint), "bench", &format!("bench-{i}"), a.capacity, None)
-        })
-        .collect();
-    let deadline = started + Duration::from_secs(if smoke { 120 } else { 1800 });
-    let pool = seed::AnyPool::connect(kind, &db.url).await?;
-    let mut last_report = Instant::now();
-    // Polls two index probes (not the cluster stats, which count every row) every 10 ms.
-    while seed::any_unfinished(&pool, "bench").await? {
-        anyhow::ensure!(Instant::now() < deadline, "not every instance finished in time");
-        if last_report.elapsed() > Duration::from_secs(5) {
-            eprintln!("  still working after {:.1}s", started.elapsed().as_secs_f64());
-            last_report = Instant::now();
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
+    let (acked_tx, mut acked) = tokio::sync::watch::channel(0_u64);
+    let acked_tx = std::sync::Arc::new(acked_tx);
+    let mut workers = Vec::new();
+    for i in 0..a.workers {
+        let (w, out) =
+            DemoWorker::start_counting(std::slice::from_ref(&endpoint), "bench", &format!("bench-{i}"), a.capacity);
+        meter.follow(counts::Role::Worker, w.child.id(), true);
+        tokio::spawn(count_acked(out, acked_tx.clone()));
+        workers.push(w);
+    }
+    // The end is learned from the workers (each prints how many of its results axd acknowledged,
+    // that is recorded durably): no query competes with the run while it goes.
+    let limit = Duration::from_secs(if smoke { 120 } else { 1800 });
+    let done = matches!(tokio::time::timeout(limit, acked.wait_for(|&a| a >= n as u64)).await, Ok(Ok(_)));
+    if !done {
+        let pool = seed::AnyPool::connect(kind, &db.url).await?;
+        let left = seed::any_unfinished(&pool, "bench").await?;
+        crate::remove_run_dir(&dir);
+        anyhow::bail!(
+            "not every instance finished in time ({} acknowledged; unfinished left: {left})",
+            *acked.borrow()
+        );
     }
     let secs = started.elapsed().as_secs_f64();
-    let wal = match (wal_before, seed::wal_position(kind, &db.url).await?) {
-        (Some(a), Some(b)) => serde_json::json!(((b - a) as f64 / n as f64).round()),
-        _ => serde_json::Value::String("n/a".into()),
-    };
+    meter.sample_cpu().await?;
+    let pool = seed::AnyPool::connect(kind, &db.url).await?;
+    anyhow::ensure!(
+        !seed::any_unfinished(&pool, "bench").await?,
+        "the workers counted {n} results but instances are left"
+    );
+    drop(pool);
     let events = seed::event_count(kind, &db.url).await?;
     drop(workers);
     let _ = axd.terminate().await;
+    let counted = meter.finish(n as u64).await?;
     db.cleanup().await;
     crate::remove_run_dir(&dir);
     Ok(Report {
@@ -81,8 +92,24 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
             ("seconds".into(), serde_json::json!((secs * 1000.0).round() / 1000.0)),
             ("instances/s".into(), serde_json::json!((n as f64 / secs).round())),
             ("events per instance".into(), serde_json::json!(events as f64 / n as f64)),
-            ("WAL bytes per instance".into(), wal),
             ("seed seconds".into(), serde_json::json!((seed_secs * 1000.0).round() / 1000.0)),
-        ],
+        ]
+        .into_iter()
+        .chain(counted)
+        .collect(),
     })
+}
+
+/// Adds each worker's growth of acknowledged results (its `acked N` lines) to the total.
+async fn count_acked(out: tokio::process::ChildStdout, total: std::sync::Arc<tokio::sync::watch::Sender<u64>>) {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut lines = tokio::io::BufReader::new(out).lines();
+    let mut mine = 0;
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(n) = line.strip_prefix("acked ").and_then(|n| n.parse::<u64>().ok()) {
+            let grown = n.saturating_sub(mine);
+            mine = n;
+            total.send_modify(|t| *t += grown);
+        }
+    }
 }

@@ -7,6 +7,7 @@
 
 mod burn_down;
 mod ceiling;
+mod counts;
 mod env;
 mod failover;
 mod fire_lag;

@@ -137,20 +137,6 @@ impl AnyPool {
     }
 }
 
-/// PostgreSQL's current write-ahead log position in bytes (None elsewhere): the difference over a
-/// run is what the run wrote, a measure of write cost that does not depend on CPU contention.
-pub async fn wal_position(kind: DbKind, url: &str) -> anyhow::Result<Option<i64>> {
-    Ok(match kind {
-        DbKind::Postgres => {
-            let pool = sqlx::PgPool::connect(url).await?;
-            let v: i64 = sqlx::query_scalar("SELECT (pg_current_wal_lsn() - '0/0')::BIGINT").fetch_one(&pool).await?;
-            pool.close().await;
-            Some(v)
-        }
-        _ => None,
-    })
-}
-
 /// A task to clone from a template: its name, cron expression (None: the template's) and next
 /// fire time in microseconds.
 pub struct TaskClone {

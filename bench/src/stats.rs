@@ -98,6 +98,11 @@ impl Cpu {
         Ok(Cpu { ticks: field(11)? + field(12)?, at })
     }
 
+    /// No CPU time yet: the base for a process followed from its start.
+    pub fn zero() -> Cpu {
+        Cpu { ticks: 0, at: Instant::now() }
+    }
+
     /// CPU used from `earlier` to this sample.
     pub fn since(&self, earlier: &Cpu, ticks_per_sec: f64) -> CpuUse {
         CpuUse {

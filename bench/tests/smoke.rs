@@ -50,6 +50,12 @@ async fn burn_down_runs_in_smoke_mode(db: &TestDb) {
     assert_eq!(num(&f, "instances"), 500.0);
     assert_eq!(num(&f, "events per instance"), 4.0, "every instance has its full trail");
     assert!(num(&f, "instances/s") > 0.0);
+    assert!(f.contains_key("per instance: axd CPU ms"), "CPU per instance is counted: {f:?}");
+    if db.db == Db::Postgres {
+        // Approximate in a smoke run (the server is shared with the suite), but counted.
+        assert!(num(&f, "per instance: tuple writes") > 0.0, "tuple writes are counted: {f:?}");
+        assert!(f.contains_key("per instance: WAL bytes"), "{f:?}");
+    }
 }
 
 async fn full_lifecycle_runs_in_smoke_mode(db: &TestDb) {

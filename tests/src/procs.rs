@@ -96,6 +96,22 @@ impl DemoWorker {
         Self::spawn(tokio::process::Command::new(bin("demo-worker")), endpoints, app, worker_id, capacity, exec_log)
     }
 
+    /// Like [`DemoWorker::start_with`] without an execution log, printing `acked N` on stdout as
+    /// axd acknowledges its results (`--print-acked`): the returned stdout is how a benchmark
+    /// counts completions without asking the database.
+    pub fn start_counting(
+        endpoints: &[String],
+        app: &str,
+        worker_id: &str,
+        capacity: u32,
+    ) -> (DemoWorker, tokio::process::ChildStdout) {
+        let mut cmd = tokio::process::Command::new(bin("demo-worker"));
+        cmd.arg("--print-acked").stdout(std::process::Stdio::piped());
+        let mut w = Self::spawn(cmd, endpoints, app, worker_id, capacity, None);
+        let out = w.child.stdout.take().expect("piped stdout");
+        (w, out)
+    }
+
     /// Like [`DemoWorker::start`], with the worker's own log (stderr) written to `stderr_log`.
     pub fn start_logged(
         endpoints: &[String],

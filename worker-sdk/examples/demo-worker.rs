@@ -54,6 +54,10 @@ struct Args {
     /// OpenTelemetry: export each run as a span to this OTLP/gRPC collector (http://host:port).
     #[arg(long, env = "AX_OTLP_ENDPOINT")]
     otlp_endpoint: Option<String>,
+    /// Print `acked N` on stdout every 10 ms while the count of results axd acknowledged (durably
+    /// recorded) grows: how ax-bench learns a burn-down's end without querying the database.
+    #[arg(long)]
+    print_acked: bool,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -243,6 +247,9 @@ async fn main() -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let (mut term, mut int) = (signal(SignalKind::terminate())?, signal(SignalKind::interrupt())?);
     eprintln!("demo-worker {} serving app {:?} via {}", worker.worker_id(), args.app, args.endpoint.join(","));
+    if args.print_acked {
+        tokio::spawn(print_acked(worker.stats()));
+    }
     worker
         .run_until(async move {
             tokio::select! {
@@ -252,4 +259,22 @@ async fn main() -> anyhow::Result<()> {
         })
         .await?;
     Ok(())
+}
+
+/// Prints the acknowledged-result count each time it has grown, checked every 10 ms.
+async fn print_acked(stats: ax_worker::Stats) {
+    use std::io::Write as _;
+    let mut shown = 0;
+    let mut tick = tokio::time::interval(Duration::from_millis(10));
+    loop {
+        tick.tick().await;
+        let acked = stats.acked();
+        if acked != shown {
+            shown = acked;
+            let mut out = std::io::stdout().lock();
+            if writeln!(out, "acked {acked}").and_then(|()| out.flush()).is_err() {
+                return;
+            }
+        }
+    }
 }

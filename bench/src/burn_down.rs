@@ -53,7 +53,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
         let (w, out) =
             DemoWorker::start_counting(std::slice::from_ref(&endpoint), "bench", &format!("bench-{i}"), a.capacity);
         meter.follow(counts::Role::Worker, w.child.id(), true);
-        tokio::spawn(count_acked(out, acked_tx.clone()));
+        tokio::spawn(counts::add_counts(out, "acked ", acked_tx.clone()));
         workers.push(w);
     }
     // The end is learned from the workers (each prints how many of its results axd acknowledged,
@@ -98,18 +98,4 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
         .chain(counted)
         .collect(),
     })
-}
-
-/// Adds each worker's growth of acknowledged results (its `acked N` lines) to the total.
-async fn count_acked(out: tokio::process::ChildStdout, total: std::sync::Arc<tokio::sync::watch::Sender<u64>>) {
-    use tokio::io::AsyncBufReadExt as _;
-    let mut lines = tokio::io::BufReader::new(out).lines();
-    let mut mine = 0;
-    while let Ok(Some(line)) = lines.next_line().await {
-        if let Some(n) = line.strip_prefix("acked ").and_then(|n| n.parse::<u64>().ok()) {
-            let grown = n.saturating_sub(mine);
-            mine = n;
-            total.send_modify(|t| *t += grown);
-        }
-    }
 }

@@ -34,10 +34,27 @@ struct Db {
     statements: Option<i64>,
 }
 
+/// Who serves the run from the database: the application name its connections carry and the
+/// schema of its tables.
+pub struct Served {
+    /// `application_name` of the connections doing the run's work (`axd`, `graphile-worker`).
+    pub app: &'static str,
+    /// The schema of the tables counted (None: the connection's current schema).
+    pub schema: Option<String>,
+}
+
+impl Served {
+    /// axd on the run's own schema.
+    pub fn axd() -> Served {
+        Served { app: "axd", schema: None }
+    }
+}
+
 /// A measurement in progress: the opening snapshot and the CPU clocks of the processes it follows.
 pub struct Meter {
     url: String,
     shared: bool,
+    served: Served,
     db: Option<Db>,
     walinspect: bool,
     cpu: Vec<(Role, u32, Cpu)>,
@@ -62,9 +79,15 @@ impl Meter {
     /// `shared` (smoke runs, which share the server with the test suite): no waiting, as other
     /// clients come and go; the counts are then approximate.
     pub async fn start(kind: DbKind, url: &str, shared: bool) -> anyhow::Result<Meter> {
+        Self::start_for(kind, url, shared, Served::axd()).await
+    }
+
+    /// Like [`Meter::start`], for a run served by other connections than axd's.
+    pub async fn start_for(kind: DbKind, url: &str, shared: bool, served: Served) -> anyhow::Result<Meter> {
         let mut m = Meter {
             url: url.to_owned(),
             shared,
+            served,
             db: None,
             walinspect: false,
             cpu: Vec::new(),
@@ -77,7 +100,7 @@ impl Meter {
             if !m.walinspect {
                 eprintln!("  counts: pg_walinspect is not available, index entries and row locks are not counted");
             }
-            m.db = Some(snapshot(&mut conn, if shared { Wait::No } else { Wait::OnlyAxd }).await?);
+            m.db = Some(snapshot(&mut conn, &m.served, if shared { Wait::No } else { Wait::OnlyServing }).await?);
             conn.close().await?;
         }
         Ok(m)
@@ -103,8 +126,9 @@ impl Meter {
         if self.db.is_some() {
             let mut conn = PgConnection::connect(&self.url).await?;
             let pids: Vec<i32> = sqlx::query_scalar(
-                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'axd'",
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1",
             )
+            .bind(self.served.app)
             .fetch_all(&mut conn)
             .await?;
             conn.close().await?;
@@ -126,7 +150,8 @@ impl Meter {
         let mut rows: Vec<(String, serde_json::Value)> = Vec::new();
         if let Some(before) = &self.db {
             let mut conn = PgConnection::connect(&self.url).await?;
-            let after = snapshot(&mut conn, if self.shared { Wait::No } else { Wait::AxdGone }).await?;
+            let wait = if self.shared { Wait::No } else { Wait::ServingGone };
+            let after = snapshot(&mut conn, &self.served, wait).await?;
             let updated = (after.updated - before.updated) as f64;
             let hot = (after.hot - before.hot) as f64;
             rows.push(("per instance: tuples inserted".into(), per((after.inserted - before.inserted) as f64)));
@@ -170,8 +195,10 @@ impl Meter {
             conn.close().await?;
         }
         let sum = |role: Role| self.ended.iter().filter(|(r, _)| *r == role).map(|(_, s)| s).sum::<f64>();
-        let ms = |s: f64| serde_json::json!((s * 1e6 / instances.max(1) as f64).round() / 1000.0);
-        rows.push(("per instance: axd CPU ms".into(), ms(sum(Role::Axd))));
+        let ms = |s: f64| serde_json::json!((s.max(0.0) * 1e6 / instances.max(1) as f64).round() / 1000.0 + 0.0);
+        if self.cpu.iter().any(|(r, ..)| *r == Role::Axd) {
+            rows.push(("per instance: axd CPU ms".into(), ms(sum(Role::Axd))));
+        }
         rows.push(("per instance: worker CPU ms".into(), ms(sum(Role::Worker))));
         if self.db.is_some() {
             rows.push(("per instance: database CPU ms (lower bound)".into(), ms(self.backends)));
@@ -183,26 +210,27 @@ impl Meter {
 /// What a snapshot waits for before it reads the counters (up to a minute).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Wait {
-    /// No backend is connected to the database but ours and axd's, which stay while a run goes
-    /// and are counted from here: what the others wrote (seeding) has been published. A benchmark
-    /// needs the server to itself.
-    OnlyAxd,
-    /// axd's backends have exited, publishing all that the run wrote.
-    AxdGone,
+    /// No backend is connected to the database but ours and those serving the run (axd's, which
+    /// stay while a run goes and are counted from here): what the others wrote (seeding) has been
+    /// published. A benchmark needs the server to itself.
+    OnlyServing,
+    /// The serving backends have exited, publishing all that the run wrote.
+    ServingGone,
     /// Nothing (the server is shared).
     No,
 }
 
-/// Waits (up to a minute) until no backend but ours is connected to the database among axd's
-/// (`axd_gone`) or among the others.
-async fn settle(conn: &mut PgConnection, axd_gone: bool) -> anyhow::Result<()> {
+/// Waits (up to a minute) until no backend but ours is connected to the database among those of
+/// application `app` (`gone`) or among the others.
+async fn settle(conn: &mut PgConnection, app: &str, gone: bool) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let others: Vec<(Option<String>, Option<String>, Option<String>)> = sqlx::query_as(
             "SELECT application_name, state, query FROM pg_stat_activity WHERE datname = current_database() \
-             AND pid <> pg_backend_pid() AND (application_name = 'axd') = $1",
+             AND pid <> pg_backend_pid() AND (application_name = $2) = $1",
         )
-        .bind(axd_gone)
+        .bind(gone)
+        .bind(app)
         .fetch_all(&mut *conn)
         .await?;
         if others.is_empty() {
@@ -218,17 +246,18 @@ async fn settle(conn: &mut PgConnection, axd_gone: bool) -> anyhow::Result<()> {
 }
 
 /// Waits as `wait` says, then reads the counters of the run's tables (its schema's).
-async fn snapshot(conn: &mut PgConnection, wait: Wait) -> anyhow::Result<Db> {
+async fn snapshot(conn: &mut PgConnection, served: &Served, wait: Wait) -> anyhow::Result<Db> {
     if wait != Wait::No {
-        settle(conn, wait == Wait::AxdGone).await?;
+        settle(conn, served.app, wait == Wait::ServingGone).await?;
     }
     // Table counters are cached per transaction: a fresh read, not this connection's last one.
     sqlx::query("SELECT pg_stat_clear_snapshot()").execute(&mut *conn).await?;
     let (inserted, updated, hot, deleted): (i64, i64, i64, i64) = sqlx::query_as(
         "SELECT COALESCE(SUM(n_tup_ins), 0)::BIGINT, COALESCE(SUM(n_tup_upd), 0)::BIGINT, \
          COALESCE(SUM(n_tup_hot_upd), 0)::BIGINT, COALESCE(SUM(n_tup_del), 0)::BIGINT FROM pg_stat_user_tables \
-         WHERE schemaname = current_schema()",
+         WHERE schemaname = COALESCE($1, current_schema())",
     )
+    .bind(served.schema.as_deref())
     .fetch_one(&mut *conn)
     .await?;
     let lsn: String = sqlx::query_scalar("SELECT pg_current_wal_lsn()::TEXT").fetch_one(&mut *conn).await?;
@@ -299,6 +328,10 @@ async fn walinspect_schema(conn: &mut PgConnection) -> Option<String> {
 }
 
 async fn wal_records(conn: &mut PgConnection, from: &str, to: &str) -> anyhow::Result<Wal> {
+    if from == to {
+        // pg_get_wal_stats refuses an empty range.
+        return Ok(Wal { index_entries: 0, locks: 0, commits: 0, records: 0, kinds: Vec::new() });
+    }
     let schema = walinspect_schema(conn).await.context("pg_walinspect disappeared")?;
     let rows: Vec<(String, i64)> = sqlx::query_as(&format!(
         "SELECT \"resource_manager/record_type\", count::BIGINT FROM \"{schema}\".pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, true)",
@@ -307,7 +340,7 @@ async fn wal_records(conn: &mut PgConnection, from: &str, to: &str) -> anyhow::R
     .bind(to)
     .fetch_all(conn)
     .await
-    .context("reading the run's write-ahead log with pg_walinspect")?;
+    .map_err(|e| anyhow::anyhow!("reading the run's write-ahead log with pg_walinspect: {e:?}"))?;
     let count = |names: &[&str]| rows.iter().filter(|(k, _)| names.contains(&k.as_str())).map(|(_, c)| c).sum();
     Ok(Wal {
         // A leaf insert is one index entry; a posting-list insert adds a duplicate to an entry.
@@ -317,4 +350,28 @@ async fn wal_records(conn: &mut PgConnection, from: &str, to: &str) -> anyhow::R
         records: rows.iter().map(|(_, c)| c).sum(),
         kinds: rows.iter().filter(|(_, c)| *c > 0).cloned().collect(),
     })
+}
+
+/// Whether a report's figure is one of the counts [`Meter::finish`] names.
+pub fn is_count(name: &str) -> bool {
+    name.starts_with("per instance") || name.starts_with("heap-only share") || name.starts_with("WAL records by kind")
+}
+
+/// Adds the growth of a process's running count to `total`: the process prints `<prefix> N` lines
+/// (N its own count so far) on `out`. How a run learns its end without asking the database.
+pub async fn add_counts(
+    out: impl tokio::io::AsyncRead + Unpin,
+    prefix: &'static str,
+    total: std::sync::Arc<tokio::sync::watch::Sender<u64>>,
+) {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut lines = tokio::io::BufReader::new(out).lines();
+    let mut mine = 0;
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(n) = line.strip_prefix(prefix).and_then(|n| n.trim().parse::<u64>().ok()) {
+            let grown = n.saturating_sub(mine);
+            mine = n;
+            total.send_modify(|t| *t += grown);
+        }
+    }
 }

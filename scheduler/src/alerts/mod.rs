@@ -225,6 +225,22 @@ pub fn check_url(url: &str, allow_private: bool) -> Result<Target, String> {
     Ok(t)
 }
 
+/// A webhook URL as shown to callers who may not manage alert rules, and in the audit: scheme,
+/// host and port only, since the path and query often hold the receiver's token.
+/// `https://hooks.example.com/services/T0/B0/xyz?k=1` → `https://hooks.example.com/[redacted]`.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return "[redacted]".to_owned() };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    // A stored URL has no user information (refused on create); one is never shown all the same.
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    if tail.is_empty() || tail == "/" {
+        format!("{scheme}://{authority}{tail}")
+    } else {
+        format!("{scheme}://{authority}/[redacted]")
+    }
+}
+
 /// The wait after the `attempts`-th failed attempt: `base`, doubling with each failure, at most 10 min.
 pub fn backoff(base: Duration, attempts: u32) -> Duration {
     let factor = 1u32.checked_shl(attempts.saturating_sub(1).min(20)).unwrap_or(u32::MAX);

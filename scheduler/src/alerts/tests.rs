@@ -137,3 +137,19 @@ fn a_condition_alerts_once_per_episode_after_holding_long_enough() {
     let (s6, _) = step(s5, true, Duration::ZERO, t(92));
     assert_eq!((s6.firing, s6.episode), (true, 2), "a new episode has a new number");
 }
+
+#[test]
+fn redacted_urls_keep_scheme_host_and_port_only() {
+    let cases = [
+        ("https://hooks.example.com/services/T0/B0/xyz?token=1", "https://hooks.example.com/[redacted]"),
+        ("http://10.0.0.1:8080/hook", "http://10.0.0.1:8080/[redacted]"),
+        ("https://[::1]:9/?k=v", "https://[::1]:9/[redacted]"),
+        ("https://hooks.example.com#frag", "https://hooks.example.com/[redacted]"),
+        ("https://user:pw@hooks.example.com/", "https://hooks.example.com/"),
+        ("https://hooks.example.com", "https://hooks.example.com"),
+        ("not a url", "[redacted]"),
+    ];
+    for (url, shown) in cases {
+        assert_eq!(super::redact_url(url), shown, "{url}");
+    }
+}

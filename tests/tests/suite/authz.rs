@@ -600,6 +600,27 @@ async fn every_rpc_by_every_role_in_and_out_of_scope(db: &TestDb) {
     let got = val.get_calendar(pb::GetCalendarRequest { name: hidden.calendar.clone() }).await.expect("get calendar");
     assert_eq!(got.into_inner().tasks, vec!["cal-user-billing".to_owned()], "only the tasks of the viewer's apps");
 
+    // Webhook URLs often hold the receiver's token: whole only for who may manage the rules, and
+    // never in the audit trail, which viewers read (issue 33).
+    let secret_url = "http://127.0.0.1:9/hook/T0K3N?sig=s3cr3t";
+    let mut with_token = rule_spec("with-token", "billing");
+    with_token.url = secret_url.into();
+    root.create_alert_rule(pb::CreateAlertRuleRequest { rule: Some(with_token) }).await.expect("rule with a token");
+    root.test_alert_rule(pb::TestAlertRuleRequest { name: "with-token".into() }).await.expect("a delivery");
+    let urls = async |c: &mut Client| {
+        let rules = c.list_alert_rules(pb::ListAlertRulesRequest { app: "billing".into() }).await.expect("rules");
+        let rule = rules.into_inner().rules.into_iter().find(|r| r.name == "with-token").expect("listed").url;
+        let r = pb::ListAlertDeliveriesRequest { rule: "with-token".into(), ..Default::default() };
+        let deliveries = c.list_alert_deliveries(r).await.expect("deliveries").into_inner().deliveries;
+        (rule, deliveries.into_iter().map(|d| d.url).collect::<Vec<_>>())
+    };
+    let redacted = "http://127.0.0.1:9/[redacted]".to_owned();
+    assert_eq!(urls(&mut val).await, (redacted.clone(), vec![redacted.clone()]), "a viewer sees no token");
+    assert_eq!(urls(&mut alice).await, (secret_url.to_owned(), vec![secret_url.to_owned()]), "an admin sees it");
+    let created = audit(&mut root, Rpc::CreateAlertRule).await;
+    let entry = created.iter().find(|e| e.after_json.contains("with-token")).expect("audited");
+    assert!(!entry.after_json.contains("T0K3N") && entry.after_json.contains(&redacted), "{}", entry.after_json);
+
     // Workers of the trust domain connect for their own app only.
     let ch = ca.channel(&addr, "worker").await;
     RawWorker::connect(ch.clone(), hello("billing", "w1", "h", 1, 1)).await.expect("own app, own trust domain");

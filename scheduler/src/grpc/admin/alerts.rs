@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use super::*;
 use crate::{
-    alerts::{AlertEvent, AlertRule, Delivery, DeliveryStatus, MAX_SECRET, MIN_SECRET, check_url, outbox},
+    alerts::{AlertEvent, AlertRule, Delivery, DeliveryStatus, MAX_SECRET, MIN_SECRET, check_url, outbox, redact_url},
     store::DeliveryFilter,
 };
 
@@ -24,27 +24,37 @@ fn rule_name(field: &str, v: &str) -> Result<()> {
     Ok(())
 }
 
-/// A rule as JSON for the audit trail (without its secret).
+/// A rule as JSON for the audit trail, which viewers read: without its secret, its URL redacted.
 fn rule_json(r: &AlertRule) -> String {
     serde_json::json!({
         "name": r.name,
         "app": r.app,
         "task": r.task_name,
         "events": r.events.iter().map(|e| e.as_str()).collect::<Vec<_>>(),
-        "url": r.url,
+        "url": redact_url(&r.url),
         "no_worker_for_ms": r.no_worker_for.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
         "backlog_over": r.backlog_over,
     })
     .to_string()
 }
 
-fn rule_to_pb(r: &AlertRule) -> pb::AlertRule {
+/// Whether the caller sees webhook URLs whole: only those who may manage alert rules (admins, and
+/// the anonymous loopback caller); viewers and operators see them redacted ([`redact_url`]).
+fn sees_urls(grant: &Grant) -> bool {
+    grant.identity.role >= crate::auth::Role::Admin
+}
+
+fn shown_url(url: &str, whole: bool) -> String {
+    if whole { url.to_owned() } else { redact_url(url) }
+}
+
+fn rule_to_pb(r: &AlertRule, whole_url: bool) -> pb::AlertRule {
     pb::AlertRule {
         name: r.name.clone(),
         app: r.app.clone(),
         task: r.task_name.clone().unwrap_or_default(),
         events: r.events.iter().map(|e| e.as_str().to_owned()).collect(),
-        url: r.url.clone(),
+        url: shown_url(&r.url, whole_url),
         no_worker_for: r.no_worker_for.map(convert::duration_to_pb),
         backlog_over: r.backlog_over,
         created_by: r.created_by.clone(),
@@ -52,7 +62,7 @@ fn rule_to_pb(r: &AlertRule) -> pb::AlertRule {
     }
 }
 
-fn delivery_to_pb(d: &Delivery) -> pb::AlertDelivery {
+fn delivery_to_pb(d: &Delivery, whole_url: bool) -> pb::AlertDelivery {
     let pending = d.status == DeliveryStatus::Pending;
     pb::AlertDelivery {
         id: d.id,
@@ -67,7 +77,7 @@ fn delivery_to_pb(d: &Delivery) -> pb::AlertDelivery {
         create_time: Some(convert::ts_to_pb(d.created_at)),
         finish_time: d.finished_at.map(convert::ts_to_pb),
         body: crate::alerts::sign::body(d),
-        url: d.url.clone(),
+        url: shown_url(&d.url, whole_url),
     }
 }
 
@@ -191,7 +201,7 @@ impl AdminApi {
         };
         tx.commit().await?;
         n.after = Some(rule_json(&rule));
-        Ok(pb::CreateAlertRuleResponse { rule: Some(rule_to_pb(&rule)) })
+        Ok(pb::CreateAlertRuleResponse { rule: Some(rule_to_pb(&rule, true)) })
     }
 
     pub(super) async fn list_alert_rules_(
@@ -209,7 +219,8 @@ impl AdminApi {
             Some(vec![app.clone()])
         };
         let rules = self.core.pools.admin.list_alert_rules(apps.as_deref()).await?;
-        Ok(pb::ListAlertRulesResponse { rules: rules.iter().map(rule_to_pb).collect() })
+        let whole = sees_urls(&grant);
+        Ok(pb::ListAlertRulesResponse { rules: rules.iter().map(|r| rule_to_pb(r, whole)).collect() })
     }
 
     pub(super) async fn delete_alert_rule_(
@@ -274,7 +285,7 @@ impl AdminApi {
         let list = self.core.pools.admin.list_deliveries(&filter).await?;
         Ok(pb::ListAlertDeliveriesResponse {
             next_page_token: next_page_token(&list, limit, |d| d.id),
-            deliveries: list.iter().map(delivery_to_pb).collect(),
+            deliveries: list.iter().map(|d| delivery_to_pb(d, sees_urls(&grant))).collect(),
         })
     }
 }

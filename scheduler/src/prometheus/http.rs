@@ -25,6 +25,9 @@ const MAX_HEAD: usize = 8 * 1024;
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// Scrapes handled at once; more wait for their turn.
 const CONCURRENT: usize = 8;
+/// Longest the answer may take to be written: a client that does not read its answer gives its
+/// turn up then, instead of holding it.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The future a [`Scrape`] returns: the body.
 pub type ScrapeFuture = std::pin::Pin<Box<dyn std::future::Future<Output = String> + Send>>;
@@ -96,8 +99,12 @@ async fn answer(mut stream: TcpStream, scrape: &Scrape, bound: Option<std::net::
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
-    stream.write_all(response.as_bytes()).await?;
-    stream.shutdown().await
+    let written = tokio::time::timeout(WRITE_TIMEOUT, async {
+        stream.write_all(response.as_bytes()).await?;
+        stream.shutdown().await
+    })
+    .await;
+    written.unwrap_or_else(|_| Err(std::io::ErrorKind::TimedOut.into()))
 }
 
 /// Reads until the blank line that ends the head: `Ok(false)` if it is longer than [`MAX_HEAD`].

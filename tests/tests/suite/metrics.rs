@@ -77,10 +77,14 @@ async fn a_scripted_run_shows_exact_counters_gauges_and_histograms(db: &TestDb) 
     let failing = trigger(&mut admin, "bad", "k").await;
     let slow = trigger(&mut admin, "slow", "k").await;
 
-    // No worker yet: the five wait in PENDING, read from the database at scrape time.
-    let text = scrape(addr).await;
+    // No worker yet: the five wait in PENDING, read from the database by a scrape (one reading
+    // serves the scrapes of the next 5 s: the one above may still be shown).
     let pending = format!("ax_pending_instances{{app=\"{app}\"}}");
-    assert_eq!(value(&text, &pending), Some(5.0), "{text}");
+    let text = eventually(LONG, "the backlog of five", || async {
+        let text = scrape(addr).await;
+        (value(&text, &pending) == Some(5.0)).then_some(text)
+    })
+    .await;
     let created = format!("ax_instances_created_total{{app=\"{app}\",status=\"PENDING\"}}");
     assert_eq!(value(&text, &created), Some(5.0), "{text}");
     for role in ["admin", "trigger", "dispatch", "workers", "sweeper"] {
@@ -118,11 +122,12 @@ async fn a_scripted_run_shows_exact_counters_gauges_and_histograms(db: &TestDb) 
     // Counters are recorded just after their transaction commits: wait for the last one, then
     // every other value is exact.
     let finished = |s: &str| format!("ax_instances_finished_total{{app=\"{app}\",status=\"{s}\"}}");
-    let text = eventually(LONG, "the finished counters and the idle worker", || async {
+    let text = eventually(LONG, "the finished counters, the idle worker and no backlog", || async {
         let text = scrape(addr).await;
         let idle = value(&text, &format!("ax_worker_credits_in_use{{app=\"{app}\"}}")) == Some(0.0);
         let done = [("SUCCESS", 3.0), ("FAILED", 1.0), ("TIMEOUT", 1.0)];
-        (done.iter().all(|(s, n)| value(&text, &finished(s)) == Some(*n)) && idle).then_some(text)
+        let drained = value(&text, &pending) == Some(0.0);
+        (done.iter().all(|(s, n)| value(&text, &finished(s)) == Some(*n)) && idle && drained).then_some(text)
     })
     .await;
     assert_eq!(value(&text, &finished("CANCELED")), None, "no such series: {text}");

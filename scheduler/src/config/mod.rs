@@ -145,11 +145,12 @@ pub struct Options {
     /// Longest a new connection may take to finish its TLS handshake before it is closed [default: 10s]
     #[arg(long, env = "AX_TLS_HANDSHAKE_TIMEOUT")]
     pub tls_handshake_timeout: Option<HumanDuration>,
-    /// Most client connections open at once; each worker process holds one, each axctl run one. At
-    /// the cap, the connection idle longest is closed to make room (first one that never carried a
-    /// call, such as an unfinished TLS handshake); a new connection is refused only when every
-    /// connection has a call open. Lowered at start-up to what the file-descriptor limit (nofile)
-    /// allows, less 3 per database connection and 64 [default: 4096]
+    /// Most client connections open at once, over the gRPC and console ports together; each worker
+    /// process holds one, each axctl run one. At the cap, the connection idle longest is closed to
+    /// make room (first one that never carried a call, such as an unfinished TLS handshake); a new
+    /// connection is refused only when every connection has a call open. Lowered at start-up to
+    /// what the file-descriptor limit (nofile) allows, less 3 per database connection and 64
+    /// [default: 4096]
     #[arg(long, env = "AX_MAX_CONNECTIONS")]
     pub max_connections: Option<u32>,
     /// A connection with no call open for this long is closed (clients reconnect when they need

@@ -220,9 +220,9 @@ pub fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> BoxFuture<'_, Re
     Box::pin(startup::start_axd(config, clock))
 }
 
-/// `--max-connections`, lowered to what the file-descriptor limit leaves once the database
-/// connections and axd's own files are counted: past that, accepting fails and every client,
-/// authenticated or not, is kept out.
+/// `--max-connections` (one budget for the gRPC and console ports), lowered to what the
+/// file-descriptor limit leaves once the database connections and axd's own files are counted:
+/// past that, accepting fails and every client, authenticated or not, is kept out.
 fn max_connections(config: &Config) -> usize {
     let wanted = config.limits.max_connections;
     let p = config.pools;

@@ -101,7 +101,8 @@ pub(super) async fn start_axd(config: &Config, clock: Option<Arc<dyn Clock>>) ->
 
     let health_service = start_health(config, &core, &mut tasks).await;
     let Grpc { router, connections, tls_config } = grpc_router(config, &core, addr, health_service, &tasks.cancel)?;
-    let console_addr = serve_console(config, early.console_listener, addr, &core, tls_config, &mut tasks)?;
+    let console_addr =
+        serve_console(config, early.console_listener, addr, &core, tls_config, &connections, &mut tasks)?;
     let server = serve_grpc(router, listener, &connections, &tasks.cancel);
     tracing::info!(%addr, scheduler_id = %core.scheduler_id, database = %redact(&config.database_url), "axd started");
     let Tasks { cancel, writer_cancel, handles: tasks } = tasks;
@@ -425,6 +426,7 @@ fn serve_console(
     addr: SocketAddr,
     core: &Arc<Core>,
     tls_config: Option<ServerTlsConfig>,
+    connections: &Arc<Tracker>,
     tasks: &mut Tasks,
 ) -> Result<Option<SocketAddr>, ServerError> {
     let limits = config.limits;
@@ -433,8 +435,10 @@ fn serve_console(
         let wanted = config.console_listen.unwrap_or(addr);
         let bound = listener.local_addr().map_err(|e| ServerError::Console { addr: wanted, reason: e.to_string() })?;
         console_addr = Some(bound);
-        // A tracker of its own: the same limits, counted apart from the gRPC port's clients.
-        let tracker = Tracker::new(max_connections(config), limits.idle_connection_timeout);
+        // The gRPC port's tracker: one budget of connections (and file descriptors) for both
+        // ports, so that idle connections to the console cannot take what the workers need; at the
+        // cap, the connections idle longest make room, whichever port they came to.
+        let tracker = connections.clone();
         let console = crate::console::serve(listener, core.clone(), tls_config, limits, tracker, tasks.cancel.clone())
             .map_err(|e| ServerError::Console { addr: bound, reason: e.to_string() })?;
         tracing::info!(addr = %bound, "serving the web console");

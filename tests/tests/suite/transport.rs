@@ -67,6 +67,41 @@ async fn reflection_v1alpha_lists_the_services_as_v1_does() {
     db.cleanup().await;
 }
 
+/// The console's port and the gRPC port share one budget of connections (issue 33): idle
+/// connections to the console cannot hold what the gRPC port needs, for at the cap the connection
+/// idle longest makes room, whichever port it came to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_and_grpc_ports_share_one_connection_budget() {
+    let db = TestDb::create(Db::Sqlite).await.expect("sqlite");
+    let axd = Axd::start(&db, |o: &mut Options| {
+        o.max_connections = Some(4);
+        o.console_listen = Some("127.0.0.1:0".parse().expect("addr"));
+        o.idle_connection_timeout = Some(HumanDuration(Duration::from_secs(3600)));
+    })
+    .await;
+    let console = axd.running.console_addr.expect("console served");
+    let mut idle = Vec::new();
+    for _ in 0..4 {
+        idle.push(TcpStream::connect(console).await.expect("connect to the console"));
+    }
+    ax_tests::eventually(Duration::from_secs(5), "the four console connections to be counted", || {
+        let open = axd.running.connections.open();
+        async move { (open == 4).then_some(()) }
+    })
+    .await;
+    // A fifth connection, to the gRPC port: the budget is full, so an idle console connection goes.
+    let mut admin = axd.admin().await;
+    admin.list_tasks(pb::ListTasksRequest::default()).await.expect("a call on the gRPC port");
+    let mut closed = 0;
+    for conn in &mut idle {
+        if closed_within(conn, Duration::from_millis(500)).await.is_ok() {
+            closed += 1;
+        }
+    }
+    assert_eq!(closed, 1, "one idle console connection made room for the gRPC client");
+    assert!(axd.running.connections.open() <= 4, "never more than the budget");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_connections_are_closed_and_a_worker_stream_keeps_its_own() {
     let db = TestDb::create(Db::Sqlite).await.expect("sqlite");

@@ -19,7 +19,7 @@ use ax_tests::{axd::channel, procs::executions_in};
 use chrono::Utc;
 
 use crate::{
-    Bed, DbKind, Report, env, seed,
+    Bed, DbKind, Report, counts, env, seed,
     stats::{Spread, round1},
 };
 
@@ -71,7 +71,14 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     seed::clone_tasks(kind, &db.url, template.id, &clones).await?;
     eprintln!("  {n} one-time tasks registered in {:.1}s", registering.elapsed().as_secs_f64());
 
+    // Counted from here: creating every instance from its task, and its life (the tasks are
+    // registered already).
+    let mut meter = counts::Meter::start(kind, &db.url, smoke).await?;
+    meter.follow(counts::Role::Axd, axd.child.id(), false);
     let (logs, workers) = crate::start_workers(&dir, &endpoint, "life", a.workers, a.capacity);
+    for w in &workers {
+        meter.follow(counts::Role::Worker, w.child.id(), true);
+    }
     let pool = seed::AnyPool::connect(kind, &db.url).await?;
     let t0 = Utc::now() + chrono::Duration::seconds(3);
     seed::move_one_time_fires(&pool, t0.timestamp_micros()).await?;
@@ -128,8 +135,11 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     let manual = sent.load(Ordering::Relaxed);
     let total = n as u64 + manual;
     let events = seed::event_count(kind, &db.url).await?;
+    meter.sample_cpu().await?;
+    drop(pool);
     drop(workers);
     let _ = axd.terminate().await;
+    let counted = meter.finish(total).await?;
     db.cleanup().await;
     let paths: Vec<&std::path::Path> = logs.iter().map(|p| p.as_path()).collect();
     let (mut fired, mut triggered) = (Vec::with_capacity(n), Vec::new());
@@ -150,6 +160,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     ];
     fired.rows("one-time fire lag ms", &mut figures);
     triggered.rows("manual trigger lag ms", &mut figures);
+    figures.extend(counted);
     anyhow::ensure!(ran == total, "{total} instances finished but the workers logged {ran} first attempts");
     Ok(Report { scenario: "full lifecycle", env, figures })
 }

@@ -37,6 +37,9 @@ pub struct IntakeRound {
 /// Why a row cannot become an instance, or the instance it becomes.
 fn accept(row: &IntakeRow, task: Option<&&Task>, now: Ts, traces: &Traces) -> Result<NewInstance, String> {
     let task = task.ok_or_else(|| format!("task_name: no task named {}", validate::quote(&row.task_name)))?;
+    if let Some(bytes) = row.params_bytes {
+        return Err(format!("params: is {bytes} bytes, at most {} allowed", validate::MAX_PARAMS_BYTES));
+    }
     let params = match &row.params {
         Some(p) => validate::params("params", p).map_err(|e| e.to_string())?,
         None => task.config.params.clone(),

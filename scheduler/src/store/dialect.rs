@@ -104,6 +104,17 @@ pub const MYSQL: Dialect = Dialect {
 };
 
 impl Dialect {
+    /// The size in bytes of a text column's value as a 64-bit integer, computed by the database
+    /// without sending the value (PostgreSQL reads it from the value's header, even when the value
+    /// is stored out of line).
+    pub fn octet_length(&self, column: &str) -> String {
+        match self.backend {
+            Backend::Postgres => format!("CAST(OCTET_LENGTH({column}) AS BIGINT)"),
+            Backend::MySql => format!("LENGTH({column})"),
+            Backend::Sqlite => format!("OCTET_LENGTH({column})"),
+        }
+    }
+
     /// The statement text as this dialect's driver sends it: `?` outside string literals numbered
     /// `$1, $2, ...` where the dialect wants that.
     pub fn placeholders<'a>(&self, sql: &'a str) -> std::borrow::Cow<'a, str> {

@@ -15,8 +15,10 @@ pub struct IntakeRow {
     pub id: i64,
     /// The task to create an instance of.
     pub task_name: String,
-    /// Its params (`None`: the task's).
+    /// Its params (`None`: the task's, or too large to read: see `params_bytes`).
     pub params: Option<String>,
+    /// The size of params larger than [`crate::validate::MAX_PARAMS_BYTES`], which are not read.
+    pub params_bytes: Option<i64>,
     /// Its idempotency key (`None`: `intake:<id>`).
     pub key: Option<String>,
     /// When it runs.
@@ -29,12 +31,18 @@ pub struct IntakeRow {
 
 impl Intake<'_> {
     /// Locks up to `limit` rows not refused yet, oldest first, skipping rows other axd hold (and
-    /// rows of transactions that have not committed: those are not visible yet).
+    /// rows of transactions that have not committed: those are not visible yet). Params larger
+    /// than allowed are not read (whoever may insert rows could make every axd that claims them
+    /// read hundreds of megabytes): only their size is.
     pub async fn claim_intake(&mut self, limit: u32) -> StoreResult<Vec<IntakeRow>> {
+        let d = self.tx.dialect();
+        let size = d.octet_length("params");
+        let max = crate::validate::MAX_PARAMS_BYTES;
         let s = Stmt::new(format!(
-            "SELECT id, task_name, params, idempotency_key, run_at_us, delay_us, created_at FROM ax_intake \
-             WHERE error IS NULL ORDER BY id LIMIT ?{}",
-            self.tx.dialect().skip_locked
+            "SELECT id, task_name, CASE WHEN {size} > {max} THEN NULL ELSE params END, \
+             CASE WHEN {size} > {max} THEN {size} ELSE NULL END, idempotency_key, run_at_us, delay_us, \
+             created_at FROM ax_intake WHERE error IS NULL ORDER BY id LIMIT ?{}",
+            d.skip_locked
         ))
         .bind(i64::from(limit));
         self.tx
@@ -43,6 +51,7 @@ impl Intake<'_> {
                     id: r.take()?,
                     task_name: r.take()?,
                     params: r.take()?,
+                    params_bytes: r.take()?,
                     key: r.take()?,
                     run_at: r.take::<Option<i64>>()?.map(from_micros),
                     delay: r.take::<Option<i64>>()?.map(|us| Duration::from_micros(u64::try_from(us).unwrap_or(0))),

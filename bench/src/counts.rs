@@ -169,12 +169,23 @@ impl Meter {
                 ),
             ));
             if self.walinspect {
-                let w = wal_records(&mut conn, &before.lsn, &after.lsn).await?;
-                rows.push(("per instance: index entries written".into(), per(w.index_entries as f64)));
-                rows.push(("per instance: row locks".into(), per(w.locks as f64)));
-                rows.push(("per instance: commits".into(), per(w.commits as f64)));
-                rows.push(("per instance: WAL records".into(), per(w.records as f64)));
-                rows.push(("WAL records by kind, per instance".into(), w.by_kind(instances).into()));
+                // A checkpoint during the run may have recycled its first WAL segments (a long run,
+                // or a busy shared server): then these counts are missing, not the run.
+                match wal_records(&mut conn, &before.lsn, &after.lsn).await {
+                    Ok(w) => {
+                        rows.push(("per instance: index entries written".into(), per(w.index_entries as f64)));
+                        rows.push(("per instance: row locks".into(), per(w.locks as f64)));
+                        rows.push(("per instance: commits".into(), per(w.commits as f64)));
+                        rows.push(("per instance: WAL records".into(), per(w.records as f64)));
+                        rows.push(("WAL records by kind, per instance".into(), w.by_kind(instances).into()));
+                    }
+                    Err(e) => {
+                        eprintln!(
+                            "  counts: the run's WAL could not be read ({e}); index entries and locks not counted"
+                        );
+                        rows.push(("per instance: index entries written".into(), "n/a (WAL recycled)".into()));
+                    }
+                }
             }
             let wal: i64 = sqlx::query_scalar("SELECT ($2::pg_lsn - $1::pg_lsn)::BIGINT")
                 .bind(&before.lsn)

@@ -7,9 +7,9 @@
 //! graphile-worker's processes the jobs their handler finished) and the end is the moment the sum
 //! reaches N; graphile-worker runs with the settings of its own performance setup (a local queue
 //! of 500 jobs, batched completion) as 1, 2 and 4 processes, and its best median is the one
-//! compared; both sides' tables are ANALYZEd after seeding; each side's start-up is outside its
-//! time (graphile-worker's processes connect and wait for a go; ax's workers connect within the
-//! first milliseconds of its run). graphile-worker deletes each job it completes, while ax keeps
+//! compared; both sides' tables are ANALYZEd after seeding; graphile-worker's processes connect
+//! and wait for a go outside its time (ax's worker processes start inside ax's: that counts
+//! against ax). graphile-worker deletes each job it completes, while ax keeps
 //! every instance and its trail. The counts per instance (per job) of both sides are printed.
 //!
 //! graphile-worker (a pinned version) is installed with npm into a temporary directory, or used

@@ -148,6 +148,13 @@ impl Alerts<'_> {
         self.read_rules(s).await
     }
 
+    /// How many alert rules `app` has.
+    pub async fn count_alert_rules(&mut self, app: &str) -> StoreResult<u64> {
+        let s = Stmt::new("SELECT COUNT(*) FROM ax_alert_rule WHERE app = ?").bind(app);
+        let n: i64 = self.tx.fetch_one(s, "ax_alert_rule", |r| r.take()).await?;
+        Ok(n.max(0) as u64)
+    }
+
     /// Deletes a rule and its condition state (its deliveries stay, as history; pending ones fail
     /// when they are next due); whether it existed.
     pub async fn delete_alert_rule(&mut self, id: i64) -> StoreResult<bool> {

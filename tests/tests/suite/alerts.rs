@@ -252,6 +252,20 @@ async fn bad_rules_and_refused_targets_are_invalid_argument_and_store_nothing(db
     assert_eq!(err.code(), tonic::Code::AlreadyExists);
     let rules = admin.list_alert_rules(pb::ListAlertRulesRequest::default()).await.expect("list").into_inner().rules;
     assert_eq!(rules.len(), 1);
+    // At most 1,000 rules per app (issue 33): the 1,001st is refused naming the app and the cap; another
+    // app is not affected.
+    let hook = "https://hooks.example.com/ax";
+    for i in 1..1000 {
+        let r = rule(&format!("r{i}"), hook, &["final_failure"]);
+        admin.create_alert_rule(pb::CreateAlertRuleRequest { rule: Some(r) }).await.expect("within the cap");
+    }
+    let over = rule("r1000", hook, &["final_failure"]);
+    let err = admin.create_alert_rule(pb::CreateAlertRuleRequest { rule: Some(over) }).await.unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
+    let cap = "rule.app: app billing has 1000 alert rules, the most allowed is 1000";
+    assert!(err.message().starts_with(cap), "{}", err.message());
+    let shop = pb::AlertRuleSpec { app: "shop".into(), ..rule("shop-1", hook, &["final_failure"]) };
+    admin.create_alert_rule(pb::CreateAlertRuleRequest { rule: Some(shop) }).await.expect("another app's rule");
     axd.stop().await;
 }
 

@@ -8,6 +8,10 @@ use crate::{
     store::DeliveryFilter,
 };
 
+/// The most alert rules one app may have: every rule of every app is evaluated and sent by the same
+/// alert loops, so one app's admin cannot make them the whole cluster's bottleneck.
+pub const MAX_RULES_PER_APP: u64 = 1000;
+
 /// The longest `no_worker_for`.
 const MAX_NO_WORKER_FOR: Duration = Duration::from_secs(7 * 86_400);
 
@@ -174,6 +178,16 @@ impl AdminApi {
         let mut rule = rule_from_pb(spec, self.core.alerts.allow_private_targets, &actor, self.now())?;
         grant.app(&rule.app)?;
         let mut tx = self.core.pools.admin.begin().await?;
+        let rules = tx.alerts().count_alert_rules(&rule.app).await?;
+        if rules >= MAX_RULES_PER_APP {
+            return Err(Error::invalid(
+                "rule.app",
+                format!(
+                    "app {} has {rules} alert rules, the most allowed is {MAX_RULES_PER_APP}: delete one first",
+                    rule.app
+                ),
+            ));
+        }
         if let Some(task) = &rule.task_name {
             // A task of an app outside the caller's scope is answered as one that does not exist.
             match tx.tasks().get_task(task).await?.filter(|t| grant.app(&t.config.app).is_ok()) {

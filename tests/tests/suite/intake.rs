@@ -128,6 +128,7 @@ async fn oversized_params_are_refused_without_being_read(db: &TestDb) {
             .expect_err("over TEXT's size");
         assert!(e.to_string().contains("too long"), "{e}");
         let _ = axd.terminate().await;
+        let _ = std::fs::remove_dir_all(&dir);
         return;
     }
     // 100 MB, made by the database itself.
@@ -161,6 +162,7 @@ async fn oversized_params_are_refused_without_being_read(db: &TestDb) {
 async fn oversized_params_are_refused_without_being_read_on_sqlite() {
     let db = TestDb::create(Db::Sqlite).await.expect("sqlite");
     oversized_params_are_refused_without_being_read(&db).await;
+    db.cleanup().await;
 }
 
 on_server_backends!(

@@ -7,7 +7,10 @@
 
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
-    sync::{Arc, Mutex, atomic::AtomicU64},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, AtomicUsize, Ordering},
+    },
     time::Instant,
 };
 
@@ -161,25 +164,51 @@ pub struct Session {
     /// The stream's outbound channel (bounded).
     pub tx: mpsc::Sender<Outbound>,
     /// Acknowledgements of recorded results, which the stream sends ahead of `tx`'s messages.
-    /// Never dropped for a full channel: a worker keeps an unacknowledged result (and re-sends it
+    /// Not dropped for a full channel: a worker keeps an unacknowledged result (and re-sends it
     /// only after reconnecting), and one group commit may answer more results than `tx` has room
-    /// for, as a result frees its slot (and brings the next Assign) before its commit. Unbounded,
-    /// but bounded in fact: one ack per result of an attempt this session was assigned, and
-    /// assignments stop when the worker stops reading its stream.
+    /// for, as a result frees its slot (and brings the next Assign) before its commit. Bounded by
+    /// [`MAX_UNREAD_ACKS`] all the same: a worker that re-sends Results without reading its stream
+    /// cannot grow axd's memory.
     acks: mpsc::UnboundedSender<pb::ResultAck>,
-    acks_rx: Mutex<Option<mpsc::UnboundedReceiver<pb::ResultAck>>>,
+    /// Acknowledgements queued and not yet taken by the stream: at most [`MAX_UNREAD_ACKS`].
+    acks_waiting: Arc<AtomicUsize>,
+    acks_rx: Mutex<Option<AckQueue>>,
     /// Fired to ask the session to send Drain and close (axd is unhealthy).
     pub drain_requested: tokio::sync::Notify,
     state: Mutex<SessionState>,
 }
 
+/// The most acknowledgements one stream holds for its worker to read; a worker with up to 10,000
+/// attempts in flight that reads its stream never comes near it.
+pub const MAX_UNREAD_ACKS: usize = 10_000;
+
+/// The acknowledgements a session queued, as its stream takes them.
+#[derive(Debug)]
+pub struct AckQueue {
+    rx: mpsc::UnboundedReceiver<pb::ResultAck>,
+    waiting: Arc<AtomicUsize>,
+}
+
+impl AckQueue {
+    /// The next acknowledgement, if one is queued (registering `cx` to be woken otherwise).
+    pub fn poll_next(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<pb::ResultAck>> {
+        let next = self.rx.poll_recv(cx);
+        if let std::task::Poll::Ready(Some(_)) = next {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
+        }
+        next
+    }
+}
+
 impl Session {
     /// A session for a (validated) Hello, with nothing outstanding.
     pub fn new(id: String, hello: &pb::Hello, tx: mpsc::Sender<Outbound>, now: Ts) -> Self {
-        let (acks, acks_rx) = mpsc::unbounded_channel();
+        let (acks, rx) = mpsc::unbounded_channel();
+        let acks_waiting = Arc::new(AtomicUsize::new(0));
         Session {
             acks,
-            acks_rx: Mutex::new(Some(acks_rx)),
+            acks_rx: Mutex::new(Some(AckQueue { rx, waiting: acks_waiting.clone() })),
+            acks_waiting,
             id,
             worker_id: hello.worker_id.clone(),
             app: hello.app.clone(),
@@ -352,17 +381,20 @@ impl Session {
         ok
     }
 
-    /// Queues the acknowledgement of a recorded result (see `acks`); false if the stream is gone.
+    /// Queues the acknowledgement of a recorded result (see `acks`); false if the stream is gone
+    /// or [`MAX_UNREAD_ACKS`] wait unread already (the worker re-sends that result after it
+    /// reconnects, as after a lost stream).
     pub fn ack(&self, ack: pb::ResultAck) -> bool {
-        let ok = self.acks.send(ack).is_ok();
-        if ok {
-            self.state().last_sent = Some(Instant::now());
+        if self.acks_waiting.fetch_add(1, Ordering::AcqRel) >= MAX_UNREAD_ACKS || self.acks.send(ack).is_err() {
+            self.acks_waiting.fetch_sub(1, Ordering::AcqRel);
+            return false;
         }
-        ok
+        self.state().last_sent = Some(Instant::now());
+        true
     }
 
     /// The receiving end of the acknowledgements, for the stream that sends them (once).
-    pub fn take_acks(&self) -> Option<mpsc::UnboundedReceiver<pb::ResultAck>> {
+    pub fn take_acks(&self) -> Option<AckQueue> {
         self.acks_rx.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 

@@ -31,7 +31,7 @@ use crate::{
     error::{Error, Result},
     lifecycle::{AttemptEnd, Completion, WorkerOp},
     model::{WorkerRecord, add},
-    routing::registry::{Outbound, Session},
+    routing::registry::{AckQueue, Outbound, Session},
     validate,
     wire::{duration_to_pb, ts_from_pb, ts_to_pb},
 };
@@ -153,7 +153,7 @@ fn inbound_failure(status: &Status) -> InboundFailure {
 pub struct ConnectStream {
     rx: ReceiverStream<Outbound>,
     /// Acknowledgements of recorded results, sent first (see `Session::ack`).
-    acks: mpsc::UnboundedReceiver<pb::ResultAck>,
+    acks: AckQueue,
     end: Arc<Mutex<Option<Status>>>,
     done: bool,
 }
@@ -165,7 +165,7 @@ impl Stream for ConnectStream {
         if self.done {
             return Poll::Ready(None);
         }
-        if let Poll::Ready(Some(ack)) = self.acks.poll_recv(cx) {
+        if let Poll::Ready(Some(ack)) = self.acks.poll_next(cx) {
             return Poll::Ready(Some(msg(pb::scheduler_message::Msg::ResultAck(ack))));
         }
         match Pin::new(&mut self.rx).poll_next(cx) {

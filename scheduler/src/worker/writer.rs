@@ -180,7 +180,7 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
                 let ack = pb::ResultAck { instance_id: c.instance_id, attempt: c.attempt, applied, note };
                 if !session.ack(ack) {
                     // The worker keeps the result and re-sends it after reconnecting.
-                    tracing::debug!(session = %session.id, "stream closed; ack not sent");
+                    tracing::debug!(session = %session.id, "stream closed or not read; ack not sent");
                 }
             }
             (WorkerOpOutcome::Rejected(true), _) => wake_dispatch = true,

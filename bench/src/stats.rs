@@ -55,11 +55,7 @@ pub fn round1(v: f64) -> serde_json::Value {
 
 /// A field of `/proc/<pid>/status` given in kB, e.g. `VmRSS`.
 pub fn status_kb(pid: u32, field: &str) -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).context("reading axd's /proc status")?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':')?.trim().strip_suffix("kB")?.trim().parse().ok())
-        .with_context(|| format!("no {field} in /proc/{pid}/status"))
+    ax_tests::procs::proc_status_kib(pid, field).with_context(|| format!("no {field} in /proc/{pid}/status"))
 }
 
 /// A process's CPU time (user + system, all threads) at one moment.

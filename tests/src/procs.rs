@@ -66,6 +66,15 @@ pub fn bin(name: &str) -> PathBuf {
     path
 }
 
+/// A field of `/proc/<pid>/status` given in kB (e.g. `VmRSS`, `VmHWM`); None if the process or the
+/// field is not there.
+pub fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':')?.trim().strip_suffix("kB")?.trim().parse().ok())
+}
+
 /// A demo-worker process (worker-sdk/examples/demo-worker.rs) that is killed when dropped.
 pub struct DemoWorker {
     /// The child process.

@@ -85,8 +85,7 @@ impl Target {
         if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err("must not contain spaces or control characters".to_owned());
         }
-        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(end);
+        let (authority, tail) = split_authority(rest);
         let path = tail.split('#').next().unwrap_or_default();
         let path = if path.is_empty() {
             "/".to_owned()
@@ -225,13 +224,17 @@ pub fn check_url(url: &str, allow_private: bool) -> Result<Target, String> {
     Ok(t)
 }
 
+/// What follows `scheme://`, cut into the authority and the rest (path, query, fragment).
+fn split_authority(rest: &str) -> (&str, &str) {
+    rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()))
+}
+
 /// A webhook URL as shown to callers who may not manage alert rules, and in the audit: scheme,
 /// host and port only, since the path and query often hold the receiver's token.
 /// `https://hooks.example.com/services/T0/B0/xyz?k=1` → `https://hooks.example.com/[redacted]`.
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return "[redacted]".to_owned() };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
+    let (authority, tail) = split_authority(rest);
     // A stored URL has no user information (refused on create); one is never shown all the same.
     let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
     if tail.is_empty() || tail == "/" {

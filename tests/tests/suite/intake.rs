@@ -93,15 +93,6 @@ async fn an_application_transaction_creates_its_instance_only_when_it_commits(db
     axd.stop().await;
 }
 
-/// The peak resident memory of a process, in KiB.
-fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:")?.trim().strip_suffix("kB")?.trim().parse().ok())
-        .expect("VmHWM")
-}
-
 /// Whoever may insert into ax_intake could make every axd that claims a row read hundreds of
 /// megabytes of params (issue 33): a row whose params are over the limit is refused with its size,
 /// computed by the database, and on PostgreSQL its params are never read (MariaDB's TEXT column
@@ -151,7 +142,7 @@ async fn oversized_params_are_refused_without_being_read(db: &TestDb) {
     // value where it is stored. (SQLite rewrites the whole record when it writes the error, so
     // axd's memory does hold it there; whoever can write the SQLite file owns axd's data anyway.)
     if db.db == Db::Postgres {
-        let peak = peak_rss_kib(axd.child.id().expect("axd runs"));
+        let peak = ax_tests::procs::proc_status_kib(axd.child.id().expect("axd runs"), "VmHWM").expect("VmHWM");
         assert!(peak < 80_000, "axd never held the 100 MB params: peak RSS {peak} KiB");
     }
     let _ = axd.terminate().await;

@@ -297,9 +297,10 @@ impl AdminApi {
             limit,
         };
         let list = self.core.pools.admin.list_deliveries(&filter).await?;
+        let whole = sees_urls(&grant);
         Ok(pb::ListAlertDeliveriesResponse {
             next_page_token: next_page_token(&list, limit, |d| d.id),
-            deliveries: list.iter().map(|d| delivery_to_pb(d, sees_urls(&grant))).collect(),
+            deliveries: list.iter().map(|d| delivery_to_pb(d, whole)).collect(),
         })
     }
 }

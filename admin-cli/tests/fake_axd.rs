@@ -336,6 +336,7 @@ impl AdminService for Fake {
                 time: ts(1_767_261_600, 0),
                 message: HOSTILE.into(),
                 instance_id: 9,
+                fires: None,
             }],
             recent: vec![ExplainedFire {
                 instance: Some(hostile_instance(9)),

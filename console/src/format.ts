@@ -1,6 +1,7 @@
 // Times, durations and names as the console shows them. Times are shown in a named zone (the task's
 // or the browser's) as `YYYY-MM-DD HH:MM:SS ZONE`, so two columns in two zones read side by side.
 import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import type { FireSpan } from "./gen/ax/v1/admin_pb";
 import { InstanceStatus } from "./gen/ax/v1/types_pb";
 
 /** The browser's IANA time zone. */
@@ -42,6 +43,15 @@ export function timeIn(ts: Timestamp | Date | undefined, zone: string = browserZ
 }
 
 /** Milliseconds as `850ms`, `12.3s`, `4m 05s`, `2h 03m`, `3d 04h`. */
+/** The fires a misfire decision skipped or caught up: `9 fires, A to B`, `1 fire, at A`, or `-`. */
+export function fireSpan(f: FireSpan | undefined, zone: string = browserZone): string {
+  if (!f) return "-";
+  const first = timeIn(f.firstTime, zone);
+  const last = timeIn(f.lastTime, zone);
+  if (f.count === 1 || first === last) return `${f.count} fire${f.count === 1 ? "" : "s"}, at ${first}`;
+  return `${f.count} fires, ${first} to ${last}`;
+}
+
 export function span(ms: number): string {
   const sign = ms < 0 ? "-" : "";
   ms = Math.abs(ms);

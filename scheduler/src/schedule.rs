@@ -9,8 +9,8 @@ use std::time::Duration;
 use crate::{
     cron::{CronError, CronExpr},
     model::{
-        InstanceSource, MisfirePolicy, Schedule, TaskConfig, TaskEventKind, Ts, add, duration_micros, from_micros,
-        latest, to_micros,
+        FireSpan, InstanceSource, MisfirePolicy, Schedule, TaskConfig, TaskEventKind, Ts, add, duration_micros,
+        from_micros, latest, to_micros,
     },
     window::{Verdict, Window},
 };
@@ -380,7 +380,18 @@ pub struct FirePlan {
     /// The task's new next fire time.
     pub next_fire_at: Option<Ts>,
     /// Task events to record (misfire decisions).
-    pub events: Vec<(TaskEventKind, String)>,
+    pub events: Vec<PlannedEvent>,
+}
+
+/// A misfire decision of a plan, to record as a task event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedEvent {
+    /// MISFIRE_CATCH_UP or MISFIRE_SKIPPED.
+    pub kind: TaskEventKind,
+    /// The sentence the event carries.
+    pub message: String,
+    /// The fires it decided: the ones caught up, or the ones skipped.
+    pub fires: FireSpan,
 }
 
 /// The per-task inputs of [`plan`].
@@ -411,6 +422,8 @@ pub fn plan(schedule: &Compiled, next: Ts, now: Ts, horizon: Ts, rules: MisfireR
     let mut missed_first: Option<Ts> = None;
     // Kept apart from the tail, which SKIP leaves empty: its message names the span it skipped.
     let mut missed_last: Option<Ts> = None;
+    // The latest missed fire that no catch-up keeps (the tail pushed it out, or SKIP keeps none).
+    let mut skipped_last: Option<Ts> = None;
     let mut missed_tail: std::collections::VecDeque<Ts> = std::collections::VecDeque::with_capacity(keep);
     let mut on_time = Vec::new();
     let mut t = schedule.settle(next);
@@ -429,9 +442,11 @@ pub fn plan(schedule: &Compiled, next: Ts, now: Ts, horizon: Ts, rules: MisfireR
             missed_count += 1;
             missed_first.get_or_insert(at);
             missed_last = Some(at);
-            if keep > 0 {
+            if keep == 0 {
+                skipped_last = Some(at);
+            } else {
                 if missed_tail.len() == keep {
-                    missed_tail.pop_front();
+                    skipped_last = missed_tail.pop_front();
                 }
                 missed_tail.push_back(at);
             }
@@ -453,27 +468,32 @@ pub fn plan(schedule: &Compiled, next: Ts, now: Ts, horizon: Ts, rules: MisfireR
         // most recent missed fires.
         let catch_up: Vec<Ts> = if truncated { Vec::new() } else { missed_tail.into_iter().collect() };
         let skipped = missed_count - catch_up.len();
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         let span = range(first, last.or(Some(first)));
         let threshold = crate::schedule::fmt_duration(rules.threshold);
-        if !catch_up.is_empty() {
-            events.push((
-                TaskEventKind::MisfireCatchUp,
-                format!(
+        if let (Some(&c_first), Some(&c_last)) = (catch_up.first(), catch_up.last()) {
+            events.push(PlannedEvent {
+                kind: TaskEventKind::MisfireCatchUp,
+                message: format!(
                     "{missed_count} fire(s) missed by more than {threshold} {span}; {} catch-up instance(s) ({})",
                     catch_up.len(),
                     rules.policy
                 ),
-            ));
+                fires: FireSpan { first: c_first, last: c_last, count: count(catch_up.len()) },
+            });
         }
         if skipped > 0 {
-            events.push((
-                TaskEventKind::MisfireSkipped,
-                format!(
+            // A truncated walk keeps no catch-up: every missed fire of this chunk is skipped.
+            let last = if truncated { last } else { skipped_last };
+            events.push(PlannedEvent {
+                kind: TaskEventKind::MisfireSkipped,
+                message: format!(
                     "skipped {skipped} of {missed_count} fire(s) missed by more than {threshold} {span} ({}{})",
                     rules.policy,
                     if truncated { "; more missed fires follow" } else { "" }
                 ),
-            ));
+                fires: FireSpan { first, last: last.unwrap_or(first), count: count(skipped) },
+            });
         }
         fires.extend(catch_up.into_iter().map(|fire_at| PlannedFire { fire_at, source: InstanceSource::CatchUp }));
     }

@@ -35,6 +35,9 @@ pub struct FindingView {
     pub time: Option<String>,
     pub message: String,
     pub instance_id: i64,
+    /// The fires a misfire finding's decision skipped or caught up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fires: Option<super::tasks::FireSpanView>,
 }
 
 /// JSON view of an ExplainedFire.
@@ -74,6 +77,7 @@ impl From<&ExplainFinding> for FindingView {
             time: time_text(f.time.as_ref()),
             message: f.message.clone(),
             instance_id: f.instance_id,
+            fires: f.fires.as_ref().map(super::tasks::FireSpanView::from),
         }
     }
 }
@@ -137,7 +141,8 @@ pub fn explain_report(v: &ExplainView) -> String {
     text.push_str("\nfindings:\n");
     for f in &v.findings {
         let when = f.time.as_deref().map(|t| format!(" [{t}]")).unwrap_or_default();
-        text.push_str(&indent(&escape_controls(&format!("{}{when}: {}", f.kind, f.message))));
+        let fires = f.fires.as_ref().map(|s| format!(" ({})", s.text())).unwrap_or_default();
+        text.push_str(&indent(&escape_controls(&format!("{}{when}: {}{fires}", f.kind, f.message))));
     }
     text.push_str("\nnext fires:\n");
     if v.next_fires.is_empty() {
@@ -213,6 +218,7 @@ mod tests {
                 time: Some(prost_types::Timestamp { seconds: 1_767_261_600, nanos: 0 }),
                 message: format!("why {name}"),
                 instance_id: 9,
+                fires: None,
             })
             .collect();
         ExplainTaskResponse { findings, ..ExplainTaskResponse::default() }

@@ -310,6 +310,35 @@ pub struct TaskEventView {
     pub kind: String,
     pub actor: String,
     pub message: String,
+    /// The fires a misfire decision skipped or caught up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fires: Option<FireSpanView>,
+}
+
+/// JSON view of a FireSpan: the first and last fire time and how many.
+#[derive(Debug, Serialize)]
+pub struct FireSpanView {
+    pub first: Option<String>,
+    pub last: Option<String>,
+    pub count: u32,
+}
+
+impl From<&ax_proto::v1::FireSpan> for FireSpanView {
+    fn from(f: &ax_proto::v1::FireSpan) -> Self {
+        FireSpanView { first: time_text(f.first_time.as_ref()), last: time_text(f.last_time.as_ref()), count: f.count }
+    }
+}
+
+impl FireSpanView {
+    /// "9 fires, 2026-01-01T10:01:00Z to 2026-01-01T10:09:00Z" (one fire: "1 fire, at …").
+    pub fn text(&self) -> String {
+        let (first, last) = (or_dash(self.first.clone()), or_dash(self.last.clone()));
+        if self.count == 1 || first == last {
+            format!("{} fire{}, at {first}", self.count, if self.count == 1 { "" } else { "s" })
+        } else {
+            format!("{} fires, {first} to {last}", self.count)
+        }
+    }
 }
 
 impl From<&TaskEvent> for TaskEventView {
@@ -319,18 +348,20 @@ impl From<&TaskEvent> for TaskEventView {
             kind: event.kind.clone(),
             actor: event.actor.clone(),
             message: event.message.clone(),
+            fires: event.fires.as_ref().map(FireSpanView::from),
         }
     }
 }
 
 /// The task's recent events, one row each.
-pub fn task_event_table(events: &[TaskEventView]) -> Table<4> {
-    let mut table = Table::new(["TIME", "KIND", "ACTOR", "MESSAGE"]);
+pub fn task_event_table(events: &[TaskEventView]) -> Table<5> {
+    let mut table = Table::new(["TIME", "KIND", "ACTOR", "FIRES", "MESSAGE"]);
     for event in events {
         table.row([
             or_dash(event.time.clone()),
             event.kind.clone(),
             or_dash(Some(event.actor.as_str())),
+            or_dash(event.fires.as_ref().map(FireSpanView::text)),
             event.message.clone(),
         ]);
     }
@@ -440,6 +471,24 @@ pub(super) mod tests {
         (spec.on_success, spec.on_failure, spec.after_all) = (Vec::new(), Vec::new(), Vec::new());
         task.pause = None;
         task
+    }
+
+    #[test]
+    fn a_misfire_event_shows_the_fires_it_decided() {
+        let at = |seconds| Some(prost_types::Timestamp { seconds, nanos: 0 });
+        let fires = ax_proto::v1::FireSpan { first_time: at(1_767_261_660), last_time: at(1_767_262_140), count: 9 };
+        let event = TaskEvent { kind: "MISFIRE_SKIPPED".into(), fires: Some(fires), ..TaskEvent::default() };
+        let view = TaskEventView::from(&event);
+        let table = task_event_table(&[view]).render();
+        assert!(table.contains("9 fires, 2026-01-01T10:01:00Z to 2026-01-01T10:09:00Z"), "{table}");
+        let json = serde_json::to_value(TaskEventView::from(&event)).expect("json");
+        assert_eq!(json["fires"]["count"], 9);
+        assert_eq!(json["fires"]["first"], "2026-01-01T10:01:00Z");
+        let one = ax_proto::v1::FireSpan { first_time: at(1_767_261_660), last_time: at(1_767_261_660), count: 1 };
+        assert_eq!(FireSpanView::from(&one).text(), "1 fire, at 2026-01-01T10:01:00Z");
+        // Other events have no fires: no field in JSON, a dash in the table.
+        let plain = TaskEventView::from(&TaskEvent { kind: "UPDATED".into(), ..TaskEvent::default() });
+        assert!(serde_json::to_value(&plain).expect("json").get("fires").is_none());
     }
 
     #[test]

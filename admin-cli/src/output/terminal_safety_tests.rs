@@ -45,7 +45,7 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
         (pause.actor, pause.note) = (s(), s());
     }
     let task = TaskView::from(&task);
-    let event = TaskEventView::from(&TaskEvent { time: None, kind: s(), actor: s(), message: s() });
+    let event = TaskEventView::from(&TaskEvent { time: None, kind: s(), actor: s(), message: s(), fires: None });
 
     let preview = PreviewView::from(&SchedulePreview {
         fires: vec![Fire {

@@ -2,7 +2,7 @@
 // params and an idempotency key, its recent instances, its events and ExplainTask's answer.
 import { useState } from "preact/hooks";
 import { api } from "../api";
-import { browserZone, durationMs, span, timeIn } from "../format";
+import { browserZone, durationMs, fireSpan, span, timeIn } from "../format";
 import { ExplainFindingKind, type ExplainFinding, type Instance, type TaskEvent } from "../gen/ax/v1/admin_pb";
 import { instanceHref, taskHref } from "../router";
 import { describeSchedule, taskZone } from "../schedule";
@@ -66,6 +66,7 @@ export function TaskPage(props: { name: string }) {
     { header: "Time", cell: (e) => timeIn(e.time, browserZone) },
     { header: "Kind", cell: (e) => e.kind },
     { header: "Actor", cell: (e) => e.actor },
+    { header: "Fires", cell: (e) => fireSpan(e.fires, browserZone) },
     { header: "Message", cell: (e) => e.message },
   ];
 
@@ -178,6 +179,7 @@ function Finding(props: { f: ExplainFinding; zone: string }) {
     <li class={`finding k-${kind.toLowerCase()}`}>
       <strong>{kind}</strong>
       {f.time && <> [{timeIn(f.time, props.zone)}]</>}: {f.message}
+      {f.fires && <> ({fireSpan(f.fires, props.zone)})</>}
       {f.instanceId > 0n && (
         <>
           {" "}

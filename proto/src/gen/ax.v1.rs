@@ -1278,11 +1278,32 @@ pub struct TaskEvent {
     /// Who: the caller's certificate identity, or the scheduler id for automatic decisions.
     #[prost(string, tag = "3")]
     pub actor: ::prost::alloc::string::String,
-    /// Details, e.g. "skipped 9 missed fires from 2026-01-01T10:01:00Z to 2026-01-01T10:09:00Z".
-    ///
-    /// Next id: 5
+    /// Details, e.g. "skipped 9 of 10 fire(s) missed by more than 1m from 2026-01-01T10:01:00Z to
+    /// 2026-01-01T10:10:00Z (FIRE_ONCE)".
     #[prost(string, tag = "4")]
     pub message: ::prost::alloc::string::String,
+    /// The fires the event decided: on MISFIRE_SKIPPED the fires skipped, on MISFIRE_CATCH_UP the fires
+    /// caught up (one instance each). Unset on other kinds, and on misfire events recorded by an axd
+    /// older than this field.
+    ///
+    /// Next id: 6
+    #[prost(message, optional, tag = "5")]
+    pub fires: ::core::option::Option<FireSpan>,
+}
+/// A run of fire times of one schedule.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct FireSpan {
+    /// The earliest fire time of the run.
+    #[prost(message, optional, tag = "1")]
+    pub first_time: ::core::option::Option<::prost_types::Timestamp>,
+    /// The latest fire time of the run; equal to first_time when the run is one fire.
+    #[prost(message, optional, tag = "2")]
+    pub last_time: ::core::option::Option<::prost_types::Timestamp>,
+    /// How many fire times the run holds, first and last included.
+    ///
+    /// Next id: 4
+    #[prost(uint32, tag = "3")]
+    pub count: u32,
 }
 /// One fire time of a preview.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
@@ -1925,10 +1946,14 @@ pub struct ExplainFinding {
     #[prost(string, tag = "3")]
     pub message: ::prost::alloc::string::String,
     /// The instance it is about; 0 if none.
-    ///
-    /// Next id: 5
     #[prost(int64, tag = "4")]
     pub instance_id: i64,
+    /// On MISFIRE_SKIPPED and MISFIRE_CAUGHT_UP findings: the fires the decision skipped or caught up
+    /// (see TaskEvent.fires). Unset otherwise.
+    ///
+    /// Next id: 6
+    #[prost(message, optional, tag = "5")]
+    pub fires: ::core::option::Option<FireSpan>,
 }
 /// One attempt of an explained instance, from its trail.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]

@@ -2,7 +2,7 @@
 //! the explanation of schedules and instances (`explain/`) and of routing and limits
 //! (`routing/explain.rs`).
 
-use crate::model::{Instance, InstanceEvent, SessionSpan, Task, TaskEvent, Ts, WorkerRecord, WorkerStreak};
+use crate::model::{FireSpan, Instance, InstanceEvent, SessionSpan, Task, TaskEvent, Ts, WorkerRecord, WorkerStreak};
 
 /// What a finding is about (the proto's `ExplainFindingKind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +45,8 @@ pub struct Finding {
     pub message: String,
     /// The instance it is about; 0 if none.
     pub instance_id: i64,
+    /// The fires a misfire decision is about (skipped or caught up); `None` for other findings.
+    pub fires: Option<FireSpan>,
 }
 
 /// What [`explain`](super::explain) reads.

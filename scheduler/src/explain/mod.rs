@@ -123,7 +123,7 @@ pub fn explain(inputs: &Inputs<'_>) -> Explanation {
             TaskEventKind::MisfireCatchUp => FindingKind::MisfireCaughtUp,
             _ => continue,
         };
-        findings.push(Finding { kind, at: Some(e.at), message: e.message.clone(), instance_id: 0 });
+        findings.push(Finding { kind, at: Some(e.at), message: e.message.clone(), instance_id: 0, fires: e.fires });
     }
     schedules::standing(inputs, &mut findings);
     missing_fires(inputs, &mut findings);
@@ -139,7 +139,7 @@ pub fn explain(inputs: &Inputs<'_>) -> Explanation {
             0 => "no instance at or before this time yet".to_owned(),
             n => format!("the last {n} instance(s) were dispatched on time and did not fail"),
         };
-        findings.push(Finding { kind: FindingKind::Ok, at: None, message, instance_id: 0 });
+        findings.push(Finding { kind: FindingKind::Ok, at: None, message, instance_id: 0, fires: None });
     }
     Explanation { findings, next_fires: next_fires(inputs), recent, workers }
 }
@@ -164,6 +164,7 @@ fn state_findings(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
                 at: Some(e.at),
                 message: format!("axd disabled the task at {}: {}", rfc(e.at), e.message),
                 instance_id: 0,
+                fires: None,
             },
             Some(e) => Finding {
                 kind: FindingKind::Disabled,
@@ -180,12 +181,14 @@ fn state_findings(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
                     }
                 ),
                 instance_id: 0,
+                fires: None,
             },
             None => Finding {
                 kind: FindingKind::Disabled,
                 at: None,
                 message: "disabled since it was created; it does not fire until enabled".to_owned(),
                 instance_id: 0,
+                fires: None,
             },
         };
         out.push(f);
@@ -196,6 +199,7 @@ fn state_findings(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
             at: None,
             message: "the schedule is manual: it runs only when triggered".to_owned(),
             instance_id: 0,
+            fires: None,
         }),
         Ok(c) if matches!(c.base(), Compiled::FixedDelay { .. }) => {}
         Ok(c) => {
@@ -205,6 +209,7 @@ fn state_findings(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
                     at: None,
                     message: format!("the schedule ({}) fires no more after {}", c.describe(), rfc(inputs.at)),
                     instance_id: 0,
+                    fires: None,
                 });
             }
         }
@@ -213,6 +218,7 @@ fn state_findings(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
             at: None,
             message: format!("the stored schedule cannot be evaluated: {}: {}", e.field, e.reason),
             instance_id: 0,
+            fires: None,
         }),
     }
 }
@@ -239,17 +245,23 @@ fn missing_fires(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
         if have.contains(&fire_key(f)) {
             continue;
         }
-        // Events are newest first: the latest enable/disable before f, and the first misfire
-        // decision after it.
+        // Events are newest first: the latest enable/disable before f, and the misfire decision
+        // whose skipped fires hold f (or, for an event recorded without its fires, the first
+        // misfire decision after f).
         let switch = inputs
             .events
             .iter()
             .find(|e| e.at <= f && matches!(e.kind, TaskEventKind::Enabled | TaskEventKind::Disabled));
-        let misfire = inputs
-            .events
-            .iter()
-            .rev()
-            .find(|e| e.at >= f && matches!(e.kind, TaskEventKind::MisfireSkipped | TaskEventKind::MisfireCatchUp));
+        let misfires = || {
+            inputs
+                .events
+                .iter()
+                .rev()
+                .filter(|e| matches!(e.kind, TaskEventKind::MisfireSkipped | TaskEventKind::MisfireCatchUp))
+        };
+        let misfire = misfires()
+            .find(|e| e.kind == TaskEventKind::MisfireSkipped && e.fires.is_some_and(|s| s.first <= f && f <= s.last))
+            .or_else(|| misfires().find(|e| e.at >= f && e.fires.is_none()));
         // Coalesced: during the current run of coalesced fires, or one that an event records.
         let coalesced = inputs.task.coalesced.is_some_and(|(since, _)| since <= f)
             || inputs
@@ -286,6 +298,7 @@ fn missing_fires(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
             at: Some(f),
             message: format!("the fire at {} has no instance: {why}", rfc(f)),
             instance_id: 0,
+            fires: None,
         });
     }
 }
@@ -326,6 +339,7 @@ fn explain_instance(
                 at: Some(due),
                 message: format!("instance {id} waited {} before its first dispatch: {why}", took(d - due)),
                 instance_id: id,
+                fires: None,
             });
             waited_for = why;
         }
@@ -339,6 +353,7 @@ fn explain_instance(
                     at: Some(since),
                     message: format!("instance {id} is due since {} and waits: {why}", rfc(since)),
                     instance_id: id,
+                    fires: None,
                 });
                 waited_for = why;
             }
@@ -361,6 +376,7 @@ fn explain_instance(
                     a.reason
                 ),
                 instance_id: id,
+                fires: None,
             });
         }
     }
@@ -398,7 +414,7 @@ fn explain_instance(
             FindingKind::SkippedOverlap => Some(inst.fire_at),
             _ => inst.finished_at,
         };
-        out.push(Finding { kind, at, message, instance_id: id });
+        out.push(Finding { kind, at, message, instance_id: id, fires: None });
     }
     ExplainedFire { instance: inst.clone(), dispatch_delay, waited_for, attempts }
 }

@@ -28,6 +28,7 @@ pub fn standing(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
                 p.note
             ),
             instance_id: 0,
+            fires: None,
         });
     } else if !explaining_now {
         // Events are newest first: the latest pause or resume at or before the instant.
@@ -38,6 +39,7 @@ pub fn standing(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
                 at: Some(e.at),
                 message: format!("paused by {} at {}: {}", e.actor, rfc(e.at), e.message),
                 instance_id: 0,
+                fires: None,
             });
         }
     }
@@ -48,6 +50,7 @@ pub fn standing(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
             at: None,
             message: format!("the active window opens at {}: the task does not fire before", rfc(start)),
             instance_id: 0,
+            fires: None,
         });
     }
     if let Some(end) = t.end.filter(|e| inputs.at > *e) {
@@ -56,6 +59,7 @@ pub fn standing(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
             at: Some(end),
             message: format!("the active window closed at {}: the task fires no more", rfc(end)),
             instance_id: 0,
+            fires: None,
         });
     }
     excluded_dates(inputs, out);
@@ -92,6 +96,7 @@ fn excluded_dates(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
             at: Some(first),
             message: format!("{n} fire(s) on {d} ({}) were skipped: an excluded date ({whose})", window.tz.name()),
             instance_id: 0,
+            fires: None,
         });
     }
 }
@@ -109,6 +114,7 @@ pub fn overlap(inst: &Instance, trail: &[InstanceEvent]) -> Option<Finding> {
                 at: Some(created.at),
                 message: format!("instance {id} waits its turn: {note}"),
                 instance_id: id,
+                fires: None,
             })
         }
         InstanceStatus::Canceled if inst.message.contains("concurrency CANCEL_OTHER") => Some(Finding {
@@ -116,6 +122,7 @@ pub fn overlap(inst: &Instance, trail: &[InstanceEvent]) -> Option<Finding> {
             at: inst.finished_at,
             message: format!("instance {id} {}", inst.message),
             instance_id: id,
+            fires: None,
         }),
         _ => None,
     }

@@ -108,7 +108,7 @@ fn ev(
 }
 
 fn task_event(at: Ts, kind: TaskEventKind, actor: &str, message: &str) -> TaskEvent {
-    TaskEvent { task_id: 1, at, kind, actor: actor.into(), message: message.into() }
+    TaskEvent { task_id: 1, at, kind, actor: actor.into(), message: message.into(), fires: None }
 }
 
 fn span(worker: &str, from: Ts, to: Option<Ts>) -> SessionSpan {

@@ -28,7 +28,7 @@ use crate::{
     },
     error::StoreResult,
     loops::{overlap, pause},
-    model::{InstanceStatus, Task, TaskEventKind, Ts, WorkerRecord, add, sub},
+    model::{InstanceStatus, Task, TaskEvent, TaskEventKind, Ts, WorkerRecord, add, sub},
     prometheus::Tally,
     schedule::{Compiled, FirePlan, MisfireRules, fire_key, plan},
     store::{NewInstance, Store, Tx},
@@ -476,8 +476,17 @@ async fn plan_task(
         p.coalesced.push((task.id, run));
     }
     p.next_fires.push((task.id, plan.next_fire_at));
-    for (kind, message) in &plan.events {
-        tx.tasks().insert_task_event(task.id, &task.name, now, *kind, scheduler_id, message).await?;
+    for planned in &plan.events {
+        let (kind, message) = (planned.kind, &planned.message);
+        let event = TaskEvent {
+            task_id: task.id,
+            at: now,
+            kind,
+            actor: scheduler_id.to_owned(),
+            message: message.clone(),
+            fires: Some(planned.fires),
+        };
+        tx.tasks().insert_event(&task.name, &event).await?;
         let action = match kind {
             TaskEventKind::MisfireCatchUp => "catch_up",
             TaskEventKind::MisfireSkipped => "skipped",

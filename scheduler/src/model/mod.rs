@@ -653,6 +653,16 @@ pub struct TaskEvent {
     pub actor: String,
     /// Details.
     pub message: String,
+    /// The fires a misfire decision is about (the ones it skipped, or caught up); `None` for others.
+    pub fires: Option<FireSpan>,
+}
+
+/// A run of fire times of one schedule: the first, the last and how many (first == last when one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FireSpan {
+    pub first: Ts,
+    pub last: Ts,
+    pub count: u32,
 }
 
 /// One stored log line.

@@ -51,6 +51,7 @@ pub fn standing(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
                         floor_note(handler, &s.worker_id, until, cooling, serving, share)
                     ),
                     instance_id: 0,
+                    fires: None,
                 });
                 continue;
             }
@@ -65,6 +66,7 @@ pub fn standing(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
                     s.failures
                 ),
                 instance_id: 0,
+                fires: None,
             });
         }
     }
@@ -83,6 +85,7 @@ pub fn standing(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
                     rfc(b.next_token_at())
                 ),
                 instance_id: 0,
+                fires: None,
             });
         }
     }
@@ -96,10 +99,17 @@ pub fn standing(inputs: &Inputs<'_>, out: &mut Vec<Finding>) {
                 task.config.placement.max_pending
             ),
             instance_id: 0,
+            fires: None,
         });
     }
     for e in inputs.events.iter().filter(|e| e.kind == TaskEventKind::Coalesced) {
-        out.push(Finding { kind: FindingKind::Coalesced, at: Some(e.at), message: e.message.clone(), instance_id: 0 });
+        out.push(Finding {
+            kind: FindingKind::Coalesced,
+            at: Some(e.at),
+            message: e.message.clone(),
+            instance_id: 0,
+            fires: None,
+        });
     }
 }
 

@@ -45,6 +45,11 @@ macro_rules! embed_migrations {
                 "lean_indexes",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0008_lean_indexes.sql")),
             ),
+            (
+                9_i64,
+                "fire_spans",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0009_fire_spans.sql")),
+            ),
         ]
     };
 }

@@ -156,15 +156,25 @@ impl Tasks<'_> {
         actor: &str,
         message: &str,
     ) -> StoreResult<()> {
+        let e = TaskEvent { task_id, at, kind, actor: actor.to_owned(), message: message.to_owned(), fires: None };
+        self.insert_event(task_name, &e).await
+    }
+
+    /// Records a task event, with the fires it is about when it has them.
+    pub async fn insert_event(&mut self, task_name: &str, e: &TaskEvent) -> StoreResult<()> {
         let s = Stmt::new(
-            "INSERT INTO ax_task_event (task_id, task_name, at, kind, actor, message) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO ax_task_event (task_id, task_name, at, kind, actor, message, first_fire_at, last_fire_at, \
+             fire_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
-        .bind(task_id)
+        .bind(e.task_id)
         .bind(task_name)
-        .bind(to_micros(at))
-        .bind(kind.as_str())
-        .bind(actor)
-        .bind(message);
+        .bind(to_micros(e.at))
+        .bind(e.kind.as_str())
+        .bind(e.actor.as_str())
+        .bind(e.message.as_str())
+        .bind(e.fires.map(|f| to_micros(f.first)))
+        .bind(e.fires.map(|f| to_micros(f.last)))
+        .bind(e.fires.map(|f| i64::from(f.count)));
         self.tx.execute(s).await?;
         Ok(())
     }
@@ -182,7 +192,7 @@ impl Tasks<'_> {
         limit: u32,
     ) -> StoreResult<Vec<TaskEvent>> {
         let mut s =
-            Stmt::new("SELECT task_id, at, kind, actor, message FROM ax_task_event WHERE task_id = ?").bind(task_id);
+            Stmt::new("SELECT task_id, at, kind, actor, message, first_fire_at, last_fire_at, fire_count FROM ax_task_event WHERE task_id = ?").bind(task_id);
         if let Some(at) = at {
             s.push(" AND at <= ").push_bind(to_micros(at));
         }
@@ -198,6 +208,7 @@ impl Tasks<'_> {
                     kind: kind.parse().map_err(|e| StoreError::Corrupt { table: "ax_task_event", reason: e })?,
                     actor: r.take()?,
                     message: r.take()?,
+                    fires: fire_span(r.take()?, r.take()?, r.take()?),
                 })
             })
             .await
@@ -376,4 +387,13 @@ impl super::Store {
         }
         Ok(task)
     }
+}
+
+/// The fires a stored task event is about: all three columns, or none.
+fn fire_span(first: Option<i64>, last: Option<i64>, count: Option<i64>) -> Option<crate::model::FireSpan> {
+    Some(crate::model::FireSpan {
+        first: from_micros(first?),
+        last: from_micros(last?),
+        count: u32::try_from(count?).unwrap_or(u32::MAX),
+    })
 }

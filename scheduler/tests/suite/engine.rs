@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use ax_scheduler::{
     cron::CronExpr,
-    model::{CronDialect, InstanceSource, MisfirePolicy, Schedule, TaskEventKind, Ts, to_micros},
+    model::{CronDialect, FireSpan, InstanceSource, MisfirePolicy, Schedule, TaskEventKind, Ts, to_micros},
     schedule::{Compiled, MisfireRules, plan, preview},
 };
 use chrono::{Datelike, TimeZone, Utc, Weekday};
@@ -311,6 +311,18 @@ fn outage_plan(policy: MisfirePolicy, max_catch_up: u32) -> ax_scheduler::schedu
     plan(&per_minute(), utc(2026, 6, 1, 10, 1, 0), now, now, rules)
 }
 
+/// The plan's one event of `kind`, with its message and the fires it decided.
+fn event(p: &ax_scheduler::schedule::FirePlan, kind: TaskEventKind) -> (&str, FireSpan) {
+    let mut of_kind = p.events.iter().filter(|e| e.kind == kind);
+    let e = of_kind.next().unwrap_or_else(|| panic!("no {kind:?} event in {:?}", p.events));
+    assert!(of_kind.next().is_none(), "two {kind:?} events in {:?}", p.events);
+    (&e.message, e.fires)
+}
+
+fn span(first: Ts, last: Ts, count: u32) -> FireSpan {
+    FireSpan { first, last, count }
+}
+
 fn catch_ups(p: &ax_scheduler::schedule::FirePlan) -> Vec<Ts> {
     p.fires.iter().filter(|f| f.source == InstanceSource::CatchUp).map(|f| f.fire_at).collect()
 }
@@ -322,8 +334,14 @@ fn misfire_fire_once_creates_one_catch_up_for_the_latest_missed_fire() {
     assert_eq!(catch_ups(&p), vec![utc(2026, 6, 1, 10, 10, 0)]);
     assert_eq!(p.fires.iter().filter(|f| f.source == InstanceSource::Schedule).count(), 1);
     assert_eq!(p.next_fire_at, Some(utc(2026, 6, 1, 10, 12, 0)));
-    assert!(p.events.iter().any(|(k, m)| *k == TaskEventKind::MisfireCatchUp && m.contains("10 fire(s) missed")));
-    assert!(p.events.iter().any(|(k, m)| *k == TaskEventKind::MisfireSkipped && m.contains("skipped 9 of 10")));
+    let (message, fires) = event(&p, TaskEventKind::MisfireCatchUp);
+    assert!(message.contains("10 fire(s) missed"), "{message}");
+    // The fields name the fires each decision is about: the one caught up, the nine skipped.
+    let at = |m| utc(2026, 6, 1, 10, m, 0);
+    assert_eq!(fires, span(at(10), at(10), 1));
+    let (message, fires) = event(&p, TaskEventKind::MisfireSkipped);
+    assert!(message.contains("skipped 9 of 10"), "{message}");
+    assert_eq!(fires, span(at(1), at(9), 9));
 }
 
 #[test]
@@ -331,6 +349,9 @@ fn misfire_fire_all_creates_one_per_missed_fire_capped_by_the_bound() {
     let p = outage_plan(MisfirePolicy::FireAll, 10);
     assert_eq!(catch_ups(&p).len(), 10);
     assert_eq!(catch_ups(&p)[0], utc(2026, 6, 1, 10, 1, 0));
+    let at = |m| utc(2026, 6, 1, 10, m, 0);
+    assert_eq!(event(&p, TaskEventKind::MisfireCatchUp).1, span(at(1), at(10), 10));
+    assert!(p.events.iter().all(|e| e.kind != TaskEventKind::MisfireSkipped), "{:?}", p.events);
     let capped = outage_plan(MisfirePolicy::FireAll, 4);
     assert_eq!(
         catch_ups(&capped),
@@ -341,17 +362,22 @@ fn misfire_fire_all_creates_one_per_missed_fire_capped_by_the_bound() {
             utc(2026, 6, 1, 10, 10, 0)
         ]
     );
-    assert!(capped.events.iter().any(|(k, m)| *k == TaskEventKind::MisfireSkipped && m.contains("skipped 6 of 10")));
+    let (message, fires) = event(&capped, TaskEventKind::MisfireSkipped);
+    assert!(message.contains("skipped 6 of 10"), "{message}");
+    assert_eq!(fires, span(at(1), at(6), 6));
+    assert_eq!(event(&capped, TaskEventKind::MisfireCatchUp).1, span(at(7), at(10), 4));
 }
 
 #[test]
 fn misfire_skip_creates_no_catch_up_and_records_the_skip() {
     let p = outage_plan(MisfirePolicy::Skip, 10);
     assert!(catch_ups(&p).is_empty());
-    assert!(p.events.iter().any(|(k, m)| *k == TaskEventKind::MisfireSkipped && m.contains("skipped 10 of 10")));
-    // The message names the whole span it skipped, not only its first fire.
-    let span = "from 2026-06-01T10:01:00+00:00 to 2026-06-01T10:10:00+00:00";
-    assert!(p.events.iter().any(|(_, m)| m.contains(span)), "{:?}", p.events);
+    let (message, fires) = event(&p, TaskEventKind::MisfireSkipped);
+    assert!(message.contains("skipped 10 of 10"), "{message}");
+    // The message names the whole span it skipped, not only its first fire; so do the fields.
+    assert!(message.contains("from 2026-06-01T10:01:00+00:00 to 2026-06-01T10:10:00+00:00"), "{message}");
+    assert_eq!(fires, span(utc(2026, 6, 1, 10, 1, 0), utc(2026, 6, 1, 10, 10, 0), 10));
+    assert!(p.events.iter().all(|e| e.kind != TaskEventKind::MisfireCatchUp), "{:?}", p.events);
 }
 
 #[test]

@@ -53,6 +53,15 @@ fn missed(events: &[pb::TaskEvent]) -> (i64, i64) {
     }
 }
 
+/// The fires the task event of `kind` decided, as its fields say: first and last (Unix seconds),
+/// and how many.
+fn fires_of(events: &[pb::TaskEvent], kind: &str) -> (i64, i64, u32) {
+    let e = events.iter().find(|e| e.kind == kind).unwrap_or_else(|| panic!("no {kind} event: {events:?}"));
+    let f = e.fires.as_ref().unwrap_or_else(|| panic!("{kind} event without its fires: {e:?}"));
+    let secs = |t: &Option<prost_types::Timestamp>| t.as_ref().expect("fire time").seconds;
+    (secs(&f.first_time), secs(&f.last_time), f.count)
+}
+
 /// Stops axd, keeps it down for [`DOWN`] past the task's next fire, starts it again; returns the
 /// task's events and instances once the catch-up round is done, and the next fire read while it
 /// was down.
@@ -131,6 +140,8 @@ async fn fire_all_catches_up_the_most_recent_missed_fires_up_to_max_catch_up(db:
     assert!(skip.message.starts_with(&format!("skipped {} of {n} ", n - 3)), "{}", skip.message);
     // The latest three missed fires are caught up; the older ones are skipped.
     check_fires(&all, first..first + n - 3, first + n - 3..first + n);
+    assert_eq!(fires_of(&events, "MISFIRE_CATCH_UP"), (first + n - 3, first + n - 1, 3));
+    assert_eq!(fires_of(&events, "MISFIRE_SKIPPED"), (first, first + n - 4, (n - 3) as u32));
 }
 
 async fn skip_creates_nothing_for_missed_fires_and_records_them(db: &TestDb) {
@@ -142,6 +153,7 @@ async fn skip_creates_nothing_for_missed_fires_and_records_them(db: &TestDb) {
     let skip = events.iter().find(|e| e.kind == "MISFIRE_SKIPPED").expect("skip event");
     assert!(skip.message.starts_with(&format!("skipped {n} of {n} ")), "{}", skip.message);
     check_fires(&all, first..first + n, 0..0);
+    assert_eq!(fires_of(&events, "MISFIRE_SKIPPED"), (first, first + n - 1, n as u32));
 }
 
 async fn fire_once_catches_up_only_the_latest_missed_fire(db: &TestDb) {
@@ -150,6 +162,8 @@ async fn fire_once_catches_up_only_the_latest_missed_fire(db: &TestDb) {
     assert_eq!(first, next);
     assert!(n >= 5, "{n} fires missed in {DOWN:?}");
     check_fires(&all, first..first + n - 1, first + n - 1..first + n);
+    assert_eq!(fires_of(&events, "MISFIRE_CATCH_UP"), (first + n - 1, first + n - 1, 1));
+    assert_eq!(fires_of(&events, "MISFIRE_SKIPPED"), (first, first + n - 2, (n - 1) as u32));
 }
 
 on_every_backend!(

@@ -2,7 +2,7 @@
 
 use ax_proto::v1 as pb;
 
-use super::{instance_to_pb, status_to_pb, task_event_to_pb, task_to_pb, ts_to_pb};
+use super::{fire_span_to_pb, instance_to_pb, status_to_pb, task_event_to_pb, task_to_pb, ts_to_pb};
 use crate::{
     explain::{Attempt, ExplainedFire, Explanation, Finding, FindingKind},
     model::{Task, TaskEvent, Ts},
@@ -47,6 +47,7 @@ fn finding_to_pb(f: &Finding) -> pb::ExplainFinding {
         time: f.at.map(ts_to_pb),
         message: f.message.clone(),
         instance_id: f.instance_id,
+        fires: f.fires.as_ref().map(fire_span_to_pb),
     }
 }
 

@@ -12,9 +12,9 @@ use crate::{
     error::{Error, Result},
     model::{
         Backoff, ConcurrencyPolicy, CronDialect, DEFAULT_MAX_CATCH_UP, DEFAULT_MAX_PENDING, DEFAULT_MISFIRE_THRESHOLD,
-        Instance, InstanceEvent, InstanceSource, InstanceStatus, LogLine, MAX_PRIORITY, MAX_SHARDS, MisfirePolicy,
-        Placement, RetryOn, RetryPolicy, Routing, Schedule, Task, TaskConfig, TaskEvent, Ts, WorkerRecord,
-        WorkerStreak, add, duration_micros,
+        FireSpan, Instance, InstanceEvent, InstanceSource, InstanceStatus, LogLine, MAX_PRIORITY, MAX_SHARDS,
+        MisfirePolicy, Placement, RetryOn, RetryPolicy, Routing, Schedule, Task, TaskConfig, TaskEvent, Ts,
+        WorkerRecord, WorkerStreak, add, duration_micros,
     },
     schedule::{Compiled, Preview},
     validate,
@@ -47,7 +47,7 @@ pub use self::{
     schedule::schedule_from_pb,
     tasks::{
         MAX_TASK_LIMIT, UPDATABLE_FIELDS, apply_field, check_placement, check_timing, dates_from_pb, dates_to_pb,
-        preview_to_pb, spec_to_pb, task_event_to_pb, task_from_pb, task_to_pb,
+        fire_span_to_pb, preview_to_pb, spec_to_pb, task_event_to_pb, task_from_pb, task_to_pb,
     },
 };
 pub use crate::wire::{

@@ -394,7 +394,13 @@ pub fn task_event_to_pb(e: &TaskEvent) -> pb::TaskEvent {
         kind: e.kind.as_str().to_owned(),
         actor: e.actor.clone(),
         message: e.message.clone(),
+        fires: e.fires.as_ref().map(fire_span_to_pb),
     }
+}
+
+/// The proto form of a run of fires.
+pub fn fire_span_to_pb(s: &FireSpan) -> pb::FireSpan {
+    pb::FireSpan { first_time: Some(ts_to_pb(s.first)), last_time: Some(ts_to_pb(s.last)), count: s.count }
 }
 
 /// The proto form of a preview; with `jitter` (the task name and the jitter), each fire's run time

@@ -349,16 +349,28 @@ class Task(_message.Message):
     def __init__(self, id: _Optional[int] = ..., spec: _Optional[_Union[TaskSpec, _Mapping]] = ..., next_fire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ..., coalesced_fires: _Optional[int] = ..., coalesce_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., pause: _Optional[_Union[TaskPause, _Mapping]] = ...) -> None: ...
 
 class TaskEvent(_message.Message):
-    __slots__ = ("time", "kind", "actor", "message")
+    __slots__ = ("time", "kind", "actor", "message", "fires")
     TIME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     ACTOR_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    FIRES_FIELD_NUMBER: _ClassVar[int]
     time: _timestamp_pb2.Timestamp
     kind: str
     actor: str
     message: str
-    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., kind: _Optional[str] = ..., actor: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+    fires: FireSpan
+    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., kind: _Optional[str] = ..., actor: _Optional[str] = ..., message: _Optional[str] = ..., fires: _Optional[_Union[FireSpan, _Mapping]] = ...) -> None: ...
+
+class FireSpan(_message.Message):
+    __slots__ = ("first_time", "last_time", "count")
+    FIRST_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_TIME_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    first_time: _timestamp_pb2.Timestamp
+    last_time: _timestamp_pb2.Timestamp
+    count: int
+    def __init__(self, first_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., count: _Optional[int] = ...) -> None: ...
 
 class Fire(_message.Message):
     __slots__ = ("time", "local_time", "run_time")
@@ -750,16 +762,18 @@ class ExplainTaskRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., limit: _Optional[int] = ...) -> None: ...
 
 class ExplainFinding(_message.Message):
-    __slots__ = ("kind", "time", "message", "instance_id")
+    __slots__ = ("kind", "time", "message", "instance_id", "fires")
     KIND_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    FIRES_FIELD_NUMBER: _ClassVar[int]
     kind: ExplainFindingKind
     time: _timestamp_pb2.Timestamp
     message: str
     instance_id: int
-    def __init__(self, kind: _Optional[_Union[ExplainFindingKind, str]] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., instance_id: _Optional[int] = ...) -> None: ...
+    fires: FireSpan
+    def __init__(self, kind: _Optional[_Union[ExplainFindingKind, str]] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., instance_id: _Optional[int] = ..., fires: _Optional[_Union[FireSpan, _Mapping]] = ...) -> None: ...
 
 class ExplainedAttempt(_message.Message):
     __slots__ = ("attempt", "worker_id", "dispatch_time", "start_time", "end_time", "outcome", "reason")

@@ -53,6 +53,7 @@ export interface ProtoGrpcType {
       ExplainedFire: MessageTypeDefinition
       ExponentialBackoff: MessageTypeDefinition
       Fire: MessageTypeDefinition
+      FireSpan: MessageTypeDefinition
       GetCalendarRequest: MessageTypeDefinition
       GetCalendarResponse: MessageTypeDefinition
       GetClusterStatsRequest: MessageTypeDefinition

@@ -33,6 +33,11 @@ pub const ALL: &[(&str, &str)] = &[
     ("cancel-during-run", "Cancel stops a running handler; its Result is FAILED"),
     ("cancel-during-hold", "Cancel during an early assignment's hold: never started, slot returned"),
     ("timeout-cancel", "the Cancel axd sends at the task's timeout stops the handler"),
+    (
+        "timeout-no-cancel",
+        "without axd's Cancel, the worker stops an attempt itself at its timeout plus the fence margin, even a \
+         handler that ignores cancellation",
+    ),
     ("ack-timeout", "axd takes back an attempt whose Accepted it never got: the worker stops it and goes on"),
     ("reconnect", "after a broken stream the worker reconnects, re-announces its attempt and keeps it"),
     ("result-replay", "a Result not acknowledged before a reconnect is sent again and recorded once"),
@@ -63,6 +68,7 @@ pub async fn run(name: &str, s: &mut S<'_>) -> anyhow::Result<Verdict> {
         "cancel-during-run" => cancel_during_run(s).await,
         "cancel-during-hold" => cancel_during_hold(s).await,
         "timeout-cancel" => timeout_cancel(s).await,
+        "timeout-no-cancel" => timeout_no_cancel(s).await,
         "ack-timeout" => ack_timeout(s).await,
         "reconnect" => reconnect(s).await,
         "result-replay" => result_replay(s).await,
@@ -338,6 +344,80 @@ async fn timeout_cancel(s: &mut S<'_>) -> anyhow::Result<Verdict> {
     ensure(failed(&res), || format!("a handler stopped by its timeout reported {}", outcome(&res)))?;
     s.kit.admin.expect_final(id, pb::InstanceStatus::Timeout, SOON).await?;
     Ok(Verdict::Pass(format!("Cancel {reason:?}; stopped {} later", ms(r.duration_since(c)))))
+}
+
+async fn timeout_no_cancel(s: &mut S<'_>) -> anyhow::Result<Verdict> {
+    // axd's Cancel never reaches the worker, and the handler would not listen to it anyway: only the
+    // attempt's own deadline (worker.proto, Assign.timeout) stops it. Renewals keep coming, so its
+    // lease does not.
+    s.relay.set_down(Some(Box::new(|_, m| !matches!(m, Down::Cancel(_)))));
+    let timeout = Duration::from_secs(1);
+    let params = r#"{"ms":60000,"ignore_cancel":true}"#;
+    let name = s.create("sleep", params, Some(timeout), None).await?;
+    let id = s.kit.admin.trigger(&name, params).await?;
+    let (assigned, _, a) = s
+        .wait_down("axd's Assign", SOON, |_, m| match m {
+            Down::Assign(a) if a.instance_id == id && a.attempt == 1 => Some(a.clone()),
+            _ => None,
+        })
+        .await?;
+    ensure(a.timeout == Some(pb_dur(timeout)), || {
+        format!("axd's Assign carries timeout {:?}, not {timeout:?}", a.timeout)
+    })?;
+    let hold = start_after_of(&a).unwrap_or_default();
+    let (acc, _) = s.accepted(id, 1, hold + SOON).await?;
+    let margin = s.timing.fence_margin;
+    let (r, _, res) = s.result(id, 1, None, timeout + margin + STOP + SOON).await.map_err(|e| {
+        anyhow::anyhow!(
+            "{e}: the worker did not stop the attempt at its timeout ({}) plus the fence margin ({}) when axd's \
+             Cancel did not come (worker.proto, Assign.timeout)",
+            ms(timeout),
+            ms(margin)
+        )
+    })?;
+    s.relay.set_down(None);
+    // Counted from the handler's start: after the Assign arrived, and after its hold.
+    let earliest = assigned + hold + timeout + margin;
+    ensure(r >= earliest, || {
+        format!(
+            "the worker reported the attempt {} after its Assign, before its timeout ({}) and the fence margin ({}) had \
+             passed since it could have started",
+            ms(r.duration_since(assigned)),
+            ms(timeout),
+            ms(margin)
+        )
+    })?;
+    ensure(r <= acc + timeout + margin + STOP, || {
+        format!(
+            "the worker reported the attempt {} after Accepted; with a timeout of {} and a fence margin of {} it must \
+             stop it within {} of those",
+            ms(r.duration_since(acc)),
+            ms(timeout),
+            ms(margin),
+            ms(STOP)
+        )
+    })?;
+    let withheld = s.log().iter().any(|x| {
+        x.at < r && matches!(&x.ev, Ev::ToWorker { msg: Down::Cancel(c), forwarded: false } if c.instance_id == id)
+    });
+    ensure(withheld, || {
+        "axd sent no Cancel at the timeout before the Result (the kit withholds it): nothing was tested".into()
+    })?;
+    ensure(failed(&res) && res.retryable, || {
+        format!(
+            "the timed-out attempt was reported {} (retryable: {}), not FAILED (retryable)",
+            outcome(&res),
+            res.retryable
+        )
+    })?;
+    s.kit.admin.expect_final(id, pb::InstanceStatus::Timeout, SOON).await?;
+    Ok(Verdict::Pass(format!(
+        "no Cancel; stopped {} after Accepted (timeout {}, fence margin {}): {:?}",
+        ms(r.duration_since(acc)),
+        ms(timeout),
+        ms(margin),
+        res.message
+    )))
 }
 
 async fn ack_timeout(s: &mut S<'_>) -> anyhow::Result<Verdict> {

@@ -4,7 +4,8 @@
 //! `AX_ENDPOINT` (comma-separated), `AX_APP`, `AX_WORKER_ID`, `AX_CAPACITY`.
 //!
 //! - `echo`: returns its params.
-//! - `sleep`: `{"ms": N}` sleeps N ms; canceled, it stops at once and fails.
+//! - `sleep`: `{"ms": N}` sleeps N ms; canceled, it stops at once and fails. With
+//!   `"ignore_cancel": true` it ignores its cancellation: only the SDK aborting it ends it early.
 //! - `fail`: `{"message": "..."}` fails with that message.
 //! - `panic`: panics.
 //! - `big-output`: `{"bytes": N}` returns N bytes of `x`.
@@ -43,6 +44,11 @@ async fn main() -> anyhow::Result<()> {
         .handler("echo", |ctx: Context| async move { Ok::<_, HandlerError>(ctx.params_raw.clone()) })
         .handler("sleep", |ctx: Context| async move {
             let ms = number(&ctx, "ms")?;
+            let params: serde_json::Value = ctx.params()?;
+            if params["ignore_cancel"].as_bool() == Some(true) {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                return Ok(String::new());
+            }
             tokio::select! {
                 () = ctx.cancellation().cancelled() => Err(HandlerError::retryable("canceled")),
                 () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(String::new()),

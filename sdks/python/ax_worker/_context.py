@@ -84,13 +84,15 @@ class Context:
     sent, "{}" if none), `idempotency_key` (the same for every attempt of the instance: use it to
     make side effects idempotent, execution is at-least-once), `trigger_time` (when the instance was
     due, a timezone-aware datetime, or None), `timeout` (the task's run timeout in seconds, or
-    None; informational, axd's clock decides) and `shard` (for a child of a sharded or broadcast
-    fire, `(shard_index, shard_total)`: the 0-based part of the work this instance is and how many
-    parts the fire has; None otherwise).
+    None; axd times the attempt out by its clock, and the worker stops the handler itself once the
+    timeout and the fence margin have passed since it started) and `shard` (for a child of a
+    sharded or broadcast fire, `(shard_index, shard_total)`: the 0-based part of the work this
+    instance is and how many parts the fire has; None otherwise).
 
     Stopping. The attempt is asked to stop when axd sends Cancel (a timeout, an operator, the ack
     timeout, or the attempt is no longer this worker's), when its lease is about to run out (see
-    `lease_expired`), or at the shutdown deadline. Then `cancelled` turns True, `cancel_reason`
+    `lease_expired`), when its timeout and the fence margin have passed since it started (even if
+    no Cancel came), or at the shutdown deadline. Then `cancelled` turns True, `cancel_reason`
     says why and `cancellation` (an asyncio.Event) is set. An async handler may await
     ``ctx.cancellation.wait()`` or `ctx.sleep`; if it does not return soon, its task is cancelled
     (asyncio.CancelledError at its next await). A plain function, run on a thread, cannot be

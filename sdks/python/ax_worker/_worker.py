@@ -15,10 +15,10 @@ stream; everything else posts events to its inbox (`_post`, a deque plus an asyn
     Worker.stop / signals          ("stop",)
 
 The driver takes one event at a time, runs the timers that are due (heartbeats, early-assignment
-holds, lease fences, task cancellation), and puts WorkerMessages on the current stream's outbound
-queue, which grpc.aio drains through an async generator (the request iterator): so messages go
-out in the order the driver produced them, and returning from the generator half-closes the
-stream.
+holds, lease fences, attempt timeouts, task cancellation), and puts WorkerMessages on the current
+stream's outbound queue, which grpc.aio drains through an async generator (the request iterator):
+so messages go out in the order the driver produced them, and returning from the generator
+half-closes the stream.
 
 State that must survive a broken stream lives in the Worker, not in the session: `_running`
 (attempts this worker holds: held early assignments and running handlers, each with its lease),
@@ -109,6 +109,13 @@ SILENCE_CONFIRM = 0.2
 MAX_WAIT = 0.25
 #: Heartbeat send times remembered per stream while renewals do not catch up.
 MAX_REMEMBERED_HEARTBEATS = 1024
+#: A handler told to stop at its attempt's timeout (Assign.timeout plus the fence margin, counted
+#: from its start) that has not returned this long after is abandoned: reported FAILED (retryable)
+#: at once, whatever it returns later discarded. The Rust SDK's STOP_GRACE, the TypeScript SDK's
+#: STOP_GRACE_MS.
+STOP_GRACE = 0.2
+#: The Result of an attempt the worker stopped at its timeout (the Rust and TypeScript SDKs' too).
+TIMED_OUT = "timed out: the worker stopped the handler at the attempt's timeout"
 #: After the shutdown deadline handlers are told to stop; STRAGGLER_GRACE later the ones still
 #: running are reported FAILED (retryable) and abandoned; GIVE_UP_AFTER later the worker stops
 #: trying to deliver results.
@@ -219,6 +226,14 @@ class _Attempt:
     task: Optional["asyncio.Task[None]"] = None
     # Monotonic time at which an async handler asked to stop gets its task cancelled.
     kill_at: Optional[float] = None
+    # Assign.timeout in seconds (None if unset): the attempt's own deadline, see `run_by`.
+    timeout: Optional[float] = None
+    # Monotonic time by which the handler must have ended: its start plus `timeout` plus the fence
+    # margin (axd, counting from when Accepted arrived, times it out first and normally sends Cancel
+    # before). None while held or without a timeout.
+    run_by: Optional[float] = None
+    # Told to stop because `run_by` passed: abandoned if it has not returned STOP_GRACE later.
+    timed_out: bool = False
 
     @property
     def held(self) -> bool:
@@ -744,6 +759,8 @@ class Worker:
                 due.append(abandon if a.fenced else fence)
             if a.kill_at is not None:
                 due.append(a.kill_at)
+            if a.run_by is not None:
+                due.append(a.run_by + STOP_GRACE if a.timed_out else a.run_by)
         return min(due)
 
     def _run_timers(self, s: Optional[_Session], now: float) -> None:
@@ -785,6 +802,17 @@ class Worker:
                 # instance once the lease ends. Report it now and discard whatever it returns.
                 self._abandon(key, "stopped: lease ran out with no renewal from axd (the handler "
                                    "did not stop in time; another worker may run it)")
+                continue
+            if a.run_by is not None and not a.timed_out and now >= a.run_by:
+                # Its timeout and the fence margin have passed: axd has timed it out, whether or
+                # not its Cancel came. Stop the handler, as for a fence.
+                a.timed_out = True
+                a.ctx._cancel("timed out: the attempt's timeout has passed")
+                log.warning("timeout of %d/%d has passed: stopping the handler", *key)
+            if a.timed_out and a.run_by is not None and now >= a.run_by + STOP_GRACE:
+                # It did not stop: report it now (the retry waits for this Result, or for the lease
+                # to end) and discard whatever it returns.
+                self._abandon(key, TIMED_OUT)
                 continue
             if a.kill_at is not None and now >= a.kill_at:
                 a.kill_at = None
@@ -932,7 +960,8 @@ class Worker:
         # Sent ahead of its time (we set Hello.start_after_supported): hold it that long from now.
         hold = _duration_field(m, "start_after") or 0.0
         a = _Attempt(ctx=ctx, fn=fn, is_async=_is_async(fn), lease=lease, accept_by=accept_by,
-                     start_at=now + hold if hold > 0 else None)
+                     start_at=now + hold if hold > 0 else None,
+                     timeout=_duration_field(m, "timeout"))
         self._running[key] = a
         log.info("%s %s %d/%d (task %s)", f"hold {hold:.3f}s" if hold > 0 else "run", m.handler,
                  *key, m.task_name)
@@ -952,6 +981,10 @@ class Worker:
             log.info("run %s %d/%d (hold over)", a.ctx.handler, *key)
         s.send(accepted=worker_pb2.Accepted(instance_id=key[0], attempt=key[1]))
         a.accepted_after = s.heartbeat_seq
+        # The attempt's own deadline, enforced as its lease is (worker.proto, Assign.timeout): a
+        # timeout then does not depend on axd's Cancel arriving.
+        if a.timeout is not None:
+            a.run_by = now + a.timeout + self._fence_margin
         # Bring the next heartbeat forward (at most 4 per interval): the first renewal that covers
         # this attempt answers a heartbeat sent after its Accepted, and until then the attempt is
         # ours only until its accept-by time (the ack timeout). Heartbeats more often than the

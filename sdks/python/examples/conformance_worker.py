@@ -8,6 +8,8 @@ kit's handlers (params are JSON):
 
 - ``echo``: succeeds with its params unchanged as the output.
 - ``sleep`` ``{"ms": N}``: succeeds after N ms; canceled or fenced, it stops at once and fails.
+  With ``"ignore_cancel": true`` it ignores its cancellation: only the SDK cancelling its task
+  ends it early.
 - ``fail`` ``{"message": "..."}``: fails with that message (not retryable).
 - ``panic``: raises an uncaught exception; the worker reports FAILED and goes on serving.
 - ``big-output`` ``{"bytes": N}``: succeeds with N bytes of ``x`` (the SDK cuts it to 65536).
@@ -68,6 +70,10 @@ def build() -> Worker:
     @worker.handler("sleep")
     async def sleep(ctx: Context) -> str:
         ms = number(ctx, "ms")
+        params = ctx.params()
+        if isinstance(params, dict) and params.get("ignore_cancel") is True:
+            await asyncio.sleep(ms / 1000)
+            return ""
         if await ctx.sleep(ms / 1000):
             raise HandlerError(f"stopped while sleeping: {ctx.cancel_reason}", retryable=True)
         return ""

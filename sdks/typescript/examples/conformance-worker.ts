@@ -7,7 +7,8 @@
 // connects with mTLS (tests/tests/suite/sdk_mtls.rs).
 //
 // - echo: returns its params unchanged.
-// - sleep: {"ms": N} sleeps N ms; canceled or fenced, it stops at once and fails.
+// - sleep: {"ms": N} sleeps N ms; canceled or fenced, it stops at once and fails. With
+//   "ignore_cancel": true it ignores ctx.signal: nothing ends it early (the SDK abandons it).
 // - fail: {"message": "..."} fails with that message.
 // - panic: throws an unexpected error (a TypeError); the worker reports FAILED and goes on.
 // - big-output: {"bytes": N} returns N bytes of "x".
@@ -56,6 +57,10 @@ worker
   .handler("echo", (ctx) => ctx.paramsRaw)
   .handler("sleep", async (ctx) => {
     const ms = number(ctx, "ms");
+    if (ctx.params<{ ignore_cancel?: unknown }>().ignore_cancel === true) {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return "";
+    }
     try {
       await ctx.sleep(ms); // rejects as soon as ctx.signal is aborted (Cancel or fence)
     } catch (e) {

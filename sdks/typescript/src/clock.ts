@@ -5,9 +5,22 @@
 
 import { performance } from "node:perf_hooks";
 
+/** Where mono() reads the time: performance.now(), or the clock a test injects (useClock). */
+let source: () => number = () => performance.now();
+
 /** The monotonic clock, in milliseconds. */
 export function mono(): number {
-  return performance.now();
+  return source();
+}
+
+/** Makes mono() read `clock` instead of performance.now(), for tests that inject the time; returns
+ * what puts the previous clock back. Not part of the package's API (index.ts). */
+export function useClock(clock: () => number): () => void {
+  const before = source;
+  source = clock;
+  return () => {
+    source = before;
+  };
 }
 
 /** How long a sample stays the one estimates count from, even when later ones are looser: it is

@@ -29,8 +29,8 @@ export interface ContextInit {
 /**
  * What a handler gets: the attempt it runs, its parameters, a way to report progress and log
  * lines, and `signal`, aborted when the attempt must stop (Cancel from axd, its lease about to run
- * out, released by axd after a reconnect, or the worker's shutdown deadline). Its `reason` is an
- * `AttemptStopped` saying which.
+ * out, its own timeout passed, released by axd after a reconnect, or the worker's shutdown
+ * deadline). Its `reason` is an `AttemptStopped` saying which.
  */
 export class Context {
   /** Instance id, as a decimal string (int64: it may exceed Number.MAX_SAFE_INTEGER). */
@@ -45,7 +45,8 @@ export class Context {
   readonly idempotencyKey: string;
   /** When the instance was due. */
   readonly triggerTime: Date | undefined;
-  /** The task's run timeout in ms (informational: axd sends Cancel when it passes). */
+  /** The task's run timeout in ms. axd sends Cancel when it passes; the worker also stops the
+   * handler itself once it and the fence margin have passed since the handler started. */
   readonly timeoutMs: number | undefined;
   /**
    * For a child of a sharded or broadcast fire: the 0-based part of the work this instance is

@@ -12,7 +12,7 @@ export class HandlerError extends Error {
 }
 
 /** Why a handler's `ctx.signal` was aborted; it is the signal's `reason`. */
-export type StopKind = "canceled" | "fenced" | "released" | "shutdown";
+export type StopKind = "canceled" | "fenced" | "timeout" | "released" | "shutdown";
 
 /** The `reason` of an aborted `ctx.signal`. */
 export class AttemptStopped extends Error {

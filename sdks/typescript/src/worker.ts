@@ -109,8 +109,11 @@ const SILENT_INTERVALS = 3;
  * was starved of CPU) before leaving. Small against the slack the protocol leaves. */
 const SILENCE_CONFIRM_MS = 100;
 /** The least time a fenced handler gets to return by itself before it is abandoned, even when the
- * whole margin has already passed (the process was paused). */
+ * whole margin has already passed (the process was paused); and the time a handler told to stop at
+ * its timeout gets (the Rust SDK's STOP_GRACE, the Python SDK's too). */
 const STOP_GRACE_MS = 200;
+/** The Result of an attempt the worker stopped at its timeout (the Rust and Python SDKs' too). */
+const TIMED_OUT = "timed out: the worker stopped the handler at the attempt's timeout";
 /** After the shutdown deadline's abort, how long handlers get before they are abandoned. */
 const STRAGGLER_GRACE_MS = 2000;
 /** After that, how long the worker keeps trying to deliver results before giving up. */
@@ -220,6 +223,11 @@ interface Attempt {
   acceptedAfter: number | undefined;
   /** The handler was told to stop because its lease is about to run out (local instant). */
   fencedAt: number | undefined;
+  /** When the handler must have ended (local instant): its start plus Assign.timeout plus the fence
+   * margin. Undefined while held, or without a timeout. */
+  runBy: number | undefined;
+  /** The handler was told to stop because runBy passed (local instant). */
+  timedOutAt: number | undefined;
   /** axd said it is not ours any more (Cancel, or Welcome released it): renewals no longer extend
    * its lease, and its progress and log lines are not sent. */
   revoked: boolean;
@@ -840,6 +848,8 @@ export class Worker {
       leaseTimer: undefined,
       acceptedAfter: undefined,
       fencedAt: undefined,
+      runBy: undefined,
+      timedOutAt: undefined,
       revoked: false,
       ctx: undefined as unknown as Context,
     };
@@ -917,6 +927,12 @@ export class Worker {
     a.holdOver = false;
     s.send({ accepted: { instance_id: a.instanceId, attempt: a.attempt } });
     a.acceptedAfter = s.seq;
+    // The attempt's own deadline, enforced with its lease (worker.proto, Assign.timeout): its
+    // timeout counted from its start (now, after any hold) plus the fence margin, so that axd,
+    // counting from when Accepted arrives, times it out first and its Cancel normally comes
+    // before; this stops it when that Cancel does not come.
+    const timeout = a.ctx.timeoutMs;
+    a.runBy = timeout === undefined ? undefined : mono() + timeout + this.fenceMarginMs;
     this.armLease(a);
     let result: Promise<unknown>;
     try {
@@ -1005,14 +1021,17 @@ export class Worker {
     this.checkShutdown();
   }
 
-  // --- leases -------------------------------------------------------------------------------------------
+  // --- leases and timeouts -------------------------------------------------------------------------
 
   /** (Re)arms the attempt's lease timer for the next thing due: its fence, or, once fenced, its
-   * abandonment. The timer re-checks the lease when it fires (renewals only move it later). */
+   * abandonment; its timeout, or, once told to stop at it, its abandonment. The timer re-checks the
+   * lease when it fires (renewals only move it later). */
   private armLease(a: Attempt): void {
     clearTimeout(a.leaseTimer);
     a.leaseTimer = undefined;
-    const due = this.leaseDue(a);
+    const lease = this.leaseDue(a);
+    const timeout = this.timeoutDue(a);
+    const due = lease === undefined || timeout === undefined ? (lease ?? timeout) : Math.min(lease, timeout);
     if (due === undefined) return;
     a.leaseTimer = setTimeout(() => this.onLeaseTimer(a), Math.max(0, due - mono()));
   }
@@ -1024,14 +1043,23 @@ export class Worker {
     return Math.max(a.lease.abandonAt()!, a.fencedAt + STOP_GRACE_MS);
   }
 
+  private timeoutDue(a: Attempt): number | undefined {
+    if (a.runBy === undefined) return undefined;
+    return a.timedOutAt === undefined ? a.runBy : a.timedOutAt + STOP_GRACE_MS;
+  }
+
   private onLeaseTimer(a: Attempt): void {
     a.leaseTimer = undefined;
     if (this.attempts.get(a.key) !== a) return;
     const now = mono();
+    const timeout = this.timeoutDue(a);
+    if (timeout !== undefined && now >= timeout) {
+      this.onTimeout(a, now);
+      return;
+    }
     const due = this.leaseDue(a);
-    if (due === undefined) return;
-    if (now < due) {
-      this.armLease(a); // renewed meanwhile
+    if (due === undefined || now < due) {
+      this.armLease(a); // renewed meanwhile, or only its timeout is left to watch
       return;
     }
     if (a.held) {
@@ -1051,6 +1079,22 @@ export class Worker {
     // The handler did not stop. It is no longer ours: another worker may be given the instance once
     // the lease ends. Report it now; discard whatever it returns later.
     this.abandon(a, "stopped: lease ran out with no renewal from axd (the handler did not stop in time; another worker may run it)");
+  }
+
+  /** The attempt's timeout and the fence margin have passed since it started: axd has timed it out,
+   * whether or not its Cancel came. The handler is told to stop, as for a fence; one that has not
+   * returned STOP_GRACE_MS later is abandoned. */
+  private onTimeout(a: Attempt, now: number): void {
+    if (a.timedOutAt === undefined) {
+      a.timedOutAt = now;
+      this.log.warn(`timeout of ${a.key} has passed: stopping the handler`);
+      a.stop.abort(new AttemptStopped("timeout", "the attempt's timeout has passed"));
+      this.armLease(a);
+      return;
+    }
+    // It did not stop: report it now (the retry waits for this Result, or for the lease to end) and
+    // discard whatever it returns later.
+    this.abandon(a, TIMED_OUT);
   }
 
   // --- ending attempts ------------------------------------------------------------------------------

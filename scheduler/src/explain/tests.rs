@@ -1,8 +1,8 @@
 //! Unit tests of the explanations: each answer from hand-built records, at injected instants.
 use super::*;
 use crate::model::{
-    AppLimit, Backoff, ConcurrencyPolicy, DEFAULT_MAX_CATCH_UP, MisfirePolicy, RetryPolicy, Routing, Schedule,
-    TaskConfig, WorkerStreak, add,
+    AppLimit, Backoff, ConcurrencyPolicy, DEFAULT_MAX_CATCH_UP, FireSpan, MisfirePolicy, RetryPolicy, Routing,
+    Schedule, TaskConfig, WorkerStreak, add,
 };
 use chrono::TimeZone;
 
@@ -272,6 +272,35 @@ fn a_misfired_task_reports_the_decision_and_the_fires_it_skipped() {
     assert_eq!(missing.len(), 5, "{e:#?}");
     assert!(missing.iter().all(|f| f.message.contains("missed: skipped 5 missed fires")), "{missing:#?}");
     assert_eq!(missing.last().and_then(|f| f.at), Some(t0()));
+}
+
+#[test]
+fn a_fire_without_instance_names_the_decision_whose_skipped_fires_hold_it() {
+    let t = task(true);
+    let minute = |m: u64| secs(60 * m);
+    let skipped = |at, first, last, count, message: &str| TaskEvent {
+        fires: Some(FireSpan { first, last, count }),
+        ..task_event(at, TaskEventKind::MisfireSkipped, "axd-1", message)
+    };
+    // Two outages: the fires of 10:00-10:01 skipped at 10:02:10, those of 10:02-10:04 at 10:05.
+    // The first decision comes after 10:02 too, but only the second one skipped it.
+    let events = [
+        skipped(minute(5), minute(2), minute(4), 3, "second outage"),
+        skipped(add(minute(2), Duration::from_secs(10)), minute(0), minute(1), 2, "first outage"),
+    ];
+    let before = succeeded(3, sub(t0(), Duration::from_secs(60)), 0, "w-1");
+    let after = succeeded(4, minute(5), 0, "w-1");
+    let e = run(&t, add(minute(5), Duration::from_secs(10)), &events, &[after, before], &[], &[]);
+    let missing = |at: Ts| {
+        let f = e.findings.iter().find(|f| f.kind == FindingKind::NoInstance && f.at == Some(at));
+        f.unwrap_or_else(|| panic!("no finding for {at}: {e:#?}")).message.clone()
+    };
+    assert!(missing(minute(1)).contains("missed: first outage"), "{e:#?}");
+    assert!(missing(minute(2)).contains("missed: second outage"), "{e:#?}");
+    // The decision's own finding carries the fires it skipped.
+    let decisions: Vec<Option<FireSpan>> =
+        e.findings.iter().filter(|f| f.kind == FindingKind::MisfireSkipped).map(|f| f.fires).collect();
+    assert!(decisions.contains(&Some(FireSpan { first: minute(2), last: minute(4), count: 3 })), "{decisions:?}");
 }
 
 #[test]

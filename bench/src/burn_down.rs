@@ -77,7 +77,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
         "the workers counted {n} results but instances are left"
     );
     drop(pool);
-    let events = seed::event_count(kind, &db.url).await?;
+    let (event_rows, events) = seed::event_count(kind, &db.url).await?;
     drop(workers);
     let _ = axd.terminate().await;
     let counted = meter.finish(n as u64).await?;
@@ -92,6 +92,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
             ("seconds".into(), serde_json::json!((secs * 1000.0).round() / 1000.0)),
             ("instances/s".into(), serde_json::json!((n as f64 / secs).round())),
             ("events per instance".into(), serde_json::json!(events as f64 / n as f64)),
+            ("event rows per instance".into(), serde_json::json!(event_rows as f64 / n as f64)),
             ("seed seconds".into(), serde_json::json!((seed_secs * 1000.0).round() / 1000.0)),
         ]
         .into_iter()

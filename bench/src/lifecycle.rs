@@ -134,7 +134,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     let secs = (Utc::now() - t0).num_microseconds().unwrap_or(0) as f64 / 1e6;
     let manual = sent.load(Ordering::Relaxed);
     let total = n as u64 + manual;
-    let events = seed::event_count(kind, &db.url).await?;
+    let (event_rows, events) = seed::event_count(kind, &db.url).await?;
     meter.sample_cpu().await?;
     drop(pool);
     drop(workers);
@@ -157,6 +157,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
         ("seconds".into(), serde_json::json!((secs * 1000.0).round() / 1000.0)),
         ("instances/s".into(), serde_json::json!((total as f64 / secs).round())),
         ("events per instance".into(), round1(events as f64 / total as f64)),
+        ("event rows per instance".into(), round1(event_rows as f64 / total as f64)),
     ];
     fired.rows("one-time fire lag ms", &mut figures);
     triggered.rows("manual trigger lag ms", &mut figures);

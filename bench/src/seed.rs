@@ -93,14 +93,29 @@ fn analyze(kind: DbKind) -> &'static str {
     }
 }
 
-/// Counts events per status of the instances of the run, to check every trail is complete.
-pub async fn event_count(kind: DbKind, url: &str) -> anyhow::Result<i64> {
-    let sql = "SELECT COUNT(*) FROM ax_instance_event";
-    Ok(match kind {
-        DbKind::Sqlite => sqlx::query_scalar(sql).fetch_one(&sqlx::SqlitePool::connect(url).await?).await?,
-        DbKind::Postgres => sqlx::query_scalar(sql).fetch_one(&sqlx::PgPool::connect(url).await?).await?,
-        DbKind::Mysql => sqlx::query_scalar(sql).fetch_one(&sqlx::MySqlPool::connect(url).await?).await?,
-    })
+/// The run's events: (event rows, events of every trail — the rows plus those the instance rows
+/// hold, `trail` bits 1, 2 and 4), to check every trail is complete.
+pub async fn event_count(kind: DbKind, url: &str) -> anyhow::Result<(i64, i64)> {
+    let rows = "SELECT COUNT(*) FROM ax_instance_event";
+    let sum = "COALESCE(SUM((trail & 1) + (trail & 2) / 2 + (trail & 4) / 4), 0)";
+    let (r, h): (i64, i64) = match kind {
+        DbKind::Sqlite => {
+            let p = sqlx::SqlitePool::connect(url).await?;
+            let held = format!("SELECT {sum} FROM ax_instance");
+            (sqlx::query_scalar(rows).fetch_one(&p).await?, sqlx::query_scalar(&held).fetch_one(&p).await?)
+        }
+        DbKind::Postgres => {
+            let p = sqlx::PgPool::connect(url).await?;
+            let held = format!("SELECT ({sum})::bigint FROM ax_instance");
+            (sqlx::query_scalar(rows).fetch_one(&p).await?, sqlx::query_scalar(&held).fetch_one(&p).await?)
+        }
+        DbKind::Mysql => {
+            let p = sqlx::MySqlPool::connect(url).await?;
+            let held = format!("SELECT CAST({sum} AS SIGNED) FROM ax_instance");
+            (sqlx::query_scalar(rows).fetch_one(&p).await?, sqlx::query_scalar(&held).fetch_one(&p).await?)
+        }
+    };
+    Ok((r, r + h))
 }
 
 /// Whether any instance of `app` is not final yet. Two index probes (the ready and the held
@@ -209,16 +224,25 @@ pub async fn clone_tasks(kind: DbKind, url: &str, template: i64, clones: &[TaskC
     Ok(())
 }
 
-/// For the first attempt of each instance fired in [from, until): DISPATCHED time − fire time, µs.
+/// For the first attempt of each instance fired in [from, until): DISPATCHED time − fire time, µs
+/// (from its event row, or from the instance row when the row holds that event: `trail` bit 1).
 pub async fn dispatch_delays(pool: &AnyPool, from_us: i64, until_us: i64) -> anyhow::Result<Vec<i64>> {
     const Q: &str = "SELECT e.at - i.fire_at FROM ax_instance_event e JOIN ax_instance i ON i.id = e.instance_id \
-                     WHERE e.to_status = 'DISPATCHED' AND e.attempt = 1 AND i.fire_at >= ? AND i.fire_at < ?";
+                     WHERE e.to_status = 'DISPATCHED' AND e.attempt = 1 AND i.fire_at >= ? AND i.fire_at < ? \
+                     UNION ALL SELECT dispatched_at - fire_at FROM ax_instance \
+                     WHERE (trail & 1) = 1 AND attempt = 1 AND fire_at >= ? AND fire_at < ?";
     const PG: &str = "SELECT e.at - i.fire_at FROM ax_instance_event e JOIN ax_instance i ON i.id = e.instance_id \
-                      WHERE e.to_status = 'DISPATCHED' AND e.attempt = 1 AND i.fire_at >= $1 AND i.fire_at < $2";
+                      WHERE e.to_status = 'DISPATCHED' AND e.attempt = 1 AND i.fire_at >= $1 AND i.fire_at < $2 \
+                      UNION ALL SELECT dispatched_at - fire_at FROM ax_instance \
+                      WHERE (trail & 1) = 1 AND attempt = 1 AND fire_at >= $1 AND fire_at < $2";
     Ok(match pool {
-        AnyPool::Sqlite(p) => sqlx::query_scalar(Q).bind(from_us).bind(until_us).fetch_all(p).await?,
+        AnyPool::Sqlite(p) => {
+            sqlx::query_scalar(Q).bind(from_us).bind(until_us).bind(from_us).bind(until_us).fetch_all(p).await?
+        }
         AnyPool::Postgres(p) => sqlx::query_scalar(PG).bind(from_us).bind(until_us).fetch_all(p).await?,
-        AnyPool::Mysql(p) => sqlx::query_scalar(Q).bind(from_us).bind(until_us).fetch_all(p).await?,
+        AnyPool::Mysql(p) => {
+            sqlx::query_scalar(Q).bind(from_us).bind(until_us).bind(from_us).bind(until_us).fetch_all(p).await?
+        }
     })
 }
 

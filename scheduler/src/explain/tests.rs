@@ -83,6 +83,7 @@ fn instance(id: i64, fire_at: Ts, status: InstanceStatus) -> Instance {
         trace_parent: None,
         route: Default::default(),
         lineage: Default::default(),
+        trail: Default::default(),
     }
 }
 

@@ -162,6 +162,7 @@ mod tests {
             trace_parent: None,
             route: InstanceRoute { children: Some(3), ..Default::default() },
             lineage: Default::default(),
+            trail: Default::default(),
         }
     }
 

@@ -43,6 +43,7 @@ pub(crate) fn held(status: InstanceStatus) -> Instance {
         trace_parent: None,
         route: Default::default(),
         lineage: Default::default(),
+        trail: Default::default(),
     }
 }
 

@@ -94,7 +94,7 @@ pub async fn sweep(
         let inst = rows.entry(id).or_insert(i);
         batch.add(id, crate::lifecycle::fanout::unreachable(inst, ctx));
     }
-    let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
+    let persisted = persist(&mut tx, &mut rows, batch, ctx, routing).await?;
     tx.commit().await?;
     persisted.after_commit(routing);
     lost_by_app.record();

@@ -397,7 +397,7 @@ async fn cancel_replaced(
     }
     // No attempt ends as a failure here, so no failure streak (and no routing state) is involved.
     let routing = crate::routing::RoutingState::default();
-    let persisted = crate::transitions::persist(tx, &rows, batch, ctx, &routing).await?;
+    let persisted = crate::transitions::persist(tx, &mut rows, batch, ctx, &routing).await?;
     Ok(Some((n, persisted)))
 }
 

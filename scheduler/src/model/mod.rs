@@ -90,6 +90,7 @@ pub mod alerts;
 mod cluster;
 mod flow;
 mod placement;
+pub mod trail;
 pub use cluster::{Command, SchedulerRecord, SessionSpan, WorkerRecord};
 pub use flow::{Calendar, EdgeKind, Flow, Lineage, MAX_BACKFILL, MAX_DATES, MAX_JITTER, MAX_LINKS, Pause, Timing};
 pub use placement::{
@@ -578,6 +579,8 @@ pub struct Instance {
     pub route: InstanceRoute,
     /// Its workflow run and the instance that created it.
     pub lineage: Lineage,
+    /// What of its trail the row holds (see [`trail`]).
+    pub trail: trail::Trail,
 }
 
 impl Instance {

@@ -17,7 +17,7 @@ use ax_proto::otlp::SpanContext;
 use crate::{
     error::StoreResult,
     lifecycle::log::{Change, Changes},
-    model::{Instance, InstanceEvent, InstanceStatus, Ts},
+    model::{Instance, InstanceEvent, InstanceStatus, Ts, trail},
     routing::bucket::Bucket,
     routing::registry::{AppDemand, ReadyInstance, SessionRef},
     store::{ReadyFilter, Store, Tx},
@@ -106,14 +106,18 @@ pub async fn claim(
         tx.commit().await?;
         return Ok(out);
     }
-    let mut by_session: HashMap<&str, (&str, Vec<i64>)> = HashMap::new();
-    for (inst, s, _) in &chosen {
-        by_session.entry(s.session_id.as_str()).or_insert_with(|| (s.worker_id.as_str(), Vec::new())).1.push(inst.id);
+    let first = out.assignments.len();
+    let (events, changes) = dispatched(chosen, now, lease_until, scheduler_id, tx.trail_in_row(), &mut out);
+    // One statement per session and per whether the rows hold their DISPATCHED event.
+    let mut groups: HashMap<(&str, bool), (&str, Vec<i64>)> = HashMap::new();
+    for a in &out.assignments[first..] {
+        let worker = a.instance.worker_id.as_deref().unwrap_or_default();
+        let held = a.instance.trail.bits != 0;
+        groups.entry((a.session_id.as_str(), held)).or_insert_with(|| (worker, Vec::new())).1.push(a.instance.id);
     }
-    for (session, (worker, ids)) in &by_session {
-        tx.instances().mark_dispatched(session, worker, scheduler_id, lease_until, now, ids).await?;
+    for ((session, held), (worker, ids)) in &groups {
+        tx.instances().mark_dispatched(session, worker, scheduler_id, lease_until, now, *held, ids).await?;
     }
-    let (events, changes) = dispatched(chosen, now, lease_until, scheduler_id, &mut out);
     let t_mark = t0.elapsed();
     tx.instances().insert_events(&events).await?;
     let t_events = t0.elapsed();
@@ -233,12 +237,15 @@ async fn choose(
 }
 
 /// The chosen instances as DISPATCHED (new attempt, session, lease), pushed to `out`'s
-/// assignments, with their DISPATCHED events and the changes to log.
+/// assignments, with the DISPATCHED events to write and the changes to log. With `trail_in_row`,
+/// an instance whose row says its DISPATCHED event exactly holds it instead (its trail bits are
+/// then set; see [`crate::model::trail`]).
 fn dispatched(
     chosen: Vec<(Instance, SessionRef, String)>,
     now: Ts,
     lease_until: Ts,
     scheduler_id: &str,
+    trail_in_row: bool,
     out: &mut Claimed,
 ) -> (Vec<InstanceEvent>, Changes) {
     let mut events = Vec::with_capacity(chosen.len());
@@ -278,7 +285,7 @@ fn dispatched(
                 reason: reason.clone(),
             });
         }
-        events.push(InstanceEvent {
+        let event = InstanceEvent {
             id: 0,
             instance_id: inst.id,
             at,
@@ -288,7 +295,15 @@ fn dispatched(
             scheduler_id: scheduler_id.to_owned(),
             worker_id: s.worker_id.clone(),
             reason,
-        });
+        };
+        // A PENDING row holds no events (every change to PENDING writes them), so the row holds
+        // this one alone or none.
+        inst.trail = trail::Trail { bits: 0, dispatched_at: Some(at), held: Vec::new() };
+        if trail_in_row && trail::implied(&inst, trail::DISPATCHED) == std::slice::from_ref(&event) {
+            inst.trail.bits = trail::DISPATCHED;
+        } else {
+            events.push(event);
+        }
         out.assignments.push(Assignment { instance: inst, session_id: s.session_id, trace: None });
     }
     (events, changes)

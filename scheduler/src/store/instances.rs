@@ -76,6 +76,8 @@ impl InstanceRaw {
             target_worker: n.route.target_worker.clone(),
             run_id: n.lineage.run_id,
             chained_from: n.lineage.chained_from,
+            trail: 0,
+            dispatched_at: None,
         }
     }
 }
@@ -298,14 +300,19 @@ impl Instances<'_> {
         self.read_instances(s).await
     }
 
-    /// The event trail of an instance, oldest first.
+    /// The event trail of an instance, oldest first: its stored events, then those its row holds
+    /// ([`crate::model::trail`]).
     pub async fn instance_events(&mut self, id: i64) -> StoreResult<Vec<InstanceEvent>> {
+        // The row first: an event it holds that a concurrent change writes as a row after this read
+        // is then among the stored events read below, and merged once.
+        let held = self.get_instance(id).await?.map(|i| i.trail.held).unwrap_or_default();
         let s = Stmt::new(format!(
             "SELECT {} FROM ax_instance_event WHERE instance_id = ? ORDER BY id",
             EventRaw::columns()
         ))
         .bind(id);
-        self.tx.fetch(s, EventRaw::TABLE, |r| EventRaw::read(r)?.into_event()).await
+        let stored = self.tx.fetch(s, EventRaw::TABLE, |r| EventRaw::read(r)?.into_event()).await?;
+        Ok(crate::model::trail::merged(stored, &held))
     }
 
     /// Locks instances by id (in id order, so concurrent writers cannot deadlock).

@@ -50,6 +50,11 @@ macro_rules! embed_migrations {
                 "fire_spans",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0009_fire_spans.sql")),
             ),
+            (
+                10_i64,
+                "trail_in_row",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0010_trail_in_row.sql")),
+            ),
         ]
     };
 }

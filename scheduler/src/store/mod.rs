@@ -86,6 +86,9 @@ pub struct Store {
     max_connections: u32,
     /// `ax_db_pool_wait_seconds{role}`, looked up once (a no-op handle while metrics are off).
     wait: metrics::Histogram,
+    /// Whether instance rows hold their happy path's trail ([`crate::model::trail`]); on unless
+    /// turned off to compare trails.
+    trail_in_row: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Store {
@@ -109,7 +112,14 @@ pub async fn connect(opts: &ConnectOptions) -> StoreResult<Arc<Store>> {
         return Err(StoreError::UnsupportedUrl(scheme.chars().take(32).collect()));
     };
     let wait = metrics::histogram!(crate::prometheus::POOL_WAIT, "role" => opts.role);
-    Ok(Arc::new(Store { pool, d, role: opts.role, max_connections: opts.max_connections, wait }))
+    Ok(Arc::new(Store {
+        pool,
+        d,
+        role: opts.role,
+        max_connections: opts.max_connections,
+        wait,
+        trail_in_row: std::sync::atomic::AtomicBool::new(true),
+    }))
 }
 
 impl Store {
@@ -118,12 +128,23 @@ impl Store {
         self.d.backend
     }
 
+    /// Whether instance rows hold their happy path's trail (the default) or every event is written
+    /// as a row, as before migration 10: both give readers the same trail (the trail test compares
+    /// them); off costs three event rows per instance.
+    pub fn set_trail_in_row(&self, on: bool) {
+        self.trail_in_row.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn tx(&self, exec: Box<dyn Exec>) -> Tx {
+        Tx { exec, d: self.d, trail_in_row: self.trail_in_row.load(std::sync::atomic::Ordering::Relaxed) }
+    }
+
     /// Starts a write transaction.
     pub async fn begin(&self) -> StoreResult<Tx> {
         let t0 = std::time::Instant::now();
         let exec = self.pool.begin().await?;
         self.wait.record(t0.elapsed().as_secs_f64());
-        Ok(Tx { exec, d: self.d })
+        Ok(self.tx(exec))
     }
 
     /// A connection for reads and single autocommit statements.
@@ -131,7 +152,7 @@ impl Store {
         let t0 = std::time::Instant::now();
         let exec = self.pool.conn().await?;
         self.wait.record(t0.elapsed().as_secs_f64());
-        Ok(Tx { exec, d: self.d })
+        Ok(self.tx(exec))
     }
 
     /// The role this pool serves, its connections in use (checked out) and its limit.
@@ -232,9 +253,15 @@ on_a_connection! {
 pub struct Tx {
     exec: Box<dyn Exec>,
     d: &'static Dialect,
+    trail_in_row: bool,
 }
 
 impl Tx {
+    /// Whether instance rows hold their happy path's trail ([`Store::set_trail_in_row`]).
+    pub fn trail_in_row(&self) -> bool {
+        self.trail_in_row
+    }
+
     /// Commits (nothing to do on a plain connection).
     pub async fn commit(self) -> StoreResult<()> {
         self.exec.commit().await

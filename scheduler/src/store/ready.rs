@@ -47,10 +47,12 @@ impl Instances<'_> {
         self.read_instances(s).await
     }
 
-    /// Marks instances this transaction has locked DISPATCHED to one session, attempt + 1. The
-    /// rows are locked by the claim, so the statement filters by id alone (a status condition
-    /// tempts PostgreSQL's planner into scanning the whole ready index when its statistics are
-    /// stale).
+    /// Marks instances this transaction has locked DISPATCHED to one session, attempt + 1, at
+    /// `now` (or their last change, if later); `held`: the row holds the DISPATCHED event (see
+    /// [`crate::model::trail`]), else the caller writes it. The rows are locked by the claim, so the
+    /// statement filters by id alone (a status condition tempts PostgreSQL's planner into scanning
+    /// the whole ready index when its statistics are stale).
+    #[allow(clippy::too_many_arguments)]
     pub async fn mark_dispatched(
         &mut self,
         session: &str,
@@ -58,6 +60,7 @@ impl Instances<'_> {
         scheduler_id: &str,
         lease_until: Ts,
         now: Ts,
+        held: bool,
         ids: &[i64],
     ) -> StoreResult<()> {
         let arrays = self.tx.dialect().arrays;
@@ -70,7 +73,11 @@ impl Instances<'_> {
                 .push(", scheduler_id = ")
                 .push_bind(scheduler_id);
             s.push(", lease_expires_at = ").push_bind(to_micros(lease_until));
-            // Never earlier than the row's last change (see lifecycle::Ctx::after).
+            s.push(if held { ", trail = 1" } else { ", trail = 0" });
+            // Never earlier than the row's last change (see lifecycle::Ctx::after); before
+            // updated_at, which MySQL's single-table UPDATE would read already set.
+            s.push(", dispatched_at = CASE WHEN updated_at > ").push_bind(to_micros(now));
+            s.push(" THEN updated_at ELSE ").push_bind(to_micros(now)).push(" END");
             s.push(", updated_at = CASE WHEN updated_at > ").push_bind(to_micros(now));
             s.push(" THEN updated_at ELSE ").push_bind(to_micros(now)).push(" END WHERE id ");
             if arrays {

@@ -13,7 +13,7 @@ use crate::{
     model::{
         Backoff, CooldownPolicy, CronDialect, Flow, Instance, InstanceEvent, InstanceRoute, Lineage, MAX_PRIORITY,
         Pause, Placement, RetryPolicy, Schedule, ScheduleKind, Task, TaskConfig, Timing, WorkerRecord, duration_micros,
-        from_micros, to_micros,
+        from_micros, to_micros, trail,
     },
 };
 
@@ -184,6 +184,8 @@ table! {
         target_worker: Option<String>,
         run_id: Option<i64>,
         chained_from: Option<i64>,
+        trail: i32 = i32::from(i.trail.bits),
+        dispatched_at: Option<i64> = i.trail.dispatched_at.map(to_micros),
     }
 }
 
@@ -443,7 +445,11 @@ impl TaskRaw {
 impl InstanceRaw {
     pub fn into_instance(self) -> StoreResult<Instance> {
         const T: &str = "ax_instance";
-        Ok(Instance {
+        let bits = u8::try_from(self.trail)
+            .ok()
+            .filter(|b| *b & !(trail::DISPATCHED | trail::RUNNING | trail::SUCCESS) == 0)
+            .ok_or_else(|| corrupt(T, format!("trail = {}", self.trail)))?;
+        let mut i = Instance {
             id: self.id,
             task_id: self.task_id,
             task_name: self.task_name,
@@ -495,7 +501,12 @@ impl InstanceRaw {
                 target_worker: self.target_worker,
             },
             lineage: Lineage { run_id: self.run_id, chained_from: self.chained_from },
-        })
+            trail: trail::Trail { bits, dispatched_at: self.dispatched_at.map(from_micros), held: Vec::new() },
+        };
+        if bits != 0 {
+            i.trail.held = trail::implied(&i, bits);
+        }
+        Ok(i)
     }
 }
 

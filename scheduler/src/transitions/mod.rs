@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 
 pub mod successors;
+#[cfg(test)]
+mod tests;
 
 use crate::{
     birth::Spawned,
@@ -241,17 +243,90 @@ async fn update_streaks(
     Ok(out)
 }
 
+/// Which of a batch's events (`drafts`, of the instances in `rows`) the rows hold instead of
+/// writing them (see [`crate::model::trail`]); returns the events to write. An instance's events
+/// are held when they continue its row's happy-path trail and the row says them exactly; otherwise
+/// (or with `on` false) the events the row held when it was read are written first, then the new
+/// ones, and the row's trail bits are cleared (the row joins `changed` to write that). A changed
+/// row without events that no longer says what it held writes it too.
+fn hold_trails(
+    rows: &mut HashMap<i64, Instance>,
+    drafts: Vec<InstanceEvent>,
+    changed: &mut std::collections::BTreeSet<i64>,
+    on: bool,
+) -> Vec<InstanceEvent> {
+    use crate::model::trail;
+    let mut order: Vec<i64> = Vec::new();
+    let mut by_id: HashMap<i64, Vec<InstanceEvent>> = HashMap::new();
+    let mut out = Vec::new();
+    for e in drafts {
+        if !rows.contains_key(&e.instance_id) {
+            // Not a row of this batch: nothing held to compare with.
+            out.push(e);
+            continue;
+        }
+        if !by_id.contains_key(&e.instance_id) {
+            order.push(e.instance_id);
+        }
+        by_id.entry(e.instance_id).or_default().push(e);
+    }
+    for id in changed.iter() {
+        if rows.get(id).is_some_and(|i| i.trail.bits != 0) && !by_id.contains_key(id) {
+            order.push(*id);
+            by_id.insert(*id, Vec::new());
+        }
+    }
+    for id in order {
+        let (Some(row), Some(new)) = (rows.get_mut(&id), by_id.remove(&id)) else { continue };
+        if on {
+            let bits = new.iter().try_fold(row.trail.bits, |b, e| trail::bit_of(e.from, e.to).map(|n| b | n));
+            if let Some(bits) = bits {
+                let expected: Vec<InstanceEvent> = row.trail.held.iter().chain(&new).cloned().collect();
+                if trail::implied(row, bits) == expected {
+                    if bits != row.trail.bits {
+                        changed.insert(id);
+                    }
+                    row.trail.bits = bits;
+                    continue;
+                }
+            }
+        }
+        out.extend(row.trail.held.iter().cloned());
+        out.extend(new);
+        if row.trail.bits != 0 {
+            row.trail.bits = 0;
+            changed.insert(id);
+        }
+    }
+    out
+}
+
 /// Writes what a batch of transitions decided: changed rows, the parents their children settle,
 /// events, cancels, failure streaks and the next fire of FIXED_DELAY tasks whose instance
 /// finished. Returns what to do once the caller has committed (log the changes, count them).
 pub async fn persist(
     tx: &mut Tx,
-    rows: &HashMap<i64, Instance>,
+    rows: &mut HashMap<i64, Instance>,
     mut batch: Batch,
     ctx: Ctx<'_>,
     routing: &RoutingState,
 ) -> StoreResult<Persisted> {
     let t0 = std::time::Instant::now();
+    let recorded = |e: &crate::lifecycle::EventDraft| InstanceEvent {
+        id: 0,
+        instance_id: e.instance_id,
+        at: e.at,
+        from: e.from,
+        to: e.to,
+        attempt: e.attempt,
+        scheduler_id: ctx.scheduler_id.to_owned(),
+        worker_id: e.worker_id.clone(),
+        reason: e.reason.clone(),
+    };
+    let drafts: Vec<InstanceEvent> = batch.events.iter().map(recorded).collect();
+    let drafted = batch.events.len();
+    let mut events = hold_trails(rows, drafts, &mut batch.changed, tx.trail_in_row());
+    let rows = &*rows;
     let changed: Vec<&Instance> = batch.changed.iter().filter_map(|id| rows.get(id)).collect();
     tx.instances().write_instances(&changed).await?;
     let t1 = t0.elapsed();
@@ -277,21 +352,9 @@ pub async fn persist(
             reason: e.reason.clone(),
         });
     }
-    let events: Vec<InstanceEvent> = batch
-        .events
-        .into_iter()
-        .map(|e| InstanceEvent {
-            id: 0,
-            instance_id: e.instance_id,
-            at: e.at,
-            from: e.from,
-            to: e.to,
-            attempt: e.attempt,
-            scheduler_id: ctx.scheduler_id.to_owned(),
-            worker_id: e.worker_id,
-            reason: e.reason,
-        })
-        .collect();
+    // The parents' events (settle_parents adds them to the batch) are always rows: a parent is
+    // never dispatched, so its row holds none.
+    events.extend(batch.events[drafted..].iter().map(recorded));
     tx.instances().insert_events(&events).await?;
     let t2 = t0.elapsed();
     tx.cluster().insert_commands(&batch.commands, ctx.now).await?;
@@ -375,7 +438,7 @@ pub async fn apply_worker_ops(
         outcomes.push(outcome);
     }
     let t3 = t0.elapsed();
-    let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
+    let persisted = persist(&mut tx, &mut rows, batch, ctx, routing).await?;
     let t4 = t0.elapsed();
     tx.commit().await?;
     persisted.after_commit(routing);
@@ -427,7 +490,7 @@ pub async fn cancel_instance(
             batch.add(*c, fx);
         }
     }
-    let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
+    let persisted = persist(&mut tx, &mut rows, batch, ctx, routing).await?;
     tx.commit().await?;
     persisted.after_commit(routing);
     Ok(CancelOutcome::Canceled(rows.remove(&id).expect("locked above")))
@@ -461,7 +524,7 @@ pub async fn retry_instance(
                 batch.add(*cid, fx);
             }
         }
-        let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
+        let persisted = persist(&mut tx, &mut rows, batch, ctx, routing).await?;
         let after = tx.instances().get_instance(id).await?.unwrap_or(parent);
         tx.commit().await?;
         persisted.after_commit(routing);
@@ -474,7 +537,7 @@ pub async fn retry_instance(
     };
     let mut batch = Batch::default();
     batch.add(id, fx);
-    let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
+    let persisted = persist(&mut tx, &mut rows, batch, ctx, routing).await?;
     tx.commit().await?;
     persisted.after_commit(routing);
     Ok(RetryOutcome::Retried(rows.remove(&id).expect("locked above")))
@@ -527,7 +590,7 @@ pub async fn delete_task(
             canceled += 1;
         }
     }
-    let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
+    let persisted = persist(&mut tx, &mut rows, batch, ctx, routing).await?;
     tx.tasks().delete_task_row(id).await?;
     let message = format!("deleted; {canceled} pending instance(s) canceled");
     tx.tasks().insert_task_event(id, name, now, crate::model::TaskEventKind::Deleted, actor.caller, &message).await?;

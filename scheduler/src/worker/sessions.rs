@@ -60,7 +60,18 @@ pub async fn open_session(
     // Released attempts that were assigned to this worker (their DISPATCHED event names it): a
     // result it still holds for them is recorded as a late result.
     out.released_to_worker = tx.instances().dispatched_to_worker(&w.worker_id, &others).await?;
-    let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
+    // Those whose row holds that DISPATCHED event (see crate::model::trail), as it was read.
+    for &(id, attempt) in &others {
+        let held = rows.get(&id).is_some_and(|i| {
+            i.trail.held.iter().any(|e| {
+                e.to == crate::model::InstanceStatus::Dispatched && e.attempt == attempt && e.worker_id == w.worker_id
+            })
+        });
+        if held && !out.released_to_worker.contains(&(id, attempt)) {
+            out.released_to_worker.push((id, attempt));
+        }
+    }
+    let persisted = persist(&mut tx, &mut rows, batch, ctx, routing).await?;
     tx.commit().await?;
     persisted.after_commit(routing);
     Ok(out)
@@ -94,7 +105,7 @@ pub async fn close_session(
         };
         batch.add(*id, fx);
     }
-    let persisted = persist(&mut tx, &rows, batch, ctx, routing).await?;
+    let persisted = persist(&mut tx, &mut rows, batch, ctx, routing).await?;
     tx.cluster().delete_worker(session_id).await?;
     tx.cluster().close_session_log(session_id, now, reason).await?;
     tx.commit().await?;

@@ -35,6 +35,7 @@ mod store_contract;
 mod stream_endings;
 mod tasks;
 mod traces;
+mod trail;
 mod transport;
 mod wakeups;
 mod worker_failover;

@@ -353,11 +353,14 @@ impl Instances<'_> {
 
     /// The ids of the DISPATCHED or RUNNING instances held by a session.
     pub async fn held_by_session(&mut self, session_id: &str) -> StoreResult<Vec<i64>> {
-        let s = Stmt::new(
-            "SELECT id FROM ax_instance WHERE session_id = ? AND status IN ('DISPATCHED', 'RUNNING') ORDER BY id",
-        )
-        .bind(session_id);
-        self.tx.fetch(s, InstanceRaw::TABLE, |r| r.take()).await
+        // Served by the held instances' lease index (migration 11 dropped the one by session: a
+        // claim no longer writes an entry to it). Sorted here: an ORDER BY id could tempt the
+        // planner into walking the primary key of the whole table.
+        let s = Stmt::new("SELECT id FROM ax_instance WHERE session_id = ? AND status IN ('DISPATCHED', 'RUNNING')")
+            .bind(session_id);
+        let mut ids: Vec<i64> = self.tx.fetch(s, InstanceRaw::TABLE, |r| r.take()).await?;
+        ids.sort_unstable();
+        Ok(ids)
     }
 
     /// The ids of the task's instances that are not final yet (PENDING, DISPATCHED or RUNNING),

@@ -55,6 +55,11 @@ macro_rules! embed_migrations {
                 "trail_in_row",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0010_trail_in_row.sql")),
             ),
+            (
+                11_i64,
+                "no_session_index",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0011_no_session_index.sql")),
+            ),
         ]
     };
 }

@@ -3,7 +3,10 @@
 //! the rule was created — DNS rebinding — is caught), connect to a checked address with a connect
 //! timeout, speak HTTP/1.1 (hyper, over rustls with the ring provider for `https://`), and wait for
 //! the status line within a response timeout. `https://` servers are verified against the Mozilla
-//! roots (webpki-roots) plus the certificates of `--alert-ca-file`, if set.
+//! roots (webpki-roots) plus the certificates of `--alert-ca-file`, if set. A send connects to at
+//! most [`MAX_ADDRESSES`] of the addresses (all are checked) and ends at its deadline whatever
+//! the phase ([`Sender::send_deadline`]: shorter than a delivery's claim, so no other axd takes the
+//! delivery while this one still sends it).
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
@@ -23,7 +26,21 @@ pub struct Sender {
     pub connect_timeout: Duration,
     /// Longest wait for the response after the connection is up.
     pub response_timeout: Duration,
+    /// Longest a whole send may take — resolving, connecting, TLS and the response together: the
+    /// connect and the response timeouts added (the claim of a delivery lasts 5 s longer; see
+    /// [`crate::loops::alerts::claim_lease`]).
+    pub send_deadline: Duration,
     tls: Arc<rustls::ClientConfig>,
+}
+
+/// Most addresses of a webhook's host a send tries (each with the connect timeout): a name that
+/// resolves to many unanswering addresses cannot stretch a send.
+pub const MAX_ADDRESSES: usize = 2;
+
+/// The addresses a send tries, in the resolver's order: the first [`MAX_ADDRESSES`].
+pub fn tried(mut addrs: Vec<SocketAddr>) -> Vec<SocketAddr> {
+    addrs.truncate(MAX_ADDRESSES);
+    addrs
 }
 
 impl std::fmt::Debug for Sender {
@@ -32,6 +49,7 @@ impl std::fmt::Debug for Sender {
             .field("allow_private", &self.allow_private)
             .field("connect_timeout", &self.connect_timeout)
             .field("response_timeout", &self.response_timeout)
+            .field("send_deadline", &self.send_deadline)
             .finish()
     }
 }
@@ -63,10 +81,16 @@ impl Sender {
             .with_root_certificates(roots)
             .with_no_client_auth();
         tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Ok(Sender { allow_private, connect_timeout, response_timeout, tls: Arc::new(tls) })
+        Ok(Sender {
+            allow_private,
+            connect_timeout,
+            response_timeout,
+            send_deadline: connect_timeout + response_timeout,
+            tls: Arc::new(tls),
+        })
     }
 
-    /// Resolves the host and checks every address it resolves to.
+    /// Resolves the host and checks every address it resolves to; the addresses to try.
     async fn resolve(&self, t: &Target) -> Result<Vec<SocketAddr>, String> {
         let addrs: Vec<SocketAddr> = match t.literal_ip() {
             Some(ip) => vec![SocketAddr::new(ip, t.port)],
@@ -91,11 +115,21 @@ impl Sender {
                 }
             }
         }
-        Ok(addrs)
+        Ok(tried(addrs))
     }
 
-    /// Sends `d` signed with `secret` at Unix time `timestamp`; the HTTP status, or why it failed.
+    /// Sends `d` signed with `secret` at Unix time `timestamp`; the HTTP status, or why it failed
+    /// (at the latest at [`Self::send_deadline`]).
     pub async fn send(&self, d: &Delivery, secret: &str, timestamp: i64) -> Result<u16, String> {
+        tokio::time::timeout(self.send_deadline, self.send_within(d, secret, timestamp)).await.unwrap_or_else(|_| {
+            Err(format!(
+                "no answer within the send's deadline of {:?} (resolving, connecting, TLS and the response together)",
+                self.send_deadline
+            ))
+        })
+    }
+
+    async fn send_within(&self, d: &Delivery, secret: &str, timestamp: i64) -> Result<u16, String> {
         let t = Target::parse(&d.url)?;
         let addrs = self.resolve(&t).await?;
         let body = sign::body(d);

@@ -1,8 +1,10 @@
 //! The alert loop: evaluates condition rules (no worker for T, backlog over N) and sends the
 //! outbox's due deliveries.
 //!
-//! Every axd runs it. A round claims due deliveries with SKIP LOCKED (SQLite: its write
-//! transactions are exclusive); a claim counts an attempt and pushes the row's due time past the
+//! Every axd runs it: the condition rules on a timer of their own, and up to [`BATCH`] sends at
+//! once, each place refilled as its send ends (a send ends at its deadline, shorter than its claim:
+//! see [`crate::alerts::http::Sender::send_deadline`]). Deliveries are claimed with SKIP LOCKED
+//! (SQLite: its write transactions are exclusive); a claim counts an attempt and pushes the row's due time past the
 //! longest a send can take, so an axd that dies mid-send leaves the row to any axd once the claim
 //! lapses, and the receiver gets the same delivery id again (at least once, never lost). An outcome
 //! is written only if the row is still at the attempt this axd claimed. A failed attempt is retried
@@ -43,19 +45,22 @@ pub fn outcome(result: Result<u16, String>, attempts: u32, settings: &AlertSetti
     }
 }
 
-/// Claims due deliveries, sends them concurrently and records each outcome; how many it claimed.
-pub async fn deliver_due(
+/// A claimed delivery's send: the delivery, whether its rule still exists, and the result.
+type Sent = (Delivery, bool, Result<u16, String>);
+
+/// Claims up to `limit` due deliveries and starts sending each in `sends`; how many it claimed.
+pub async fn claim_and_send(
     store: &Store,
     sender: &Sender,
     settings: &AlertSettings,
     now: Ts,
-    clock: &dyn crate::core::clock::Clock,
+    limit: u32,
+    sends: &mut tokio::task::JoinSet<Sent>,
 ) -> StoreResult<usize> {
     let mut tx = store.begin().await?;
-    let claimed = tx.alerts().claim_deliveries(now, add(now, claim_lease(settings)), BATCH).await?;
+    let claimed = tx.alerts().claim_deliveries(now, add(now, claim_lease(settings)), limit).await?;
     tx.commit().await?;
     let n = claimed.len();
-    let mut sends = tokio::task::JoinSet::new();
     for (d, secret) in claimed {
         let sender = sender.clone();
         sends.spawn(async move {
@@ -66,21 +71,23 @@ pub async fn deliver_due(
             (d, secret.is_some(), result)
         });
     }
-    while let Some(joined) = sends.join_next().await {
-        let Ok((d, has_rule, result)) = joined else { continue };
-        let now = clock.now();
-        let end = if has_rule {
-            outcome(result, d.attempts, settings, now)
-        } else {
-            DeliveryEnd::Failed { error: "its alert rule was deleted".to_owned() }
-        };
-        log_end(&d, &end);
-        let mut conn = store.conn().await?;
-        if !conn.alerts().finish_delivery(d.id, d.attempts, &end, now).await? {
-            tracing::info!(delivery = d.id, "delivery outcome not recorded: its claim lapsed and another axd took it");
-        }
-    }
     Ok(n)
+}
+
+/// Records the outcome of one send (only if the row is still at the attempt this axd claimed).
+pub async fn record(store: &Store, settings: &AlertSettings, sent: Sent, now: Ts) -> StoreResult<()> {
+    let (d, has_rule, result) = sent;
+    let end = if has_rule {
+        outcome(result, d.attempts, settings, now)
+    } else {
+        DeliveryEnd::Failed { error: "its alert rule was deleted".to_owned() }
+    };
+    log_end(&d, &end);
+    let mut conn = store.conn().await?;
+    if !conn.alerts().finish_delivery(d.id, d.attempts, &end, now).await? {
+        tracing::info!(delivery = d.id, "delivery outcome not recorded: its claim lapsed and another axd took it");
+    }
+    Ok(())
 }
 
 fn log_end(d: &Delivery, end: &DeliveryEnd) {
@@ -112,36 +119,55 @@ impl AlertLoop {
         AlertLoop { core, sender }
     }
 
-    /// Evaluates the condition rules, then sends due deliveries until a round finds fewer than a
-    /// full batch.
-    pub async fn run_round(&self) -> StoreResult<usize> {
-        let store = &self.core.pools.sweeper;
-        let share = self.core.routing.cooldown.max_share;
-        outbox::evaluate_conditions(store, self.core.clock.now(), self.core.alive_since(), share).await?;
-        let mut total = 0;
-        loop {
-            let n =
-                deliver_due(store, &self.sender, &self.core.alerts, self.core.clock.now(), &*self.core.clock).await?;
-            total += n;
-            if n < BATCH as usize {
-                return Ok(total);
-            }
-        }
-    }
-
-    /// Runs until `cancel` fires: a round every poll interval, or at once when this axd queued a
-    /// delivery (`axctl alert test`).
+    /// Runs until `cancel` fires. The condition rules are evaluated every poll interval on their
+    /// own, so sends that take long never delay them. Up to [`BATCH`] sends are in flight; each
+    /// that finishes is recorded and its place refilled with the next due delivery at once, so a
+    /// slow webhook holds one place, not a round. Due deliveries are looked for every poll
+    /// interval, when a send finishes, and at once when this axd queued one (`axctl alert test`).
     pub async fn run(self, cancel: CancellationToken) {
+        let conditions = tokio::spawn(evaluate_conditions(self.core.clone(), cancel.clone()));
         let wake = self.core.signals.alerts.clone();
+        let store = &self.core.pools.sweeper;
+        let mut sends: tokio::task::JoinSet<Sent> = tokio::task::JoinSet::new();
         loop {
-            if let Err(e) = self.run_round().await {
-                tracing::warn!(error = %e, "alert round failed");
+            let free = BATCH.saturating_sub(u32::try_from(sends.len()).unwrap_or(BATCH));
+            if free > 0 {
+                let now = self.core.clock.now();
+                if let Err(e) = claim_and_send(store, &self.sender, &self.core.alerts, now, free, &mut sends).await {
+                    tracing::warn!(error = %e, "claiming alert deliveries failed");
+                }
             }
             tokio::select! {
-                () = cancel.cancelled() => return,
+                () = cancel.cancelled() => break,
+                Some(joined) = sends.join_next(), if !sends.is_empty() => {
+                    if let Ok(sent) = joined
+                        && let Err(e) = record(store, &self.core.alerts, sent, self.core.clock.now()).await
+                    {
+                        tracing::warn!(error = %e, "recording an alert delivery's outcome failed");
+                    }
+                }
                 () = wake.notified() => {}
                 () = tokio::time::sleep(self.core.sessions.poll_interval) => {}
             }
+        }
+        sends.abort_all();
+        let _ = conditions.await;
+    }
+}
+
+/// Evaluates the condition rules (no worker for T, backlog over N) every poll interval until
+/// `cancel` fires.
+async fn evaluate_conditions(core: Arc<Core>, cancel: CancellationToken) {
+    loop {
+        let share = core.routing.cooldown.max_share;
+        let evaluated =
+            outbox::evaluate_conditions(&core.pools.sweeper, core.clock.now(), core.alive_since(), share).await;
+        if let Err(e) = evaluated {
+            tracing::warn!(error = %e, "evaluating alert conditions failed");
+        }
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(core.sessions.poll_interval) => {}
         }
     }
 }

@@ -58,7 +58,12 @@ macro_rules! embed_migrations {
             (
                 11_i64,
                 "no_session_index",
-                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0011_no_session_index.sql")),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../migrations/",
+                    $dir,
+                    "/0011_no_session_index.sql"
+                )),
             ),
         ]
     };

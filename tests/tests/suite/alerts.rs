@@ -330,6 +330,106 @@ async fn a_name_resolving_to_a_refused_address_is_refused_at_send_time() {
     assert_eq!(receiver.wait_for(1, LONG).await[0].header(DELIVERY_HEADER), "7");
 }
 
+/// A send ends at its deadline whatever phase it is in (issue 33, item 3): against a server that
+/// accepts the connection and never answers, a sender whose response timeout alone would wait 10 s
+/// gives up at its 300 ms deadline, and says so.
+#[tokio::test]
+async fn a_send_ends_at_its_deadline_against_a_server_that_never_answers() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let tarpit = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = tarpit.local_addr().expect("addr").port();
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((conn, _)) = tarpit.accept().await {
+            open.push(conn);
+        }
+    });
+    let mut sender = Sender::new(true, Duration::from_secs(10), Duration::from_secs(10), None).expect("sender");
+    assert_eq!(sender.send_deadline, Duration::from_secs(20), "by default the two timeouts added");
+    sender.send_deadline = Duration::from_millis(300);
+    let d = Delivery {
+        id: 8,
+        rule_id: 1,
+        rule_name: "r".into(),
+        app: "billing".into(),
+        task_name: None,
+        event: AlertEvent::Test,
+        dedupe_key: "k".into(),
+        url: format!("http://127.0.0.1:{port}/hook"),
+        payload: "{}".into(),
+        status: DeliveryStatus::Pending,
+        attempts: 1,
+        next_attempt_at: chrono::Utc::now(),
+        last_error: String::new(),
+        created_at: chrono::Utc::now(),
+        finished_at: None,
+    };
+    let started = std::time::Instant::now();
+    let sent = tokio::time::timeout(Duration::from_secs(5), sender.send(&d, SECRET, 1)).await;
+    let err = sent.expect("the send ended well before its response timeout").unwrap_err();
+    assert!(err.contains("deadline of 300ms"), "{err}");
+    assert!(started.elapsed() >= Duration::from_millis(300), "not before its deadline");
+    held.abort();
+}
+
+/// A name with many addresses: a send tries the first two (all of them are checked).
+#[test]
+fn a_send_tries_at_most_two_addresses() {
+    let addrs: Vec<std::net::SocketAddr> =
+        ["192.0.2.1:80", "192.0.2.2:80", "192.0.2.3:80"].iter().map(|a| a.parse().expect("addr")).collect();
+    assert_eq!(ax_scheduler::alerts::http::tried(addrs.clone()), addrs[..2]);
+    assert_eq!(ax_scheduler::alerts::http::MAX_ADDRESSES, 2);
+}
+
+/// A webhook that never answers holds one send, not the alert loop (issue 33, item 3): while a
+/// send to it waits (up to its 20 s deadline here), another rule's test alert is sent at once, and
+/// a condition rule (no worker for 1 s) is evaluated and delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_that_never_answers_delays_neither_other_sends_nor_conditions() {
+    let db = TestDb::create(ax_tests::Db::Sqlite).await.expect("sqlite");
+    let tarpit = Receiver::start(|_| None).await;
+    let good = Receiver::start(|_| Some(200)).await;
+    let dir = tempfile_dir();
+    let args = [
+        "--database-url",
+        db.url.as_str(),
+        "--listen",
+        "127.0.0.1:0",
+        "--poll-interval",
+        "200ms",
+        "--alert-allow-private-targets",
+        "--alert-timeout",
+        "10s",
+    ];
+    let axd = AxdProcess::start(&args, &dir.join("axd.log")).await;
+    let mut admin = AdminServiceClient::new(channel(&format!("http://{}", axd.addr)).await);
+    let rules = admin.clone();
+    let create_rule = |spec: pb::AlertRuleSpec| {
+        let mut admin = rules.clone();
+        async move { admin.create_alert_rule(pb::CreateAlertRuleRequest { rule: Some(spec) }).await.expect("rule") }
+    };
+    create_rule(rule("slow", &tarpit.url("/hook"), &["final_failure"])).await;
+    admin.test_alert_rule(pb::TestAlertRuleRequest { name: "slow".into() }).await.expect("test slow");
+    tarpit.wait_for(1, LONG).await;
+    // The send to the tarpit now waits for an answer that never comes.
+    let waiting = std::time::Instant::now();
+    create_rule(rule("fast", &good.url("/fast"), &["final_failure"])).await;
+    admin.test_alert_rule(pb::TestAlertRuleRequest { name: "fast".into() }).await.expect("test fast");
+    let mut quiet = rule("nobody", &good.url("/nobody"), &["no_worker"]);
+    quiet.no_worker_for = Some(prost_types::Duration { seconds: 1, nanos: 0 });
+    create_rule(quiet).await;
+    let got = good.wait_for(2, Duration::from_secs(10)).await;
+    let events: std::collections::BTreeSet<String> =
+        got.iter().map(|r| verified(r)["event"].as_str().unwrap_or_default().to_owned()).collect();
+    assert_eq!(events, ["no_worker".to_owned(), "test".to_owned()].into(), "{got:?}");
+    assert!(waiting.elapsed() < Duration::from_secs(15), "both came while the tarpit's send was still waiting");
+    let slow = deliveries(&mut admin, "slow").await;
+    assert!(slow.iter().all(|d| d.status != "delivered"), "{slow:?}");
+    let mut axd = axd;
+    axd.terminate().await;
+    db.cleanup().await;
+}
+
 /// The README's axctl examples, through the real binary with `-o json`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn axctl_alert_commands_create_list_test_deliver_and_delete() {

@@ -23,8 +23,12 @@ use crate::{
     store::{DeliveryEnd, Store},
 };
 
-/// Most deliveries claimed (and sent concurrently) per round.
+/// Most sends in flight per axd.
 const BATCH: u32 = 32;
+
+/// Most sends of one rule in flight per axd: a rule whose webhook never answers holds these
+/// places, not the others' (claims also let apps, then rules, take turns).
+pub const PER_RULE: u32 = 4;
 
 /// How long a claim lasts: a connect and a response timeout, and a margin for the database write.
 pub fn claim_lease(settings: &AlertSettings) -> Duration {
@@ -48,28 +52,70 @@ pub fn outcome(result: Result<u16, String>, attempts: u32, settings: &AlertSetti
 /// A claimed delivery's send: the delivery, whether its rule still exists, and the result.
 type Sent = (Delivery, bool, Result<u16, String>);
 
-/// Claims up to `limit` due deliveries and starts sending each in `sends`; how many it claimed.
+/// The sends in flight, and how many of each rule.
+#[derive(Default)]
+pub struct Flight {
+    sends: tokio::task::JoinSet<Sent>,
+    rule_of: std::collections::HashMap<tokio::task::Id, i64>,
+    per_rule: std::collections::HashMap<i64, u32>,
+}
+
+impl Flight {
+    /// Sends in flight.
+    pub fn len(&self) -> usize {
+        self.sends.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.sends.is_empty()
+    }
+
+    /// The next send to end (`None` if it panicked); its place and its rule's are free again.
+    pub async fn next(&mut self) -> Option<Option<Sent>> {
+        let (id, sent) = match self.sends.join_next_with_id().await? {
+            Ok((id, sent)) => (id, Some(sent)),
+            Err(e) => (e.id(), None),
+        };
+        if let Some(rule) = self.rule_of.remove(&id)
+            && let Some(n) = self.per_rule.get_mut(&rule)
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.per_rule.remove(&rule);
+            }
+        }
+        Some(sent)
+    }
+}
+
+/// Claims up to `limit` due deliveries (at most [`PER_RULE`] of a rule with those in `flight`)
+/// and starts sending each in `flight`; how many it claimed.
 pub async fn claim_and_send(
     store: &Store,
     sender: &Sender,
     settings: &AlertSettings,
     now: Ts,
     limit: u32,
-    sends: &mut tokio::task::JoinSet<Sent>,
+    flight: &mut Flight,
 ) -> StoreResult<usize> {
+    let full: Vec<i64> = flight.per_rule.iter().filter(|(_, n)| **n >= PER_RULE).map(|(r, _)| *r).collect();
     let mut tx = store.begin().await?;
-    let claimed = tx.alerts().claim_deliveries(now, add(now, claim_lease(settings)), limit).await?;
+    let claimed = tx.alerts().claim_deliveries(now, add(now, claim_lease(settings)), limit, PER_RULE, &full).await?;
     tx.commit().await?;
     let n = claimed.len();
     for (d, secret) in claimed {
+        let rule = d.rule_id;
         let sender = sender.clone();
-        sends.spawn(async move {
+        let handle = flight.sends.spawn(async move {
             let result = match &secret {
                 Some(secret) => sender.send(&d, secret, chrono::Utc::now().timestamp()).await,
                 None => Err("its alert rule was deleted".to_owned()),
             };
             (d, secret.is_some(), result)
         });
+        flight.rule_of.insert(handle.id(), rule);
+        *flight.per_rule.entry(rule).or_default() += 1;
     }
     Ok(n)
 }
@@ -128,21 +174,20 @@ impl AlertLoop {
         let conditions = tokio::spawn(evaluate_conditions(self.core.clone(), cancel.clone()));
         let wake = self.core.signals.alerts.clone();
         let store = &self.core.pools.sweeper;
-        let mut sends: tokio::task::JoinSet<Sent> = tokio::task::JoinSet::new();
+        let mut flight = Flight::default();
         loop {
-            let free = BATCH.saturating_sub(u32::try_from(sends.len()).unwrap_or(BATCH));
+            let free = BATCH.saturating_sub(u32::try_from(flight.len()).unwrap_or(BATCH));
             if free > 0 {
                 let now = self.core.clock.now();
-                if let Err(e) = claim_and_send(store, &self.sender, &self.core.alerts, now, free, &mut sends).await {
+                if let Err(e) = claim_and_send(store, &self.sender, &self.core.alerts, now, free, &mut flight).await {
                     tracing::warn!(error = %e, "claiming alert deliveries failed");
                 }
             }
             tokio::select! {
                 () = cancel.cancelled() => break,
-                Some(joined) = sends.join_next(), if !sends.is_empty() => {
-                    if let Ok(sent) = joined
-                        && let Err(e) = record(store, &self.core.alerts, sent, self.core.clock.now()).await
-                    {
+                Some(ended) = flight.next(), if !flight.is_empty() => {
+                    let Some(sent) = ended else { continue };
+                    if let Err(e) = record(store, &self.core.alerts, sent, self.core.clock.now()).await {
                         tracing::warn!(error = %e, "recording an alert delivery's outcome failed");
                     }
                 }
@@ -150,7 +195,7 @@ impl AlertLoop {
                 () = tokio::time::sleep(self.core.sessions.poll_interval) => {}
             }
         }
-        sends.abort_all();
+        flight.sends.abort_all();
         let _ = conditions.await;
     }
 }

@@ -193,27 +193,69 @@ impl Alerts<'_> {
         Ok(n)
     }
 
-    /// Claims up to `limit` pending deliveries due at `now` (skipping rows other axd hold): each
-    /// counts one more attempt and is not due again before `lease_until`, so an axd that dies while
-    /// sending leaves it to be sent again by any axd once the claim lapses. Returns the claimed rows
-    /// (with their new attempt count) and each one's rule secret (`None` if the rule was deleted).
+    /// Claims up to `limit` due deliveries, fairly: apps take turns, and within an app its rules
+    /// take turns (each rule's deliveries in due order), with at most `per_rule` of a rule and
+    /// none of `full_rules` (rules whose sends fill their share already). A claim counts an
+    /// attempt and moves the row's due time to `lease_until`, so an axd that dies while sending
+    /// leaves it to be sent again by any axd once the claim lapses. Returns the claimed rows (with
+    /// their new attempt count), each with its rule's secret (`None` if the rule was deleted).
     pub async fn claim_deliveries(
         &mut self,
         now: Ts,
         lease_until: Ts,
         limit: u32,
+        per_rule: u32,
+        full_rules: &[i64],
     ) -> StoreResult<Vec<(Delivery, Option<String>)>> {
-        let s = select_deliveries(&format!(
-            " WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?{}",
-            self.tx.dialect().skip_locked
-        ))
-        .bind(to_micros(now))
-        .bind(i64::from(limit));
-        let mut rows: Vec<Delivery> =
-            self.tx.fetch(s, DeliveryRaw::TABLE, |r| DeliveryRaw::read(r)?.into_delivery()).await?;
+        // The turns are read without locks (a window function cannot lock), then locked, skipping
+        // rows another axd is claiming; when some were, the next turns are read past them (a few
+        // times at most), so that two axd claiming at once both get rows.
+        let mut order: Vec<i64> = Vec::new();
+        let mut rows: Vec<Delivery> = Vec::new();
+        let mut taken: Vec<i64> = Vec::new();
+        for _ in 0..4 {
+            let want = i64::from(limit) - i64::try_from(rows.len()).unwrap_or(i64::MAX);
+            if want <= 0 {
+                break;
+            }
+            let mut s = Stmt::new(
+                "SELECT id FROM (SELECT id, rn, next_attempt_at, \
+                 ROW_NUMBER() OVER (PARTITION BY app ORDER BY rn, next_attempt_at, id) AS turn FROM \
+                 (SELECT id, app, next_attempt_at, \
+                 ROW_NUMBER() OVER (PARTITION BY rule_id ORDER BY next_attempt_at, id) AS rn \
+                 FROM ax_alert_delivery WHERE status = 'pending' AND next_attempt_at <= ",
+            );
+            s.push_bind(to_micros(now));
+            if !full_rules.is_empty() {
+                s.push(" AND rule_id NOT IN ").push_list(full_rules.iter().copied());
+            }
+            if !taken.is_empty() {
+                s.push(" AND id NOT IN ").push_list(taken.iter().copied());
+            }
+            s.push(") by_rule WHERE rn <= ").push_bind(i64::from(per_rule));
+            s.push(") by_app ORDER BY turn, rn, next_attempt_at, id LIMIT ").push_bind(want);
+            let turns: Vec<i64> = self.tx.fetch(s, DeliveryRaw::TABLE, |r| r.take()).await?;
+            if turns.is_empty() {
+                break;
+            }
+            let mut s = select_deliveries(" WHERE id IN ");
+            s.push_list(turns.iter().copied()).push(" AND status = 'pending' AND next_attempt_at <= ");
+            s.push_bind(to_micros(now)).push(&format!(" ORDER BY id{}", self.tx.dialect().skip_locked));
+            let locked: Vec<Delivery> =
+                self.tx.fetch(s, DeliveryRaw::TABLE, |r| DeliveryRaw::read(r)?.into_delivery()).await?;
+            let all = locked.len() == turns.len();
+            taken.extend(&turns);
+            order.extend(&turns);
+            rows.extend(locked);
+            if all {
+                break;
+            }
+        }
         if rows.is_empty() {
             return Ok(Vec::new());
         }
+        let place: std::collections::HashMap<i64, usize> = order.iter().enumerate().map(|(n, id)| (*id, n)).collect();
+        rows.sort_by_key(|d| place.get(&d.id).copied().unwrap_or(usize::MAX));
         let mut s = Stmt::new("UPDATE ax_alert_delivery SET attempts = attempts + 1, next_attempt_at = ");
         s.push_bind(to_micros(lease_until)).push(" WHERE id IN ").push_list(rows.iter().map(|d| d.id));
         self.tx.execute(s).await?;

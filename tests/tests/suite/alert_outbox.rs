@@ -212,7 +212,7 @@ async fn claims_are_exclusive_lapse_and_fence_outcomes(db: &TestDb) {
         let s = s.clone();
         async move {
             let mut tx = s.begin().await.expect("begin");
-            let got = tx.alerts().claim_deliveries(now, until, 12).await.expect("claim");
+            let got = tx.alerts().claim_deliveries(now, until, 12, 12, &[]).await.expect("claim");
             // Hold the rows until the other claim has run.
             tokio::time::sleep(Duration::from_millis(50)).await;
             tx.commit().await.expect("commit");
@@ -316,10 +316,64 @@ async fn a_condition_episode_alerts_once_across_axd(db: &TestDb) {
     b.close().await;
 }
 
+/// Claims are fair (issue 33, item 3): apps take turns, then rules within an app, each rule's
+/// deliveries in due order; a rule gets at most `per_rule` places and none when it is full.
+async fn claims_let_apps_and_rules_take_turns(db: &TestDb) {
+    let store = db.store().await;
+    let mut rules = Vec::new();
+    for (name, app) in [("a-busy", "app-a"), ("a-quiet", "app-a"), ("b-quiet", "app-b")] {
+        let mut r = rule(&store, name, None, &[AlertEvent::FinalFailure]).await;
+        let mut tx = store.begin().await.expect("begin");
+        r.app = app.into();
+        tx.alerts().delete_alert_rule(r.id).await.expect("delete");
+        r.id = tx.alerts().insert_alert_rule(&r).await.expect("insert");
+        tx.commit().await.expect("commit");
+        rules.push(r);
+    }
+    // a-busy: 10 deliveries due first; then a-quiet's one; b-quiet's last.
+    let new = |r: &AlertRule, n: u64| ax_scheduler::alerts::NewDelivery {
+        rule_id: r.id,
+        rule_name: r.name.clone(),
+        app: r.app.clone(),
+        task_name: None,
+        event: AlertEvent::FinalFailure,
+        dedupe_key: format!("{}-{n}", r.name),
+        url: r.url.clone(),
+        payload: "{}".into(),
+        due_at: add(t0(), secs(n)),
+    };
+    let mut rows: Vec<_> = (0..10).map(|n| new(&rules[0], n)).collect();
+    rows.push(new(&rules[1], 20));
+    rows.push(new(&rules[2], 30));
+    let mut tx = store.begin().await.expect("begin");
+    tx.alerts().insert_deliveries(&rows, t0()).await.expect("insert deliveries");
+    tx.commit().await.expect("commit");
+    let now = add(t0(), secs(60));
+    let claim = |limit: u32, per_rule: u32, full: Vec<i64>| {
+        let store = store.clone();
+        async move {
+            let mut tx = store.begin().await.expect("begin");
+            let got =
+                tx.alerts().claim_deliveries(now, add(now, secs(30)), limit, per_rule, &full).await.expect("claim");
+            drop(tx); // rolled back: every claim sees the same rows
+            got.into_iter().map(|(d, _)| d.dedupe_key).collect::<Vec<_>>()
+        }
+    };
+    // Apps first, then rules: the first turn of each app, then app-a's other rule.
+    assert_eq!(claim(3, 4, vec![]).await, ["a-busy-0", "b-quiet-30", "a-quiet-20"]);
+    // A rule's share.
+    let all = claim(20, 4, vec![]).await;
+    assert_eq!(all.iter().filter(|k| k.starts_with("a-busy")).count(), 4, "{all:?}");
+    assert_eq!(all.len(), 6, "{all:?}");
+    // A full rule gets none.
+    assert_eq!(claim(20, 4, vec![rules[0].id]).await, ["a-quiet-20", "b-quiet-30"]);
+}
+
 on_every_backend!(
     final_failures_timeouts_and_lost_workers_are_written_by_the_sweep,
     a_rolled_back_change_leaves_no_delivery,
     skips_and_misfires_are_written_by_the_trigger,
     claims_are_exclusive_lapse_and_fence_outcomes,
     a_condition_episode_alerts_once_across_axd,
+    claims_let_apps_and_rules_take_turns,
 );

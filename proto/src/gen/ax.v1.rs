@@ -2228,8 +2228,8 @@ pub struct SchedulerHealth {
     /// Its scheduler id (see SchedulerNode).
     #[prost(string, tag = "1")]
     pub scheduler_id: ::prost::alloc::string::String,
-    /// What it reports on grpc.health.v1: true (SERVING) unless a loop has made no round for
-    /// stall_after, when it reports NOT_SERVING and drains its worker streams.
+    /// What it reports on grpc.health.v1: true (SERVING) unless a loop other than "alerts" has made
+    /// no round for stall_after, when it reports NOT_SERVING and drains its worker streams.
     #[prost(bool, tag = "2")]
     pub serving: bool,
     /// Its loops, each with the time since its last completed round.
@@ -2249,8 +2249,9 @@ pub struct SchedulerHealth {
 /// One loop of an axd.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct LoopHealth {
-    /// "trigger", "dispatch", "sweeper" or "heartbeat" (the scheduler heartbeat, which also re-reads
-    /// the database clock).
+    /// "trigger", "dispatch", "sweeper", "heartbeat" (the scheduler heartbeat, which also re-reads
+    /// the database clock) or "alerts" (webhook deliveries; its stall makes alerts late and is
+    /// reported here, but does not make the axd NOT_SERVING).
     #[prost(string, tag = "1")]
     pub name: ::prost::alloc::string::String,
     /// Time since its last completed round (since axd started, if it has made none yet).

@@ -4,7 +4,8 @@
 //! round successfully. When one has not for `stall_after` — a query stuck on an exhausted pool, a
 //! lock wait, an unreachable database — `grpc.health.v1` reports NOT_SERVING (so load balancers and
 //! operators see it) and the worker streams on this axd are drained so their workers move to a
-//! healthy axd. When every loop makes progress again, it reports SERVING.
+//! healthy axd. When every loop makes progress again, it reports SERVING. The alert loop is
+//! watched too, but only reported: its stall makes alerts late, not runs, so it drains nothing.
 
 use std::{
     sync::{
@@ -28,11 +29,19 @@ pub enum Loop {
     Sweeper,
     /// Refreshes this axd's row and the database clock (the plain "is the database reachable").
     Heartbeat,
+    /// Sends webhook deliveries and evaluates condition rules (reported, never NOT_SERVING).
+    Alerts,
 }
 
 impl Loop {
     /// Every loop, in the order they are reported.
-    pub const ALL: [Loop; 4] = [Loop::Trigger, Loop::Dispatch, Loop::Sweeper, Loop::Heartbeat];
+    pub const ALL: [Loop; 5] = [Loop::Trigger, Loop::Dispatch, Loop::Sweeper, Loop::Heartbeat, Loop::Alerts];
+
+    /// Whether a stall of this loop makes axd NOT_SERVING (and drain its worker streams): every
+    /// loop but the alert loop, whose stall delays alerts, not runs.
+    pub fn serves(self) -> bool {
+        !matches!(self, Loop::Alerts)
+    }
 
     fn index(self) -> usize {
         match self {
@@ -40,6 +49,7 @@ impl Loop {
             Loop::Dispatch => 1,
             Loop::Sweeper => 2,
             Loop::Heartbeat => 3,
+            Loop::Alerts => 4,
         }
     }
 
@@ -50,6 +60,7 @@ impl Loop {
             Loop::Dispatch => "dispatch",
             Loop::Sweeper => "sweeper",
             Loop::Heartbeat => "heartbeat",
+            Loop::Alerts => "alerts",
         }
     }
 
@@ -60,6 +71,7 @@ impl Loop {
             Loop::Dispatch => "dispatch",
             Loop::Sweeper => "sweeper",
             Loop::Heartbeat => "scheduler heartbeat",
+            Loop::Alerts => "alert",
         }
     }
 }
@@ -68,7 +80,7 @@ impl Loop {
 #[derive(Debug)]
 pub struct Progress {
     start: Instant,
-    last_ms: [AtomicU64; 4],
+    last_ms: [AtomicU64; 5],
     serving: AtomicBool,
 }
 
@@ -99,6 +111,11 @@ impl Progress {
         self.since_last_rounds().into_iter().filter(|(_, since)| *since > after).collect()
     }
 
+    /// The stalled loops that make axd NOT_SERVING ([`Loop::serves`]).
+    pub fn unhealthy(&self, after: Duration) -> Vec<(Loop, Duration)> {
+        self.stalled(after).into_iter().filter(|(l, _)| l.serves()).collect()
+    }
+
     /// What axd last reported.
     pub fn serving(&self) -> bool {
         self.serving.load(Ordering::Relaxed)
@@ -115,12 +132,25 @@ pub async fn monitor(
     drain: impl Fn() + Send,
     cancel: CancellationToken,
 ) {
+    let mut alerts_stalled = false;
     loop {
         tokio::select! {
             () = cancel.cancelled() => return,
             () = tokio::time::sleep(Duration::from_millis(250)) => {}
         }
-        let stalled = progress.stalled(stall_after);
+        let late = progress.stalled(stall_after).into_iter().find(|(l, _)| !l.serves());
+        if late.is_some() != alerts_stalled {
+            alerts_stalled = late.is_some();
+            match late {
+                Some((l, d)) => tracing::error!(
+                    "the {} loop has made no round for {}s: alerts are late (axd keeps serving)",
+                    l.name(),
+                    d.as_secs()
+                ),
+                None => tracing::info!("the alert loop is making progress again"),
+            }
+        }
+        let stalled = progress.unhealthy(stall_after);
         let healthy = stalled.is_empty();
         if healthy == progress.serving() {
             continue;
@@ -151,6 +181,14 @@ mod tests {
             p.tick(l);
         }
         assert!(p.stalled(Duration::from_secs(60)).is_empty());
-        assert_eq!(p.stalled(Duration::ZERO).len(), 4, "every tick is older than zero");
+        assert_eq!(p.stalled(Duration::ZERO).len(), 5, "every tick is older than zero");
+    }
+
+    #[test]
+    fn a_stalled_alert_loop_is_reported_but_keeps_axd_serving() {
+        let p = Progress::default();
+        let unhealthy: Vec<Loop> = p.unhealthy(Duration::ZERO).into_iter().map(|(l, _)| l).collect();
+        assert_eq!(unhealthy, [Loop::Trigger, Loop::Dispatch, Loop::Sweeper, Loop::Heartbeat]);
+        assert!(p.stalled(Duration::ZERO).iter().any(|(l, _)| *l == Loop::Alerts), "reported as stalled");
     }
 }

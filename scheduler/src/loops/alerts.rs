@@ -179,9 +179,16 @@ impl AlertLoop {
             let free = BATCH.saturating_sub(u32::try_from(flight.len()).unwrap_or(BATCH));
             if free > 0 {
                 let now = self.core.clock.now();
-                if let Err(e) = claim_and_send(store, &self.sender, &self.core.alerts, now, free, &mut flight).await {
-                    tracing::warn!(error = %e, "claiming alert deliveries failed");
+                let started = std::time::Instant::now();
+                let claimed = claim_and_send(store, &self.sender, &self.core.alerts, now, free, &mut flight).await;
+                crate::prometheus::loop_round("alerts", started.elapsed(), claimed.is_err());
+                match claimed {
+                    Ok(_) => self.core.progress.tick(crate::core::health::Loop::Alerts),
+                    Err(e) => tracing::warn!(error = %e, "claiming alert deliveries failed"),
                 }
+            } else {
+                // Every place is taken: the loop is busy, not stalled.
+                self.core.progress.tick(crate::core::health::Loop::Alerts);
             }
             tokio::select! {
                 () = cancel.cancelled() => break,

@@ -485,7 +485,7 @@ async fn the_cluster_page_gets_the_answering_axds_loops_and_clock_offset_and_ins
     assert!(health.serving);
     assert_eq!(
         health.loops.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
-        ["trigger", "dispatch", "sweeper", "heartbeat"]
+        ["trigger", "dispatch", "sweeper", "heartbeat", "alerts"]
     );
     assert!(health.loops.iter().all(|l| !l.stalled), "{health:?}");
     assert_eq!(health.stall_after, Some(prost_types::Duration { seconds: 3, nanos: 0 }));

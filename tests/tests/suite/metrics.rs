@@ -141,7 +141,7 @@ async fn a_scripted_run_shows_exact_counters_gauges_and_histograms(db: &TestDb) 
     assert!(value(&text, "ax_fire_lag_seconds_count").is_some_and(|n| n >= 5.0), "{text}");
     assert!(value(&text, "ax_dispatch_lag_seconds_count").is_some_and(|n| n >= 6.0), "{text}");
     assert!(value(&text, "ax_dispatch_lag_seconds_bucket{le=\"+Inf\"}").is_some_and(|n| n >= 6.0), "{text}");
-    for l in ["trigger", "dispatch", "sweeper", "heartbeat"] {
+    for l in ["trigger", "dispatch", "sweeper", "heartbeat", "alerts"] {
         let rounds = value(&text, &format!("ax_loop_round_duration_seconds_count{{loop=\"{l}\"}}"));
         assert!(rounds.is_some_and(|n| n >= 1.0), "{l} rounds: {text}");
     }

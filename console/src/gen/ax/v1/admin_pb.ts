@@ -3063,8 +3063,8 @@ export type SchedulerHealth = Message<"ax.v1.SchedulerHealth"> & {
   schedulerId: string;
 
   /**
-   * What it reports on grpc.health.v1: true (SERVING) unless a loop has made no round for
-   * stall_after, when it reports NOT_SERVING and drains its worker streams.
+   * What it reports on grpc.health.v1: true (SERVING) unless a loop other than "alerts" has made
+   * no round for stall_after, when it reports NOT_SERVING and drains its worker streams.
    *
    * @generated from field: bool serving = 2;
    */
@@ -3110,8 +3110,9 @@ export const SchedulerHealthSchema: GenMessage<SchedulerHealth> = /*@__PURE__*/
  */
 export type LoopHealth = Message<"ax.v1.LoopHealth"> & {
   /**
-   * "trigger", "dispatch", "sweeper" or "heartbeat" (the scheduler heartbeat, which also re-reads
-   * the database clock).
+   * "trigger", "dispatch", "sweeper", "heartbeat" (the scheduler heartbeat, which also re-reads
+   * the database clock) or "alerts" (webhook deliveries; its stall makes alerts late and is
+   * reported here, but does not make the axd NOT_SERVING).
    *
    * @generated from field: string name = 1;
    */

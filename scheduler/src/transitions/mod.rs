@@ -243,6 +243,21 @@ async fn update_streaks(
     Ok(out)
 }
 
+/// An event the state machine drafted, as `scheduler_id` records it.
+pub(crate) fn recorded(e: &crate::lifecycle::EventDraft, scheduler_id: &str) -> InstanceEvent {
+    InstanceEvent {
+        id: 0,
+        instance_id: e.instance_id,
+        at: e.at,
+        from: e.from,
+        to: e.to,
+        attempt: e.attempt,
+        scheduler_id: scheduler_id.to_owned(),
+        worker_id: e.worker_id.clone(),
+        reason: e.reason.clone(),
+    }
+}
+
 /// Which of a batch's events (`drafts`, of the instances in `rows`) the rows hold instead of
 /// writing them (see [`crate::model::trail`]); returns the events to write. An instance's events
 /// are held when they continue its row's happy-path trail and the row says them exactly; otherwise
@@ -312,17 +327,7 @@ pub async fn persist(
     routing: &RoutingState,
 ) -> StoreResult<Persisted> {
     let t0 = std::time::Instant::now();
-    let recorded = |e: &crate::lifecycle::EventDraft| InstanceEvent {
-        id: 0,
-        instance_id: e.instance_id,
-        at: e.at,
-        from: e.from,
-        to: e.to,
-        attempt: e.attempt,
-        scheduler_id: ctx.scheduler_id.to_owned(),
-        worker_id: e.worker_id.clone(),
-        reason: e.reason.clone(),
-    };
+    let recorded = |e: &crate::lifecycle::EventDraft| recorded(e, ctx.scheduler_id);
     let drafts: Vec<InstanceEvent> = batch.events.iter().map(recorded).collect();
     let drafted = batch.events.len();
     let mut events = hold_trails(rows, drafts, &mut batch.changed, tx.trail_in_row());

@@ -1,7 +1,7 @@
 //! Unit tests of which events instance rows hold (see [`crate::model::trail`]).
 use std::collections::{BTreeSet, HashMap};
 
-use super::hold_trails;
+use super::{hold_trails, recorded};
 use crate::{
     lifecycle::{AttemptEnd, Completion, Ctx, accept, complete, tests::held},
     model::{Instance, InstanceEvent, InstanceStatus, trail},
@@ -30,22 +30,7 @@ fn run(mut i: Instance, axd: &str) -> (Instance, Vec<InstanceEvent>) {
         finished_at: None,
     };
     let (_, c) = complete(&mut i, &done, ctx, 0.5);
-    let events = a
-        .events
-        .iter()
-        .chain(&c.events)
-        .map(|e| InstanceEvent {
-            id: 0,
-            instance_id: e.instance_id,
-            at: e.at,
-            from: e.from,
-            to: e.to,
-            attempt: e.attempt,
-            scheduler_id: axd.into(),
-            worker_id: e.worker_id.clone(),
-            reason: e.reason.clone(),
-        })
-        .collect();
+    let events = a.events.iter().chain(&c.events).map(|e| recorded(e, axd)).collect();
     (i, events)
 }
 

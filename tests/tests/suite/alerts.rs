@@ -296,22 +296,17 @@ mod sqlite_only {
     }
 }
 
-/// A host name that resolves to a refused address is refused when it is resolved, at send time
-/// (a name re-pointed after the rule was created, DNS rebinding), and nothing is sent to it.
-#[tokio::test]
-async fn a_name_resolving_to_a_refused_address_is_refused_at_send_time() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let receiver = Receiver::start(|_| Some(200)).await;
-    let sender = Sender::new(false, Duration::from_secs(2), Duration::from_secs(2), None).expect("sender");
-    let d = Delivery {
-        id: 7,
+/// A pending test delivery to `url`.
+fn delivery(id: i64, url: String) -> Delivery {
+    Delivery {
+        id,
         rule_id: 1,
         rule_name: "r".into(),
         app: "billing".into(),
         task_name: None,
         event: AlertEvent::Test,
         dedupe_key: "k".into(),
-        url: format!("http://localhost:{}/hook", receiver.addr.port()),
+        url,
         payload: "{}".into(),
         status: DeliveryStatus::Pending,
         attempts: 1,
@@ -319,7 +314,17 @@ async fn a_name_resolving_to_a_refused_address_is_refused_at_send_time() {
         last_error: String::new(),
         created_at: chrono::Utc::now(),
         finished_at: None,
-    };
+    }
+}
+
+/// A host name that resolves to a refused address is refused when it is resolved, at send time
+/// (a name re-pointed after the rule was created, DNS rebinding), and nothing is sent to it.
+#[tokio::test]
+async fn a_name_resolving_to_a_refused_address_is_refused_at_send_time() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let receiver = Receiver::start(|_| Some(200)).await;
+    let sender = Sender::new(false, Duration::from_secs(2), Duration::from_secs(2), None).expect("sender");
+    let d = delivery(7, format!("http://localhost:{}/hook", receiver.addr.port()));
     let err = sender.send(&d, SECRET, 1).await.unwrap_err();
     assert!(err.contains("refused target: localhost resolves to"), "{err}");
     assert!(err.contains("loopback"), "{err}");
@@ -347,23 +352,7 @@ async fn a_send_ends_at_its_deadline_against_a_server_that_never_answers() {
     let mut sender = Sender::new(true, Duration::from_secs(10), Duration::from_secs(10), None).expect("sender");
     assert_eq!(sender.send_deadline, Duration::from_secs(20), "by default the two timeouts added");
     sender.send_deadline = Duration::from_millis(300);
-    let d = Delivery {
-        id: 8,
-        rule_id: 1,
-        rule_name: "r".into(),
-        app: "billing".into(),
-        task_name: None,
-        event: AlertEvent::Test,
-        dedupe_key: "k".into(),
-        url: format!("http://127.0.0.1:{port}/hook"),
-        payload: "{}".into(),
-        status: DeliveryStatus::Pending,
-        attempts: 1,
-        next_attempt_at: chrono::Utc::now(),
-        last_error: String::new(),
-        created_at: chrono::Utc::now(),
-        finished_at: None,
-    };
+    let d = delivery(8, format!("http://127.0.0.1:{port}/hook"));
     let started = std::time::Instant::now();
     let sent = tokio::time::timeout(Duration::from_secs(5), sender.send(&d, SECRET, 1)).await;
     let err = sent.expect("the send ended well before its response timeout").unwrap_err();
@@ -548,23 +537,7 @@ async fn https_webhooks_are_verified_against_the_configured_ca() {
             });
         }
     });
-    let d = Delivery {
-        id: 9,
-        rule_id: 1,
-        rule_name: "r".into(),
-        app: "billing".into(),
-        task_name: None,
-        event: AlertEvent::Test,
-        dedupe_key: "k".into(),
-        url: format!("https://127.0.0.1:{port}/hook"),
-        payload: "{}".into(),
-        status: DeliveryStatus::Pending,
-        attempts: 1,
-        next_attempt_at: chrono::Utc::now(),
-        last_error: String::new(),
-        created_at: chrono::Utc::now(),
-        finished_at: None,
-    };
+    let d = delivery(9, format!("https://127.0.0.1:{port}/hook"));
     let two = Duration::from_secs(2);
     let public_roots_only = Sender::new(true, two, two, None).expect("sender");
     let err = public_roots_only.send(&d, SECRET, 1).await.unwrap_err();

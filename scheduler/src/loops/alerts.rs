@@ -4,8 +4,8 @@
 //! Every axd runs it: the condition rules on a timer of their own, and up to [`BATCH`] sends at
 //! once, each place refilled as its send ends (a send ends at its deadline, shorter than its claim:
 //! see [`crate::alerts::http::Sender::send_deadline`]). Deliveries are claimed with SKIP LOCKED
-//! (SQLite: its write transactions are exclusive); a claim counts an attempt and pushes the row's due time past the
-//! longest a send can take, so an axd that dies mid-send leaves the row to any axd once the claim
+//! (SQLite: its write transactions are exclusive); a claim counts an attempt and pushes the row's
+//! due time past the longest a send can take, so an axd that dies mid-send leaves the row to any axd once the claim
 //! lapses, and the receiver gets the same delivery id again (at least once, never lost). An outcome
 //! is written only if the row is still at the attempt this axd claimed. A failed attempt is retried
 //! after a doubling backoff until `alert_max_attempts`, then the delivery is marked failed.

@@ -24,7 +24,7 @@ use crate::{
 };
 
 /// Most sends in flight per axd.
-const BATCH: u32 = 32;
+pub const BATCH: u32 = 32;
 
 /// Most sends of one rule in flight per axd: a rule whose webhook never answers holds these
 /// places, not the others' (claims also let apps, then rules, take turns).

@@ -557,7 +557,7 @@ impl Harness {
         let read = |name: &str| std::fs::read(dir.join(name)).expect("certificate file");
         let tls = ServerTlsConfig::new()
             .identity(Identity::from_pem(read("server.pem"), read("server.key")))
-            .client_ca_root(Certificate::from_pem(read("ca.pem")));
+            .client_ca_root(Certificate::from_pem(read("client-ca.pem")));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let fake = Fake::default();
@@ -579,7 +579,7 @@ impl Harness {
         let path = |name: &str| self.dir.join(name).display().to_string();
         vec![
             ("AX_ENDPOINT".into(), format!("https://localhost:{}", self.addr.port())),
-            ("AX_CA".into(), path("ca.pem")),
+            ("AX_CA".into(), path("server-ca.pem")),
             ("AX_CERT".into(), path("admin-admin.pem")),
             ("AX_KEY".into(), path("admin-admin.key")),
         ]
@@ -783,8 +783,9 @@ async fn certs_init_refuses_to_overwrite_without_force() {
     let out =
         Output::from(axctl_raw(&[], &["certs", "init", dir.to_str().expect("utf-8"), "--force", "-o", "json"]).await);
     let json = out.json();
-    // CA, server, worker-demo and admin-admin, each .pem and .key; the admin's .p12 and .p12.pass.
-    assert_eq!(json["files"].as_array().map(Vec::len), Some(10));
+    // The server CA (its certificate only), the client CA, server, worker-demo and admin-admin, each
+    // .pem and .key; the admin's .p12 and .p12.pass.
+    assert_eq!(json["files"].as_array().map(Vec::len), Some(11));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;

@@ -92,7 +92,7 @@ async fn the_console_works_in_chromium_for_an_admin_a_viewer_and_the_keyboard() 
         "--tls-key",
         &file("server.key"),
         "--tls-client-ca",
-        &file("ca.pem"),
+        &file("client-ca.pem"),
         "--scope",
         "alice=*",
         "--scope",
@@ -109,7 +109,7 @@ async fn the_console_works_in_chromium_for_an_admin_a_viewer_and_the_keyboard() 
     let grpc = format!("https://localhost:{}", axd.addr.port());
     let _worker = tokio::process::Command::new(bin("demo-worker"))
         .args(["--endpoint", &grpc, "--app", "demo", "--worker-id", "e2e-worker", "--capacity", "4"])
-        .args(["--ca", &file("ca.pem"), "--cert", &file("worker-demo.pem"), "--key", &file("worker-demo.key")])
+        .args(["--ca", &file("server-ca.pem"), "--cert", &file("worker-demo.pem"), "--key", &file("worker-demo.key")])
         .env("AX_LOG", "warn")
         .env("NO_COLOR", "1")
         .stdout(Stdio::null())
@@ -123,7 +123,7 @@ async fn the_console_works_in_chromium_for_an_admin_a_viewer_and_the_keyboard() 
         .args(["task", "create", "hello", "--app", "demo", "--handler", "echo", "--cron", "*/5 * * * * *"])
         .args(["--tz", "Asia/Tokyo", "--params", r#"{"greeting":"hi"}"#])
         .env("AX_ENDPOINT", &grpc)
-        .env("AX_CA", file("ca.pem"))
+        .env("AX_CA", file("server-ca.pem"))
         .env("AX_CERT", file("admin-alice.pem"))
         .env("AX_KEY", file("admin-alice.key")));
 
@@ -139,7 +139,7 @@ async fn the_console_works_in_chromium_for_an_admin_a_viewer_and_the_keyboard() 
         .env("AX_CHROMIUM", chromium())
         // The browser's connections go through playwright, which verifies axd's certificate
         // against this CA (nothing is ignored).
-        .env("NODE_EXTRA_CA_CERTS", certs.join("ca.pem"))
+        .env("NODE_EXTRA_CA_CERTS", certs.join("server-ca.pem"))
         .kill_on_drop(true)
         .output();
     let result = tokio::time::timeout(Duration::from_secs(240), node)

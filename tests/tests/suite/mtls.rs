@@ -38,8 +38,9 @@ fn read(dir: &Path, f: &str) -> Vec<u8> {
 }
 
 async fn tls_channel(addr: &str, ca: &Path, who: Option<&str>) -> Result<Channel, tonic::transport::Error> {
-    let mut tls =
-        ClientTlsConfig::new().ca_certificate(Certificate::from_pem(read(ca, "ca.pem"))).domain_name("localhost");
+    let mut tls = ClientTlsConfig::new()
+        .ca_certificate(Certificate::from_pem(read(ca, "server-ca.pem")))
+        .domain_name("localhost");
     if let Some(who) = who {
         tls = tls.identity(Identity::from_pem(read(ca, &format!("{who}.pem")), read(ca, &format!("{who}.key"))));
     }
@@ -58,7 +59,7 @@ async fn certificate_identities_decide_what_each_caller_may_do() {
     let axd = Axd::start(&db, |o: &mut Options| {
         o.tls_cert = Some(dir.join("server.pem"));
         o.tls_key = Some(dir.join("server.key"));
-        o.tls_client_ca = Some(dir.join("ca.pem"));
+        o.tls_client_ca = Some(dir.join("client-ca.pem"));
         o.scope = Some(vec!["alice=*".into(), "val=*".into()]);
     })
     .await;
@@ -107,8 +108,9 @@ async fn certificate_identities_decide_what_each_caller_may_do() {
         Ok(ch) => AdminServiceClient::new(ch).list_tasks(pb::ListTasksRequest::default()).await.is_err(),
     };
     assert!(none, "a client without a certificate is refused");
-    let mut foreign_tls =
-        ClientTlsConfig::new().ca_certificate(Certificate::from_pem(read(&dir, "ca.pem"))).domain_name("localhost");
+    let mut foreign_tls = ClientTlsConfig::new()
+        .ca_certificate(Certificate::from_pem(read(&dir, "server-ca.pem")))
+        .domain_name("localhost");
     foreign_tls =
         foreign_tls.identity(Identity::from_pem(read(&other, "admin-alice.pem"), read(&other, "admin-alice.key")));
     let foreign = match Endpoint::from_shared(format!("https://{addr}"))
@@ -135,7 +137,7 @@ async fn certificate_identities_decide_what_each_caller_may_do() {
     assert_eq!(s.status, tonic_health::pb::health_check_response::ServingStatus::Serving as i32);
 
     // axctl speaks mTLS too.
-    let ca = dir.join("ca.pem");
+    let ca = dir.join("server-ca.pem");
     let cert = dir.join("admin-alice.pem");
     let key = dir.join("admin-alice.key");
     let endpoint = format!("https://localhost:{}", axd.running.addr.port());

@@ -84,7 +84,7 @@ impl WorkerProc {
             .env("AX_APP", "kit")
             .env("AX_WORKER_ID", format!("{sdk:?}-{cert}"))
             .env("AX_CAPACITY", "1")
-            .env("AX_TLS_CA", certs.join("ca.pem"))
+            .env("AX_TLS_CA", certs.join("server-ca.pem"))
             .env("AX_TLS_CERT", certs.join(format!("{cert}.pem")))
             .env("AX_TLS_KEY", certs.join(format!("{cert}.key")))
             .stdin(Stdio::null())
@@ -116,7 +116,7 @@ fn read(dir: &Path, f: &str) -> Vec<u8> {
 
 async fn admin(addr: &str, certs: &Path) -> AdminServiceClient<Channel> {
     let tls = ClientTlsConfig::new()
-        .ca_certificate(Certificate::from_pem(read(certs, "ca.pem")))
+        .ca_certificate(Certificate::from_pem(read(certs, "server-ca.pem")))
         .domain_name("localhost")
         .identity(Identity::from_pem(read(certs, "admin-alice.pem"), read(certs, "admin-alice.key")));
     let ch = Endpoint::from_shared(format!("https://{addr}")).expect("url").tls_config(tls).expect("tls");
@@ -141,7 +141,7 @@ async fn runs_over_mtls(sdk: Sdk) {
     let axd = Axd::start(&db, |o: &mut Options| {
         o.tls_cert = Some(dir.join("server.pem"));
         o.tls_key = Some(dir.join("server.key"));
-        o.tls_client_ca = Some(dir.join("ca.pem"));
+        o.tls_client_ca = Some(dir.join("client-ca.pem"));
         o.scope = Some(vec!["alice=*".into()]);
     })
     .await;

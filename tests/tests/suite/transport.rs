@@ -184,7 +184,7 @@ async fn certs(dir: &Path) {
 async fn tls_channel(addr: &str, dir: &Path, who: &str) -> Result<Channel, tonic::transport::Error> {
     let read = |f: &str| std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
     let tls = ClientTlsConfig::new()
-        .ca_certificate(Certificate::from_pem(read("ca.pem")))
+        .ca_certificate(Certificate::from_pem(read("server-ca.pem")))
         .domain_name("localhost")
         .identity(Identity::from_pem(read(&format!("{who}.pem")), read(&format!("{who}.key"))));
     Endpoint::from_shared(format!("https://{addr}"))
@@ -209,7 +209,7 @@ async fn unfinished_handshakes_beyond_the_cap_do_not_keep_out_an_authenticated_c
     certs(&dir).await;
     let db = TestDb::create(Db::Sqlite).await.expect("sqlite");
     let p = |f: &str| dir.join(f).to_str().expect("utf8").to_owned();
-    let (cert, key, ca) = (p("server.pem"), p("server.key"), p("ca.pem"));
+    let (cert, key, ca) = (p("server.pem"), p("server.key"), p("client-ca.pem"));
     let log = dir.join("axd.log");
     let mut axd = AxdProcess::start_with_nofile(
         &[

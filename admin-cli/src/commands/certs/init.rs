@@ -1,16 +1,17 @@
-//! `axctl certs init DIR`: a development CA and the certificates an mTLS cluster needs, each
-//! carrying exactly one ax identity as a URI SAN (`spiffe://ax/<role>/<name>`), which is what axd
-//! authorizes on.
+//! `axctl certs init DIR`: development CAs and the certificates an mTLS cluster needs: axd's
+//! server certificate from a server CA whose key is not kept, and client certificates from a client
+//! CA, each carrying exactly one ax identity as a URI SAN (`spiffe://ax/<role>/<name>`), which is
+//! what axd authorizes on.
 //!
 //! Each viewer, operator and admin identity also gets `<stem>.p12`, a PKCS#12 bundle of its
-//! certificate, key and the CA to import into a browser or the operating system for the web
+//! certificate, key and the server CA to import into a browser or the operating system for the web
 //! console, with its random password in `<stem>.p12.pass` (both 0600).
 //!
 //! Nothing is written unless every file can be (see `write`): an existing file or symbolic link is
 //! refused, or replaced with `--force`, and a failure leaves the directory as it was.
 
 use std::{
-    net::{IpAddr, Ipv4Addr},
+    net::{IpAddr, Ipv4Addr, Ipv6Addr},
     path::PathBuf,
     time::{Duration, SystemTime},
 };
@@ -120,30 +121,42 @@ pub fn run(mut args: InitArgs, ctx: &Context) -> Result<()> {
     }
 }
 
-/// The CA, then axd's server certificate, then one client certificate per identity.
+/// The server CA and axd's server certificate, then the client CA and one client certificate per
+/// identity.
+///
+/// Two CAs, because people are told to trust one in a browser: the server CA (`server-ca.pem`)
+/// signs axd's certificate for this machine's names and nothing else — its key is used once here
+/// and never written, so trusting it lets nobody, not even whoever reads this directory, mint a
+/// certificate for another site. The client CA (`client-ca.pem`, `client-ca.key`) issues the ax
+/// identities and is what axd's `--tls-client-ca` trusts; nobody needs to trust it for servers.
 fn generate(args: &InitArgs) -> Result<Vec<NewFile>> {
     let now = SystemTime::now();
     let validity = (now - CLOCK_SKEW_MARGIN, now + VALIDITY);
     let mut files = Vec::new();
 
-    let ca_key = KeyPair::generate().context("cannot generate the CA key")?;
-    let mut ca_params = params("ax dev CA", validity);
-    // Path length 0: the CA signs leaf certificates only, never another CA.
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
-    ca_params.key_usages =
-        vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
-    let ca_cert = ca_params.self_signed(&ca_key).context("cannot sign the CA certificate")?;
-    let ca_der = ca_cert.der().to_vec();
-    files.push(NewFile { name: "ca.pem".into(), contents: ca_cert.pem().into_bytes(), secret: false });
-    files.push(NewFile { name: "ca.key".into(), contents: ca_key.serialize_pem().into_bytes(), secret: true });
-    let issuer = Issuer::new(ca_params, ca_key);
-
+    let (server_ca, server_issuer) = ca("ax dev server CA", validity)?;
+    // The CA of a person's PKCS#12 bundle: what a browser importing it should trust, and nothing
+    // more (the client CA, whose key exists, must never become a root for websites).
+    let bundle_ca = server_ca.der().to_vec();
+    files.push(NewFile { name: "server-ca.pem".into(), contents: server_ca.pem().into_bytes(), secret: false });
     let server_sans = vec![
         SanType::DnsName("localhost".try_into().context("localhost is a DNS name")?),
         SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        SanType::IpAddress(IpAddr::V6(Ipv6Addr::LOCALHOST)),
     ];
-    let (server, _) = leaf(&issuer, "server", "localhost", server_sans, ExtendedKeyUsagePurpose::ServerAuth, validity)?;
+    let (server, _) =
+        leaf(&server_issuer, "server", "localhost", server_sans, ExtendedKeyUsagePurpose::ServerAuth, validity)?;
     files.extend(server);
+    // The server CA's key ends here: dropped, never serialized.
+    drop(server_issuer);
+
+    let (client_ca, issuer) = ca("ax dev client CA", validity)?;
+    files.push(NewFile { name: "client-ca.pem".into(), contents: client_ca.pem().into_bytes(), secret: false });
+    files.push(NewFile {
+        name: "client-ca.key".into(),
+        contents: issuer.key().serialize_pem().into_bytes(),
+        secret: true,
+    });
 
     let td = &args.trust_domain;
     let mut identities: Vec<(String, String)> =
@@ -164,7 +177,7 @@ fn generate(args: &InitArgs) -> Result<Vec<NewFile>> {
         if !stem.starts_with("worker-") {
             let password = p12::password(&rng)?;
             let friendly_name = format!("ax {}", stem.replacen('-', " ", 1));
-            let bundle = p12::Bundle { cert: &der.cert, key: &der.key, ca: &ca_der, friendly_name: &friendly_name };
+            let bundle = p12::Bundle { cert: &der.cert, key: &der.key, ca: &bundle_ca, friendly_name: &friendly_name };
             let contents = p12::encode(&bundle, &password, &rng).with_context(|| format!("cannot write {stem}.p12"))?;
             files.push(NewFile { name: format!("{stem}.p12"), contents, secret: true });
             files.push(NewFile {
@@ -175,6 +188,16 @@ fn generate(args: &InitArgs) -> Result<Vec<NewFile>> {
         }
     }
     Ok(files)
+}
+
+/// A CA that signs leaf certificates only (path length 0), and its issuer for signing them.
+fn ca(common_name: &str, validity: (SystemTime, SystemTime)) -> Result<(rcgen::Certificate, Issuer<'static, KeyPair>)> {
+    let key = KeyPair::generate().with_context(|| format!("cannot generate the key of the {common_name}"))?;
+    let mut params = params(common_name, validity);
+    params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    let cert = params.self_signed(&key).with_context(|| format!("cannot sign the certificate of the {common_name}"))?;
+    Ok((cert, Issuer::new(params, key)))
 }
 
 /// Parameters with a common name and validity, and nothing else.
@@ -229,9 +252,10 @@ fn instructions(args: &InitArgs, files: &[String]) -> String {
         text.push_str(&format!("wrote {file}\n"));
     }
     text.push_str(&format!(
-        "\nThe CA key {dir}/ca.key can issue any identity: keep it private (these are development certificates).\n\
-         \nStart axd with (each --scope NAME=APP,... or NAME=* says which apps that identity may act on):\n  axd --tls-cert {dir}/server.pem --tls-key {dir}/server.key --tls-client-ca {dir}/ca.pem --scope '{admin}=*'\n\
-         \nPoint axctl at it with:\n  export AX_ENDPOINT=https://localhost:7070 AX_CA={dir}/ca.pem AX_CERT={dir}/admin-{admin}.pem AX_KEY={dir}/admin-{admin}.key\n",
+        "\nThe client CA key {dir}/client-ca.key can issue any ax identity: keep it private (these are development \
+         certificates). The server CA {dir}/server-ca.pem signed server.pem only; its key was not kept.\n\
+         \nStart axd with (each --scope NAME=APP,... or NAME=* says which apps that identity may act on):\n  axd --tls-cert {dir}/server.pem --tls-key {dir}/server.key --tls-client-ca {dir}/client-ca.pem --scope '{admin}=*'\n\
+         \nPoint axctl at it with:\n  export AX_ENDPOINT=https://localhost:7070 AX_CA={dir}/server-ca.pem AX_CERT={dir}/admin-{admin}.pem AX_KEY={dir}/admin-{admin}.key\n",
         admin = args.admin
     ));
     if let Some(operator) = &args.operator {
@@ -244,12 +268,13 @@ fn instructions(args: &InitArgs, files: &[String]) -> String {
     }
     text.push_str(&format!(
         "\nFor the web console (axd --console-listen), import {dir}/admin-{admin}.p12 into the browser or the \
-         operating system (its password is in {dir}/admin-{admin}.p12.pass) and trust {dir}/ca.pem for the server\n",
+         operating system (its password is in {dir}/admin-{admin}.p12.pass) and trust {dir}/server-ca.pem for the server \
+         (it can vouch for nothing else: its key is gone)\n",
         admin = args.admin
     ));
-    text.push_str("\nWorkers connect with their app's certificate and the CA:\n");
+    text.push_str("\nWorkers connect with their app's certificate and the server CA:\n");
     for app in &args.apps {
-        text.push_str(&format!("  app {app}: {dir}/worker-{app}.pem, {dir}/worker-{app}.key, {dir}/ca.pem\n"));
+        text.push_str(&format!("  app {app}: {dir}/worker-{app}.pem, {dir}/worker-{app}.key, {dir}/server-ca.pem\n"));
     }
     text
 }
@@ -331,10 +356,11 @@ mod tests {
         assert_eq!(
             names,
             [
-                "ca.pem",
-                "ca.key",
+                "server-ca.pem",
                 "server.pem",
                 "server.key",
+                "client-ca.pem",
+                "client-ca.key",
                 "worker-billing.pem",
                 "worker-billing.key",
                 "worker-demo.pem",
@@ -414,7 +440,7 @@ mod tests {
             );
             assert!(cert.contains(&format!("friendlyName: ax {}", stem.replacen('-', " ", 1))), "{cert}");
             let ca = openssl(&["pkcs12", "-in", &p12, "-passin", &pass, "-nokeys", "-cacerts"]);
-            let ca_file = file("ca.pem".into()).expect("utf-8");
+            let ca_file = file("server-ca.pem".into()).expect("utf-8");
             assert_eq!(pem_body(&ca, "CERTIFICATE"), pem_body(&ca_file, "CERTIFICATE"), "{stem}: the CA");
             // A wrong password fails the MAC.
             let wrong = std::process::Command::new("openssl")
@@ -436,16 +462,70 @@ mod tests {
     }
 
     #[test]
-    fn the_server_certificate_is_for_localhost_and_the_ca_signs_for_a_year() {
+    fn the_server_certificate_is_for_this_machine_and_the_cas_sign_for_a_year() {
         let files = generate(&args(&["demo"], None)).expect("generate");
         let server = inspect(&files, "server.pem");
-        assert_eq!(server.sans, ["DNS:localhost", "IP:[127, 0, 0, 1]"]);
+        assert_eq!(
+            server.sans,
+            ["DNS:localhost", "IP:[127, 0, 0, 1]", "IP:[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]"]
+        );
         assert!(server.server_auth && !server.client_auth && !server.ca);
         assert_eq!(server.days, 365);
-        let ca = inspect(&files, "ca.pem");
-        assert!(ca.ca);
-        assert!(ca.sans.is_empty());
+        for name in ["server-ca.pem", "client-ca.pem"] {
+            let ca = inspect(&files, name);
+            assert!(ca.ca && ca.sans.is_empty() && ca.days == 365, "{name}");
+        }
         assert!(!files.iter().any(|f| f.name.starts_with("viewer-")));
+    }
+
+    /// The CA people trust in a browser (issue 33, item 9) vouches for axd's certificate and for
+    /// nothing else, and no file holds its key; the client identities come from the other CA.
+    #[test]
+    fn the_server_ca_signs_only_the_server_certificate_and_its_key_is_not_kept() {
+        let mut a = args(&["demo"], Some("val"));
+        a.operator = Some("olga".into());
+        let files = generate(&a).expect("generate");
+        let dir = std::env::temp_dir().join(format!("axctl-two-cas-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        write_all(&dir, &files, false).expect("write");
+        let path = |name: &str| dir.join(name).display().to_string();
+        let verify = |ca: &str, cert: &str| {
+            std::process::Command::new("openssl")
+                .args(["verify", "-CAfile", &path(ca), &path(cert)])
+                .output()
+                .expect("run openssl")
+                .status
+                .success()
+        };
+        assert!(verify("server-ca.pem", "server.pem"));
+        assert!(!verify("client-ca.pem", "server.pem"));
+        for client in ["worker-demo.pem", "admin-alice.pem", "operator-olga.pem", "viewer-val.pem"] {
+            assert!(verify("client-ca.pem", client), "{client}");
+            assert!(!verify("server-ca.pem", client), "{client}: the server CA vouches for no identity");
+        }
+        let spki = |name: &str| {
+            let file = files.iter().find(|f| f.name == name).expect("file written");
+            let (_, pem) = parse_x509_pem(&file.contents).expect("PEM");
+            pem.parse_x509().expect("X.509").public_key().raw.to_vec()
+        };
+        let server_ca = spki("server-ca.pem");
+        for key in files.iter().filter(|f| f.name.ends_with(".key")) {
+            let pair = KeyPair::from_pem(std::str::from_utf8(&key.contents).expect("utf-8")).expect("a key");
+            assert_ne!(
+                rcgen::PublicKeyData::subject_public_key_info(&pair),
+                server_ca,
+                "{} is the server CA's key",
+                key.name
+            );
+        }
+        let client_ca_key = files.iter().find(|f| f.name == "client-ca.key").expect("client CA key");
+        let pair = KeyPair::from_pem(std::str::from_utf8(&client_ca_key.contents).expect("utf-8")).expect("a key");
+        assert_eq!(
+            rcgen::PublicKeyData::subject_public_key_info(&pair),
+            spki("client-ca.pem"),
+            "client-ca.key is the client CA's"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod e2e_axctl;
 mod explain;
 mod follow_logs;
 mod foreign;
+mod fuzz_frames;
 mod fuzz_requests;
 mod input;
 mod intake;

@@ -15,6 +15,7 @@ mod follow_logs;
 mod foreign;
 mod fuzz_frames;
 mod fuzz_requests;
+mod fuzz_web;
 mod fuzz_worker_sequences;
 mod input;
 mod intake;

@@ -10,7 +10,8 @@
 //! environment. The worker connects to a relay in front of axd, which records every message both
 //! ways and can make axd misbehave (a stalled axd, leases not renewed, an assignment read late, a
 //! broken stream, a Drain). It prints PASS, FAIL (with the reason) or SKIP per scenario and exits
-//! non-zero if any failed. The contract the worker must meet is in the README section "Writing a
+//! non-zero if any failed, or, with `--strict` (the default when `CI=true`), if any was skipped: in
+//! CI a scenario that did not run is a scenario not checked. The contract the worker must meet is in the README section "Writing a
 //! worker in any language".
 
 mod axd;
@@ -53,12 +54,36 @@ struct Args {
     /// The capacity the worker is told to announce (AX_CAPACITY).
     #[arg(long, default_value_t = 2)]
     capacity: u32,
+    /// Count a skipped scenario as a failure (also when the environment has CI=true).
+    #[arg(long)]
+    strict: bool,
     /// Keep the worker logs (one file per scenario) in this directory instead of a temporary one.
     #[arg(long)]
     logs: Option<PathBuf>,
     /// The worker's command line.
     #[arg(last = true)]
     worker: Vec<String>,
+}
+
+/// What the scenarios came to.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Tally {
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+}
+
+impl Tally {
+    /// Whether the run passes: nothing failed and, when `strict`, nothing was skipped.
+    fn passes(&self, strict: bool) -> bool {
+        self.failed == 0 && !(strict && self.skipped > 0)
+    }
+}
+
+/// Whether SKIP counts as a failure: `--strict`, or CI=true (or 1, as scripts/test.sh reads it)
+/// in the environment.
+fn strict(flag: bool, ci: Option<&str>) -> bool {
+    flag || ci.is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
 }
 
 /// The longest one scenario may take.
@@ -121,7 +146,8 @@ async fn run(args: Args) -> anyhow::Result<bool> {
         if own.is_some() { format!("its own axd at {}", kit.upstream) } else { kit.upstream.clone() },
         dir.display()
     );
-    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    let strict = strict(args.strict, std::env::var("CI").ok().as_deref());
+    let mut tally = Tally::default();
     for (name, _) in scenarios::ALL {
         if !args.only.is_empty() && !args.only.iter().any(|o| o == name) {
             continue;
@@ -133,15 +159,15 @@ async fn run(args: Args) -> anyhow::Result<bool> {
         let took = format!("{:.1}s", started.elapsed().as_secs_f64());
         match verdict {
             Ok(Verdict::Pass(note)) => {
-                passed += 1;
+                tally.passed += 1;
                 println!("PASS  ({took}) {note}");
             }
             Ok(Verdict::Skip(why)) => {
-                skipped += 1;
-                println!("SKIP  {why}");
+                tally.skipped += 1;
+                println!("SKIP  {why}{}", if strict { " (a failure under --strict)" } else { "" });
             }
             Err(e) => {
-                failed += 1;
+                tally.failed += 1;
                 println!("FAIL  ({took}) {e:#}");
                 if !tail.trim().is_empty() {
                     println!("      worker output (last lines, all in {}):", dir.join(format!("{name}.log")).display());
@@ -152,7 +178,11 @@ async fn run(args: Args) -> anyhow::Result<bool> {
             }
         }
     }
-    println!("conformance: {passed} passed, {failed} failed, {skipped} skipped");
+    let Tally { passed, failed, skipped } = tally;
+    println!(
+        "conformance: {passed} passed, {failed} failed, {skipped} skipped{}",
+        if strict { " (strict: a skip fails the run)" } else { "" }
+    );
     if let Some(axd) = own {
         axd.stop().await;
     }
@@ -161,7 +191,7 @@ async fn run(args: Args) -> anyhow::Result<bool> {
     if args.logs.is_some() || failed == 0 {
         let _ = std::fs::remove_dir_all(&temp);
     }
-    Ok(failed == 0)
+    Ok(tally.passes(strict))
 }
 
 /// Runs one scenario on a fresh worker, then checks the rules every scenario must keep.
@@ -191,4 +221,30 @@ fn worker_tail(kit: &Kit, name: &str) -> String {
     let text = std::fs::read_to_string(kit.dir.join(format!("{name}.log"))).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(15)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skip_fails_the_run_only_when_strict() {
+        let t = |passed, failed, skipped| Tally { passed, failed, skipped };
+        assert!(t(3, 0, 0).passes(false) && t(3, 0, 0).passes(true));
+        assert!(t(3, 0, 1).passes(false));
+        assert!(!t(3, 0, 1).passes(true));
+        assert!(!t(3, 1, 0).passes(false) && !t(3, 1, 0).passes(true));
+        assert!(!t(0, 1, 1).passes(false));
+    }
+
+    #[test]
+    fn ci_true_makes_the_run_strict() {
+        assert!(strict(true, None));
+        assert!(strict(false, Some("true")));
+        assert!(strict(false, Some("TRUE")));
+        assert!(strict(false, Some("1")));
+        assert!(!strict(false, Some("false")));
+        assert!(!strict(false, Some("")));
+        assert!(!strict(false, None));
+    }
 }

@@ -21,8 +21,17 @@ fn raw_worker() -> PathBuf {
 
 /// Runs the kit on `scenarios` against the raw worker with `flaw`; returns (exit code, stdout).
 fn kit(scenarios: &str, flaw: Option<&str>) -> (Option<i32>, String) {
+    kit_with(&[], None, scenarios, flaw)
+}
+
+/// [`kit`] with more arguments for the kit and `CI` set to `ci` (unset if `None`).
+fn kit_with(args: &[&str], ci: Option<&str>, scenarios: &str, flaw: Option<&str>) -> (Option<i32>, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ax-conformance"));
-    cmd.args(["--only", scenarios, "--"]).arg(raw_worker());
+    match ci {
+        Some(v) => cmd.env("CI", v),
+        None => cmd.env_remove("CI"),
+    };
+    cmd.args(args).args(["--only", scenarios, "--"]).arg(raw_worker());
     if let Some(flaw) = flaw {
         cmd.args(["--flaw", flaw]);
     }
@@ -48,6 +57,20 @@ fn a_worker_that_keeps_the_rules_passes_and_the_kit_exits_zero() {
     }
     assert!(out.contains("conformance: 5 passed, 0 failed, 0 skipped"), "{out}");
     assert_eq!(code, Some(0));
+}
+
+/// The raw worker does not hold early assignments, so `early-hold` is skipped: a pass, unless the
+/// run is strict (`--strict`, or CI=true as in CI), where a scenario not checked fails the run.
+#[test]
+fn a_skipped_scenario_fails_the_run_under_strict_and_in_ci() {
+    let (code, out) = kit_with(&[], None, "early-hold", None);
+    assert!(line(&out, "early-hold").contains("SKIP"), "{out}");
+    assert_eq!(code, Some(0), "a skip alone passes a run that is not strict");
+    let (code, out) = kit_with(&["--strict"], None, "early-hold", None);
+    assert!(out.contains("0 failed, 1 skipped (strict"), "{out}");
+    assert_eq!(code, Some(1), "--strict: a skip fails the run");
+    let (code, _) = kit_with(&[], Some("true"), "early-hold", None);
+    assert_eq!(code, Some(1), "CI=true: a skip fails the run");
 }
 
 #[test]

@@ -16,6 +16,7 @@ pub mod v1 {
 /// The encoded `FileDescriptorSet` of every ax.v1 file and its imports, for gRPC reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("gen/ax_v1_descriptor.bin");
 
+pub mod codec;
 pub mod duration;
 pub mod otlp;
 

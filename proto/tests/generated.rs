@@ -25,6 +25,8 @@ fn generate(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         // An rpc named `Connect` would collide with the transport constructor `connect()`.
         .build_transport(false)
+        // Requests that do not decode are INVALID_ARGUMENT, not INTERNAL (see src/codec.rs).
+        .codec_path("crate::codec::AxCodec")
         .out_dir(out)
         .compile_fds(fds)?;
 

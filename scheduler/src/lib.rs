@@ -25,6 +25,7 @@ pub mod core;
 pub mod cron;
 pub mod error;
 pub mod explain;
+pub mod framing;
 pub mod grpc;
 pub mod lifecycle;
 pub mod logging;

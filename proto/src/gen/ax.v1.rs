@@ -706,7 +706,7 @@ pub mod worker_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.WorkerService/Connect",
             );
@@ -852,7 +852,7 @@ pub mod worker_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ConnectSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -3415,7 +3415,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/CreateTask",
             );
@@ -3440,7 +3440,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/GetTask",
             );
@@ -3465,7 +3465,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/ListTasks",
             );
@@ -3491,7 +3491,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/UpdateTask",
             );
@@ -3516,7 +3516,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/DeleteTask",
             );
@@ -3541,7 +3541,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/EnableTask",
             );
@@ -3566,7 +3566,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/DisableTask",
             );
@@ -3592,7 +3592,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/TriggerTask",
             );
@@ -3617,7 +3617,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/PreviewSchedule",
             );
@@ -3642,7 +3642,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/ListInstances",
             );
@@ -3667,7 +3667,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/GetInstance",
             );
@@ -3693,7 +3693,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/CancelInstance",
             );
@@ -3719,7 +3719,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/RetryInstance",
             );
@@ -3748,7 +3748,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/ExplainTask",
             );
@@ -3773,7 +3773,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/GetInstanceLogs",
             );
@@ -3799,7 +3799,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/ListWorkers",
             );
@@ -3824,7 +3824,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/ListSchedulers",
             );
@@ -3849,7 +3849,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/GetClusterStats",
             );
@@ -3880,7 +3880,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/ListAuditEntries",
             );
@@ -3907,7 +3907,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/CreateAlertRule",
             );
@@ -3933,7 +3933,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/ListAlertRules",
             );
@@ -3959,7 +3959,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/DeleteAlertRule",
             );
@@ -3985,7 +3985,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/TestAlertRule",
             );
@@ -4011,7 +4011,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/ListAlertDeliveries",
             );
@@ -4037,7 +4037,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/SetAppLimit",
             );
@@ -4062,7 +4062,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/ListAppLimits",
             );
@@ -4087,7 +4087,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/DeleteAppLimit",
             );
@@ -4115,7 +4115,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/PauseTask",
             );
@@ -4142,7 +4142,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/ResumeTask",
             );
@@ -4171,7 +4171,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/BackfillTask",
             );
@@ -4197,7 +4197,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/CreateCalendar",
             );
@@ -4223,7 +4223,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/UpdateCalendar",
             );
@@ -4248,7 +4248,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/GetCalendar",
             );
@@ -4273,7 +4273,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/ListCalendars",
             );
@@ -4299,7 +4299,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/DeleteCalendar",
             );
@@ -4323,7 +4323,7 @@ pub mod admin_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::AxCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/ax.v1.AdminService/GetRun",
             );
@@ -4772,7 +4772,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CreateTaskSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4817,7 +4817,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetTaskSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4862,7 +4862,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListTasksSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4907,7 +4907,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = UpdateTaskSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4952,7 +4952,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DeleteTaskSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4997,7 +4997,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = EnableTaskSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5042,7 +5042,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DisableTaskSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5087,7 +5087,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = TriggerTaskSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5132,7 +5132,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = PreviewScheduleSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5177,7 +5177,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListInstancesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5222,7 +5222,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetInstanceSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5267,7 +5267,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CancelInstanceSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5312,7 +5312,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = RetryInstanceSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5357,7 +5357,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ExplainTaskSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5403,7 +5403,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetInstanceLogsSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5448,7 +5448,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListWorkersSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5493,7 +5493,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListSchedulersSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5539,7 +5539,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetClusterStatsSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5585,7 +5585,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListAuditEntriesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5631,7 +5631,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CreateAlertRuleSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5676,7 +5676,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListAlertRulesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5722,7 +5722,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DeleteAlertRuleSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5767,7 +5767,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = TestAlertRuleSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5813,7 +5813,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListAlertDeliveriesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5858,7 +5858,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = SetAppLimitSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5903,7 +5903,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListAppLimitsSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5948,7 +5948,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DeleteAppLimitSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5993,7 +5993,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = PauseTaskSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6038,7 +6038,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ResumeTaskSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6083,7 +6083,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = BackfillTaskSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6128,7 +6128,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CreateCalendarSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6173,7 +6173,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = UpdateCalendarSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6218,7 +6218,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetCalendarSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6263,7 +6263,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListCalendarsSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6308,7 +6308,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DeleteCalendarSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6353,7 +6353,7 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetRunSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,

@@ -55,6 +55,8 @@ pub fn serve(
         .layer(TrackLayer(connections.clone()))
         .layer(guard::GuardLayer { tls: secure, bound })
         .layer(tonic_web::GrpcWebLayer::new())
+        // Below gRPC-Web: checks the frames it decoded, and makes what it could not read the caller's.
+        .layer(crate::framing::FramingLayer)
         .add_service(AdminServiceServer::new(AdminApi::new(core)));
     let incoming = transport::incoming(listener, connections, cancel.clone());
     Ok(async move {

@@ -29,6 +29,7 @@ use crate::{
         health::{self, Progress},
         spawn,
     },
+    framing::FramingLayer,
     grpc::admin::AdminApi,
     loops::{
         alerts::AlertLoop,
@@ -48,8 +49,9 @@ use crate::{
     },
 };
 
-/// The gRPC port's router: every service, behind the layer that counts the calls of a connection.
-type GrpcRouter = Router<tower_layer::Stack<TrackLayer, tower_layer::Identity>>;
+/// The gRPC port's router: every service, behind the layer that counts the calls of a connection
+/// and the one that checks the gRPC framing of requests.
+type GrpcRouter = Router<tower_layer::Stack<FramingLayer, tower_layer::Stack<TrackLayer, tower_layer::Identity>>>;
 
 /// What start-up sets up before it touches the database, so that a fault in any of it fails the
 /// start at once.
@@ -389,6 +391,7 @@ fn grpc_router(
     }
     let router = builder
         .layer(TrackLayer(connections.clone()))
+        .layer(FramingLayer)
         .add_service(InterceptedService::new(health_service, auth::any_identity(core.auth.clone())))
         .add_service(InterceptedService::new(reflection, auth::any_identity(core.auth.clone())))
         .add_service(InterceptedService::new(reflection_v1alpha, auth::any_identity(core.auth.clone())))

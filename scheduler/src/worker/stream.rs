@@ -120,9 +120,11 @@ struct InboundFailure {
     unreadable: bool,
 }
 
-/// Classifies an error from reading the inbound stream. tonic reports a message over the limit as
-/// OUT_OF_RANGE and bytes prost cannot decode (or a malformed gRPC frame) as INTERNAL without a
-/// source; a broken connection carries its transport error as the source.
+/// Classifies an error from reading the inbound stream. A message over the limit is
+/// RESOURCE_EXHAUSTED (`crate::framing`; tonic's own check says OUT_OF_RANGE); bytes that are not a
+/// WorkerMessage (`ax_proto::codec`) or a malformed gRPC frame (`crate::framing`) are
+/// INVALID_ARGUMENT; tonic's INTERNAL without a source would be either; a broken connection
+/// carries its transport error as the source.
 fn inbound_failure(status: &Status) -> InboundFailure {
     use std::error::Error as _;
     match status.code() {
@@ -134,11 +136,12 @@ fn inbound_failure(status: &Status) -> InboundFailure {
             )),
             unreadable: true,
         },
+        tonic::Code::InvalidArgument => InboundFailure {
+            status: Status::invalid_argument(format!("undecodable message: {}", status.message())),
+            unreadable: true,
+        },
         tonic::Code::Internal if status.source().is_none() => InboundFailure {
-            status: Status::invalid_argument(format!(
-                "undecodable message: not a WorkerMessage ({})",
-                status.message()
-            )),
+            status: Status::invalid_argument(format!("undecodable message: {}", status.message())),
             unreadable: true,
         },
         code => InboundFailure {

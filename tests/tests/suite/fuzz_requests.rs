@@ -2,6 +2,11 @@
 //! an axd running in this process: each one that decodes goes through the services' own validation
 //! and is answered with some status, and no handler panics (issue 11, item 6). A panic hook counts
 //! panics in every thread of this process, so one inside a spawned session task counts too.
+//!
+//! Every AdminService call is answered in bounded time with OK or a code that is the caller's:
+//! never INTERNAL or UNKNOWN (axd failed), nor UNAVAILABLE or DEADLINE_EXCEEDED (axd is idle);
+//! a failure prints the input (hex), the decoded request and the status (issue 33, item 10). The
+//! TaskSpec strategy covers every field, 18-32 with their edges too.
 
 use std::{
     sync::atomic::{AtomicUsize, Ordering},
@@ -16,12 +21,15 @@ use ax_tests::{
 };
 use proptest::{
     prelude::*,
-    test_runner::{Config, TestRunner},
+    test_runner::{Config, FileFailurePersistence, TestRunner},
 };
 use prost::Message as _;
 use tonic::transport::Channel;
 
 static PANICS: AtomicUsize = AtomicUsize::new(0);
+
+/// Where proptest keeps the seeds of inputs that failed (committed; replayed first on every run).
+const REGRESSIONS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/suite/fuzz_requests.proptest-regressions");
 
 fn count_panics() {
     let previous = std::panic::take_hook();
@@ -179,6 +187,74 @@ fn schedule() -> impl Strategy<Value = Option<pb::Schedule>> {
     prop::option::of(prop::option::of(kind).prop_map(|kind| pb::Schedule { kind }))
 }
 
+/// A count with the edges of a field limited to 1..=`max`: 0, 1, the maximum, one more, and any.
+fn limit(max: u32) -> impl Strategy<Value = u32> {
+    prop_oneof![0u32..3, Just(max), Just(max.saturating_add(1)), Just(u32::MAX), any::<u32>()]
+}
+
+/// Task names for chains and DAG edges: the task itself (a cycle), one that exists, any text, and
+/// one more than the 32 allowed.
+fn task_names() -> impl Strategy<Value = Vec<String>> {
+    let name = prop_oneof![Just("t".to_owned()), Just("u".to_owned()), text()];
+    prop_oneof![4 => prop::collection::vec(name, 0..3), 1 => Just(vec!["t".to_owned(); 33])]
+}
+
+/// Fields 18-32: shards, hash key, priority, limits, cooldown, the active window, excluded dates,
+/// calendar, jitter, chains and the DAG.
+#[derive(Debug, Clone, Default)]
+struct Extra {
+    shards: u32,
+    hash_key: String,
+    priority: u32,
+    max_running: Option<u32>,
+    max_pending: Option<u32>,
+    cooldown_after: Option<u32>,
+    cooldown: Option<prost_types::Duration>,
+    start_time: Option<prost_types::Timestamp>,
+    end_time: Option<prost_types::Timestamp>,
+    exclude_dates: Vec<String>,
+    calendar: String,
+    jitter: Option<prost_types::Duration>,
+    chains: (Vec<String>, Vec<String>, Vec<String>),
+}
+
+fn extra() -> impl Strategy<Value = Extra> {
+    let date = prop_oneof![
+        prop::sample::select(vec!["2026-12-25", "2026-02-30", "9999-12-31", "0000-01-01", "2026-1-1", "2026-13-01"])
+            .prop_map(str::to_owned),
+        text(),
+    ];
+    let dates = prop_oneof![4 => prop::collection::vec(date, 0..3), 1 => Just(vec!["2026-01-01".to_owned(); 1001])];
+    let key = prop_oneof![Just("k".to_owned()), Just("a".repeat(129)), text()];
+    let calendar = prop_oneof![Just(String::new()), Just("cal".to_owned()), text()];
+    (
+        (limit(10_000), key, prop_oneof![0u32..10, Just(10), any::<u32>()], prop::option::of(limit(100_000))),
+        (prop::option::of(limit(100_000)), prop::option::of(limit(10)), dur(), ts(), ts()),
+        (dates, calendar, dur(), (task_names(), task_names(), task_names())),
+    )
+        .prop_map(
+            |(
+                (shards, hash_key, priority, max_running),
+                (max_pending, cooldown_after, cooldown, start_time, end_time),
+                (exclude_dates, calendar, jitter, chains),
+            )| Extra {
+                shards,
+                hash_key,
+                priority,
+                max_running,
+                max_pending,
+                cooldown_after,
+                cooldown,
+                start_time,
+                end_time,
+                exclude_dates,
+                calendar,
+                jitter,
+                chains,
+            },
+        )
+}
+
 fn task_spec() -> impl Strategy<Value = Option<pb::TaskSpec>> {
     let labels = prop::collection::hash_map(text(), text(), 0..3);
     let retry =
@@ -188,30 +264,54 @@ fn task_spec() -> impl Strategy<Value = Option<pb::TaskSpec>> {
                 backoff: Some(pb::Backoff { kind: Some(pb::backoff::Kind::List(pb::ListBackoff { delays })) }),
             },
         ));
-    let spec =
-        ((text(), text(), text(), text(), schedule(), text()), (dur(), 0u32..1100, -1i32..4, dur(), retry, labels))
-            .prop_map(
-                |(
-                    (name, app, handler, description, schedule, params),
-                    (misfire_threshold, max_catch_up, routing, timeout, retry_policy, labels),
-                )| {
-                    pb::TaskSpec {
-                        name,
-                        app,
-                        handler,
-                        description,
-                        schedule,
-                        params,
-                        misfire_threshold,
-                        max_catch_up,
-                        routing,
-                        timeout,
-                        retry_policy,
-                        labels,
-                        ..Default::default()
-                    }
-                },
-            );
+    let selector = prop_oneof![Just(String::new()), Just("gpu=true,zone in (a,b)".to_owned()), text()];
+    let spec = (
+        (text(), text(), text(), text(), schedule(), text()),
+        (dur(), 0u32..1100, -1i32..5, dur(), retry, labels),
+        (selector, -1i32..4, prop::option::of(extra())),
+    )
+        .prop_map(
+            |(
+                (name, app, handler, description, schedule, params),
+                (misfire_threshold, max_catch_up, routing, timeout, retry_policy, labels),
+                (selector, retry_on, extra),
+            )| {
+                // Most specs leave fields 18-32 unset, so that the earlier ones are reached too.
+                let x = extra.unwrap_or_default();
+                pb::TaskSpec {
+                    name,
+                    app,
+                    handler,
+                    description,
+                    schedule,
+                    params,
+                    misfire_threshold,
+                    max_catch_up,
+                    routing,
+                    timeout,
+                    retry_policy,
+                    labels,
+                    selector,
+                    retry_on,
+                    shards: x.shards,
+                    hash_key: x.hash_key,
+                    priority: x.priority,
+                    max_running: x.max_running,
+                    max_pending: x.max_pending,
+                    cooldown_after: x.cooldown_after,
+                    cooldown: x.cooldown,
+                    start_time: x.start_time,
+                    end_time: x.end_time,
+                    exclude_dates: x.exclude_dates,
+                    calendar: x.calendar,
+                    jitter: x.jitter,
+                    on_success: x.chains.0,
+                    on_failure: x.chains.1,
+                    after_all: x.chains.2,
+                    ..Default::default()
+                }
+            },
+        );
     prop::option::of(spec)
 }
 
@@ -342,14 +442,34 @@ fn bytes() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
-/// Decodes `b` as each AdminService request and makes each call that decodes.
-async fn admin_calls(admin: &AdminServiceClient<Channel>, b: &[u8]) -> usize {
+/// The longest an AdminService call may take on an idle axd with a small database.
+const CALL_LIMIT: Duration = Duration::from_secs(10);
+
+/// Codes that are never an answer to a request on an idle axd: INTERNAL and UNKNOWN say axd failed,
+/// UNAVAILABLE and DEADLINE_EXCEEDED that it could not answer.
+fn unclean(code: tonic::Code) -> bool {
+    use tonic::Code::{DeadlineExceeded, Internal, Unavailable, Unknown};
+    matches!(code, Internal | Unknown | Unavailable | DeadlineExceeded)
+}
+
+/// Decodes `b` as each AdminService request and makes each call that decodes, each within
+/// [`CALL_LIMIT`]: the number of calls, and a line for each answered with an unclean code (see
+/// [`unclean`]) or not in time.
+async fn admin_calls(admin: &AdminServiceClient<Channel>, b: &[u8]) -> (usize, Vec<String>) {
     let mut calls = 0;
+    let mut wrong = Vec::new();
     macro_rules! call {
         ($($rpc:ident($ty:ty)),+ $(,)?) => {$(
             if let Ok(req) = <$ty>::decode(b) {
                 calls += 1;
-                let _ = admin.clone().$rpc(req).await;
+                let shown = format!("{req:?}");
+                match tokio::time::timeout(CALL_LIMIT, admin.clone().$rpc(req)).await {
+                    Err(_) => wrong.push(format!("{}({shown}): no answer within {CALL_LIMIT:?}", stringify!($rpc))),
+                    Ok(Err(s)) if unclean(s.code()) => {
+                        wrong.push(format!("{}({shown}): {:?}: {}", stringify!($rpc), s.code(), s.message()))
+                    }
+                    Ok(_) => {}
+                }
             }
         )+};
     }
@@ -373,7 +493,7 @@ async fn admin_calls(admin: &AdminServiceClient<Channel>, b: &[u8]) -> usize {
         get_cluster_stats(pb::GetClusterStatsRequest),
         explain_task(pb::ExplainTaskRequest),
     );
-    calls
+    (calls, wrong)
 }
 
 /// Sends `m` on a worker stream (after a valid Hello unless `first`), closes the sending side and
@@ -422,25 +542,28 @@ fn fuzz() {
     });
     let decoded = AtomicUsize::new(0);
     let mut runner = TestRunner::new(Config {
-        cases: 300,
-        failure_persistence: None,
+        cases: 800,
+        // An input that once failed is tried first on every run (the file is committed).
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(REGRESSIONS))),
         // A panic leaves axd's state odd (a session that never ends): report the input as found.
         max_shrink_iters: 0,
         ..Config::default()
     });
     let outcome = runner.run(&bytes(), |b| {
         let before = PANICS.load(Ordering::SeqCst);
-        let calls = rt.block_on(async {
-            let calls = admin_calls(&admin, &b).await;
+        let (calls, wrong) = rt.block_on(async {
+            let answered = admin_calls(&admin, &b).await;
             if let Ok(m) = pb::WorkerMessage::decode(&b[..]) {
                 let channel = channel(&axd.endpoint).await;
                 worker_call(channel.clone(), m.clone(), false).await;
                 worker_call(channel, m, true).await;
             }
-            calls
+            answered
         });
         decoded.fetch_add(calls, Ordering::Relaxed);
         prop_assert_eq!(PANICS.load(Ordering::SeqCst), before, "this input panicked axd (see the panic above)");
+        let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        prop_assert!(wrong.is_empty(), "input {hex}:\n{}", wrong.join("\n"));
         Ok(())
     });
     // A panic after the last case (in a session still closing) counts too.

@@ -2,14 +2,21 @@
 //! request holds, validation answers (accepts or names a field) and never panics, and what it
 //! accepts can be evaluated, previewed and read back.
 
-use proptest::prelude::*;
+use proptest::{prelude::*, test_runner::FileFailurePersistence};
 
 use super::*;
 use crate::{cron::CronExpr, model::latest, schedule::preview};
 
+/// Where proptest keeps the seeds of inputs that failed (committed; replayed first on every run).
+const REGRESSIONS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/grpc/convert/props.proptest-regressions");
+
 fn config() -> ProptestConfig {
     // Modest counts: these run with every `cargo test` on two shared cores.
-    ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases: 256,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(REGRESSIONS))),
+        ..ProptestConfig::default()
+    }
 }
 
 /// Seconds anywhere, with weight on the edges that matter: the wire range and chrono's ends.

@@ -2263,7 +2263,7 @@ pub struct LoopHealth {
     #[prost(bool, tag = "3")]
     pub stalled: bool,
 }
-/// One audited AdminService call.
+/// One audited AdminService call, or one row of the intake table that axd read (rpc "Intake").
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct AuditEntry {
     /// Increasing id of the entry.
@@ -2272,13 +2272,15 @@ pub struct AuditEntry {
     /// When the call was decided (database clock).
     #[prost(message, optional, tag = "2")]
     pub time: ::core::option::Option<::prost_types::Timestamp>,
-    /// Who: the caller's SPIFFE id, e.g. "spiffe://ax/admin/alice", or "anonymous" without TLS.
+    /// Who: the caller's SPIFFE id, e.g. "spiffe://ax/admin/alice", or "anonymous" without TLS; for
+    /// an intake row, "intake:" and the database role or account that inserted it.
     #[prost(string, tag = "3")]
     pub actor: ::prost::alloc::string::String,
-    /// The RPC's name, e.g. "UpdateTask".
+    /// The RPC's name, e.g. "UpdateTask"; "Intake" for a row of the intake table.
     #[prost(string, tag = "4")]
     pub rpc: ::prost::alloc::string::String,
-    /// What it acted on: `task/NAME`, `instance/ID` or `alert/NAME`.
+    /// What it acted on: `task/NAME`, `instance/ID`, `alert/NAME`, `app-limit/APP`, or `intake/ROW`
+    /// (an intake row that created no instance).
     #[prost(string, tag = "5")]
     pub target: ::prost::alloc::string::String,
     /// The app of the target; empty when it is not known (the task or instance does not exist).

@@ -4,7 +4,9 @@
 //! instance and deletes it, in one transaction — so a rolled-back application transaction creates
 //! nothing, and a committed row creates exactly one instance (one per idempotency key: a row
 //! without a key gets `intake:<row id>`). A row axd cannot accept (no such task, bad params, a
-//! reserved key) keeps the reason in its `error` column and is not read again.
+//! reserved key, a task of another app than the row names) keeps the reason in its `error` column
+//! and is not read again. Every row read is audited (rpc `Intake`, actor `intake:<the role that
+//! inserted it>`): the instance it created, the instance its key already had, or why it was refused.
 
 use std::collections::{HashMap, HashSet};
 
@@ -12,7 +14,7 @@ use crate::{
     birth::{Spawn, Spawned, shape, spawn},
     error::StoreResult,
     model::{InstanceSource, InstanceStatus, Routing, Task, Ts, add},
-    store::{IntakeRow, NewInstance, Store},
+    store::{AuditEntry, IntakeRow, NewInstance, Store},
     traces::Traces,
     validate,
 };
@@ -36,7 +38,15 @@ pub struct IntakeRound {
 
 /// Why a row cannot become an instance, or the instance it becomes.
 fn accept(row: &IntakeRow, task: Option<&&Task>, now: Ts, traces: &Traces) -> Result<NewInstance, String> {
-    let task = task.ok_or_else(|| format!("task_name: no task named {}", validate::quote(&row.task_name)))?;
+    // A row bound to an app names only that app's tasks; whether a task of that name exists in
+    // another app is not said.
+    let task =
+        task.filter(|t| row.app.as_deref().is_none_or(|app| app == t.config.app)).ok_or_else(|| match &row.app {
+            Some(app) => {
+                format!("task_name: no task named {} in app {}", validate::quote(&row.task_name), validate::quote(app))
+            }
+            None => format!("task_name: no task named {}", validate::quote(&row.task_name)),
+        })?;
     if let Some(bytes) = row.params_bytes {
         return Err(format!("params: is {bytes} bytes, at most {} allowed", validate::MAX_PARAMS_BYTES));
     }
@@ -113,6 +123,9 @@ pub async fn consume_intake(
     let by_name: HashMap<&str, (usize, &&Task)> =
         task_refs.iter().enumerate().map(|(n, t)| (t.name.as_str(), (n, t))).collect();
     let mut spawns = Vec::new();
+    // The row of each spawn, in order.
+    let mut born: Vec<&IntakeRow> = Vec::new();
+    let mut audits = Vec::new();
     let mut seen: HashSet<(i64, String)> = HashSet::new();
     let mut consumed = Vec::new();
     for row in &rows {
@@ -123,20 +136,61 @@ pub async fn consume_intake(
                 let (n, t) = found.copied().expect("accepted rows name a task");
                 // Two rows of one batch with one key: the first makes the instance.
                 if seen.insert((t.id, new.key.clone())) {
+                    born.push(row);
                     spawns.push(Spawn { task: n, new });
+                } else {
+                    let detail = format!("no new instance: row {} has key {} too", row.id, validate::quote(&new.key));
+                    audits.push(audit(row, now, &t.config.app, "ok", detail));
                 }
             }
             Err(why) => {
                 tracing::warn!(intake_row = row.id, task = %row.task_name, error = %why, "refused an ax_intake row");
                 tx.intake().refuse_intake(row.id, &why).await?;
+                audits.push(audit(row, now, row.app.as_deref().unwrap_or(""), "invalid_argument", why));
                 round.refused += 1;
             }
         }
     }
+    let births: Vec<(&str, String)> =
+        spawns.iter().map(|s| (task_refs[s.task].config.app.as_str(), s.new.key.clone())).collect();
     let spawned: Spawned = spawn(&mut tx, &task_refs, spawns, now, scheduler_id).await?;
+    let mut made = vec![None; born.len()];
+    for &(id, n) in &spawned.created {
+        made[n] = Some(id);
+    }
+    for ((row, (app, key)), made) in born.iter().zip(&births).zip(made) {
+        let mut e = audit(row, now, app, "ok", format!("from ax_intake row {} (key {})", row.id, validate::quote(key)));
+        match made {
+            Some(id) => e.target = format!("instance/{id}"),
+            None => e.detail = format!("no new instance: key {} has one already", validate::quote(key)),
+        }
+        audits.push(e);
+    }
+    tx.audit().insert_audits(&audits).await?;
     tx.intake().delete_intake(&consumed).await?;
     tx.commit().await?;
     round.created = spawned.pending.clone();
     spawned.after_commit(traces, started);
     Ok(round)
+}
+
+/// The audit entry of an intake row (target `intake/<row id>` until it names an instance).
+fn audit(row: &IntakeRow, now: Ts, app: &str, outcome: &str, detail: String) -> AuditEntry {
+    AuditEntry {
+        id: 0,
+        at: now,
+        // ax_audit.actor holds 255 characters; a MariaDB account (user@host) may be as long.
+        actor: if row.inserted_by.is_empty() {
+            "intake".into()
+        } else {
+            format!("intake:{}", row.inserted_by).chars().take(255).collect()
+        },
+        rpc: "Intake".into(),
+        target: format!("intake/{}", row.id),
+        app: app.into(),
+        outcome: outcome.into(),
+        detail,
+        before: None,
+        after: None,
+    }
 }

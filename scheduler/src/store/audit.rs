@@ -59,20 +59,28 @@ pub struct AuditFilter {
 impl Audit<'_> {
     /// Records one audited call.
     pub async fn insert_audit(&mut self, e: &AuditEntry) -> StoreResult<()> {
-        let mut s = Stmt::new(format!("INSERT INTO ax_audit ({}) VALUES ", &AuditRaw::NAMES[1..].join(", ")));
-        let values: Vec<Value> = vec![
-            to_micros(e.at).into(),
-            e.actor.as_str().into(),
-            e.rpc.as_str().into(),
-            e.target.as_str().into(),
-            e.app.as_str().into(),
-            e.outcome.as_str().into(),
-            e.detail.as_str().into(),
-            e.before.clone().into(),
-            e.after.clone().into(),
-        ];
-        s.push_list(values);
-        self.tx.execute(s).await?;
+        self.insert_audits(std::slice::from_ref(e)).await
+    }
+
+    /// Records audited calls, up to [`BATCH`](super::BATCH) per statement.
+    pub async fn insert_audits(&mut self, entries: &[AuditEntry]) -> StoreResult<()> {
+        for chunk in entries.chunks(super::BATCH) {
+            let mut s = Stmt::new(format!("INSERT INTO ax_audit ({}) VALUES ", &AuditRaw::NAMES[1..].join(", ")));
+            s.push_rows(chunk.iter().map(|e| -> Vec<Value> {
+                vec![
+                    to_micros(e.at).into(),
+                    e.actor.as_str().into(),
+                    e.rpc.as_str().into(),
+                    e.target.as_str().into(),
+                    e.app.as_str().into(),
+                    e.outcome.as_str().into(),
+                    e.detail.as_str().into(),
+                    e.before.clone().into(),
+                    e.after.clone().into(),
+                ]
+            }));
+            self.tx.execute(s).await?;
+        }
         Ok(())
     }
 

@@ -27,6 +27,10 @@ pub struct IntakeRow {
     pub delay: Option<Duration>,
     /// When the application inserted it (database clock).
     pub created_at: Ts,
+    /// The app its task must belong to (`None`: a trusted writer's row, the task's own app).
+    pub app: Option<String>,
+    /// The database role or account that inserted it (empty on SQLite).
+    pub inserted_by: String,
 }
 
 impl Intake<'_> {
@@ -41,7 +45,7 @@ impl Intake<'_> {
         let s = Stmt::new(format!(
             "SELECT id, task_name, CASE WHEN {size} > {max} THEN NULL ELSE params END, \
              CASE WHEN {size} > {max} THEN {size} ELSE NULL END, idempotency_key, run_at_us, delay_us, \
-             created_at FROM ax_intake WHERE error IS NULL ORDER BY id LIMIT ?{}",
+             created_at, app, inserted_by FROM ax_intake WHERE error IS NULL ORDER BY id LIMIT ?{}",
             d.skip_locked
         ))
         .bind(i64::from(limit));
@@ -56,6 +60,8 @@ impl Intake<'_> {
                     run_at: r.take::<Option<i64>>()?.map(from_micros),
                     delay: r.take::<Option<i64>>()?.map(|us| Duration::from_micros(u64::try_from(us).unwrap_or(0))),
                     created_at: from_micros(r.take()?),
+                    app: r.take()?,
+                    inserted_by: r.take()?,
                 })
             })
             .await

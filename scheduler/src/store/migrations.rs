@@ -65,6 +65,11 @@ macro_rules! embed_migrations {
                     "/0011_no_session_index.sql"
                 )),
             ),
+            (
+                12_i64,
+                "intake_app",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0012_intake_app.sql")),
+            ),
         ]
     };
 }

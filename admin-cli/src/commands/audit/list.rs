@@ -18,7 +18,7 @@ pub struct ListArgs {
     /// Only entries of this identity (its full SPIFFE id, e.g. spiffe://ax/admin/alice, or anonymous).
     #[arg(long, value_name = "ID")]
     pub identity: Option<String>,
-    /// Only entries on this target: task/NAME, instance/ID, alert/NAME or app-limit/APP.
+    /// Only entries on this target: task/NAME, instance/ID, alert/NAME, app-limit/APP or intake/ROW.
     #[arg(long, value_name = "T")]
     pub target: Option<String>,
     /// Only entries of this RPC, e.g. UpdateTask.

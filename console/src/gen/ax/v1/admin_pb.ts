@@ -3143,7 +3143,7 @@ export const LoopHealthSchema: GenMessage<LoopHealth> = /*@__PURE__*/
   messageDesc(file_ax_v1_admin, 65);
 
 /**
- * One audited AdminService call.
+ * One audited AdminService call, or one row of the intake table that axd read (rpc "Intake").
  *
  * @generated from message ax.v1.AuditEntry
  */
@@ -3163,21 +3163,23 @@ export type AuditEntry = Message<"ax.v1.AuditEntry"> & {
   time?: Timestamp | undefined;
 
   /**
-   * Who: the caller's SPIFFE id, e.g. "spiffe://ax/admin/alice", or "anonymous" without TLS.
+   * Who: the caller's SPIFFE id, e.g. "spiffe://ax/admin/alice", or "anonymous" without TLS; for
+   * an intake row, "intake:" and the database role or account that inserted it.
    *
    * @generated from field: string actor = 3;
    */
   actor: string;
 
   /**
-   * The RPC's name, e.g. "UpdateTask".
+   * The RPC's name, e.g. "UpdateTask"; "Intake" for a row of the intake table.
    *
    * @generated from field: string rpc = 4;
    */
   rpc: string;
 
   /**
-   * What it acted on: `task/NAME`, `instance/ID` or `alert/NAME`.
+   * What it acted on: `task/NAME`, `instance/ID`, `alert/NAME`, `app-limit/APP`, or `intake/ROW`
+   * (an intake row that created no instance).
    *
    * @generated from field: string target = 5;
    */

@@ -1,6 +1,7 @@
 //! What a Prometheus scrape of this axd reads at the moment it asks: worker streams and their
 //! credits (this axd's registry), database pool usage (this axd's pools) and the PENDING backlog
-//! (the database: every axd reports the same numbers). Counters and histograms are recorded where
+//! (the database: every axd reports the same numbers), read on a connection of its own
+//! (`Pools::metrics`), so that a busy admin pool neither delays scrapes nor is delayed by them. Counters and histograms are recorded where
 //! things happen (see [`crate::prometheus`]).
 
 use std::{
@@ -91,14 +92,14 @@ async fn refresh(core: &Core, seen: &Mutex<Seen>, backlog: &Every<BTreeMap<Strin
         *in_use.entry(s.app.clone()).or_default() += busy;
     }
     let pools = &core.pools;
-    for store in [&pools.admin, &pools.trigger, &pools.dispatch, &pools.workers, &pools.sweeper] {
+    for store in pools.distinct() {
         let (role, busy, max) = store.usage();
         metrics::gauge!(p::POOL_IN_USE, "role" => role).set(f64::from(busy));
         metrics::gauge!(p::POOL_MAX, "role" => role).set(f64::from(max));
     }
     let pending = backlog
         .get(std::time::Instant::now(), || async {
-            match tokio::time::timeout(BACKLOG_TIMEOUT, pools.admin.pending_by_app()).await {
+            match tokio::time::timeout(BACKLOG_TIMEOUT, pools.metrics.pending_by_app()).await {
                 Ok(Ok(rows)) => Some(rows.into_iter().collect::<BTreeMap<String, u64>>()),
                 Ok(Err(e)) => {
                     tracing::warn!(error = %e, "metrics: reading the PENDING backlog failed");

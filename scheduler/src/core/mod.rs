@@ -99,6 +99,9 @@ pub struct Pools {
     pub workers: Arc<Store>,
     /// The sweeper and retention.
     pub sweeper: Arc<Store>,
+    /// The PENDING backlog `/metrics` reads: one connection of its own when `--metrics-listen` is
+    /// set, so that scrapes never wait for, nor take, a connection of AdminService calls.
+    pub metrics: Arc<Store>,
 }
 
 impl Pools {
@@ -109,13 +112,25 @@ impl Pools {
             trigger: store.clone(),
             dispatch: store.clone(),
             workers: store.clone(),
-            sweeper: store,
+            sweeper: store.clone(),
+            metrics: store,
         }
+    }
+
+    /// Every pool once (a role without a pool of its own shares another's).
+    pub fn distinct(&self) -> Vec<&Arc<Store>> {
+        let mut out: Vec<&Arc<Store>> = Vec::new();
+        for s in [&self.admin, &self.trigger, &self.dispatch, &self.workers, &self.sweeper, &self.metrics] {
+            if !out.iter().any(|o| Arc::ptr_eq(o, s)) {
+                out.push(s);
+            }
+        }
+        out
     }
 
     /// Closes every pool.
     pub async fn close(&self) {
-        for s in [&self.admin, &self.trigger, &self.dispatch, &self.workers, &self.sweeper] {
+        for s in self.distinct() {
             s.close().await;
         }
     }

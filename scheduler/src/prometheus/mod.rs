@@ -171,7 +171,7 @@ pub const CATALOG: &[Metric] = &[
         name: POOL_IN_USE,
         kind: Kind::Gauge,
         labels: &["role"],
-        help: "Database connections checked out of each pool (admin, trigger, dispatch, workers, sweeper).",
+        help: "Database connections checked out of each pool (admin, trigger, dispatch, workers, sweeper, and metrics with --metrics-listen).",
     },
     Metric { name: POOL_MAX, kind: Kind::Gauge, labels: &["role"], help: "Most connections of each pool." },
     Metric {

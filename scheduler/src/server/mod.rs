@@ -199,6 +199,10 @@ async fn open_database(config: &Config) -> Result<Pools, StoreError> {
                 dispatch: pool(url, config.pools.dispatch, "dispatch").await?,
                 workers: pool(url, config.pools.workers, "workers").await?,
                 sweeper: pool(url, config.pools.sweeper, "sweeper").await?,
+                metrics: match config.metrics_listen {
+                    Some(_) => pool(url, 1, "metrics").await?,
+                    None => admin.clone(),
+                },
             };
             admin.db_now().await?;
             Ok::<_, StoreError>(pools)
@@ -226,8 +230,8 @@ pub fn start(config: &Config, clock: Option<Arc<dyn Clock>>) -> BoxFuture<'_, Re
 fn max_connections(config: &Config) -> usize {
     let wanted = config.limits.max_connections;
     let p = config.pools;
-    // The PostgreSQL LISTEN connection is the one more.
-    let db = p.admin + p.trigger + p.dispatch + p.workers + p.sweeper + 1;
+    // The PostgreSQL LISTEN connection is the one more, and /metrics' one.
+    let db = p.admin + p.trigger + p.dispatch + p.workers + p.sweeper + 1 + u32::from(config.metrics_listen.is_some());
     let Some(nofile) = transport::open_files_limit() else { return wanted as usize };
     let room = nofile.saturating_sub(transport::reserved_fds(db)).max(16);
     if u64::from(wanted) > room {

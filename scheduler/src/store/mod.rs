@@ -392,7 +392,7 @@ pub struct ConnectOptions {
     pub max_connections: u32,
     /// How long to wait for a connection before failing the operation.
     pub acquire_timeout: Duration,
-    /// The role of the pool (admin, trigger, dispatch, workers, sweeper; `shared` by default): the
+    /// The role of the pool (admin, trigger, dispatch, workers, sweeper, metrics; `shared` by default): the
     /// `role` label of its metrics.
     pub role: &'static str,
 }

@@ -11,12 +11,13 @@ use std::{collections::BTreeSet, net::SocketAddr, time::Duration};
 use ax_proto::v1::{self as pb, InstanceStatus as S, scheduler_message::Msg as In, worker_message::Msg as Out};
 use ax_scheduler::prometheus::{CATALOG, Kind};
 use ax_tests::{
-    TestDb,
+    Db, TestDb,
     axd::{Axd, channel},
     client::{RawWorker, create, cron, dur, hello, manual, retries, spec, trigger, wait_status},
-    eventually, on_every_backend,
+    eventually, on_every_backend, on_server_backends,
 };
 use ax_worker::{Context, HandlerError, Worker};
+use sqlx::Connection as _;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const LONG: Duration = Duration::from_secs(30);
@@ -87,7 +88,7 @@ async fn a_scripted_run_shows_exact_counters_gauges_and_histograms(db: &TestDb) 
     .await;
     let created = format!("ax_instances_created_total{{app=\"{app}\",status=\"PENDING\"}}");
     assert_eq!(value(&text, &created), Some(5.0), "{text}");
-    for role in ["admin", "trigger", "dispatch", "workers", "sweeper"] {
+    for role in ["admin", "trigger", "dispatch", "workers", "sweeper", "metrics"] {
         let max = value(&text, &format!("ax_db_pool_connections_max{{role=\"{role}\"}}"));
         assert!(max.is_some_and(|m| m >= 1.0), "pool {role}: {text}");
         assert!(value(&text, &format!("ax_db_pool_connections_in_use{{role=\"{role}\"}}")).is_some(), "{text}");
@@ -161,6 +162,72 @@ async fn a_scripted_run_shows_exact_counters_gauges_and_histograms(db: &TestDb) 
 }
 
 on_every_backend!(a_scripted_run_shows_exact_counters_gauges_and_histograms);
+
+/// The backlog is read on a connection of its own (issue 33, item 8): while the admin pool's only
+/// connection waits on a lock for an UpdateTask, a scrape still reads the PENDING backlog.
+async fn a_scrape_reads_the_backlog_while_every_admin_connection_is_busy(db: &TestDb) {
+    let axd = Axd::start(db, |o| {
+        o.metrics_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
+        o.db_pool_admin = Some(1);
+    })
+    .await;
+    let addr = axd.running.metrics_addr.expect("metrics are served");
+    let mut admin = axd.admin().await;
+    create(&mut admin, spec("held", "busy-pool", "run", manual())).await;
+    for n in 0..3 {
+        trigger(&mut admin, "held", &format!("k{n}")).await;
+    }
+    // Another transaction holds the task's row: UpdateTask waits for it on the admin connection.
+    let lock = ["BEGIN", "SELECT id FROM ax_task WHERE name = 'held' FOR UPDATE"];
+    let holder = match db.db {
+        Db::Postgres => {
+            let mut c = sqlx::PgConnection::connect(&db.url).await.expect("connect");
+            for sql in lock {
+                sqlx::raw_sql(sql).execute(&mut c).await.expect("lock");
+            }
+            Ok(c)
+        }
+        _ => {
+            let mut c = sqlx::MySqlConnection::connect(&db.url).await.expect("connect");
+            for sql in lock {
+                sqlx::raw_sql(sql).execute(&mut c).await.expect("lock");
+            }
+            Err(c)
+        }
+    };
+    let update = {
+        let mut c = admin.clone();
+        tokio::spawn(async move {
+            let task = pb::TaskSpec { description: "changed".into(), ..Default::default() };
+            let mask = prost_types::FieldMask { paths: vec!["description".into()] };
+            c.update_task(pb::UpdateTaskRequest { name: "held".into(), task: Some(task), update_mask: Some(mask) })
+                .await
+        })
+    };
+    let waiting = match db.db {
+        Db::Postgres => {
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name = 'axd'"
+        }
+        _ => "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'",
+    };
+    eventually(LONG, "UpdateTask waiting on the lock", || async { (db.scalar(waiting).await >= 1).then_some(()) })
+        .await;
+    let text = scrape(addr).await;
+    assert_eq!(value(&text, "ax_db_pool_connections_in_use{role=\"admin\"}"), Some(1.0), "admin pool busy: {text}");
+    assert_eq!(value(&text, "ax_pending_instances{app=\"busy-pool\"}"), Some(3.0), "{text}");
+    match holder {
+        Ok(mut c) => sqlx::raw_sql("COMMIT").execute(&mut c).await.map(|_| ()),
+        Err(mut c) => sqlx::raw_sql("COMMIT").execute(&mut c).await.map(|_| ()),
+    }
+    .expect("release the lock");
+    update.await.expect("join").expect("UpdateTask once the lock is released");
+    axd.stop().await;
+}
+
+mod busy_admin_pool {
+    use super::*;
+    on_server_backends!(a_scrape_reads_the_backlog_while_every_admin_connection_is_busy);
+}
 
 /// A worker that accepts an attempt and vanishes: once its lease and grace are over, the attempt
 /// fails as "worker lost", which counts in `ax_instance_workers_lost_total` and as finished FAILED.

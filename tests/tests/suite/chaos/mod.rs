@@ -24,7 +24,14 @@
 //! 7. chains and a small DAG: every upstream instance that ended SUCCESS (or FAILED) created exactly
 //!    one instance of its on-success (on-failure) task, none for another final state, and no
 //!    successor exists without its upstream; every DAG run whose upstreams all succeeded has
-//!    exactly one join instance, and the others none.
+//!    exactly one join instance, and the others none;
+//! 8. every fault kind hit running work at least once (a fault that hit nothing proved nothing);
+//! 9. a database freeze past the lease stopped the handlers running when it began by the lease's
+//!    end (README: an outage longer than a lease stops running handlers);
+//! 10. a handler whose worker was frozen past the lease was fenced and ended soon after the worker
+//!     resumed (a fenced handler that keeps working fails the run);
+//! 11. with a task whose handler fails on every worker in the mix (default cooldown settings),
+//!     every instance is final within [`QUIESCE`] of the chaos's end.
 //!
 //! Replay a run with `AX_CHAOS_SEED=<seed printed in the summary>`; `AX_CHAOS_SECS` sets the chaos
 //! period (default 75; the run lasts until every fault kind has happened at least once);
@@ -48,6 +55,8 @@ use ax_tests::{
 };
 use chrono::{DateTime, TimeDelta, Utc};
 use tonic::transport::Channel;
+
+mod bounds;
 
 /// The chaos runs share the machine's two cores: one at a time.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -77,6 +86,10 @@ const WORKERS: usize = 4;
 const LEASE: Duration = Duration::from_millis(4500);
 /// Every admin call gets this long before the test gives up on that axd and tries another.
 const CALL_DEADLINE: Duration = Duration::from_secs(5);
+/// Once the chaos is over and the tasks are disabled, every instance is final within this long:
+/// the longest handler (7 s), a lost attempt's lease and its retries, with room for a slow
+/// machine — never minutes of instances held back by cooldowns.
+const QUIESCE: Duration = Duration::from_secs(45);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Fault {
@@ -117,7 +130,7 @@ enum Undo {
     StartWorker(usize),
     ThawAxd(usize),
     ThawWorker(usize, DateTime<Utc>),
-    ReleaseDb,
+    ReleaseDb(DateTime<Utc>),
     ReleaseStreams(usize),
     Nothing,
 }
@@ -135,9 +148,13 @@ struct Cluster {
     /// Every axd reaches the database through this proxy.
     db_proxy: Proxy,
     /// Kill times of each worker id (executions without an end lasted until then).
-    worker_kills: HashMap<String, Vec<DateTime<Utc>>>,
+    worker_kills: BTreeMap<String, Vec<DateTime<Utc>>>,
     /// Frozen (SIGSTOP..SIGCONT) intervals of each worker id.
-    worker_freezes: HashMap<String, Vec<Span>>,
+    worker_freezes: BTreeMap<String, Vec<Span>>,
+    /// Database freezes (every connection held silent).
+    db_freezes: Vec<Span>,
+    /// Every fault as it began, and whose work it could hit.
+    hits: Vec<bounds::Hit>,
     counts: BTreeMap<&'static str, usize>,
     starts: usize,
 }
@@ -221,24 +238,37 @@ impl Cluster {
     }
 
     /// The free axd holding the most worker streams (by `ListWorkers`; a scheduler id carries its
-    /// process id): a fault aimed at workers' streams must hit some.
-    async fn busiest_axd(&self, rng: &mut fastrand::Rng, busy: &HashSet<usize>) -> Option<usize> {
-        let mut a = self.admin(rng).await;
-        let workers = match tokio::time::timeout(CALL_DEADLINE, a.list_workers(pb::ListWorkersRequest::default())).await
-        {
-            Ok(Ok(r)) => r.into_inner().workers,
-            _ => return self.pick_axd(rng, busy),
-        };
-        let mut best: Option<(usize, usize)> = None;
-        for i in (0..AXDS).filter(|i| !busy.contains(i) && !self.frozen_axds.contains(i)) {
-            let Some(pid) = self.axds[i].as_ref().and_then(|p| p.child.id()) else { continue };
-            let tag = format!("-{pid}-");
-            let n = workers.iter().filter(|w| w.scheduler_id.contains(&tag)).count();
-            if best.is_none_or(|(_, m)| n > m) {
-                best = Some((i, n));
+    /// process id), and those streams' workers: a fault of an axd must hit running work (check 8).
+    /// Right after another fault no axd may hold a stream yet: it asks again for up to 10 s.
+    async fn busiest_axd(&self, rng: &mut fastrand::Rng, busy: &HashSet<usize>) -> Option<(usize, Vec<String>)> {
+        let until = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let mut a = self.admin(rng).await;
+            let listed = tokio::time::timeout(CALL_DEADLINE, a.list_workers(pb::ListWorkersRequest::default())).await;
+            let workers = match listed {
+                Ok(Ok(r)) => r.into_inner().workers,
+                _ => Vec::new(),
+            };
+            let mut best: Option<(usize, Vec<String>)> = None;
+            for i in (0..AXDS).filter(|i| !busy.contains(i) && !self.frozen_axds.contains(i)) {
+                let Some(pid) = self.axds[i].as_ref().and_then(|p| p.child.id()) else { continue };
+                let tag = format!("-{pid}-");
+                let on: Vec<String> =
+                    workers.iter().filter(|w| w.scheduler_id.contains(&tag)).map(|w| w.worker_id.clone()).collect();
+                if best.as_ref().is_none_or(|(_, m)| on.len() > m.len()) {
+                    best = Some((i, on));
+                }
+            }
+            match best {
+                Some((i, on)) if !on.is_empty() || tokio::time::Instant::now() >= until => return Some((i, on)),
+                None => return self.pick_axd(rng, busy).map(|i| (i, Vec::new())),
+                _ => tokio::time::sleep(Duration::from_millis(300)).await,
             }
         }
-        best.map(|(i, _)| i).or_else(|| self.pick_axd(rng, busy))
+    }
+
+    fn hit(&mut self, fault: Fault, workers: Option<Vec<String>>) {
+        self.hits.push(bounds::Hit { fault, at: Utc::now(), workers });
     }
 
     /// Starts a fault; returns how long it lasts and how to end it.
@@ -259,12 +289,12 @@ impl Cluster {
         };
         match f {
             Fault::KillAxd | Fault::FreezeAxd | Fault::TermAxd | Fault::CutStreams | Fault::Partition => {
-                let target = match f {
-                    Fault::FreezeAxd | Fault::CutStreams | Fault::Partition => self.busiest_axd(rng, busy_axds).await,
-                    _ => self.pick_axd(rng, busy_axds),
+                // The axd holding the most streams: a fault of an axd must hit running work.
+                let Some((i, on)) = self.busiest_axd(rng, busy_axds).await else {
+                    return (Duration::ZERO, Undo::Nothing);
                 };
-                let Some(i) = target else { return (Duration::ZERO, Undo::Nothing) };
                 busy_axds.insert(i);
+                self.hit(f, Some(on));
                 match f {
                     Fault::KillAxd => {
                         eprintln!("  kill -9 axd {i}");
@@ -312,6 +342,7 @@ impl Cluster {
             }
             Fault::KillWorker => {
                 let w = worker(rng, busy_workers);
+                self.hit(f, Some(vec![format!("w{w}")]));
                 eprintln!("  kill -9 worker w{w}");
                 if let Some(mut p) = self.workers[w].take() {
                     p.kill_hard().await;
@@ -332,6 +363,7 @@ impl Cluster {
                 if d > LEASE {
                     self.count("worker SIGSTOP past the lease");
                 }
+                self.hit(f, Some(vec![format!("w{w}")]));
                 eprintln!("  SIGSTOP worker w{w} for {d:?}");
                 let at = Utc::now();
                 if let Some(p) = &self.workers[w] {
@@ -341,13 +373,22 @@ impl Cluster {
                 (d, Undo::ThawWorker(w, at))
             }
             Fault::FreezeDb => {
-                let d = ms(rng, 1500, 3500);
+                // The first freeze outlives the lease (running handlers must stop: check 9);
+                // later ones are shorter.
+                let d = if self.counts.contains_key("database freeze past the lease") {
+                    ms(rng, 1500, 3500)
+                } else {
+                    self.count("database freeze past the lease");
+                    LEASE + ms(rng, 1000, 2500)
+                };
                 eprintln!("  database freeze for {d:?}");
+                self.hit(f, None);
                 self.db_proxy.hold();
                 self.count("database freeze");
-                (d, Undo::ReleaseDb)
+                (d, Undo::ReleaseDb(Utc::now()))
             }
             Fault::CutDb => {
+                self.hit(f, None);
                 eprintln!("  cut every database connection");
                 self.db_proxy.cut().await;
                 self.count("database connections cut");
@@ -355,6 +396,7 @@ impl Cluster {
             }
             Fault::RestartDb => {
                 eprintln!("  restarting the database server");
+                self.hit(f, None);
                 // A session opened before (directly, not through the proxy) cannot outlive a real
                 // restart: that tells a restart from a server that never went away.
                 let mut before = Session::open(server).await;
@@ -386,7 +428,10 @@ impl Cluster {
                 }
                 self.worker_freezes.entry(format!("w{w}")).or_default().push((at, Utc::now()));
             }
-            Undo::ReleaseDb => self.db_proxy.release(),
+            Undo::ReleaseDb(at) => {
+                self.db_proxy.release();
+                self.db_freezes.push((at, Utc::now()));
+            }
             Undo::ReleaseStreams(i) => self.stream_proxies[i].release(),
             Undo::Nothing => {}
         }
@@ -531,8 +576,10 @@ async fn chaos(db: &TestDb, server: &mut PrivateServer) {
         stream_proxies,
         db_proxy,
         dir: dir.clone(),
-        worker_kills: HashMap::new(),
-        worker_freezes: HashMap::new(),
+        worker_kills: BTreeMap::new(),
+        worker_freezes: BTreeMap::new(),
+        db_freezes: Vec::new(),
+        hits: Vec::new(),
         counts: BTreeMap::new(),
         starts: 0,
     };
@@ -599,6 +646,12 @@ async fn chaos(db: &TestDb, server: &mut PrivateServer) {
         // Chains: one upstream that succeeds, one that fails, each naming both targets.
         (chained(with("chain-ok-up", "noop", cron("*/4 * * * * *"), "{}", 3)), Cadence::EverySecondsOfMinute(4)),
         (chained(with("chain-fail-up", "fail", cron("*/4 * * * * *"), "{}", 0)), Cadence::EverySecondsOfMinute(4)),
+        // A handler that fails on every worker, with retries: every worker's cooldown for "fail"
+        // would hold its instances PENDING for minutes without the cooldown's floor (check 11).
+        (
+            with("always-fail", "fail", cron("*/2 * * * * *"), r#"{"retryable": true}"#, 2),
+            Cadence::EverySecondsOfMinute(2),
+        ),
         // The root of a DAG: dag-a and dag-b run after it, dag-join after both.
         (with("dag-start", "noop", cron("*/3 * * * * *"), "{}", 3), Cadence::EverySecondsOfMinute(3)),
     ];
@@ -731,7 +784,8 @@ async fn chaos(db: &TestDb, server: &mut PrivateServer) {
             .expect("task");
         disabled_at.insert(p.name.clone(), ts_from_pb("update_time", &t.update_time.expect("time")).expect("ts"));
     }
-    let settle_until = tokio::time::Instant::now() + Duration::from_secs(120);
+    let chaos_over = tokio::time::Instant::now();
+    let settle_until = chaos_over + QUIESCE;
     let mut instances: Vec<pb::Instance> = loop {
         let mut all = Vec::new();
         let mut token = String::new();
@@ -752,9 +806,17 @@ async fn chaos(db: &TestDb, server: &mut PrivateServer) {
         if open == 0 {
             break all;
         }
-        assert!(tokio::time::Instant::now() < settle_until, "{open} instances still not final 120 s after the chaos");
+        assert!(
+            tokio::time::Instant::now() < settle_until,
+            "{open} instances still not final {QUIESCE:?} after the chaos: {:?}",
+            all.iter()
+                .filter(|i| i.status < S::Success as i32)
+                .map(|i| (i.id, &i.task_name, i.status))
+                .collect::<Vec<_>>()
+        );
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
+    let quiesced = chaos_over.elapsed();
     instances.sort_by_key(|i| i.id);
 
     // 1. Every fire time has exactly one instance; every key exactly one.
@@ -914,6 +976,18 @@ async fn chaos(db: &TestDb, server: &mut PrivateServer) {
         }
     }
 
+    // 8–10: every fault hit running work; database and worker freezes past the lease stopped
+    // their handlers in time.
+    let tally = bounds::every_fault_hit_running_work(&c.hits, &runs, &c.worker_kills);
+    let db_held = bounds::a_database_freeze_past_the_lease_stops_running_handlers(
+        &c.db_freezes,
+        &runs,
+        &c.worker_kills,
+        &c.worker_freezes,
+    );
+    let fenced_held =
+        bounds::fenced_handlers_end_soon_after_their_worker_resumes(&c.worker_freezes, &runs, &c.worker_kills);
+
     // A broadcast child runs only on its own worker.
     for i in instances.iter().filter(|i| !i.target_worker.is_empty()) {
         for r in by_instance.get(&i.id).into_iter().flatten() {
@@ -969,7 +1043,8 @@ async fn chaos(db: &TestDb, server: &mut PrivateServer) {
         std::io::stderr(),
         "chaos summary ({:?}, seed {seed}): fires {expected_fires}, manual keys {}, instances {}, executions {}, \
          re-run instances {reruns}, fan-out parents {parents}, chained instances {chains}, DAG runs {dag_runs}, \
-         max fire lag {max_lag_ms} ms; faults: {}",
+         max fire lag {max_lag_ms} ms, final {quiesced:?} after the chaos, runs held to the database freeze's \
+         bound {db_held}, to a frozen worker's fence {fenced_held}; faults: {}; faults that hit running work: {tally:?}",
         db.db,
         manual_keys.len(),
         instances.len(),
@@ -984,9 +1059,13 @@ async fn chaos(db: &TestDb, server: &mut PrivateServer) {
         a.kill_hard().await;
     }
     // The faults that found the bugs this test exists for happened (each is forced once per run).
-    for must in
-        ["axd SIGSTOP past the lease", "worker SIGSTOP past the lease", "two faults at once", "database restart"]
-    {
+    for must in [
+        "axd SIGSTOP past the lease",
+        "worker SIGSTOP past the lease",
+        "two faults at once",
+        "database restart",
+        "database freeze past the lease",
+    ] {
         assert!(c.counts.contains_key(must), "no {must:?} in this run: {faults:?}");
     }
     if std::env::var("AX_CHAOS_KEEP").is_ok_and(|v| v == "1") {

@@ -62,18 +62,23 @@ pub struct ConnectOptions {
 
 /// Opens a connected channel to the endpoint.
 pub async fn connect(options: &ConnectOptions) -> Result<AdminClient> {
-    let endpoint = endpoint(options)?;
+    connect_for(options, REQUEST_TIMEOUT).await
+}
+
+/// [`connect`], with calls that may take up to `timeout` (a call that waits on purpose).
+pub async fn connect_for(options: &ConnectOptions, timeout: Duration) -> Result<AdminClient> {
+    let endpoint = endpoint(options, timeout)?;
     let channel = endpoint.connect().await.with_context(|| format!("cannot connect to {}", options.endpoint))?;
     Ok(AdminServiceClient::new(channel))
 }
 
 /// Builds the endpoint (with TLS for https) without connecting.
-fn endpoint(options: &ConnectOptions) -> Result<Endpoint> {
+fn endpoint(options: &ConnectOptions, timeout: Duration) -> Result<Endpoint> {
     let url = &options.endpoint;
     let endpoint = Endpoint::from_shared(url.clone())
         .with_context(|| format!("invalid endpoint {url:?}; expected e.g. http://127.0.0.1:7070"))?
         .connect_timeout(CONNECT_TIMEOUT)
-        .timeout(REQUEST_TIMEOUT);
+        .timeout(timeout);
     match endpoint.uri().scheme_str() {
         Some("https") => {
             let tls = tls_config(options, endpoint.uri().host().unwrap_or_default())?;
@@ -224,16 +229,16 @@ mod tests {
 
     #[test]
     fn plaintext_endpoints_refuse_tls_files() {
-        assert!(endpoint(&options("http://127.0.0.1:7070")).is_ok());
+        assert!(endpoint(&options("http://127.0.0.1:7070"), REQUEST_TIMEOUT).is_ok());
         let mut with_ca = options("http://127.0.0.1:7070");
         with_ca.ca = Some(PathBuf::from("ca.pem"));
-        let err = endpoint(&with_ca).expect_err("http with --ca");
+        let err = endpoint(&with_ca, REQUEST_TIMEOUT).expect_err("http with --ca");
         assert!(err.to_string().contains("https://"), "{err}");
     }
 
     #[test]
     fn https_endpoints_need_a_ca_and_name_the_endpoint() {
-        let err = endpoint(&options("https://localhost:7070")).expect_err("no --ca");
+        let err = endpoint(&options("https://localhost:7070"), REQUEST_TIMEOUT).expect_err("no --ca");
         assert!(err.to_string().contains("https://localhost:7070"), "{err}");
         assert!(err.to_string().contains("--ca"), "{err}");
     }
@@ -242,13 +247,13 @@ mod tests {
     fn unreadable_ca_files_are_named() {
         let mut missing = options("https://localhost:7070");
         missing.ca = Some(PathBuf::from("/nonexistent/ax/ca.pem"));
-        let err = endpoint(&missing).expect_err("missing file");
+        let err = endpoint(&missing, REQUEST_TIMEOUT).expect_err("missing file");
         assert!(err.to_string().contains("/nonexistent/ax/ca.pem"), "{err}");
     }
 
     #[test]
     fn endpoints_without_a_known_scheme_are_refused() {
-        assert!(endpoint(&options("127.0.0.1:7070")).is_err());
-        assert!(endpoint(&options("ftp://127.0.0.1:7070")).is_err());
+        assert!(endpoint(&options("127.0.0.1:7070"), REQUEST_TIMEOUT).is_err());
+        assert!(endpoint(&options("ftp://127.0.0.1:7070"), REQUEST_TIMEOUT).is_err());
     }
 }

@@ -42,6 +42,11 @@ async fn main() -> ExitCode {
     let ctx = commands::Context { output: cli.output, connection: cli.connection };
     match cli.command.run(&ctx).await {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if err.downcast_ref::<commands::Outcome>().is_some() => {
+            let outcome = err.downcast_ref::<commands::Outcome>().expect("checked");
+            eprintln!("{}", output::escape_controls(&outcome.message));
+            ExitCode::from(outcome.code)
+        }
         Err(err) => {
             // Server messages are part of the error: escaped like any server text for people.
             eprintln!("error: {}", output::escape_controls(&error_text(&ctx.connection.explain(err))));

@@ -219,9 +219,9 @@ impl AdminService for Fake {
                 available_time: ts(1_767_262_200, 0),
                 ..Instance::default()
             };
-            return Ok(Response::new(TriggerTaskResponse { instance: Some(instance), created: true }));
+            return Ok(Response::new(TriggerTaskResponse { instance: Some(instance), created: true, done: false }));
         }
-        Ok(Response::new(TriggerTaskResponse { instance: Some(hostile_instance(9)), created: false }))
+        Ok(Response::new(TriggerTaskResponse { instance: Some(hostile_instance(9)), created: false, done: false }))
     }
     async fn preview_schedule(&self, request: Request<PreviewScheduleRequest>) -> Reply<PreviewScheduleResponse> {
         match request.into_inner().schedule.and_then(|s| s.kind) {

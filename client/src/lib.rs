@@ -127,6 +127,9 @@ pub struct Triggered {
     pub instance: Instance,
     /// False when the idempotency key had an instance already.
     pub created: bool,
+    /// [`Client::trigger_and_wait`]: the instance is final (its output and message are in
+    /// `instance`); false when the wait ran out first, and always after [`Client::trigger`].
+    pub done: bool,
 }
 
 /// A connection to axd's AdminService.
@@ -190,7 +193,41 @@ impl Client {
     /// Triggers a task (see [`Trigger`]).
     pub async fn trigger(&mut self, trigger: Trigger) -> Result<Triggered> {
         let r = self.admin.trigger_task(trigger.request).await?.into_inner();
-        Ok(Triggered { instance: r.instance.ok_or(Error::Incomplete("the instance"))?, created: r.created })
+        Ok(Triggered {
+            instance: r.instance.ok_or(Error::Incomplete("the instance"))?,
+            created: r.created,
+            done: r.done,
+        })
+    }
+
+    /// Triggers a task and waits, up to `wait` (at most 10 minutes), for its instance to be final
+    /// (TriggerTaskRequest.wait): `done` says whether it is, and `instance` holds its status,
+    /// output and message. The instance is created before the wait begins: when the wait runs out
+    /// (or this future is dropped) it still runs. With a key used before, waits for that instance.
+    ///
+    /// axd answers a waiting call before its `--request-timeout` (30 s by default); until `wait`
+    /// has passed this calls again with the instance's idempotency key, which waits for the same
+    /// instance.
+    pub async fn trigger_and_wait(&mut self, mut trigger: Trigger, wait: Duration) -> Result<Triggered> {
+        let until = std::time::Instant::now() + wait;
+        let mut first: Option<Triggered> = None;
+        loop {
+            let left = until.saturating_duration_since(std::time::Instant::now()).max(Duration::from_millis(1));
+            trigger.request.wait = Some(prost_types::Duration {
+                seconds: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
+                nanos: i32::try_from(left.subsec_nanos()).unwrap_or(0),
+            });
+            let mut t = self.trigger(trigger.clone()).await?;
+            // What the first call did: created the instance, or found it by its key.
+            if let Some(f) = &first {
+                t.created = f.created;
+            }
+            if t.done || std::time::Instant::now() >= until {
+                return Ok(t);
+            }
+            trigger.request.idempotency_key = t.instance.idempotency_key.clone();
+            first.get_or_insert(t);
+        }
     }
 
     /// One instance.

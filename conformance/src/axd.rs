@@ -148,6 +148,7 @@ impl Admin {
                 params: Some(params.into()),
                 idempotency_key: String::new(),
                 when: None,
+                wait: None,
             })
             .await
             .with_context(|| format!("triggering task {name}"))?

@@ -93,6 +93,9 @@ pub enum Error {
     /// The call was aborted because of a concurrent change; retrying may succeed.
     #[error("aborted: {0}")]
     Aborted(String),
+    /// A limit of this axd is reached (e.g. waiting calls); nothing was changed.
+    #[error("{0}")]
+    ResourceExhausted(String),
     /// The storage layer failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -133,6 +136,7 @@ impl Error {
             Error::PermissionDenied(_) => Code::PermissionDenied,
             Error::Unauthenticated(_) => Code::Unauthenticated,
             Error::Aborted(_) => Code::Aborted,
+            Error::ResourceExhausted(_) => Code::ResourceExhausted,
             Error::Store(store) => match store {
                 StoreError::Unavailable(_) => Code::Unavailable,
                 StoreError::UniqueViolation(_) => Code::AlreadyExists,

@@ -72,6 +72,7 @@ pub async fn trigger(admin: &mut AdminServiceClient<Channel>, name: &str, key: &
             params: None,
             idempotency_key: key.into(),
             when: None,
+            wait: None,
         })
         .await
         .expect("trigger")
@@ -89,6 +90,7 @@ pub async fn trigger_with(admin: &mut AdminServiceClient<Channel>, name: &str, k
             params: Some(params.into()),
             idempotency_key: key.into(),
             when: None,
+            wait: None,
         })
         .await
         .expect("trigger")

@@ -37,7 +37,30 @@ impl Context {
     pub async fn client(&self) -> Result<AdminClient> {
         client::connect(&self.connection).await
     }
+
+    /// [`Context::client`] for calls that wait on purpose, up to `timeout`.
+    pub async fn client_for(&self, timeout: std::time::Duration) -> Result<AdminClient> {
+        client::connect_for(&self.connection, timeout).await
+    }
 }
+
+/// A command that ran and says how what it did went through its exit status, with a line on
+/// stderr (`task trigger --wait`: the instance's outcome). README "axctl" lists the statuses.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The exit status.
+    pub code: u8,
+    /// What went the way the status says.
+    pub message: String,
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Outcome {}
 
 /// A response field axd always sets; without it the server is broken or speaks another version.
 pub fn required<T>(value: Option<T>, what: &str) -> Result<T> {

@@ -1512,6 +1512,20 @@ pub struct TriggerTaskRequest {
     /// generated.
     #[prost(string, tag = "3")]
     pub idempotency_key: ::prost::alloc::string::String,
+    /// Trigger and wait: answer once the instance is final (SUCCESS, FAILED, TIMEOUT, CANCELED or
+    /// SKIPPED, with no retry left to run), or when this long has passed, whichever is first; at most
+    /// 10 minutes. Unset or zero: answer at once. axd answers a second before its own limit on a
+    /// call (axd --request-timeout, 30 s by default) at the latest, with done = false: to wait
+    /// longer, call again with the idempotency key of the instance it returned (a generated key
+    /// too), which waits for that instance and creates nothing (ax-client's trigger_and_wait and
+    /// axctl --wait do). The instance is created (and the call audited) before the wait begins, so a
+    /// wait that runs out, or a call the client abandons, leaves the instance to run. Each axd serves
+    /// at most 1,000 waiting calls at once: past that the call is RESOURCE_EXHAUSTED and nothing is
+    /// created.
+    ///
+    /// Next id: 7
+    #[prost(message, optional, tag = "6")]
+    pub wait: ::core::option::Option<::prost_types::Duration>,
     /// When the instance runs (a delayed enqueue). Unset: now. Either way the instance is created now
     /// (its trigger_time is the time it runs), so the key holds at once.
     #[prost(oneof = "trigger_task_request::When", tags = "4, 5")]
@@ -1535,14 +1549,19 @@ pub mod trigger_task_request {
 /// TriggerTask output.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct TriggerTaskResponse {
-    /// The instance (new, or the existing one for the idempotency key).
+    /// The instance (new, or the existing one for the idempotency key); with
+    /// TriggerTaskRequest.wait, as it was when it became final or when the wait ran out.
     #[prost(message, optional, tag = "1")]
     pub instance: ::core::option::Option<Instance>,
     /// False if the idempotency key had been used before and no instance was created.
-    ///
-    /// Next id: 3
     #[prost(bool, tag = "2")]
     pub created: bool,
+    /// With TriggerTaskRequest.wait: true if the instance is final (its output and error are in
+    /// `instance`), false if the wait ran out first. Always false without a wait.
+    ///
+    /// Next id: 4
+    #[prost(bool, tag = "3")]
+    pub done: bool,
 }
 /// PreviewSchedule input.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]

@@ -197,6 +197,7 @@ async fn prepare(root: &mut Client, app: &'static str, n: usize) -> Target {
         idempotency_key: key.into(),
         params: None,
         when: None,
+        wait: None,
     };
     let pending = root.trigger_task(trigger("p")).await.expect("trigger").into_inner().instance.expect("i").id;
     let finished = root.trigger_task(trigger("f")).await.expect("trigger").into_inner().instance.expect("i").id;

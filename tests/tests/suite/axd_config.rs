@@ -133,6 +133,7 @@ async fn finished_instances_past_retention_are_purged_with_their_events_and_keys
             params: None,
             idempotency_key: "old".into(),
             when: None,
+            wait: None,
         })
         .await
         .expect("trigger")
@@ -144,6 +145,7 @@ async fn finished_instances_past_retention_are_purged_with_their_events_and_keys
             params: None,
             idempotency_key: "recent".into(),
             when: None,
+            wait: None,
         })
         .await
         .expect("trigger")

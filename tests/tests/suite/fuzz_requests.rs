@@ -392,7 +392,7 @@ fn typed() -> BoxedStrategy<Vec<u8>> {
         }),
         preview_at_the_edges(),
         (text(), prop::option::of(text()), text()).prop_map(|(name, params, idempotency_key)| {
-            pb::TriggerTaskRequest { name, params, idempotency_key, when: None }.encode_to_vec()
+            pb::TriggerTaskRequest { name, params, idempotency_key, when: None, wait: None }.encode_to_vec()
         }),
         (prop_oneof![1i64..4, any::<i64>()], text())
             .prop_map(|(id, reason)| pb::CancelInstanceRequest { id, reason }.encode_to_vec()),

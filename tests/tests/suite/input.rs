@@ -90,6 +90,7 @@ async fn params_a_client_cannot_parse_are_refused_and_nothing_is_stored(db: &Tes
                 params: Some(p),
                 idempotency_key: "k1".into(),
                 when: None,
+                wait: None,
             })
             .await;
         refused(r, "params", "");

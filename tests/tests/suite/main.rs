@@ -40,6 +40,7 @@ mod tasks;
 mod traces;
 mod trail;
 mod transport;
+mod trigger_wait;
 mod wakeups;
 mod worker_failover;
 mod worker_lifecycle;

@@ -1,16 +1,20 @@
-//! `axctl task trigger NAME [--at T | --after DUR]`: creates an instance now, to run now or later.
-//! With an idempotency key a repeated trigger returns the first instance instead of running the
-//! task twice.
+//! `axctl task trigger NAME [--at T | --after DUR] [--wait [DUR]]`: creates an instance now, to run
+//! now or later. With an idempotency key a repeated trigger returns the first instance instead of
+//! running the task twice. With `--wait` it prints the instance once it is final (its output
+//! among its fields) and exits with its outcome: 0 SUCCESS, 3 another final state, 4 still not
+//! final when the wait ran out.
+
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use ax_proto::v1::{TriggerTaskRequest, trigger_task_request::When};
+use ax_proto::v1::{self as pb, TriggerTaskRequest, trigger_task_request::When};
 use clap::Args;
 use serde::Serialize;
 
 use crate::{
     args::{parse_duration, parse_timestamp},
     client::RpcResultExt as _,
-    commands::{Context, required},
+    commands::{Context, Outcome, required},
     output::{self, InstanceView, OutputFormat},
 };
 
@@ -32,29 +36,61 @@ pub struct TriggerArgs {
     /// Run it this long from now, e.g. 10m.
     #[arg(long, value_name = "DUR", value_parser = parse_duration)]
     pub after: Option<prost_types::Duration>,
+    /// Wait until the instance is final (at most DUR, 10m without a value, at most 10m), print it
+    /// with its output, and exit 0 on SUCCESS, 3 on another final state, 4 if the wait ran out.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, num_args = 0..=1, default_missing_value = "10m")]
+    pub wait: Option<prost_types::Duration>,
 }
+
+/// Exit status of `--wait` when the instance ended in another state than SUCCESS.
+pub const EXIT_NOT_SUCCESS: u8 = 3;
+/// Exit status of `--wait` when the wait ran out before the instance was final.
+pub const EXIT_WAIT_RAN_OUT: u8 = 4;
 
 /// JSON output of `task trigger`.
 #[derive(Serialize)]
 struct Triggered {
     instance: InstanceView,
     created: bool,
+    /// With --wait: the instance is final.
+    done: bool,
 }
 
 /// Triggers the task.
 pub async fn run(args: TriggerArgs, ctx: &Context) -> Result<()> {
-    let mut client = ctx.client().await?;
-    let request = request(args);
-    let response = client.trigger_task(request).await.rpc()?;
+    let mut request = request(args);
+    let wait = request.wait.as_ref().map_or(Duration::ZERO, |w| {
+        Duration::new(u64::try_from(w.seconds).unwrap_or(0), u32::try_from(w.nanos).unwrap_or(0))
+    });
+    let waits = !wait.is_zero();
+    // A waiting call answers by the wait's end (or axd's own call limit): give it a minute more.
+    let mut client = if waits { ctx.client_for(wait + Duration::from_secs(60)).await? } else { ctx.client().await? };
+    let until = Instant::now() + wait;
+    let mut created = None;
+    let response = loop {
+        let response = client.trigger_task(request.clone()).await.rpc()?;
+        let first = *created.get_or_insert(response.created);
+        let left = until.saturating_duration_since(Instant::now());
+        let key = required(response.instance.as_ref(), "the instance")?.idempotency_key.clone();
+        if !waits || response.done || left.is_zero() {
+            break pb::TriggerTaskResponse { created: first, ..response };
+        }
+        // axd answered before its call limit: wait on for the same instance, by its key.
+        request.idempotency_key = key;
+        request.wait = Some(prost_types::Duration {
+            seconds: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
+            nanos: i32::try_from(left.subsec_nanos()).unwrap_or(0),
+        });
+    };
     let instance = required(response.instance, "the instance")?;
     let key = |t: &Option<prost_types::Timestamp>| t.as_ref().map(|t| (t.seconds, t.nanos));
     let later = key(&instance.available_time) > key(&instance.create_time);
-    let view = Triggered { instance: InstanceView::from(&instance), created: response.created };
+    let view = Triggered { instance: InstanceView::from(&instance), created: response.created, done: response.done };
     match ctx.output {
-        OutputFormat::Json => output::print_json(&view),
+        OutputFormat::Json => output::print_json(&view)?,
         OutputFormat::Table => {
             let runs_at = match &view.instance.available_time {
-                Some(at) if later => format!(", to run at {at}"),
+                Some(at) if later && !waits => format!(", to run at {at}"),
                 _ => String::new(),
             };
             let headline = if view.created {
@@ -66,9 +102,28 @@ pub async fn run(args: TriggerArgs, ctx: &Context) -> Result<()> {
                     view.instance.id
                 )
             };
-            output::print_text(&format!("{headline}\n\n{}", output::instance_details(&view.instance)))
+            output::print_text(&format!("{headline}\n\n{}", output::instance_details(&view.instance)))?
         }
     }
+    if !waits {
+        return Ok(());
+    }
+    let status = &view.instance.status;
+    if !view.done {
+        return Err(Outcome {
+            code: EXIT_WAIT_RAN_OUT,
+            message: format!("instance {} is still {status}: the wait ran out", view.instance.id),
+        }
+        .into());
+    }
+    if status != "SUCCESS" {
+        return Err(Outcome {
+            code: EXIT_NOT_SUCCESS,
+            message: format!("instance {} ended {status}", view.instance.id),
+        }
+        .into());
+    }
+    Ok(())
 }
 
 /// The request of the flags.
@@ -78,6 +133,7 @@ fn request(args: TriggerArgs) -> TriggerTaskRequest {
         params: args.params,
         idempotency_key: args.idempotency_key.unwrap_or_default(),
         when: args.at.map(When::RunAt).or(args.after.map(When::Delay)),
+        wait: args.wait,
     }
 }
 
@@ -110,5 +166,15 @@ mod tests {
         assert!(err.contains("cannot be used with"), "{err}");
         let err = parse(&["t", "--after", "soon"]).expect_err("bad").to_string();
         assert!(err.contains("--after"), "{err}");
+    }
+
+    #[test]
+    fn wait_takes_an_optional_duration() {
+        let wait = |args: &[&str]| request(parse(args).expect("valid")).wait;
+        assert_eq!(wait(&["t"]), None);
+        assert_eq!(wait(&["t", "--wait"]), Some(prost_types::Duration { seconds: 600, nanos: 0 }));
+        assert_eq!(wait(&["t", "--wait", "30s"]), Some(prost_types::Duration { seconds: 30, nanos: 0 }));
+        let err = parse(&["t", "--wait", "later"]).expect_err("bad").to_string();
+        assert!(err.contains("--wait"), "{err}");
     }
 }

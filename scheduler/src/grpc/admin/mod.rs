@@ -37,6 +37,7 @@ mod instances;
 mod limits;
 mod schedules;
 mod tasks;
+mod wait;
 
 /// A change to a task that [`AdminApi::change_task`] applies: the update, and whether its next
 /// fire time is recomputed (from the stored calendar and pause, in the same transaction).
@@ -349,8 +350,14 @@ impl AdminService for AdminApi {
 
     async fn trigger_task(&self, req: Request<pb::TriggerTaskRequest>) -> Reply<pb::TriggerTaskResponse> {
         let mut n = Note::write("TriggerTask", task_target(&req.get_ref().name));
-        let r = self.trigger_task_(&req, &mut n).await;
-        self.finish(n, r).await
+        // A call that waits takes its place before anything is created, and answers once audited.
+        let mut waiting = None;
+        let r = self.trigger_task_(&req, &mut n, &mut waiting).await;
+        let reply = self.finish(n, r).await?;
+        match waiting {
+            Some((wait, _place)) => Ok(Response::new(self.wait_until_done(reply.into_inner(), wait).await)),
+            None => Ok(reply),
+        }
     }
 
     async fn preview_schedule(&self, req: Request<pb::PreviewScheduleRequest>) -> Reply<pb::PreviewScheduleResponse> {

@@ -234,12 +234,14 @@ impl AdminApi {
         &self,
         req: &Request<pb::TriggerTaskRequest>,
         n: &mut Note,
+        waiting: &mut Option<super::wait::Waiting>,
     ) -> Result<pb::TriggerTaskResponse> {
         let grant = self.caller(req, Access::Operate, n)?;
         let r = req.get_ref();
         let task = self.task(&r.name).await?;
         n.app = task.config.app.clone();
         grant.app(&task.config.app)?;
+        *waiting = self.wait_place(r.wait.as_ref())?;
         let params = match &r.params {
             Some(p) => validate::params("params", p)?,
             None => task.config.params.clone(),
@@ -266,7 +268,7 @@ impl AdminApi {
             self.core.signals.dispatch.notify_one();
         }
         n.detail = format!("instance {} ({})", inst.id, if created { "created" } else { "existing" });
-        Ok(pb::TriggerTaskResponse { instance: Some(convert::instance_to_pb(&inst)), created })
+        Ok(pb::TriggerTaskResponse { instance: Some(convert::instance_to_pb(&inst)), created, done: false })
     }
 
     pub(super) async fn preview_schedule_(

@@ -495,26 +495,30 @@ class DisableTaskResponse(_message.Message):
     def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ...) -> None: ...
 
 class TriggerTaskRequest(_message.Message):
-    __slots__ = ("name", "params", "idempotency_key", "run_at", "delay")
+    __slots__ = ("name", "params", "idempotency_key", "run_at", "delay", "wait")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PARAMS_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     RUN_AT_FIELD_NUMBER: _ClassVar[int]
     DELAY_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FIELD_NUMBER: _ClassVar[int]
     name: str
     params: str
     idempotency_key: str
     run_at: _timestamp_pb2.Timestamp
     delay: _duration_pb2.Duration
-    def __init__(self, name: _Optional[str] = ..., params: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    wait: _duration_pb2.Duration
+    def __init__(self, name: _Optional[str] = ..., params: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class TriggerTaskResponse(_message.Message):
-    __slots__ = ("instance", "created")
+    __slots__ = ("instance", "created", "done")
     INSTANCE_FIELD_NUMBER: _ClassVar[int]
     CREATED_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
     instance: Instance
     created: bool
-    def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ..., created: _Optional[bool] = ...) -> None: ...
+    done: bool
+    def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ..., created: _Optional[bool] = ..., done: _Optional[bool] = ...) -> None: ...
 
 class PreviewScheduleRequest(_message.Message):
     __slots__ = ("schedule", "count", "jitter", "task_name", "start_time", "end_time", "exclude_dates", "calendar")

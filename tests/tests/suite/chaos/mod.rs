@@ -734,6 +734,7 @@ async fn chaos(db: &TestDb, server: &mut PrivateServer) {
                     params: Some(params.clone()),
                     idempotency_key: key.clone(),
                     when: None,
+                    wait: None,
                 };
                 answered |= matches!(tokio::time::timeout(CALL_DEADLINE, a.trigger_task(req)).await, Ok(Ok(_)));
             }

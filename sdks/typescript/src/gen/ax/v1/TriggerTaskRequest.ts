@@ -9,6 +9,7 @@ export interface TriggerTaskRequest {
   'idempotency_key'?: (string);
   'run_at'?: (_google_protobuf_Timestamp | null);
   'delay'?: (_google_protobuf_Duration | null);
+  'wait'?: (_google_protobuf_Duration | null);
   '_params'?: "params";
   'when'?: "run_at"|"delay";
 }
@@ -19,6 +20,7 @@ export interface TriggerTaskRequest__Output {
   'idempotency_key': (string);
   'run_at'?: (_google_protobuf_Timestamp__Output | null);
   'delay'?: (_google_protobuf_Duration__Output | null);
+  'wait': (_google_protobuf_Duration__Output | null);
   '_params'?: "params";
   'when'?: "run_at"|"delay";
 }

@@ -5,9 +5,11 @@ import type { Instance as _ax_v1_Instance, Instance__Output as _ax_v1_Instance__
 export interface TriggerTaskResponse {
   'instance'?: (_ax_v1_Instance | null);
   'created'?: (boolean);
+  'done'?: (boolean);
 }
 
 export interface TriggerTaskResponse__Output {
   'instance': (_ax_v1_Instance__Output | null);
   'created': (boolean);
+  'done': (boolean);
 }

@@ -1,0 +1,133 @@
+//! Trigger and wait (`TriggerTaskRequest.wait`, issue 35) on every backend: the call answers with
+//! the instance once it is final (its output, or its failure), or as it is when the wait runs out
+//! (it still runs after); a key used before waits for that instance; a wait over 10 minutes or
+//! negative is INVALID_ARGUMENT and creates nothing; a wait longer than axd's call limit
+//! (`--request-timeout`, 2 s here) goes on by the instance's key and creates nothing more;
+//! ax-client's `trigger_and_wait` and `axctl task trigger --wait` (exit 0 SUCCESS, 3 another final
+//! state, 4 the wait ran out).
+
+use std::time::{Duration, Instant};
+
+use ax_client::{Client, Trigger};
+use ax_proto::v1::{self as pb, InstanceStatus as S};
+use ax_scheduler::config::HumanDuration;
+use ax_tests::{
+    TestDb,
+    axd::{Axd, channel},
+    client::{create, manual, spec},
+    fleet::connected,
+    on_every_backend,
+    procs::axctl,
+};
+use ax_worker::{Context, HandlerError, Worker};
+
+const LONG: Duration = Duration::from_secs(30);
+
+async fn a_trigger_that_waits_answers_with_the_final_instance(db: &TestDb) {
+    let ms = |n| Some(HumanDuration(Duration::from_millis(n)));
+    let axd = Axd::start(db, |o| {
+        o.heartbeat_interval = ms(500);
+        o.request_timeout = ms(2000);
+    })
+    .await;
+    let mut admin = axd.admin().await;
+    create(&mut admin, spec("echo", "waits", "echo", manual())).await;
+    create(&mut admin, spec("slow", "waits", "slow", manual())).await;
+    create(&mut admin, spec("boom", "waits", "boom", manual())).await;
+    // No worker serves app "idle": its instance stays PENDING.
+    create(&mut admin, spec("nobody", "idle", "none", manual())).await;
+    let worker = Worker::builder()
+        .endpoint(&axd.endpoint)
+        .app("waits")
+        .worker_id("w1")
+        .capacity(4)
+        .handler("echo", |ctx: Context| async move { Ok(ctx.params_raw.clone()) })
+        .handler("boom", |_ctx: Context| async { Err::<String, _>(HandlerError::fatal("boom on purpose")) })
+        .handler("slow", |_ctx: Context| async {
+            tokio::time::sleep(Duration::from_millis(3500)).await;
+            Ok("slept".to_owned())
+        })
+        .build()
+        .expect("worker");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(worker.run_until(async move {
+        let _ = stopped.await;
+    }));
+    connected(&admin, "waits", &["w1"]).await;
+    let mut client = Client::from_channel(channel(&axd.endpoint).await);
+
+    // The output of a successful run.
+    let ok =
+        client.trigger_and_wait(Trigger::new("echo").params_json(r#"{"n":1}"#).key("k1"), LONG).await.expect("wait");
+    assert!(ok.done && ok.created, "{ok:?}");
+    assert_eq!((ok.instance.status, ok.instance.output.as_str()), (S::Success as i32, r#"{"n":1}"#));
+    // The same key: that instance, final already.
+    let again = client.trigger_and_wait(Trigger::new("echo").key("k1"), LONG).await.expect("wait");
+    assert_eq!((again.instance.id, again.created, again.done), (ok.instance.id, false, true));
+    // A failure, with its message.
+    let failed = client.trigger_and_wait(Trigger::new("boom"), LONG).await.expect("wait");
+    assert!(failed.done, "{failed:?}");
+    assert_eq!(failed.instance.status, S::Failed as i32);
+    assert!(failed.instance.message.contains("boom on purpose"), "{}", failed.instance.message);
+    // The wait runs out: the instance as it is, which stays to run.
+    let started = Instant::now();
+    let pending = client.trigger_and_wait(Trigger::new("nobody"), Duration::from_millis(300)).await.expect("wait");
+    let took = started.elapsed();
+    assert!(!pending.done && pending.created, "{pending:?}");
+    assert_eq!(pending.instance.status, S::Pending as i32);
+    assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(10), "answered after {took:?}");
+    // Longer than axd's call limit: axd answers after a second, the client waits on by the key.
+    let started = Instant::now();
+    let slow = client.trigger_and_wait(Trigger::new("slow"), LONG).await.expect("wait");
+    assert!(slow.done && slow.created, "{slow:?}");
+    assert_eq!((slow.instance.status, slow.instance.output.as_str()), (S::Success as i32, "slept"));
+    assert!(started.elapsed() >= Duration::from_millis(3500), "{:?}", started.elapsed());
+    // Bad waits: INVALID_ARGUMENT naming the field, and nothing created.
+    for (wait, why) in [((660, 0), "wait: 11m is longer than 10m"), ((-1, 0), "wait:")] {
+        let req = pb::TriggerTaskRequest {
+            name: "nobody".into(),
+            wait: Some(prost_types::Duration { seconds: wait.0, nanos: wait.1 }),
+            ..Default::default()
+        };
+        let e = admin.trigger_task(req).await.expect_err("a bad wait");
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+        assert!(e.message().starts_with(why), "{}", e.message());
+    }
+    let listed = admin
+        .list_instances(pb::ListInstancesRequest { task_name: "nobody".into(), page_size: 10, ..Default::default() })
+        .await
+        .expect("list")
+        .into_inner()
+        .instances;
+    assert_eq!(listed.len(), 1, "a refused wait created nothing: {listed:?}");
+
+    // axctl: exit 0 with the output, 3 for another final state, 4 when the wait ran out.
+    let env = [("AX_ENDPOINT", axd.endpoint.as_str())];
+    let out = axctl(&env, &["task", "trigger", "echo", "--params", r#"{"n":2}"#, "--wait", "30s"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("SUCCESS") && out.stdout.contains(r#"{"n":2}"#), "{}", out.stdout);
+    let out = axctl(&env, &["task", "trigger", "boom", "--wait"]).await;
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(out.stderr.contains("ended FAILED"), "{}", out.stderr);
+    let out = axctl(&env, &["-o", "json", "task", "trigger", "nobody", "--wait", "200ms"]).await;
+    assert_eq!(out.code, 4, "{out:?}");
+    assert!(out.stderr.contains("still PENDING: the wait ran out"), "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(json["done"], serde_json::Value::Bool(false), "{json}");
+    let out = axctl(&env, &["task", "trigger", "slow", "--wait", "30s"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    // One instance per waiting trigger, however many calls it took.
+    let slow = admin
+        .list_instances(pb::ListInstancesRequest { task_name: "slow".into(), page_size: 10, ..Default::default() })
+        .await
+        .expect("list")
+        .into_inner()
+        .instances;
+    assert_eq!(slow.len(), 2, "{slow:?}");
+
+    let _ = stop.send(());
+    let _ = running.await;
+    axd.stop().await;
+}
+
+on_every_backend!(a_trigger_that_waits_answers_with_the_final_instance);

@@ -314,6 +314,11 @@ impl AdminService for Fake {
     async fn retry_instance(&self, _: Request<RetryInstanceRequest>) -> Reply<RetryInstanceResponse> {
         Err(Status::failed_precondition(HOSTILE))
     }
+    type WatchInstanceStream =
+        tonic::codegen::tokio_stream::Empty<std::result::Result<ax_proto::v1::WatchInstanceResponse, Status>>;
+    async fn watch_instance(&self, _: Request<ax_proto::v1::WatchInstanceRequest>) -> Reply<Self::WatchInstanceStream> {
+        Err(Status::unimplemented("fake"))
+    }
     async fn get_instance_logs(&self, _: Request<GetInstanceLogsRequest>) -> Reply<GetInstanceLogsResponse> {
         let line = LogLine {
             seq: 1,

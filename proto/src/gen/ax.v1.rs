@@ -1935,6 +1935,36 @@ pub struct GetInstanceLogsResponse {
     #[prost(uint64, tag = "2")]
     pub dropped: u64,
 }
+/// WatchInstance input.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct WatchInstanceRequest {
+    /// Instance id.
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+    /// Also send its log lines as they come (GetInstanceLogs' lines, oldest first).
+    ///
+    /// Next id: 3
+    #[prost(bool, tag = "2")]
+    pub logs: bool,
+}
+/// WatchInstance output: one update of the watched instance.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct WatchInstanceResponse {
+    /// The instance as it is now.
+    #[prost(message, optional, tag = "1")]
+    pub instance: ::core::option::Option<Instance>,
+    /// Events of its trail not sent before, oldest first; the first update holds the trail so far.
+    #[prost(message, repeated, tag = "2")]
+    pub events: ::prost::alloc::vec::Vec<InstanceEvent>,
+    /// With WatchInstanceRequest.logs: log lines not sent before, oldest first.
+    #[prost(message, repeated, tag = "3")]
+    pub lines: ::prost::alloc::vec::Vec<LogLine>,
+    /// True in the last update: the instance is final, and the stream ends after it.
+    ///
+    /// Next id: 5
+    #[prost(bool, tag = "4")]
+    pub done: bool,
+}
 /// ExplainTask input.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ExplainTaskRequest {
@@ -3803,6 +3833,37 @@ pub mod admin_service_client {
                 .insert(GrpcMethod::new("ax.v1.AdminService", "GetInstanceLogs"));
             self.inner.unary(req, path, codec).await
         }
+        /// Follows one instance: an update at once (the instance and its trail so far), then one each time
+        /// it changes (its state, attempt, progress, output; a lease renewal alone is no change), its
+        /// trail grows or (with `logs`) log lines come, the last once it is final (`done`), after
+        /// which the stream ends OK. Needs a read role on the instance's app. axd reads the instance at
+        /// most twice a second, from whichever axd records its changes. A watch ends OK after 10 minutes
+        /// whatever the instance's state (watch again to go on); each axd serves at most 1,000 watches
+        /// and waiting TriggerTask calls together, past which the call is RESOURCE_EXHAUSTED.
+        pub async fn watch_instance(
+            &mut self,
+            request: impl tonic::IntoRequest<super::WatchInstanceRequest>,
+        ) -> std::result::Result<
+            tonic::Response<tonic::codec::Streaming<super::WatchInstanceResponse>>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = crate::codec::AxCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/ax.v1.AdminService/WatchInstance",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("ax.v1.AdminService", "WatchInstance"));
+            self.inner.server_streaming(req, path, codec).await
+        }
         /// Lists connected worker sessions of the whole cluster (sessions of an axd that stopped
         /// heartbeating are left out).
         pub async fn list_workers(
@@ -4490,6 +4551,26 @@ pub mod admin_service_server {
             request: tonic::Request<super::GetInstanceLogsRequest>,
         ) -> std::result::Result<
             tonic::Response<super::GetInstanceLogsResponse>,
+            tonic::Status,
+        >;
+        /// Server streaming response type for the WatchInstance method.
+        type WatchInstanceStream: tonic::codegen::tokio_stream::Stream<
+                Item = std::result::Result<super::WatchInstanceResponse, tonic::Status>,
+            >
+            + std::marker::Send
+            + 'static;
+        /// Follows one instance: an update at once (the instance and its trail so far), then one each time
+        /// it changes (its state, attempt, progress, output; a lease renewal alone is no change), its
+        /// trail grows or (with `logs`) log lines come, the last once it is final (`done`), after
+        /// which the stream ends OK. Needs a read role on the instance's app. axd reads the instance at
+        /// most twice a second, from whichever axd records its changes. A watch ends OK after 10 minutes
+        /// whatever the instance's state (watch again to go on); each axd serves at most 1,000 watches
+        /// and waiting TriggerTask calls together, past which the call is RESOURCE_EXHAUSTED.
+        async fn watch_instance(
+            &self,
+            request: tonic::Request<super::WatchInstanceRequest>,
+        ) -> std::result::Result<
+            tonic::Response<Self::WatchInstanceStream>,
             tonic::Status,
         >;
         /// Lists connected worker sessions of the whole cluster (sessions of an axd that stopped
@@ -5435,6 +5516,52 @@ pub mod admin_service_server {
                                 max_encoding_message_size,
                             );
                         let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/ax.v1.AdminService/WatchInstance" => {
+                    #[allow(non_camel_case_types)]
+                    struct WatchInstanceSvc<T: AdminService>(pub Arc<T>);
+                    impl<
+                        T: AdminService,
+                    > tonic::server::ServerStreamingService<super::WatchInstanceRequest>
+                    for WatchInstanceSvc<T> {
+                        type Response = super::WatchInstanceResponse;
+                        type ResponseStream = T::WatchInstanceStream;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::ResponseStream>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::WatchInstanceRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as AdminService>::watch_instance(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = WatchInstanceSvc(inner);
+                        let codec = crate::codec::AxCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.server_streaming(method, req).await;
                         Ok(res)
                     };
                     Box::pin(fut)

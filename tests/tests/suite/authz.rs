@@ -42,6 +42,7 @@ enum Rpc {
     CancelInstance,
     RetryInstance,
     GetInstanceLogs,
+    WatchInstance,
     ListWorkers,
     ListSchedulers,
     GetClusterStats,
@@ -66,7 +67,7 @@ enum Rpc {
     DeleteAppLimit,
 }
 
-const RPCS: [Rpc; 36] = [
+const RPCS: [Rpc; 37] = [
     Rpc::CreateTask,
     Rpc::GetTask,
     Rpc::ListTasks,
@@ -81,6 +82,7 @@ const RPCS: [Rpc; 36] = [
     Rpc::CancelInstance,
     Rpc::RetryInstance,
     Rpc::GetInstanceLogs,
+    Rpc::WatchInstance,
     Rpc::ListWorkers,
     Rpc::ListSchedulers,
     Rpc::GetClusterStats,
@@ -285,6 +287,13 @@ async fn call(c: &mut Client, rpc: Rpc, t: &Target, n: usize) -> Result<Vec<Stri
         Rpc::GetInstanceLogs => {
             c.get_instance_logs(pb::GetInstanceLogsRequest { id: t.pending, ..Default::default() }).await?;
             vec![]
+        }
+        Rpc::WatchInstance => {
+            // Allowed: the first update comes at once (the stream is then dropped).
+            let mut watch =
+                c.watch_instance(pb::WatchInstanceRequest { id: t.pending, logs: true }).await?.into_inner();
+            let first = tokio_stream::StreamExt::next(&mut watch).await.expect("a first update")?;
+            first.instance.iter().map(|i| i.app.clone()).collect()
         }
         Rpc::ListWorkers => {
             let r = c.list_workers(pb::ListWorkersRequest { app: t.app.into() }).await?;

@@ -391,9 +391,14 @@ fn typed() -> BoxedStrategy<Vec<u8>> {
             pb::PreviewScheduleRequest { schedule, from, count, ..Default::default() }.encode_to_vec()
         }),
         preview_at_the_edges(),
-        (text(), prop::option::of(text()), text()).prop_map(|(name, params, idempotency_key)| {
-            pb::TriggerTaskRequest { name, params, idempotency_key, when: None, wait: None }.encode_to_vec()
+        (text(), prop::option::of(text()), text(), dur()).prop_map(|(name, params, idempotency_key, wait)| {
+            pb::TriggerTaskRequest { name, params, idempotency_key, when: None, wait }.encode_to_vec()
         }),
+        (prop_oneof![1i64..4, any::<i64>()], any::<bool>()).prop_map(|(id, logs)| pb::WatchInstanceRequest {
+            id,
+            logs
+        }
+        .encode_to_vec()),
         (prop_oneof![1i64..4, any::<i64>()], text())
             .prop_map(|(id, reason)| pb::CancelInstanceRequest { id, reason }.encode_to_vec()),
         (text(), -1i32..10, any::<u32>(), text(), ts(), ts()).prop_map(
@@ -460,7 +465,8 @@ async fn admin_calls(admin: &AdminServiceClient<Channel>, b: &[u8]) -> (usize, V
     let mut wrong = Vec::new();
     macro_rules! call {
         ($($rpc:ident($ty:ty)),+ $(,)?) => {$(
-            if let Ok(req) = <$ty>::decode(b) {
+            if let Ok(mut req) = <$ty>::decode(b) {
+                tame(&mut req);
                 calls += 1;
                 let shown = format!("{req:?}");
                 match tokio::time::timeout(CALL_LIMIT, admin.clone().$rpc(req)).await {
@@ -493,7 +499,35 @@ async fn admin_calls(admin: &AdminServiceClient<Channel>, b: &[u8]) -> (usize, V
         get_cluster_stats(pb::GetClusterStatsRequest),
         explain_task(pb::ExplainTaskRequest),
     );
+    // A watch answers at once (its first update, or an error) and is then dropped.
+    if let Ok(req) = pb::WatchInstanceRequest::decode(b) {
+        calls += 1;
+        let shown = format!("{req:?}");
+        let first = tokio::time::timeout(CALL_LIMIT, async {
+            let mut watch = admin.clone().watch_instance(req).await?.into_inner();
+            tokio_stream::StreamExt::next(&mut watch).await.transpose()
+        });
+        match first.await {
+            Err(_) => wrong.push(format!("watch_instance({shown}): no first answer within {CALL_LIMIT:?}")),
+            Ok(Err(s)) if unclean(s.code()) => {
+                wrong.push(format!("watch_instance({shown}): {:?}: {}", s.code(), s.message()))
+            }
+            Ok(_) => {}
+        }
+    }
     (calls, wrong)
+}
+
+/// A request as fuzzed, made to answer within [`CALL_LIMIT`]: a TriggerTask wait (valid up to 10
+/// minutes) is cut to a second; whether it is refused or kept is still checked.
+fn tame<T: std::any::Any>(req: &mut T) {
+    if let Some(t) = (req as &mut dyn std::any::Any).downcast_mut::<pb::TriggerTaskRequest>()
+        && let Some(w) = &mut t.wait
+        && w.seconds >= 1
+        && w.seconds <= 600
+    {
+        *w = prost_types::Duration { seconds: 1, nanos: 0 };
+    }
 }
 
 /// Sends `m` on a worker stream (after a valid Hello unless `first`), closes the sending side and

@@ -4,7 +4,8 @@
 //! negative is INVALID_ARGUMENT and creates nothing; a wait longer than axd's call limit
 //! (`--request-timeout`, 2 s here) goes on by the instance's key and creates nothing more;
 //! ax-client's `trigger_and_wait` and `axctl task trigger --wait` (exit 0 SUCCESS, 3 another final
-//! state, 4 the wait ran out).
+//! state, 4 the wait ran out). WatchInstance: every change of an instance and its log lines, once
+//! each, until it is final.
 
 use std::time::{Duration, Instant};
 
@@ -19,7 +20,8 @@ use ax_tests::{
     on_every_backend,
     procs::axctl,
 };
-use ax_worker::{Context, HandlerError, Worker};
+use ax_worker::{Context, HandlerError, Level, Worker};
+use tokio_stream::StreamExt as _;
 
 const LONG: Duration = Duration::from_secs(30);
 
@@ -33,6 +35,7 @@ async fn a_trigger_that_waits_answers_with_the_final_instance(db: &TestDb) {
     let mut admin = axd.admin().await;
     create(&mut admin, spec("echo", "waits", "echo", manual())).await;
     create(&mut admin, spec("slow", "waits", "slow", manual())).await;
+    create(&mut admin, spec("talk", "waits", "talk", manual())).await;
     create(&mut admin, spec("boom", "waits", "boom", manual())).await;
     // No worker serves app "idle": its instance stays PENDING.
     create(&mut admin, spec("nobody", "idle", "none", manual())).await;
@@ -43,6 +46,15 @@ async fn a_trigger_that_waits_answers_with_the_final_instance(db: &TestDb) {
         .capacity(4)
         .handler("echo", |ctx: Context| async move { Ok(ctx.params_raw.clone()) })
         .handler("boom", |_ctx: Context| async { Err::<String, _>(HandlerError::fatal("boom on purpose")) })
+        .handler("talk", |ctx: Context| async move {
+            // Its lines come while the watch is open, and after the first update.
+            tokio::time::sleep(Duration::from_millis(600)).await;
+            ctx.log(Level::Info, "one");
+            tokio::time::sleep(Duration::from_millis(600)).await;
+            ctx.log(Level::Info, "two");
+            tokio::time::sleep(Duration::from_millis(600)).await;
+            Ok("said".to_owned())
+        })
         .handler("slow", |_ctx: Context| async {
             tokio::time::sleep(Duration::from_millis(3500)).await;
             Ok("slept".to_owned())
@@ -124,6 +136,37 @@ async fn a_trigger_that_waits_answers_with_the_final_instance(db: &TestDb) {
         .into_inner()
         .instances;
     assert_eq!(slow.len(), 2, "{slow:?}");
+
+    // WatchInstance: every change once, the log lines once each and in order, the last update
+    // final, then the stream ends.
+    let talk = client.trigger(Trigger::new("talk")).await.expect("trigger").instance;
+    let mut watch =
+        admin.watch_instance(pb::WatchInstanceRequest { id: talk.id, logs: true }).await.expect("watch").into_inner();
+    let mut updates = Vec::new();
+    while let Some(u) = tokio::time::timeout(LONG, watch.next()).await.expect("an update or the end") {
+        updates.push(u.expect("an update"));
+    }
+    let last = updates.last().expect("updates");
+    assert!(last.done && updates[..updates.len() - 1].iter().all(|u| !u.done), "{updates:?}");
+    let final_instance = last.instance.as_ref().expect("instance");
+    assert_eq!((final_instance.status, final_instance.output.as_str()), (S::Success as i32, "said"));
+    let lines: Vec<&str> = updates.iter().flat_map(|u| u.lines.iter().map(|l| l.message.as_str())).collect();
+    assert_eq!(lines, ["one", "two"], "{updates:?}");
+    let events: Vec<i32> = updates.iter().flat_map(|u| u.events.iter().map(|e| e.to_status)).collect();
+    let (_, trail) = ax_tests::client::get(&mut admin, talk.id).await;
+    assert_eq!(events, trail.iter().map(|e| e.to_status).collect::<Vec<_>>(), "the trail, each event once");
+    assert!(updates.len() >= 3, "the lines came in updates of their own: {updates:?}");
+    // A PENDING instance: the first update at once, not done; an unknown id: NOT_FOUND.
+    let mut watch = admin
+        .watch_instance(pb::WatchInstanceRequest { id: pending.instance.id, logs: false })
+        .await
+        .expect("watch")
+        .into_inner();
+    let first = tokio::time::timeout(Duration::from_secs(5), watch.next()).await.expect("at once").expect("one");
+    let first = first.expect("an update");
+    assert!(!first.done && first.instance.as_ref().is_some_and(|i| i.status == S::Pending as i32), "{first:?}");
+    let e = admin.watch_instance(pb::WatchInstanceRequest { id: 999_999, logs: false }).await.expect_err("no such id");
+    assert_eq!(e.code(), tonic::Code::NotFound, "{e:?}");
 
     let _ = stop.send(());
     let _ = running.await;

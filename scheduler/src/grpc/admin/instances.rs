@@ -151,6 +151,17 @@ impl AdminApi {
         }
     }
 
+    pub(super) async fn watch_instance_(
+        &self,
+        req: &Request<pb::WatchInstanceRequest>,
+        n: &mut Note,
+    ) -> Result<super::wait::Watch> {
+        let grant = self.caller(req, Access::Read, n)?;
+        let r = req.get_ref();
+        self.instance_in_scope(r.id, &grant, n).await?;
+        self.watch(r.id, r.logs)
+    }
+
     pub(super) async fn get_instance_logs_(
         &self,
         req: &Request<pb::GetInstanceLogsRequest>,

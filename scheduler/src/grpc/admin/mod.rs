@@ -77,7 +77,7 @@ impl AdminApi {
     }
 
     /// The log line and audit entry of [`AdminApi::finish`]: not generic, so that it is compiled
-    /// once rather than once per reply type (36 of them).
+    /// once rather than once per reply type (37 of them).
     async fn record(&self, note: Note, outcome: String, detail: String) {
         let denied = outcome == "denied";
         if note.mutating || denied {
@@ -393,6 +393,14 @@ impl AdminService for AdminApi {
     async fn explain_task(&self, req: Request<pb::ExplainTaskRequest>) -> Reply<pb::ExplainTaskResponse> {
         let mut n = Note::read("ExplainTask", task_target(&req.get_ref().name));
         let r = self.explain_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    type WatchInstanceStream = wait::Watch;
+
+    async fn watch_instance(&self, req: Request<pb::WatchInstanceRequest>) -> Reply<Self::WatchInstanceStream> {
+        let mut n = Note::read("WatchInstance", format!("instance/{}", req.get_ref().id));
+        let r = self.watch_instance_(&req, &mut n).await;
         self.finish(n, r).await
     }
 

@@ -1,5 +1,6 @@
-//! Trigger and wait (`TriggerTaskRequest.wait`): the call answers once its instance is final or
-//! the wait runs out. The instance is created, and the call audited, before the wait begins;
+//! Trigger and wait (`TriggerTaskRequest.wait`) and WatchInstance. A waiting call answers once
+//! its instance is final or the wait runs out; a watch sends the instance's changes until it is
+//! final or [`MAX_WAIT`] has passed. The instance is created, and the call audited, before the wait begins;
 //! the wait reads the instance by its key, at most twice a second, from whichever axd records
 //! its end. At most [`MAX_WAITS`] calls wait at once on one axd. A call answers a second before
 //! axd's `--request-timeout` at the latest (done = false): the caller goes on waiting by calling
@@ -28,6 +29,9 @@ const MAX_PAUSE: Duration = Duration::from_millis(500);
 /// A call's wait and its place among the waiting calls.
 pub(super) type Waiting = (Duration, OwnedSemaphorePermit);
 
+/// The stream of a WatchInstance call.
+pub(super) type Watch = tokio_stream::wrappers::ReceiverStream<Result<pb::WatchInstanceResponse, tonic::Status>>;
+
 impl AdminApi {
     /// The wait a request asks for, with a place for it (`None`: no wait). Checked before anything
     /// is created: a wait over [`MAX_WAIT`] is INVALID_ARGUMENT, and with every place taken the
@@ -43,12 +47,84 @@ impl AdminApi {
         }
         // Answered before the call's own limit cuts it off.
         let d = d.min(self.core.request_timeout.saturating_sub(Duration::from_secs(1))).max(Duration::from_millis(1));
-        let place = self.core.waits.clone().try_acquire_owned().map_err(|_| {
+        Ok(Some((d, self.place("wait")?)))
+    }
+
+    /// A place among the waiting calls and watches, or RESOURCE_EXHAUSTED naming `field`.
+    fn place(&self, field: &str) -> Result<OwnedSemaphorePermit> {
+        self.core.waits.clone().try_acquire_owned().map_err(|_| {
             Error::ResourceExhausted(format!(
-                "wait: {MAX_WAITS} calls are waiting on this axd already; trigger without a wait and poll GetInstance"
+                "{field}: {MAX_WAITS} calls are waiting or watching on this axd already; poll GetInstance instead"
             ))
-        })?;
-        Ok(Some((d, place)))
+        })
+    }
+
+    /// WatchInstance: the caller may read instance `id` (checked by the caller of this) and has a
+    /// place; the updates are sent from a task of their own until the instance is final, the
+    /// watch has lasted [`MAX_WAIT`], or the caller goes away.
+    pub(super) fn watch(&self, id: i64, logs: bool) -> Result<Watch> {
+        let place = self.place("id")?;
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let core = self.core.clone();
+        crate::core::spawn("watch", async move {
+            let _place = place;
+            let deadline = tokio::time::Instant::now() + MAX_WAIT;
+            let (mut events_sent, mut after_seq, mut last) = (0usize, 0i64, None::<pb::Instance>);
+            let mut pause = FIRST_PAUSE;
+            loop {
+                let store = &core.pools.admin;
+                let read = async {
+                    let inst = store.get_instance(id).await?;
+                    let events = store.instance_events(id).await?;
+                    let lines = if logs { store.instance_logs(id, after_seq, 1000).await?.0 } else { Vec::new() };
+                    Ok::<_, crate::error::StoreError>((inst, events, lines))
+                };
+                match read.await {
+                    Ok((Some(inst), events, lines)) => {
+                        let done = inst.status.is_terminal();
+                        let now = convert::instance_to_pb(&inst);
+                        let new_events: Vec<pb::InstanceEvent> =
+                            events.iter().skip(events_sent).map(convert::event_to_pb).collect();
+                        // A lease renewal alone is no news to a watcher.
+                        let seen = pb::Instance { lease_expire_time: None, ..now.clone() };
+                        if last.as_ref() != Some(&seen) || !new_events.is_empty() || !lines.is_empty() || done {
+                            events_sent = events_sent.max(events.len());
+                            after_seq = lines.last().map_or(after_seq, |l| l.seq);
+                            let update = pb::WatchInstanceResponse {
+                                instance: Some(now.clone()),
+                                events: new_events,
+                                lines: lines.iter().map(convert::log_to_pb).collect(),
+                                done,
+                            };
+                            if tx.send(Ok(update)).await.is_err() {
+                                return; // The caller went away.
+                            }
+                            last = Some(seen);
+                            pause = FIRST_PAUSE;
+                        }
+                        // Lines may still come after a final state: their last batch is read above.
+                        if done {
+                            return;
+                        }
+                    }
+                    Ok((None, ..)) => {
+                        let _ = tx.send(Err(tonic::Status::not_found(format!("instance {id} was deleted")))).await;
+                        return;
+                    }
+                    Err(e) => tracing::warn!(instance = id, error = %e, "watching an instance: reading it failed"),
+                }
+                let now = tokio::time::Instant::now();
+                if now >= deadline {
+                    return;
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(pause.min(deadline - now)) => {}
+                    () = tx.closed() => return,
+                }
+                pause = (pause * 2).min(MAX_PAUSE);
+            }
+        });
+        Ok(tokio_stream::wrappers::ReceiverStream::new(rx))
     }
 
     /// `triggered` once its instance is final, or as it is when `wait` has passed.

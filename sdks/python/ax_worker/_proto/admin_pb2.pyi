@@ -755,6 +755,26 @@ class GetInstanceLogsResponse(_message.Message):
     dropped: int
     def __init__(self, lines: _Optional[_Iterable[_Union[LogLine, _Mapping]]] = ..., dropped: _Optional[int] = ...) -> None: ...
 
+class WatchInstanceRequest(_message.Message):
+    __slots__ = ("id", "logs")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    LOGS_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    logs: bool
+    def __init__(self, id: _Optional[int] = ..., logs: _Optional[bool] = ...) -> None: ...
+
+class WatchInstanceResponse(_message.Message):
+    __slots__ = ("instance", "events", "lines", "done")
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    instance: Instance
+    events: _containers.RepeatedCompositeFieldContainer[InstanceEvent]
+    lines: _containers.RepeatedCompositeFieldContainer[LogLine]
+    done: bool
+    def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ..., events: _Optional[_Iterable[_Union[InstanceEvent, _Mapping]]] = ..., lines: _Optional[_Iterable[_Union[LogLine, _Mapping]]] = ..., done: _Optional[bool] = ...) -> None: ...
+
 class ExplainTaskRequest(_message.Message):
     __slots__ = ("name", "at", "limit")
     NAME_FIELD_NUMBER: _ClassVar[int]

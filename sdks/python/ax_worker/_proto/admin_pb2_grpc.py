@@ -110,6 +110,11 @@ class AdminServiceStub:
                 request_serializer=ax_dot_v1_dot_admin__pb2.GetInstanceLogsRequest.SerializeToString,
                 response_deserializer=ax_dot_v1_dot_admin__pb2.GetInstanceLogsResponse.FromString,
                 _registered_method=True)
+        self.WatchInstance = channel.unary_stream(
+                '/ax.v1.AdminService/WatchInstance',
+                request_serializer=ax_dot_v1_dot_admin__pb2.WatchInstanceRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.WatchInstanceResponse.FromString,
+                _registered_method=True)
         self.ListWorkers = channel.unary_unary(
                 '/ax.v1.AdminService/ListWorkers',
                 request_serializer=ax_dot_v1_dot_admin__pb2.ListWorkersRequest.SerializeToString,
@@ -329,6 +334,19 @@ class AdminServiceServicer:
 
     def GetInstanceLogs(self, request, context):
         """Returns the log lines workers sent for an instance, oldest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchInstance(self, request, context):
+        """Follows one instance: an update at once (the instance and its trail so far), then one each time
+        it changes (its state, attempt, progress, output; a lease renewal alone is no change), its
+        trail grows or (with `logs`) log lines come, the last once it is final (`done`), after
+        which the stream ends OK. Needs a read role on the instance's app. axd reads the instance at
+        most twice a second, from whichever axd records its changes. A watch ends OK after 10 minutes
+        whatever the instance's state (watch again to go on); each axd serves at most 1,000 watches
+        and waiting TriggerTask calls together, past which the call is RESOURCE_EXHAUSTED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -586,6 +604,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.GetInstanceLogs,
                     request_deserializer=ax_dot_v1_dot_admin__pb2.GetInstanceLogsRequest.FromString,
                     response_serializer=ax_dot_v1_dot_admin__pb2.GetInstanceLogsResponse.SerializeToString,
+            ),
+            'WatchInstance': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchInstance,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.WatchInstanceRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.WatchInstanceResponse.SerializeToString,
             ),
             'ListWorkers': grpc.unary_unary_rpc_method_handler(
                     servicer.ListWorkers,
@@ -1099,6 +1122,33 @@ class AdminService:
             '/ax.v1.AdminService/GetInstanceLogs',
             ax_dot_v1_dot_admin__pb2.GetInstanceLogsRequest.SerializeToString,
             ax_dot_v1_dot_admin__pb2.GetInstanceLogsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchInstance(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/ax.v1.AdminService/WatchInstance',
+            ax_dot_v1_dot_admin__pb2.WatchInstanceRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.WatchInstanceResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -131,6 +131,8 @@ export interface ProtoGrpcType {
       UpdateCalendarResponse: MessageTypeDefinition
       UpdateTaskRequest: MessageTypeDefinition
       UpdateTaskResponse: MessageTypeDefinition
+      WatchInstanceRequest: MessageTypeDefinition
+      WatchInstanceResponse: MessageTypeDefinition
       WorkerCooldown: MessageTypeDefinition
       WorkerSession: MessageTypeDefinition
     }

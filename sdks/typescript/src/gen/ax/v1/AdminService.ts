@@ -74,6 +74,8 @@ import type { UpdateCalendarRequest as _ax_v1_UpdateCalendarRequest, UpdateCalen
 import type { UpdateCalendarResponse as _ax_v1_UpdateCalendarResponse, UpdateCalendarResponse__Output as _ax_v1_UpdateCalendarResponse__Output } from '../../ax/v1/UpdateCalendarResponse';
 import type { UpdateTaskRequest as _ax_v1_UpdateTaskRequest, UpdateTaskRequest__Output as _ax_v1_UpdateTaskRequest__Output } from '../../ax/v1/UpdateTaskRequest';
 import type { UpdateTaskResponse as _ax_v1_UpdateTaskResponse, UpdateTaskResponse__Output as _ax_v1_UpdateTaskResponse__Output } from '../../ax/v1/UpdateTaskResponse';
+import type { WatchInstanceRequest as _ax_v1_WatchInstanceRequest, WatchInstanceRequest__Output as _ax_v1_WatchInstanceRequest__Output } from '../../ax/v1/WatchInstanceRequest';
+import type { WatchInstanceResponse as _ax_v1_WatchInstanceResponse, WatchInstanceResponse__Output as _ax_v1_WatchInstanceResponse__Output } from '../../ax/v1/WatchInstanceResponse';
 
 export interface AdminServiceClient extends grpc.Client {
   BackfillTask(argument: _ax_v1_BackfillTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_BackfillTaskResponse__Output>): grpc.ClientUnaryCall;
@@ -400,6 +402,11 @@ export interface AdminServiceClient extends grpc.Client {
   updateTask(argument: _ax_v1_UpdateTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_UpdateTaskResponse__Output>): grpc.ClientUnaryCall;
   updateTask(argument: _ax_v1_UpdateTaskRequest, callback: grpc.requestCallback<_ax_v1_UpdateTaskResponse__Output>): grpc.ClientUnaryCall;
   
+  WatchInstance(argument: _ax_v1_WatchInstanceRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_ax_v1_WatchInstanceResponse__Output>;
+  WatchInstance(argument: _ax_v1_WatchInstanceRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_ax_v1_WatchInstanceResponse__Output>;
+  watchInstance(argument: _ax_v1_WatchInstanceRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_ax_v1_WatchInstanceResponse__Output>;
+  watchInstance(argument: _ax_v1_WatchInstanceRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_ax_v1_WatchInstanceResponse__Output>;
+  
 }
 
 export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation {
@@ -475,6 +482,8 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
   
   UpdateTask: grpc.handleUnaryCall<_ax_v1_UpdateTaskRequest__Output, _ax_v1_UpdateTaskResponse>;
   
+  WatchInstance: grpc.handleServerStreamingCall<_ax_v1_WatchInstanceRequest__Output, _ax_v1_WatchInstanceResponse>;
+  
 }
 
 export interface AdminServiceDefinition extends grpc.ServiceDefinition {
@@ -514,4 +523,5 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
   TriggerTask: MethodDefinition<_ax_v1_TriggerTaskRequest, _ax_v1_TriggerTaskResponse, _ax_v1_TriggerTaskRequest__Output, _ax_v1_TriggerTaskResponse__Output>
   UpdateCalendar: MethodDefinition<_ax_v1_UpdateCalendarRequest, _ax_v1_UpdateCalendarResponse, _ax_v1_UpdateCalendarRequest__Output, _ax_v1_UpdateCalendarResponse__Output>
   UpdateTask: MethodDefinition<_ax_v1_UpdateTaskRequest, _ax_v1_UpdateTaskResponse, _ax_v1_UpdateTaskRequest__Output, _ax_v1_UpdateTaskResponse__Output>
+  WatchInstance: MethodDefinition<_ax_v1_WatchInstanceRequest, _ax_v1_WatchInstanceResponse, _ax_v1_WatchInstanceRequest__Output, _ax_v1_WatchInstanceResponse__Output>
 }

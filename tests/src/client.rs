@@ -106,6 +106,12 @@ pub async fn get(admin: &mut AdminServiceClient<Channel>, id: i64) -> (pb::Insta
     (r.instance.expect("instance"), r.events)
 }
 
+/// Every instance of `task` (up to 1000), newest first.
+pub async fn instances_of(admin: &AdminServiceClient<Channel>, task: &str) -> Vec<pb::Instance> {
+    let r = pb::ListInstancesRequest { task_name: task.into(), page_size: 1000, ..Default::default() };
+    admin.clone().list_instances(r).await.expect("list instances").into_inner().instances
+}
+
 /// The first instance of `task` listed, once there is one (within 20 s).
 pub async fn instance_of(admin: &AdminServiceClient<Channel>, task: &str) -> pb::Instance {
     eventually(Duration::from_secs(20), &format!("an instance of {task}"), || {

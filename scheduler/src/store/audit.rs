@@ -62,7 +62,7 @@ impl Audit<'_> {
         self.insert_audits(std::slice::from_ref(e)).await
     }
 
-    /// Records audited calls, up to [`BATCH`](super::BATCH) per statement.
+    /// Records audited calls, up to 500 per statement.
     pub async fn insert_audits(&mut self, entries: &[AuditEntry]) -> StoreResult<()> {
         for chunk in entries.chunks(super::BATCH) {
             let mut s = Stmt::new(format!("INSERT INTO ax_audit ({}) VALUES ", &AuditRaw::NAMES[1..].join(", ")));

@@ -10,7 +10,7 @@ use ax_proto::v1::{self as pb, InstanceStatus as S};
 use ax_tests::{
     Db, TestDb,
     axd::Axd,
-    client::{create, manual, spec, wait_status},
+    client::{create, instances_of, manual, spec, wait_status},
     eventually,
     fleet::{Fleet, connected},
     on_server_backends,
@@ -41,13 +41,6 @@ async fn order(db: &TestDb, id: i64, row: &Enqueue, commit: bool) {
     }
 }
 
-async fn instances(
-    admin: &pb::admin_service_client::AdminServiceClient<tonic::transport::Channel>,
-) -> Vec<pb::Instance> {
-    let r = pb::ListInstancesRequest { task_name: "invoice".into(), page_size: 100, ..Default::default() };
-    admin.clone().list_instances(r).await.expect("list").into_inner().instances
-}
-
 async fn an_application_transaction_creates_its_instance_only_when_it_commits(db: &TestDb) {
     let axd = Axd::start(db, |_| {}).await;
     let mut admin = axd.admin().await;
@@ -66,7 +59,7 @@ async fn an_application_transaction_creates_its_instance_only_when_it_commits(db
     // Committed: exactly one instance, which runs.
     order(db, 2, &row("order-2"), true).await;
     let i = eventually(LONG, "the committed order's instance", || async {
-        let list = instances(&admin).await;
+        let list = instances_of(&admin, "invoice").await;
         (!list.is_empty()).then(|| list[0].clone())
     })
     .await;
@@ -81,7 +74,7 @@ async fn an_application_transaction_creates_its_instance_only_when_it_commits(db
         (db.scalar("SELECT COUNT(*) FROM ax_intake").await == 0).then_some(())
     })
     .await;
-    let list = instances(&admin).await;
+    let list = instances_of(&admin, "invoice").await;
     let keys: Vec<&str> = list.iter().map(|i| i.idempotency_key.as_str()).collect();
     assert_eq!(keys, ["order-4", "order-2"], "one instance per committed key, none for the rolled-back one");
     let delayed = &list[0];
@@ -136,7 +129,7 @@ async fn oversized_params_are_refused_without_being_read(db: &TestDb) {
     .await;
     let why = format!("params: is {bytes} bytes, at most 65536 allowed");
     assert_eq!(db.scalar(&format!("SELECT COUNT(*) FROM ax_intake WHERE error = '{why}'")).await, 1, "refused: {why}");
-    let list = instances(&admin).await;
+    let list = instances_of(&admin, "invoice").await;
     assert_eq!(list.iter().map(|i| i.params.as_str()).collect::<Vec<_>>(), [r#"{"ok":1}"#], "the other row's instance");
     // On PostgreSQL the size comes from the value's header and the refusal's update keeps the
     // value where it is stored. (SQLite rewrites the whole record when it writes the error, so
@@ -282,15 +275,9 @@ async fn intake_rows_are_bound_to_an_app_the_database_enforces(db: &TestDb) {
     let trusted_refused: i64 = trusted_refused.parse().expect("id");
     assert_eq!(refusal(db, trusted_refused).await, r#"task_name: no task named "invoice" in app "hr""#);
     eventually(LONG, "both instances", || async {
-        let all = admin
-            .clone()
-            .list_instances(pb::ListInstancesRequest { page_size: 10, ..Default::default() })
-            .await
-            .expect("list")
-            .into_inner()
-            .instances;
-        let keys: Vec<&str> = all.iter().map(|i| i.idempotency_key.as_str()).collect();
-        (keys.contains(&"inv-1") && keys.contains(&"pay-1")).then_some(())
+        let has = |list: Vec<pb::Instance>, key: &str| list.iter().any(|i| i.idempotency_key == key);
+        (has(instances_of(&admin, "invoice").await, "inv-1") && has(instances_of(&admin, "payroll").await, "pay-1"))
+            .then_some(())
     })
     .await;
     // The role sees only its own rows (the refused one), and may delete them.
@@ -324,7 +311,8 @@ async fn intake_rows_are_bound_to_an_app_the_database_enforces(db: &TestDb) {
             actor.starts_with(&format!("intake:{role}")) && f.collect::<Vec<_>>() == [target, app, outcome]
         })
     };
-    let first = instances(&admin).await.into_iter().find(|i| i.idempotency_key == "inv-1").expect("inv-1");
+    let first =
+        instances_of(&admin, "invoice").await.into_iter().find(|i| i.idempotency_key == "inv-1").expect("inv-1");
     assert!(by_role(&format!("instance/{}", first.id), "billing", "ok"), "the created instance: {lines:#?}");
     assert!(by_role(&format!("intake/{other}"), "billing", "invalid_argument"), "the refused row: {lines:#?}");
     let created = audit.iter().find(|e| e.target == format!("instance/{}", first.id)).expect("entry");

@@ -15,7 +15,7 @@ use ax_scheduler::config::HumanDuration;
 use ax_tests::{
     TestDb,
     axd::{Axd, channel},
-    client::{create, manual, spec},
+    client::{create, instances_of, manual, spec},
     fleet::connected,
     on_every_backend,
     procs::axctl,
@@ -105,12 +105,7 @@ async fn a_trigger_that_waits_answers_with_the_final_instance(db: &TestDb) {
         assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
         assert!(e.message().starts_with(why), "{}", e.message());
     }
-    let listed = admin
-        .list_instances(pb::ListInstancesRequest { task_name: "nobody".into(), page_size: 10, ..Default::default() })
-        .await
-        .expect("list")
-        .into_inner()
-        .instances;
+    let listed = instances_of(&admin, "nobody").await;
     assert_eq!(listed.len(), 1, "a refused wait created nothing: {listed:?}");
 
     // axctl: exit 0 with the output, 3 for another final state, 4 when the wait ran out.
@@ -129,12 +124,7 @@ async fn a_trigger_that_waits_answers_with_the_final_instance(db: &TestDb) {
     let out = axctl(&env, &["task", "trigger", "slow", "--wait", "30s"]).await;
     assert_eq!(out.code, 0, "{out:?}");
     // One instance per waiting trigger, however many calls it took.
-    let slow = admin
-        .list_instances(pb::ListInstancesRequest { task_name: "slow".into(), page_size: 10, ..Default::default() })
-        .await
-        .expect("list")
-        .into_inner()
-        .instances;
+    let slow = instances_of(&admin, "slow").await;
     assert_eq!(slow.len(), 2, "{slow:?}");
 
     // WatchInstance: every change once, the log lines once each and in order, the last update

@@ -17,6 +17,7 @@ pub mod fleet;
 pub mod netns;
 pub mod procs;
 pub mod proxy;
+pub mod replica;
 pub mod servers;
 pub mod webhook;
 

@@ -11,6 +11,7 @@ mod console;
 mod console_e2e;
 mod e2e_axctl;
 mod explain;
+mod failover;
 mod follow_logs;
 mod foreign;
 mod fuzz_frames;

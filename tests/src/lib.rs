@@ -15,6 +15,7 @@ pub mod certs;
 pub mod client;
 pub mod fleet;
 pub mod netns;
+pub mod pgbouncer;
 pub mod procs;
 pub mod proxy;
 pub mod replica;

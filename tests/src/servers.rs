@@ -90,13 +90,13 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServerError {
 
 /// The OS user a server runs as when the test runs as root.
 #[derive(Debug, Clone, Copy)]
-struct Owner {
-    uid: u32,
-    gid: u32,
+pub(crate) struct Owner {
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
 }
 
 /// `None` unless the test runs as root; then the uid and gid of `user`.
-fn owner(user: &'static str) -> Result<Option<Owner>> {
+pub(crate) fn owner(user: &'static str) -> Result<Option<Owner>> {
     let me = std::fs::metadata("/proc/self").map_err(io("stat /proc/self"))?.uid();
     if me != 0 {
         return Ok(None);
@@ -115,7 +115,7 @@ fn owner(user: &'static str) -> Result<Option<Owner>> {
 }
 
 /// The first of `names` found in `PATH`, `/usr/bin` or `/usr/sbin`.
-fn find_binary(what: &'static str, names: &[&str]) -> Result<PathBuf> {
+pub(crate) fn find_binary(what: &'static str, names: &[&str]) -> Result<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let dirs: Vec<PathBuf> =
         std::env::split_paths(&path).chain([PathBuf::from("/usr/bin"), PathBuf::from("/usr/sbin")]).collect();
@@ -496,6 +496,11 @@ impl PrivateServer {
     /// The URL of its administrative database (`postgres` / `mysql`), as superuser.
     pub fn url(&self) -> String {
         self.server().url()
+    }
+
+    /// The port it listens on (127.0.0.1).
+    pub fn port(&self) -> u16 {
+        self.server().port
     }
 
     /// The process id of the running server (its postmaster / mariadbd).

@@ -25,6 +25,7 @@ mod liveness;
 mod metrics;
 mod misfire;
 mod mtls;
+mod pgbouncer;
 mod plain_logs;
 mod python_worker;
 mod routing;

@@ -3,7 +3,7 @@
 #   start     in the background, what needs no Rust build: PostgreSQL and MariaDB
 #             (scripts/test-databases.sh), the Python SDK's requirements, the TypeScript SDK built,
 #             the web console's packages and its generated code and build checked (console/check.sh),
-#             Chromium for its browser test, libfaketime; each logs to target/ci-logs/<step>.log
+#             Chromium for its browser test, libfaketime, PgBouncer; each logs to target/ci-logs/<step>.log
 #   lints     cargo fmt --check, clippy (every target, warnings denied), rustdoc (warnings denied)
 #   build     every test binary, axd, axctl and the examples, built once (cargo nextest --no-run)
 #   setup     waits for the background steps; a failed one fails the run, with its log's tail
@@ -145,12 +145,22 @@ step_faketime() {
     || { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null; }"
 }
 
+# PgBouncer (transaction pooling) for tests/tests/suite/pgbouncer.rs, which starts one of its own;
+# the package's own service is not used.
+step_pgbouncer() {
+  if command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; then return 0; fi
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  flock -o "$apt_lock" sh -c "$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null \
+    || { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null; }"
+}
+
 begin start
 if ! command -v flock >/dev/null 2>&1; then
   echo "scripts/test.sh: flock (util-linux) is needed" >&2
   exit 1
 fi
-for s in databases python typescript console chromium faketime; do
+for s in databases python typescript console chromium faketime pgbouncer; do
   start "$s" "step_$s"
 done
 # rustfmt and clippy are rustup components that a minimal toolchain lacks; nextest is a cargo plugin.

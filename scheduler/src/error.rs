@@ -37,6 +37,10 @@ pub enum StoreError {
     /// rest may hold a password).
     #[error("unsupported database url scheme {0:?}: use sqlite://, postgres:// or mysql://")]
     UnsupportedUrl(String),
+    /// A PostgreSQL URL whose host list or `target_session_attrs` ax cannot use (says why, never
+    /// the URL: it may hold a password).
+    #[error("database url: {0}")]
+    BadUrl(String),
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -50,6 +54,14 @@ impl From<sqlx::Error> for StoreError {
             sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("40001" | "40P01" | "5" | "6")) => {
                 StoreError::Conflict(e)
             }
+            // PostgreSQL: a server that became read-only (a demoted primary, a standby), shut down
+            // or is starting, or a broken connection: another host or a later try may succeed.
+            sqlx::Error::Database(db)
+                if db.code().as_deref().is_some_and(is_failover_code)
+                    && db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>().is_some() =>
+            {
+                StoreError::Unavailable(e)
+            }
             sqlx::Error::Io(_)
             | sqlx::Error::Tls(_)
             | sqlx::Error::PoolTimedOut
@@ -59,6 +71,13 @@ impl From<sqlx::Error> for StoreError {
             _ => StoreError::Query(e),
         }
     }
+}
+
+/// PostgreSQL SQLSTATEs of a server that cannot take this session's writes any more: 25006
+/// read_only_sql_transaction (a demoted primary, a standby), 57P01 admin_shutdown, 57P02
+/// crash_shutdown, 57P03 cannot_connect_now, and class 08 (connection exceptions).
+pub(crate) fn is_failover_code(code: &str) -> bool {
+    matches!(code, "25006" | "57P01" | "57P02" | "57P03") || code.starts_with("08")
 }
 
 /// Result of the storage layer.
@@ -144,7 +163,8 @@ impl Error {
                 StoreError::Query(_)
                 | StoreError::Migrate(_)
                 | StoreError::Corrupt { .. }
-                | StoreError::UnsupportedUrl(_) => Code::Internal,
+                | StoreError::UnsupportedUrl(_)
+                | StoreError::BadUrl(_) => Code::Internal,
             },
         }
     }

@@ -15,8 +15,10 @@ pub mod certs;
 pub mod client;
 pub mod fleet;
 pub mod netns;
+pub mod pgbouncer;
 pub mod procs;
 pub mod proxy;
+pub mod replica;
 pub mod servers;
 pub mod webhook;
 

@@ -81,7 +81,7 @@ pub enum ServerError {
     },
 }
 
-type Result<T> = std::result::Result<T, ServerError>;
+pub(crate) type Result<T> = std::result::Result<T, ServerError>;
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServerError {
     let what = what.into();
@@ -90,13 +90,13 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServerError {
 
 /// The OS user a server runs as when the test runs as root.
 #[derive(Debug, Clone, Copy)]
-struct Owner {
-    uid: u32,
-    gid: u32,
+pub(crate) struct Owner {
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
 }
 
 /// `None` unless the test runs as root; then the uid and gid of `user`.
-fn owner(user: &'static str) -> Result<Option<Owner>> {
+pub(crate) fn owner(user: &'static str) -> Result<Option<Owner>> {
     let me = std::fs::metadata("/proc/self").map_err(io("stat /proc/self"))?.uid();
     if me != 0 {
         return Ok(None);
@@ -115,7 +115,7 @@ fn owner(user: &'static str) -> Result<Option<Owner>> {
 }
 
 /// The first of `names` found in `PATH`, `/usr/bin` or `/usr/sbin`.
-fn find_binary(what: &'static str, names: &[&str]) -> Result<PathBuf> {
+pub(crate) fn find_binary(what: &'static str, names: &[&str]) -> Result<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let dirs: Vec<PathBuf> =
         std::env::split_paths(&path).chain([PathBuf::from("/usr/bin"), PathBuf::from("/usr/sbin")]).collect();
@@ -128,7 +128,7 @@ fn find_binary(what: &'static str, names: &[&str]) -> Result<PathBuf> {
 
 /// The directory of PostgreSQL's server binaries: `AX_TEST_PG_BINDIR`, or the newest
 /// `/usr/lib/postgresql/<version>/bin` that has `initdb` and `postgres`.
-fn pg_bindir() -> Result<PathBuf> {
+pub(crate) fn pg_bindir() -> Result<PathBuf> {
     let has_both = |d: &Path| d.join("initdb").is_file() && d.join("postgres").is_file();
     if let Some(d) = std::env::var_os("AX_TEST_PG_BINDIR") {
         let d = PathBuf::from(d);
@@ -154,20 +154,20 @@ fn pg_bindir() -> Result<PathBuf> {
 
 /// A server process of the test's own, in its own temporary directory.
 #[derive(Debug)]
-struct Server {
+pub(crate) struct Server {
     db: Db,
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
     owner: Option<Owner>,
-    port: u16,
+    pub(crate) port: u16,
     program: PathBuf,
     /// The server's arguments for a port.
     args: fn(&Path, u16) -> Vec<OsString>,
-    child: Option<Child>,
+    pub(crate) child: Option<Child>,
 }
 
 impl Server {
     /// An empty temporary directory for a server, owned by the user it runs as; removed on drop.
-    fn new(
+    pub(crate) fn new(
         db: Db,
         name: &str,
         user: &'static str,
@@ -190,14 +190,14 @@ impl Server {
     }
 
     /// The last lines of the server's output.
-    fn log_tail(&self) -> String {
+    pub(crate) fn log_tail(&self) -> String {
         let log = std::fs::read_to_string(self.log_path()).unwrap_or_default();
         let lines: Vec<&str> = log.lines().collect();
         lines[lines.len().saturating_sub(30)..].join("\n")
     }
 
     /// Runs a setup command (`initdb`, `mariadb-install-db`) as the server's user.
-    async fn setup(&self, program: &Path, args: &[OsString]) -> Result<()> {
+    pub(crate) async fn setup(&self, program: &Path, args: &[OsString]) -> Result<()> {
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args).current_dir(&self.dir).stdin(Stdio::null());
         if let Some(o) = self.owner {
@@ -219,7 +219,7 @@ impl Server {
     }
 
     /// The URL of the server's administrative database.
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         match self.db {
             Db::Postgres => format!("postgres://postgres@127.0.0.1:{}/postgres", self.port),
             _ => format!("mysql://root@127.0.0.1:{}/mysql", self.port),
@@ -244,7 +244,7 @@ impl Server {
     }
 
     /// Waits until the server accepts a connection (polling, up to [`DEADLINE`]).
-    async fn wait_ready(&mut self) -> Result<()> {
+    pub(crate) async fn wait_ready(&mut self) -> Result<()> {
         use sqlx::Connection as _;
         let end = tokio::time::Instant::now() + DEADLINE;
         let url = self.url();
@@ -275,7 +275,7 @@ impl Server {
 
     /// Starts the server on a free port; a port taken between choosing and binding it gets
     /// another try on a new one.
-    async fn start(&mut self) -> Result<()> {
+    pub(crate) async fn start(&mut self) -> Result<()> {
         let mut tries = 0;
         loop {
             self.port = free_port();
@@ -360,36 +360,43 @@ pub struct PgServer {
 impl PgServer {
     async fn try_start() -> Result<PgServer> {
         let bin = pg_bindir()?;
-        let args = |dir: &Path, port: u16| -> Vec<OsString> {
-            let mut a: Vec<OsString> = vec!["-D".into(), dir.join("data").into(), "-k".into(), dir.into()];
-            for setting in [
-                format!("port={port}"),
-                "listen_addresses=127.0.0.1".into(),
-                "max_connections=100".into(),
-                // A test server that is only ever stopped cleanly: no flushes to wait for.
-                "fsync=off".into(),
-                "full_page_writes=off".into(),
-                "autovacuum=off".into(),
-                "timezone=UTC".into(),
-            ] {
-                a.push("-c".into());
-                a.push(setting.into());
-            }
-            a
-        };
-        let mut server = Server::new(Db::Postgres, "pg", "postgres", bin.join("postgres"), args)?;
-        let data = server.dir.join("data");
-        let init: Vec<OsString> = ["-D".into(), data.into_os_string()]
-            .into_iter()
-            .chain(
-                ["-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync", "--no-instructions"]
-                    .map(OsString::from),
-            )
-            .collect();
-        server.setup(&bin.join("initdb"), &init).await?;
+        let mut server = Server::new(Db::Postgres, "pg", "postgres", bin.join("postgres"), pg_args)?;
+        init_pg(&server, &bin).await?;
         server.start().await?;
         Ok(PgServer { server })
     }
+}
+
+/// The arguments of a test's PostgreSQL server in `dir` (data in `dir/data`, socket in `dir`).
+pub(crate) fn pg_args(dir: &Path, port: u16) -> Vec<OsString> {
+    let mut a: Vec<OsString> = vec!["-D".into(), dir.join("data").into(), "-k".into(), dir.into()];
+    for setting in [
+        format!("port={port}"),
+        "listen_addresses=127.0.0.1".into(),
+        "max_connections=100".into(),
+        // A test server that is only ever stopped cleanly: no flushes to wait for.
+        "fsync=off".into(),
+        "full_page_writes=off".into(),
+        "autovacuum=off".into(),
+        "timezone=UTC".into(),
+    ] {
+        a.push("-c".into());
+        a.push(setting.into());
+    }
+    a
+}
+
+/// `initdb` of a fresh cluster in `server.dir/data`: trust authentication, superuser `postgres`.
+pub(crate) async fn init_pg(server: &Server, bin: &Path) -> Result<()> {
+    let data = server.dir.join("data");
+    let init: Vec<OsString> = ["-D".into(), data.into_os_string()]
+        .into_iter()
+        .chain(
+            ["-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync", "--no-instructions"]
+                .map(OsString::from),
+        )
+        .collect();
+    server.setup(&bin.join("initdb"), &init).await
 }
 
 /// A MariaDB server of the test's own: a fresh data directory (`mariadb-install-db`) served by
@@ -489,6 +496,11 @@ impl PrivateServer {
     /// The URL of its administrative database (`postgres` / `mysql`), as superuser.
     pub fn url(&self) -> String {
         self.server().url()
+    }
+
+    /// The port it listens on (127.0.0.1).
+    pub fn port(&self) -> u16 {
+        self.server().port
     }
 
     /// The process id of the running server (its postmaster / mariadbd).

@@ -71,6 +71,8 @@ struct StatsInner {
     fenced: AtomicU64,
     stale: AtomicU64,
     silent_axd: AtomicU64,
+    /// The results axd acknowledged as applied, once [`Stats::record_applied`] asked for them.
+    applied: std::sync::Mutex<Option<Vec<(i64, u32)>>>,
 }
 
 impl Stats {
@@ -105,6 +107,21 @@ impl Stats {
     /// Streams dropped because axd said nothing for three heartbeat intervals.
     pub fn silent_axd(&self) -> u64 {
         self.0.silent_axd.load(Ordering::Relaxed)
+    }
+    /// From now on, remembers each result axd acknowledges as applied (`ResultAck.applied`), for
+    /// [`Stats::applied`]: off by default, as the list only grows.
+    pub fn record_applied(&self) {
+        self.0.applied.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert_with(Vec::new);
+    }
+    /// The results (instance id, attempt) axd acknowledged as applied since
+    /// [`Stats::record_applied`], in the order the acknowledgements came.
+    pub fn applied(&self) -> Vec<(i64, u32)> {
+        self.0.applied.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone().unwrap_or_default()
+    }
+    pub(crate) fn note_applied(&self, instance: i64, attempt: u32) {
+        if let Some(v) = self.0.applied.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_mut() {
+            v.push((instance, attempt));
+        }
     }
 }
 

@@ -76,6 +76,31 @@ pub(super) fn check_database_url(database_url: &str) -> Result<(), ConfigError> 
     Ok(())
 }
 
+/// Checks `database_pooler` and `database_session_url`: both are PostgreSQL's, and a transaction
+/// pooler needs a session URL (sqlx's migrator takes a session advisory lock and prepares named
+/// statements; LISTEN lasts as long as its session: none of that survives transaction pooling).
+pub(super) fn check_pooler(c: &Config) -> Result<(), ConfigError> {
+    let pg = |u: &str| u.starts_with("postgres:") || u.starts_with("postgresql:");
+    if let Some(s) = &c.database_session_url
+        && !(pg(s) && pg(&c.database_url))
+    {
+        return Err(invalid("database_session_url", "is for PostgreSQL: both URLs must start with postgres://"));
+    }
+    if c.database_pooler == super::DatabasePooler::Transaction {
+        if !pg(&c.database_url) {
+            return Err(invalid("database_pooler", "transaction is for PostgreSQL (database_url postgres://...)"));
+        }
+        if c.database_session_url.is_none() {
+            return Err(invalid(
+                "database_pooler",
+                "transaction needs database_session_url: migrations and LISTEN need a session (straight to \
+                 PostgreSQL, or a session-mode pool)",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Checks the addresses axd listens on: gRPC, metrics and console.
 pub(super) fn check_listeners(c: &Config, metrics_tls_proxy: Option<bool>) -> Result<(), ConfigError> {
     if c.tls.is_none() && !c.listen.ip().is_loopback() {

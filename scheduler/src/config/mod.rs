@@ -33,6 +33,16 @@ pub struct Options {
     /// Database URL: sqlite://PATH (one axd), postgres://... or mysql://... [default: sqlite://./ax-data/ax.db]
     #[arg(long, env = "AX_DATABASE_URL")]
     pub database_url: Option<String>,
+    /// What stands between axd and PostgreSQL: none, or transaction (PgBouncer pool_mode =
+    /// transaction: no prepared statement is kept, every statement runs in a transaction; needs
+    /// --database-session-url) [default: none]
+    #[arg(long, env = "AX_DATABASE_POOLER", value_enum)]
+    pub database_pooler: Option<DatabasePooler>,
+    /// A URL of the same PostgreSQL database on which a session lasts (straight to the server, or a
+    /// session-mode pool), for what needs one: migrations under their advisory lock and LISTEN
+    /// [default: --database-url]
+    #[arg(long, env = "AX_DATABASE_SESSION_URL")]
+    pub database_session_url: Option<String>,
     /// gRPC listen address for AdminService, WorkerService, health and reflection [default: 127.0.0.1:7070]
     #[arg(long, env = "AX_LISTEN")]
     pub listen: Option<SocketAddr>,
@@ -216,6 +226,8 @@ impl Options {
     fn or(self, other: Options) -> Options {
         Options {
             database_url: self.database_url.or(other.database_url),
+            database_pooler: self.database_pooler.or(other.database_pooler),
+            database_session_url: self.database_session_url.or(other.database_session_url),
             listen: self.listen.or(other.listen),
             tls_cert: self.tls_cert.or(other.tls_cert),
             tls_key: self.tls_key.or(other.tls_key),
@@ -298,10 +310,25 @@ pub struct PoolSizes {
     pub sweeper: u32,
 }
 
+/// `--database-pooler`: what stands between axd and PostgreSQL.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DatabasePooler {
+    /// Nothing, or a pooler in session mode: a connection is one server session.
+    #[default]
+    None,
+    /// A pooler in transaction mode (PgBouncer `pool_mode = transaction`).
+    Transaction,
+}
+
 /// The resolved configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub database_url: String,
+    /// What stands between axd and PostgreSQL.
+    pub database_pooler: DatabasePooler,
+    /// Where migrations and LISTEN go, if not to `database_url`.
+    pub database_session_url: Option<String>,
     /// Listen address.
     pub listen: SocketAddr,
     /// mTLS, if enabled.
@@ -426,6 +453,7 @@ impl Config {
         checks::check_tracing(c.otlp.as_ref(), otlp_service_name_given)?;
         checks::check_access(&mut c.policy, scope)?;
         checks::check_database_url(&c.database_url)?;
+        checks::check_pooler(&c)?;
         checks::check_listeners(&c, metrics_tls_proxy)?;
         checks::check_workers(&c)?;
         checks::check_loop_timing(&c)?;
@@ -445,6 +473,8 @@ impl Config {
     fn with_defaults(o: Options, tls: Option<TlsFiles>) -> Config {
         Config {
             database_url: o.database_url.unwrap_or_else(|| "sqlite://./ax-data/ax.db".to_owned()),
+            database_pooler: o.database_pooler.unwrap_or_default(),
+            database_session_url: o.database_session_url,
             listen: o.listen.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7070))),
             tls,
             pools: PoolSizes {

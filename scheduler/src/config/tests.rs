@@ -176,3 +176,23 @@ fn the_console_address_is_checked_like_the_grpc_port_and_gets_a_port_of_its_own(
     let e = Args::try_parse_from(["axd", "--console-listen", "localhost"]).expect_err("not an address");
     assert!(e.to_string().contains("--console-listen"), "{e}");
 }
+
+#[test]
+fn a_transaction_pooler_needs_a_session_url_and_postgres() {
+    let pg = |pooler, session: Option<&str>, url: &str| {
+        Config::from_options(Options {
+            database_url: Some(url.to_owned()),
+            database_pooler: pooler,
+            database_session_url: session.map(str::to_owned),
+            ..Options::default()
+        })
+    };
+    let t = Some(DatabasePooler::Transaction);
+    let e = pg(t, None, "postgres://h:6432/ax").expect_err("no session url").to_string();
+    assert!(e.contains("database_session_url"), "{e}");
+    let c = pg(t, Some("postgres://h:5432/ax"), "postgres://h:6432/ax").expect("with a session url");
+    assert_eq!(c.database_pooler, DatabasePooler::Transaction);
+    assert!(pg(t, Some("mysql://h/ax"), "mysql://h/ax").is_err());
+    assert!(pg(None, Some("postgres://h/ax"), "sqlite://x.db").is_err());
+    assert_eq!(pg(None, None, "postgres://h/ax").expect("plain").database_pooler, DatabasePooler::None);
+}

@@ -171,11 +171,32 @@ fn read(path: &std::path::Path) -> Result<Vec<u8>, ServerError> {
     std::fs::read(path).map_err(|e| ServerError::Tls(format!("{}: {e}", path.display())))
 }
 
-async fn pool(url: &str, size: u32, role: &'static str) -> Result<Arc<Store>, StoreError> {
+async fn pool(config: &Config, url: &str, size: u32, role: &'static str) -> Result<Arc<Store>, StoreError> {
     let mut opts = ConnectOptions::new(url.to_owned());
     opts.max_connections = size;
     opts.role = role;
+    // Only `database_url` goes through the pooler; the session URL is a session.
+    opts.transaction_pooler =
+        config.database_pooler == crate::config::DatabasePooler::Transaction && url == config.database_url;
     store::connect(&opts).await
+}
+
+/// Where what needs a session goes (migrations under their lock, LISTEN): `database_session_url`,
+/// or `database_url`.
+fn session_url(config: &Config) -> &str {
+    config.database_session_url.as_deref().unwrap_or(&config.database_url)
+}
+
+/// Applies the migrations on a connection of the session URL when it is another one.
+async fn migrate(config: &Config, admin: &Store) -> Result<(), StoreError> {
+    let session = session_url(config);
+    if session == config.database_url {
+        return admin.migrate().await;
+    }
+    let s = pool(config, session, 1, "migrate").await?;
+    let r = s.migrate().await;
+    s.close().await;
+    r
 }
 
 /// How long axd waits at startup for a database that does not answer yet (restarting, frozen, or
@@ -191,16 +212,16 @@ async fn open_database(config: &Config) -> Result<Pools, StoreError> {
     let mut pause = Duration::from_millis(200);
     loop {
         let opened = async {
-            let admin = pool(url, config.pools.admin, "admin").await?;
-            admin.migrate().await?;
+            let admin = pool(config, url, config.pools.admin, "admin").await?;
+            migrate(config, &admin).await?;
             let pools = Pools {
                 admin: admin.clone(),
-                trigger: pool(url, config.pools.trigger, "trigger").await?,
-                dispatch: pool(url, config.pools.dispatch, "dispatch").await?,
-                workers: pool(url, config.pools.workers, "workers").await?,
-                sweeper: pool(url, config.pools.sweeper, "sweeper").await?,
+                trigger: pool(config, url, config.pools.trigger, "trigger").await?,
+                dispatch: pool(config, url, config.pools.dispatch, "dispatch").await?,
+                workers: pool(config, url, config.pools.workers, "workers").await?,
+                sweeper: pool(config, url, config.pools.sweeper, "sweeper").await?,
                 metrics: match config.metrics_listen {
-                    Some(_) => pool(url, 1, "metrics").await?,
+                    Some(_) => pool(config, url, 1, "metrics").await?,
                     None => admin.clone(),
                 },
             };

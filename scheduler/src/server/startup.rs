@@ -18,7 +18,7 @@ use tracing::Instrument;
 
 use super::{
     Running, STARTUP_WAIT, ServerError, heartbeat_loop, host_name, max_connections, notifications, open_database, pool,
-    read, redact,
+    read, redact, session_url,
 };
 use crate::{
     auth::{self, AuthMode},
@@ -322,10 +322,9 @@ fn serve_metrics(
 
 /// Listens for other axd's notifications (PostgreSQL only), on a connection of its own.
 async fn listen_for_notifications(config: &Config, core: &Arc<Core>, tasks: &mut Tasks) -> Result<(), ServerError> {
-    let url = &config.database_url;
     if core.pools.admin.backend() == store::Backend::Postgres {
-        // LISTEN holds its connection for good: it gets a pool of its own.
-        let listen = pool(url, 1, "listen").await?;
+        // LISTEN holds its connection for good: it gets a pool of its own, on a session.
+        let listen = pool(config, session_url(config), 1, "listen").await?;
         tasks.handles.push(spawn("notifications", notifications(core.clone(), listen, tasks.cancel.clone())));
     }
     Ok(())

@@ -3,6 +3,8 @@
 //! [`Driver`] is implemented by each sqlx database type and says how it binds a [`Value`] and
 //! decodes a column; [`Conn`] is generic over it, so the execution code exists once.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use sqlx::{
     Database, Executor, IntoArguments, Row as _, database::HasStatementCache, pool::PoolConnection, query::Query,
@@ -63,9 +65,43 @@ pub(crate) trait Driver: Database + HasStatementCache {
     }
 }
 
+/// What a pool tells about its failures: the hosts of a PostgreSQL URL (see `pg_hosts`), which
+/// look for another server when one is gone or read-only.
+pub(crate) trait Watch: Send + Sync + std::fmt::Debug {
+    /// A connection or statement failed with `e`.
+    fn failed(&self, e: &sqlx::Error);
+    /// The pool is closing.
+    fn closed(&self);
+}
+
 /// The pool of one backend: every backend's [`Pool`] is this, over its sqlx database type.
 #[derive(Debug, Clone)]
-pub struct SqlxPool<DB: Database>(pub(crate) sqlx::Pool<DB>);
+pub struct SqlxPool<DB: Database> {
+    pub(crate) pool: sqlx::Pool<DB>,
+    /// Told of every failed connection and statement.
+    pub(crate) watch: Option<Arc<dyn Watch>>,
+    /// Behind a transaction pooler (PgBouncer `pool_mode = transaction`): no statement is kept
+    /// prepared, and none runs outside a transaction (see [`Conn::pooled`]).
+    pub(crate) pooled: bool,
+}
+
+impl<DB: Database> SqlxPool<DB> {
+    /// A pool without a watch, straight to the server.
+    pub(crate) fn new(pool: sqlx::Pool<DB>) -> Self {
+        SqlxPool { pool, watch: None, pooled: false }
+    }
+
+    fn report<T>(&self, r: Result<T, sqlx::Error>) -> StoreResult<T> {
+        report(self.watch.as_deref(), r)
+    }
+}
+
+fn report<T>(watch: Option<&dyn Watch>, r: Result<T, sqlx::Error>) -> StoreResult<T> {
+    if let (Err(e), Some(w)) = (&r, watch) {
+        w.failed(e);
+    }
+    Ok(r?)
+}
 
 #[async_trait]
 impl<DB: Driver> Pool for SqlxPool<DB>
@@ -74,27 +110,36 @@ where
     for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
 {
     async fn begin(&self) -> StoreResult<Box<dyn Exec>> {
-        Ok(Box::new(Conn::Tx(DB::begin(&self.0).await?)))
+        let tx = self.report(DB::begin(&self.pool).await)?;
+        Ok(Box::new(Conn { held: Held::Tx(tx), watch: self.watch.clone(), pooled: self.pooled }))
     }
 
     async fn conn(&self) -> StoreResult<Box<dyn Exec>> {
-        Ok(Box::new(Conn::<DB>::Pooled(self.0.acquire().await?)))
+        let c = self.report(self.pool.acquire().await)?;
+        Ok(Box::new(Conn::<DB> { held: Held::Pooled(c), watch: self.watch.clone(), pooled: self.pooled }))
     }
 
     fn usage(&self) -> (u32, usize) {
-        (self.0.size(), self.0.num_idle())
+        (self.pool.size(), self.pool.num_idle())
     }
 
     async fn migrate(&self) -> StoreResult<()> {
-        DB::migrate(&self.0).await
+        DB::migrate(&self.pool).await
     }
 
     async fn listen(&self, on: &(dyn Fn(Notice) + Send + Sync)) -> StoreResult<bool> {
-        DB::listen(&self.0, on).await
+        let r = DB::listen(&self.pool, on).await;
+        if let (Err(StoreError::Unavailable(e)), Some(w)) = (&r, &self.watch) {
+            w.failed(e);
+        }
+        r
     }
 
     async fn close(&self) {
-        self.0.close().await
+        if let Some(w) = &self.watch {
+            w.closed();
+        }
+        self.pool.close().await
     }
 }
 
@@ -112,7 +157,18 @@ pub(crate) trait Exec: Send {
 }
 
 /// A transaction or a pooled connection of one backend.
-pub(crate) enum Conn<DB: Database> {
+pub(crate) struct Conn<DB: Database> {
+    held: Held<DB>,
+    /// Told of every failed statement.
+    watch: Option<Arc<dyn Watch>>,
+    /// Behind a transaction pooler: statements are not kept prepared (each is parsed unnamed),
+    /// and each statement on a plain connection runs in a transaction of its own. sqlx parses and
+    /// binds in two round trips; outside a transaction the pooler may hand them to two server
+    /// connections.
+    pooled: bool,
+}
+
+enum Held<DB: Database> {
     /// Inside a transaction.
     Tx(sqlx::Transaction<'static, DB>),
     /// Autocommit statements on one connection.
@@ -121,19 +177,45 @@ pub(crate) enum Conn<DB: Database> {
 
 impl<DB: Database> Conn<DB> {
     fn conn(&mut self) -> &mut DB::Connection {
-        match self {
-            Conn::Tx(t) => t,
-            Conn::Pooled(c) => c,
+        match &mut self.held {
+            Held::Tx(t) => t,
+            Held::Pooled(c) => c,
         }
     }
 }
 
-fn query<'q, DB: Driver>(sql: &'q str, args: &'q [Value<'_>], replan: bool) -> Query<'q, DB, DB::Arguments<'q>> {
-    let mut q = sqlx::query::<DB>(sql).persistent(!replan);
+fn query<'q, DB: Driver>(sql: &'q str, args: &'q [Value<'_>], persistent: bool) -> Query<'q, DB, DB::Arguments<'q>> {
+    let mut q = sqlx::query::<DB>(sql).persistent(persistent);
     for v in args {
         q = DB::bind(q, v);
     }
     q
+}
+
+/// Runs `$body` (which uses the connection `$c`) on the connection of `$self`: in a transaction
+/// of its own on a plain connection behind a transaction pooler; reports a failure to the watch.
+macro_rules! on_conn {
+    ($self:ident, |$c:ident| $body:expr) => {{
+        let r = match (&mut $self.held, $self.pooled) {
+            (Held::Pooled(p), true) => {
+                async {
+                    let mut tx = sqlx::Connection::begin(&mut **p).await?;
+                    let r = {
+                        let $c: &mut DB::Connection = &mut *tx;
+                        $body.await?
+                    };
+                    tx.commit().await?;
+                    Ok::<_, sqlx::Error>(r)
+                }
+                .await
+            }
+            _ => {
+                let $c = $self.conn();
+                $body.await
+            }
+        };
+        report($self.watch.as_deref(), r)
+    }};
 }
 
 #[async_trait]
@@ -144,13 +226,15 @@ where
 {
     async fn execute(&mut self, s: Stmt<'_>) -> StoreResult<u64> {
         let sql = DB::DIALECT.placeholders(&s.sql);
-        let r = query::<DB>(&sql, &s.args, s.replan).execute(self.conn()).await?;
+        let persistent = !s.replan && !self.pooled;
+        let r = on_conn!(self, |c| query::<DB>(&sql, &s.args, persistent).execute(c))?;
         Ok(DB::rows_affected(&r))
     }
 
     async fn fetch(&mut self, s: Stmt<'_>, table: &'static str, each: &mut EachRow<'_>) -> StoreResult<()> {
         let sql = DB::DIALECT.placeholders(&s.sql);
-        let rows = query::<DB>(&sql, &s.args, s.replan).fetch_all(self.conn()).await?;
+        let persistent = !s.replan && !self.pooled;
+        let rows = on_conn!(self, |c| query::<DB>(&sql, &s.args, persistent).fetch_all(c))?;
         for row in &rows {
             each(&mut Row::new(&Cursor::<DB>(row), table))?;
         }
@@ -169,14 +253,16 @@ where
             return id.ok_or_else(|| corrupt("INSERT returned no id"));
         }
         let sql = DB::DIALECT.placeholders(&s.sql);
-        let r = query::<DB>(&sql, &s.args, s.replan).execute(self.conn()).await?;
+        let persistent = !s.replan && !self.pooled;
+        let r = on_conn!(self, |c| query::<DB>(&sql, &s.args, persistent).execute(c))?;
         DB::last_insert_id(&r).ok_or_else(|| corrupt("INSERT reported no id"))
     }
 
     async fn commit(self: Box<Self>) -> StoreResult<()> {
-        match *self {
-            Conn::Tx(t) => Ok(t.commit().await?),
-            Conn::Pooled(_) => Ok(()),
+        let Conn { held, watch, .. } = *self;
+        match held {
+            Held::Tx(t) => report(watch.as_deref(), t.commit().await),
+            Held::Pooled(_) => Ok(()),
         }
     }
 }

@@ -34,6 +34,7 @@ mod instances;
 mod intake;
 mod migrations;
 pub mod mysql;
+pub(crate) mod pg_hosts;
 pub mod postgres;
 mod ready;
 mod routing;
@@ -395,12 +396,21 @@ pub struct ConnectOptions {
     /// The role of the pool (admin, trigger, dispatch, workers, sweeper, metrics; `shared` by default): the
     /// `role` label of its metrics.
     pub role: &'static str,
+    /// PostgreSQL behind a transaction pooler (PgBouncer `pool_mode = transaction`): no prepared
+    /// statement is kept, and every statement runs in a transaction.
+    pub transaction_pooler: bool,
 }
 
 impl ConnectOptions {
     /// Options for `url` with small defaults (10 connections, 5 s acquire timeout).
     pub fn new(url: impl Into<String>) -> Self {
-        ConnectOptions { url: url.into(), max_connections: 10, acquire_timeout: Duration::from_secs(5), role: "shared" }
+        ConnectOptions {
+            url: url.into(),
+            max_connections: 10,
+            acquire_timeout: Duration::from_secs(5),
+            role: "shared",
+            transaction_pooler: false,
+        }
     }
 }
 

@@ -52,7 +52,7 @@ impl MySqlPool {
             })
             .connect_with(o)
             .await?;
-        Ok(SqlxPool(pool))
+        Ok(SqlxPool::new(pool))
     }
 }
 

@@ -3,7 +3,7 @@
 //! constant statement per operation, prepared once per connection whatever the batch size (IN
 //! lists and multi-row VALUES would be a new statement to parse and plan for every size).
 
-use std::str::FromStr;
+use std::{str::FromStr, sync::Arc};
 
 use sqlx::{
     Postgres, Row as _,
@@ -14,8 +14,9 @@ use sqlx::{
 use super::{
     ConnectOptions, Notice,
     dialect::{Dialect, POSTGRES},
-    exec::{BoxFuture, Driver, SqlxPool, bind_scalars, getters},
+    exec::{BoxFuture, Driver, SqlxPool, Watch, bind_scalars, getters},
     migrations::embed_migrations,
+    pg_hosts::Target,
     value::{Kind, Stmt, Value},
 };
 use crate::error::StoreResult;
@@ -24,20 +25,70 @@ use crate::error::StoreResult;
 pub type PgPool = SqlxPool<Postgres>;
 
 impl PgPool {
-    /// Connects to `opts.url`.
+    /// Connects to `opts.url`: one host, or several (see `pg_hosts`).
     pub async fn connect(opts: &ConnectOptions) -> crate::error::StoreResult<Self> {
-        let o = PgConnectOptions::from_str(&opts.url)?.application_name("axd");
-        Self::connect_with(o, opts).await
+        match Target::for_url(&opts.url)? {
+            None => Self::connect_with(PgConnectOptions::from_str(&opts.url)?.application_name("axd"), opts).await,
+            Some(target) => Self::connect_to(target, opts).await,
+        }
     }
 
     /// Connects with explicit options (tests use this to pick a schema).
     pub async fn connect_with(o: PgConnectOptions, opts: &ConnectOptions) -> crate::error::StoreResult<Self> {
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .max_connections(opts.max_connections)
-            .acquire_timeout(opts.acquire_timeout)
+        let pool = pool_options(opts).connect_with(tune(o, opts)).await?;
+        Ok(SqlxPool { pool, watch: None, pooled: opts.transaction_pooler })
+    }
+
+    /// Connects to the host of `target` that suits it, checking each new connection, and lets
+    /// the target move the pool to another host.
+    async fn connect_to(target: Arc<Target>, opts: &ConnectOptions) -> crate::error::StoreResult<Self> {
+        let o = tune(target.options().await?, opts);
+        let (check, keep) = (target.clone(), target.clone());
+        let pool = pool_options(opts)
+            .after_connect(move |c, _| {
+                let t = check.clone();
+                Box::pin(async move {
+                    let r = t.check(c).await;
+                    if let Err(e) = &r {
+                        t.failed(e);
+                    }
+                    r
+                })
+            })
+            .before_acquire(move |_, meta| {
+                let kept = keep.keep(meta.age);
+                Box::pin(async move { Ok(kept) })
+            })
             .connect_with(o)
             .await?;
-        Ok(SqlxPool(pool))
+        let id = target.add(pool.clone());
+        Ok(SqlxPool { pool, watch: Some(Arc::new(HostWatch { target, id })), pooled: opts.transaction_pooler })
+    }
+}
+
+fn pool_options(opts: &ConnectOptions) -> sqlx::postgres::PgPoolOptions {
+    sqlx::postgres::PgPoolOptions::new().max_connections(opts.max_connections).acquire_timeout(opts.acquire_timeout)
+}
+
+/// Behind a transaction pooler, no statement is kept prepared (see `exec::Conn`).
+fn tune(o: PgConnectOptions, opts: &ConnectOptions) -> PgConnectOptions {
+    if opts.transaction_pooler { o.statement_cache_capacity(0) } else { o }
+}
+
+/// A pool's link to the hosts of its URL.
+#[derive(Debug)]
+struct HostWatch {
+    target: Arc<Target>,
+    id: u64,
+}
+
+impl Watch for HostWatch {
+    fn failed(&self, e: &sqlx::Error) {
+        self.target.failed(e);
+    }
+
+    fn closed(&self) {
+        self.target.remove(self.id);
     }
 }
 

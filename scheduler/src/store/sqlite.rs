@@ -47,7 +47,7 @@ impl SqlitePool {
                 .connect_with(o.clone())
                 .await;
             match pool {
-                Ok(pool) => return Ok(SqlxPool(pool)),
+                Ok(pool) => return Ok(SqlxPool::new(pool)),
                 Err(sqlx::Error::Database(e)) if attempt < 10 && e.message().contains("locked") => {
                     attempt += 1;
                     tokio::time::sleep(Duration::from_millis(20 * attempt)).await;
@@ -173,7 +173,7 @@ mod tests {
         let pool = SqlitePool::connect(&opts).await.expect("connect");
         pool.migrate().await.expect("migrate");
         // A write puts pages in the WAL, so both -wal and -shm exist now.
-        sqlx::query("CREATE TABLE perm_probe (x INTEGER)").execute(&pool.0).await.expect("write");
+        sqlx::query("CREATE TABLE perm_probe (x INTEGER)").execute(&pool.pool).await.expect("write");
         assert_eq!(mode(&root.join("ax-data")), 0o700, "a new directory");
         assert_eq!(mode(&root.join("ax-data").join("nested")), 0o700, "a new directory");
         assert_eq!(mode(&db), 0o600, "the database file");

@@ -333,7 +333,9 @@ fn on_result_ack(stats: &Stats, state: &mut State, a: pb::ResultAck) {
     if state.unacked.remove(&(a.instance_id, a.attempt)).is_some() {
         stats.0.acked.fetch_add(1, Ordering::Relaxed);
     }
-    if !a.applied {
+    if a.applied {
+        stats.note_applied(a.instance_id, a.attempt);
+    } else {
         tracing::debug!(instance = a.instance_id, attempt = a.attempt, note = %a.note, "result not applied");
     }
 }

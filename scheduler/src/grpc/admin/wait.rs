@@ -1,10 +1,10 @@
 //! Trigger and wait (`TriggerTaskRequest.wait`) and WatchInstance. A waiting call answers once
 //! its instance is final or the wait runs out; a watch sends the instance's changes until it is
-//! final or [`MAX_WAIT`] has passed. The instance is created, and the call audited, before the wait begins;
-//! the wait reads the instance by its key, at most twice a second, from whichever axd records
-//! its end. At most [`MAX_WAITS`] calls wait at once on one axd. A call answers a second before
-//! axd's `--request-timeout` at the latest (done = false): the caller goes on waiting by calling
-//! again with the instance's idempotency key, as ax-client and axctl do.
+//! final or [`MAX_WAIT`] has passed. Both read the instance by its id, at most twice a second,
+//! whichever axd records its changes; at most [`MAX_WAITS`] of them run at once on one axd. A
+//! waiting trigger's instance is created, and the call audited, before the wait begins, and the
+//! call answers a second before axd's `--request-timeout` at the latest (done = false): the caller
+//! goes on waiting by calling again with the instance's idempotency key, as ax-client and axctl do.
 
 use std::time::Duration;
 
@@ -73,25 +73,27 @@ impl AdminApi {
             let mut pause = FIRST_PAUSE;
             loop {
                 let store = &core.pools.admin;
+                // The trail is read only when the instance changed (every event changes it), the
+                // lines only when asked for: a quiet watch costs one read by primary key.
                 let read = async {
-                    let inst = store.get_instance(id).await?;
-                    let events = store.instance_events(id).await?;
+                    let Some(inst) = store.get_instance(id).await? else { return Ok(None) };
+                    // A lease renewal alone is no news to a watcher.
+                    let seen = pb::Instance { lease_expire_time: None, ..convert::instance_to_pb(&inst) };
+                    let events =
+                        if last.as_ref() != Some(&seen) { store.instance_events(id).await? } else { Vec::new() };
                     let lines = if logs { store.instance_logs(id, after_seq, 1000).await?.0 } else { Vec::new() };
-                    Ok::<_, crate::error::StoreError>((inst, events, lines))
+                    Ok::<_, crate::error::StoreError>(Some((inst, seen, events, lines)))
                 };
                 match read.await {
-                    Ok((Some(inst), events, lines)) => {
+                    Ok(Some((inst, seen, events, lines))) => {
                         let done = inst.status.is_terminal();
-                        let now = convert::instance_to_pb(&inst);
                         let new_events: Vec<pb::InstanceEvent> =
                             events.iter().skip(events_sent).map(convert::event_to_pb).collect();
-                        // A lease renewal alone is no news to a watcher.
-                        let seen = pb::Instance { lease_expire_time: None, ..now.clone() };
                         if last.as_ref() != Some(&seen) || !new_events.is_empty() || !lines.is_empty() || done {
                             events_sent = events_sent.max(events.len());
                             after_seq = lines.last().map_or(after_seq, |l| l.seq);
                             let update = pb::WatchInstanceResponse {
-                                instance: Some(now.clone()),
+                                instance: Some(convert::instance_to_pb(&inst)),
                                 events: new_events,
                                 lines: lines.iter().map(convert::log_to_pb).collect(),
                                 done,
@@ -107,7 +109,7 @@ impl AdminApi {
                             return;
                         }
                     }
-                    Ok((None, ..)) => {
+                    Ok(None) => {
                         let _ = tx.send(Err(tonic::Status::not_found(format!("instance {id} was deleted")))).await;
                         return;
                     }

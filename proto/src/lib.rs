@@ -54,4 +54,8 @@ pub const TASK_SPEC_UPDATABLE_FIELDS: &[&str] = &[
     "on_success",
     "on_failure",
     "after_all",
+    "concurrency_key",
+    "concurrency_limit",
+    "unique_key",
+    "unique_for",
 ];

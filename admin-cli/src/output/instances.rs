@@ -56,6 +56,8 @@ pub struct InstanceView {
     pub retry_on: String,
     pub run_id: i64,
     pub chained_from: i64,
+    /// Empty: its task had no concurrency key.
+    pub concurrency_value: String,
 }
 
 impl From<&Instance> for InstanceView {
@@ -96,6 +98,7 @@ impl From<&Instance> for InstanceView {
             selector: i.selector.clone(),
             target_worker: i.target_worker.clone(),
             hash_key: i.hash_key.clone(),
+            concurrency_value: i.concurrency_value.clone(),
             retry_on: enum_name::<RetryTarget>(i.retry_on),
             run_id: i.run_id,
             chained_from: i.chained_from,
@@ -144,6 +147,9 @@ pub fn instance_details(i: &InstanceView) -> String {
     }
     if !i.target_worker.is_empty() {
         fields.add("pinned worker", &i.target_worker);
+    }
+    if !i.concurrency_value.is_empty() {
+        fields.add("concurrency key", &i.concurrency_value);
     }
     if !i.hash_key.is_empty() {
         fields.add("hash key", &i.hash_key);
@@ -291,6 +297,7 @@ pub(super) mod tests {
             retry_on: RetryTarget::Same as i32,
             run_id: 30,
             chained_from: 31,
+            concurrency_value: "acme".into(),
         }
     }
 
@@ -319,7 +326,8 @@ pub(super) mod tests {
         assert_eq!(value["deadline"], Value::Null);
         assert_eq!(value["finish_time"], "2026-01-01T02:00:02.500Z");
         let keys: Vec<&str> = value.as_object().expect("object").keys().map(String::as_str).collect();
-        assert_eq!(keys.len(), 38, "one key per Instance field: {keys:?}");
+        assert_eq!(keys.len(), 39, "one key per Instance field: {keys:?}");
+        assert_eq!(value["concurrency_value"], "acme");
         assert_eq!((&value["run_id"], &value["chained_from"]), (&serde_json::json!(30), &serde_json::json!(31)));
         assert_eq!(value["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_eq!(value["parent_id"], 40);
@@ -342,6 +350,7 @@ pub(super) mod tests {
 priority:         3
 selector:         gpu=true
 pinned worker:    w1
+concurrency key:  acme
 hash key:         acme
 retry on:         SAME
 chained from:     31

@@ -60,6 +60,12 @@ pub struct TaskView {
     pub on_success: Vec<String>,
     pub on_failure: Vec<String>,
     pub after_all: Vec<String>,
+    /// Empty: none.
+    pub concurrency_key: String,
+    pub concurrency_limit: Option<u32>,
+    /// Empty: none.
+    pub unique_key: String,
+    pub unique_for: Option<String>,
     pub next_fire_time: Option<String>,
     pub create_time: Option<String>,
     pub update_time: Option<String>,
@@ -131,6 +137,10 @@ impl From<&Task> for TaskView {
             max_pending: spec.max_pending,
             cooldown_after: spec.cooldown_after,
             cooldown: duration_text(spec.cooldown.as_ref()),
+            concurrency_key: spec.concurrency_key,
+            concurrency_limit: spec.concurrency_limit,
+            unique_key: spec.unique_key,
+            unique_for: duration_text(spec.unique_for.as_ref()),
             start_time: time_text(spec.start_time.as_ref()),
             end_time: time_text(spec.end_time.as_ref()),
             exclude_dates: spec.exclude_dates,
@@ -187,6 +197,20 @@ pub fn task_details(task: &TaskView) -> String {
         .add("selector", if task.selector.is_empty() { "any worker" } else { &task.selector })
         .add("priority", task.priority.to_string())
         .add("max running", task.max_running.map_or_else(|| "no limit".to_owned(), |n| n.to_string()))
+        .add(
+            "per-key limit",
+            match task.concurrency_limit.filter(|_| !task.concurrency_key.is_empty()) {
+                Some(n) => format!("at most {n} running per value of {}", task.concurrency_key),
+                None => "none".to_owned(),
+            },
+        )
+        .add(
+            "unique",
+            match task.unique_for.as_ref().filter(|_| !task.unique_key.is_empty()) {
+                Some(window) => format!("{} for {window} after each trigger", task.unique_key),
+                None => "none".to_owned(),
+            },
+        )
         .add(
             "max pending",
             task.max_pending.map_or_else(|| format!("{DEFAULT_MAX_PENDING} (default)"), |n| n.to_string()),
@@ -440,6 +464,10 @@ pub(super) mod tests {
                 on_success: vec!["load".into(), "notify".into()],
                 on_failure: vec!["page".into()],
                 after_all: vec!["extract".into()],
+                concurrency_key: "params.customer".into(),
+                concurrency_limit: Some(2),
+                unique_key: "params.report".into(),
+                unique_for: dur(600),
             }),
             next_fire_time: ts(1_767_232_800),
             create_time: ts(1_767_225_600),
@@ -469,6 +497,8 @@ pub(super) mod tests {
         (spec.start_time, spec.end_time, spec.exclude_dates, spec.calendar, spec.jitter) =
             (None, None, Vec::new(), String::new(), None);
         (spec.on_success, spec.on_failure, spec.after_all) = (Vec::new(), Vec::new(), Vec::new());
+        (spec.concurrency_key, spec.concurrency_limit, spec.unique_key, spec.unique_for) =
+            (String::new(), None, String::new(), None);
         task.pause = None;
         task
     }
@@ -534,6 +564,10 @@ pub(super) mod tests {
                 "on_success": ["load", "notify"],
                 "on_failure": ["page"],
                 "after_all": ["extract"],
+                "concurrency_key": "params.customer",
+                "concurrency_limit": 2,
+                "unique_key": "params.report",
+                "unique_for": "10m",
                 "next_fire_time": "2026-01-01T02:00:00Z",
                 "create_time": "2026-01-01T00:00:00Z",
                 "update_time": null,
@@ -554,9 +588,16 @@ pub(super) mod tests {
     #[test]
     fn unset_limits_are_null_in_json_and_zero_is_kept() {
         let value = serde_json::to_value(TaskView::from(&plain_task())).expect("json");
-        for key in
-            ["max_running", "max_pending", "cooldown_after", "cooldown", "coalesce_start_time", "pause", "jitter"]
-        {
+        for key in [
+            "max_running",
+            "max_pending",
+            "cooldown_after",
+            "cooldown",
+            "coalesce_start_time",
+            "pause",
+            "jitter",
+            "unique_for",
+        ] {
             assert_eq!(value[key], Value::Null, "{key}");
         }
         assert_eq!(value["retry_on"], "UNSPECIFIED", "JSON has the value as sent");
@@ -618,6 +659,8 @@ shards:          4 per fire
 selector:        gpu=true,zone in (a,b)
 priority:        3
 max running:     5
+per-key limit:   at most 2 running per value of params.customer
+unique:          params.report for 10m after each trigger
 max pending:     20
 timeout:         1h30m
 retries:         3 retries, exponential 10s x2 up to 5m, jitter 0.1
@@ -651,6 +694,8 @@ shards:          not sharded
 selector:        any worker
 priority:        0
 max running:     no limit
+per-key limit:   none
+unique:          none
 max pending:     100 (default)
 timeout:         1h30m
 retries:         3 retries, exponential 10s x2 up to 5m, jitter 0.1

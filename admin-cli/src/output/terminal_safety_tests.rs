@@ -36,6 +36,8 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
     (spec.name, spec.app, spec.handler, spec.description, spec.params) = (s(), s(), s(), s(), s());
     spec.labels = HashMap::from([(s(), s())]);
     (spec.selector, spec.hash_key) = (s(), s());
+    (spec.concurrency_key, spec.concurrency_limit, spec.unique_key) = (s(), Some(1), s());
+    spec.unique_for = Some(prost_types::Duration { seconds: 60, nanos: 0 });
     (spec.exclude_dates, spec.calendar) = (vec![s()], s());
     (spec.on_success, spec.on_failure, spec.after_all) = (vec![s()], vec![s()], vec![s()]);
     if let Some(schedule::Kind::Cron(cron)) = spec.schedule.as_mut().and_then(|x| x.kind.as_mut()) {
@@ -64,6 +66,7 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
     (instance.worker_id, instance.session_id, instance.scheduler_id) = (s(), s(), s());
     (instance.message, instance.output, instance.progress_message) = (s(), s(), s());
     (instance.selector, instance.target_worker, instance.hash_key) = (s(), s(), s());
+    instance.concurrency_value = s();
     let instance = InstanceView::from(&instance);
     // A child not yet dispatched shows its pinned worker; a dispatched one the worker it ran on.
     let mut pinned = finished_instance();

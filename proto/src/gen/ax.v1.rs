@@ -1202,10 +1202,34 @@ pub struct TaskSpec {
     /// objects) merged into its params in this order. A run starts at an instance no chain or DAG edge created (its id is the
     /// run id) and includes what chains and DAG edges create from it, so the upstreams must share an
     /// ancestor. Each must exist; at most 32; no cycle.
-    ///
-    /// Next id: 33
     #[prost(string, repeated, tag = "32")]
     pub after_all: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// Concurrency key: the instance's params field whose value is the key, written "params.FIELD" or
+    /// "params.A.B" for a field inside objects (1-8 names of 1-64 characters of \[A-Za-z0-9_-\]). At
+    /// most concurrency_limit instances with the same value of the key are DISPATCHED or RUNNING at
+    /// once across the cluster; more wait PENDING (explain: CONCURRENCY_KEY). The value is a string as
+    /// is or another JSON value as its JSON text; values over 255 bytes are compared by their SHA-256.
+    /// The task's params must have the field, and so must a trigger's or an intake row's params (else
+    /// INVALID_ARGUMENT naming it). Set together with concurrency_limit. Empty: no key.
+    #[prost(string, tag = "33")]
+    pub concurrency_key: ::prost::alloc::string::String,
+    /// Most instances per value of concurrency_key DISPATCHED or RUNNING at once, 1-100000. Required
+    /// with concurrency_key, refused without it. Applies with max_running (both must have room).
+    #[prost(uint32, optional, tag = "34")]
+    pub concurrency_limit: ::core::option::Option<u32>,
+    /// Uniqueness key: a params field as in concurrency_key ("params.FIELD"). With unique_for, a
+    /// trigger (TriggerTask, an intake row) whose params have the same value as an instance created by
+    /// a trigger less than unique_for ago creates nothing and returns that instance (created =
+    /// false), whatever state it is in. Scheduled fires, backfills, chains and DAG runs are not held
+    /// by it. The task's params must have the field, and so must a trigger's. Empty: no uniqueness.
+    #[prost(string, tag = "35")]
+    pub unique_key: ::prost::alloc::string::String,
+    /// How long a trigger's instance holds its unique_key value, from its creation: 1 s .. 1 day.
+    /// Required with unique_key, refused without it.
+    ///
+    /// Next id: 37
+    #[prost(message, optional, tag = "36")]
+    pub unique_for: ::core::option::Option<::prost_types::Duration>,
 }
 /// A task's pause (PauseTask).
 ///
@@ -1553,7 +1577,9 @@ pub struct TriggerTaskResponse {
     /// TriggerTaskRequest.wait, as it was when it became final or when the wait ran out.
     #[prost(message, optional, tag = "1")]
     pub instance: ::core::option::Option<Instance>,
-    /// False if the idempotency key had been used before and no instance was created.
+    /// False if no instance was created: the idempotency key had been used before, or (a task with
+    /// unique_key) an instance triggered less than unique_for ago holds the same value; `instance` is
+    /// then that instance.
     #[prost(bool, tag = "2")]
     pub created: bool,
     /// With TriggerTaskRequest.wait: true if the instance is final (its output and error are in
@@ -1734,10 +1760,14 @@ pub struct Instance {
     pub run_id: i64,
     /// The instance whose final state created it (a chain, or the last upstream of a DAG join); 0 for
     /// other instances.
-    ///
-    /// Next id: 39
     #[prost(int64, tag = "38")]
     pub chained_from: i64,
+    /// The value of its task's concurrency_key in its params (or "sha256:" and the hex digest of a
+    /// value over 255 bytes), copied at creation. Empty: its task had no concurrency key.
+    ///
+    /// Next id: 40
+    #[prost(string, tag = "39")]
+    pub concurrency_value: ::prost::alloc::string::String,
 }
 /// One state change of an instance. The trail answers "why did it (not) run, and where did the time go".
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
@@ -3298,6 +3328,9 @@ pub enum ExplainFindingKind {
     Buffered = 25,
     /// An instance was canceled by a later fire of its task (overlap policy CANCEL_OTHER).
     CanceledByFire = 26,
+    /// An instance waits because concurrency_limit instances with the same value of the task's
+    /// concurrency_key are dispatched or running (the message names the value and the count).
+    ConcurrencyKey = 27,
 }
 impl ExplainFindingKind {
     /// String value of the enum field names used in the ProtoBuf definition.
@@ -3333,6 +3366,7 @@ impl ExplainFindingKind {
             Self::ExcludedDate => "EXPLAIN_FINDING_KIND_EXCLUDED_DATE",
             Self::Buffered => "EXPLAIN_FINDING_KIND_BUFFERED",
             Self::CanceledByFire => "EXPLAIN_FINDING_KIND_CANCELED_BY_FIRE",
+            Self::ConcurrencyKey => "EXPLAIN_FINDING_KIND_CONCURRENCY_KEY",
         }
     }
     /// Creates an enum from field names used in the ProtoBuf definition.
@@ -3365,6 +3399,7 @@ impl ExplainFindingKind {
             "EXPLAIN_FINDING_KIND_EXCLUDED_DATE" => Some(Self::ExcludedDate),
             "EXPLAIN_FINDING_KIND_BUFFERED" => Some(Self::Buffered),
             "EXPLAIN_FINDING_KIND_CANCELED_BY_FIRE" => Some(Self::CanceledByFire),
+            "EXPLAIN_FINDING_KIND_CONCURRENCY_KEY" => Some(Self::ConcurrencyKey),
             _ => None,
         }
     }

@@ -18,12 +18,13 @@ pub mod shape;
 use crate::{
     error::{StoreError, StoreResult},
     lifecycle::log::{Change, Changes},
+    model::add,
     model::{
         Instance, InstanceEvent, InstanceSource, InstanceStatus, Task, Ts, WorkerRecord,
         alerts::{AlertCause, AlertEvent},
     },
     routing::fanout::ChildPlan,
-    store::{InstanceRow, ManualTrigger, NewInstance, Store, Tx},
+    store::{InstanceRow, ManualTrigger, NewInstance, Store, Tx, UniqueHold},
     traces::Traces,
 };
 
@@ -263,8 +264,9 @@ pub fn creation_event(id: i64, n: &NewInstance, now: Ts, scheduler_id: &str) -> 
 }
 
 /// Creates a manual instance of `task` (for a broadcast or sharded task, a parent and its
-/// children) available from `run_at` (`now` for "at once"), or returns the existing one for the
-/// same key (`false`).
+/// children) available from `run_at` (`now` for "at once"), or returns the existing one (`false`)
+/// for the same idempotency key or, for a task with a uniqueness window, for the same value of its
+/// uniqueness key triggered less than the window ago.
 pub async fn trigger_manual(
     store: &Store,
     task: &Task,
@@ -296,6 +298,18 @@ pub async fn trigger_manual(
         lineage: Default::default(),
     };
     let mut tx = store.begin().await?;
+    let unique = shape::unique_of(task, &trigger.params);
+    if let Some((value, window)) = &unique
+        && let UniqueHold::HeldBy(id, _) = tx.limits().take_unique(task.id, value, now, add(now, *window)).await?
+    {
+        // An instance triggered less than the window ago holds the value: it is the answer.
+        drop(tx);
+        let instance = store.conn().await?.instances().get_instance(id).await?.ok_or_else(|| StoreError::Corrupt {
+            table: "ax_unique",
+            reason: format!("no instance {id} for task {}", task.id),
+        })?;
+        return Ok((instance, false));
+    }
     let spawned = match spawn(&mut tx, &[task], vec![Spawn { task: 0, new }], now, scheduler_id).await {
         Ok(s) => Some(s),
         // Another trigger with the same key committed first: it made the one instance. The
@@ -305,6 +319,9 @@ pub async fn trigger_manual(
     };
     let created = match spawned {
         Some(s) if !s.created.is_empty() => {
+            if let Some((value, _)) = &unique {
+                tx.limits().hold_unique(task.id, value, Some(s.created[0].0)).await?;
+            }
             tx.commit().await?;
             s.after_commit(traces, started);
             true

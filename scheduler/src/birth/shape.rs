@@ -47,18 +47,48 @@ pub fn needs_workers(task: &Task) -> bool {
     task.config.routing == Routing::Broadcast || !task.config.placement.selector.is_empty()
 }
 
+/// Whether `params` (a trigger's or an intake row's) have every field the task keys its instances
+/// by — its HASH key, concurrency key and uniqueness key; `Err` says which is missing.
+pub fn check_keys(task: &Task, params: &str) -> Result<(), String> {
+    let p = &task.config.placement;
+    if task.config.routing == Routing::Hash
+        && let Some(field) = &p.hash_key
+    {
+        hash::key_of(params, Some(field), &task.name)?;
+    }
+    for path in [&p.concurrency_key, &p.unique_key].into_iter().flatten() {
+        crate::routing::keypath::key_of(params, path)?;
+    }
+    Ok(())
+}
+
+/// For a task with a uniqueness window: the value of its uniqueness key in `params` (checked
+/// before; a stored task changed behind axd's back keys by `(no <path>)`) and the window.
+pub fn unique_of(task: &Task, params: &str) -> Option<(String, std::time::Duration)> {
+    let p = &task.config.placement;
+    let (path, window) = (p.unique_key.as_deref()?, p.unique_for?);
+    let value = crate::routing::keypath::key_of(params, path).unwrap_or_else(|_| format!("(no {path})"));
+    Some((value, window))
+}
+
 /// The routing inputs an instance of `task` with `params` copies. A HASH key that cannot be taken
 /// from the params (checked before, so only a stored task changed behind axd's back) falls back to
-/// the task name.
+/// the task name; a concurrency key's value to `(no <path>)`.
 pub fn route_of(task: &Task, params: &str) -> InstanceRoute {
     let p = &task.config.placement;
     let hash_key = (task.config.routing == Routing::Hash)
         .then(|| hash::key_of(params, p.hash_key.as_deref(), &task.name).unwrap_or_else(|_| task.name.clone()));
+    // Checked like the hash key; a stored task changed behind axd's back keys by the path itself.
+    let concurrency_value = p
+        .concurrency_key
+        .as_deref()
+        .map(|path| crate::routing::keypath::key_of(params, path).unwrap_or_else(|_| format!("(no {path})")));
     InstanceRoute {
         priority: p.priority,
         selector: p.selector.clone(),
         retry_on: Some(p.retry_on),
         hash_key,
+        concurrency_value,
         ..InstanceRoute::default()
     }
 }

@@ -33,6 +33,7 @@ pub enum FindingKind {
     ExcludedDate,
     Buffered,
     CanceledByFire,
+    ConcurrencyKey,
 }
 
 /// One answer.
@@ -84,6 +85,9 @@ pub struct Limits<'a> {
     pub app_limit: Option<&'a crate::model::AppLimit>,
     /// Instances of the task DISPATCHED or RUNNING now.
     pub active: u32,
+    /// Per value of the task's concurrency key (those of its recent PENDING instances), its
+    /// instances DISPATCHED or RUNNING now.
+    pub active_by_key: &'a [(String, u32)],
     /// `--cooldown-max-share` of the axd explaining (percent).
     pub cooldown_max_share: u8,
 }

@@ -462,7 +462,7 @@ fn a_cooldown_the_floor_does_not_apply_is_named_as_such() {
     let t = task(true);
     let streaks = [cooling_live()];
     // The only worker serving the handler: 50 % of one may not cool, so it keeps getting work.
-    let limits = Limits { streaks: &streaks, app_limit: None, active: 0, cooldown_max_share: 50 };
+    let limits = Limits { streaks: &streaks, app_limit: None, active: 0, cooldown_max_share: 50, ..Limits::default() };
     let e = run_limited(&t, secs(45), &[pending(7, secs(0))], &[live(4)], limits);
     let standing = e.findings.iter().find(|f| f.kind == FindingKind::Cooldown && f.instance_id == 0).expect("standing");
     assert!(
@@ -480,7 +480,7 @@ fn a_cooldown_the_floor_does_not_apply_is_named_as_such() {
 fn cooldowns_limits_and_coalesced_fires_are_named() {
     let mut t = task(true);
     let streaks = [cooling_live()];
-    let limits = Limits { streaks: &streaks, app_limit: None, active: 0, cooldown_max_share: 100 };
+    let limits = Limits { streaks: &streaks, app_limit: None, active: 0, cooldown_max_share: 100, ..Limits::default() };
     let e = run_limited(&t, secs(45), &[pending(7, secs(0))], &[live(4)], limits);
     assert!(kinds(&e).contains(&FindingKind::Cooldown), "{e:#?}");
     let f = e.findings.iter().find(|f| f.instance_id == 7).expect("finding");

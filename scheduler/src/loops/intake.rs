@@ -5,7 +5,8 @@
 //! nothing, and a committed row creates exactly one instance (one per idempotency key: a row
 //! without a key gets `intake:<row id>`). A row axd cannot accept (no such task, bad params, a
 //! reserved key, a task of another app than the row names) keeps the reason in its `error` column
-//! and is not read again. Every row read is audited (rpc `Intake`, actor `intake:<the role that
+//! and is not read again. A row of a task with a uniqueness window whose value an instance holds
+//! creates nothing (like a row whose key has an instance). Every row read is audited (rpc `Intake`, actor `intake:<the role that
 //! inserted it>`): the instance it created, the instance its key already had, or why it was refused.
 
 use std::collections::{HashMap, HashSet};
@@ -13,8 +14,8 @@ use std::collections::{HashMap, HashSet};
 use crate::{
     birth::{Spawn, Spawned, shape, spawn},
     error::StoreResult,
-    model::{InstanceSource, InstanceStatus, Routing, Task, Ts, add},
-    store::{AuditEntry, IntakeRow, NewInstance, Store},
+    model::{InstanceSource, InstanceStatus, Task, Ts, add},
+    store::{AuditEntry, IntakeRow, NewInstance, Store, UniqueHold},
     traces::Traces,
     validate,
 };
@@ -54,11 +55,7 @@ fn accept(row: &IntakeRow, task: Option<&&Task>, now: Ts, traces: &Traces) -> Re
         Some(p) => validate::params("params", p).map_err(|e| e.to_string())?,
         None => task.config.params.clone(),
     };
-    if task.config.routing == Routing::Hash
-        && let Some(field) = &task.config.placement.hash_key
-    {
-        crate::routing::hash::key_of(&params, Some(field), &task.name).map_err(|why| format!("params: {why}"))?;
-    }
+    shape::check_keys(task, &params).map_err(|why| format!("params: {why}"))?;
     let key = match &row.key {
         Some(k) => {
             validate::idempotency_key("idempotency_key", k).map_err(|e| e.to_string())?;
@@ -128,6 +125,8 @@ pub async fn consume_intake(
     let mut audits = Vec::new();
     let mut seen: HashSet<(i64, String)> = HashSet::new();
     let mut consumed = Vec::new();
+    // (index into born, task, value) of the rows that took a uniqueness value.
+    let mut uniques: Vec<(usize, i64, String)> = Vec::new();
     for row in &rows {
         let found = by_name.get(row.task_name.as_str());
         match accept(row, found.map(|(_, t)| *t), now, traces) {
@@ -135,13 +134,35 @@ pub async fn consume_intake(
                 consumed.push(row.id);
                 let (n, t) = found.copied().expect("accepted rows name a task");
                 // Two rows of one batch with one key: the first makes the instance.
-                if seen.insert((t.id, new.key.clone())) {
-                    born.push(row);
-                    spawns.push(Spawn { task: n, new });
-                } else {
+                if !seen.insert((t.id, new.key.clone())) {
                     let detail = format!("no new instance: row {} has key {} too", row.id, validate::quote(&new.key));
                     audits.push(audit(row, now, &t.config.app, "ok", detail));
+                    continue;
                 }
+                // A task with a uniqueness window: a value held (by an earlier row of this batch,
+                // or by an instance triggered less than the window ago) makes no instance.
+                if let Some((value, window)) = shape::unique_of(t, &new.params) {
+                    let path = t.config.placement.unique_key.as_deref().unwrap_or_default();
+                    let held = if uniques.iter().any(|(_, task, v)| *task == t.id && *v == value) {
+                        Some(format!("an earlier row of this batch has {path} = {} too", validate::quote(&value)))
+                    } else {
+                        match tx.limits().take_unique(t.id, &value, now, add(now, window)).await? {
+                            UniqueHold::Taken => None,
+                            UniqueHold::HeldBy(id, until) => Some(format!(
+                                "{path} = {} is held by instance {id} until {}",
+                                validate::quote(&value),
+                                until.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+                            )),
+                        }
+                    };
+                    if let Some(why) = held {
+                        audits.push(audit(row, now, &t.config.app, "ok", format!("no new instance: {why}")));
+                        continue;
+                    }
+                    uniques.push((born.len(), t.id, value));
+                }
+                born.push(row);
+                spawns.push(Spawn { task: n, new });
             }
             Err(why) => {
                 tracing::warn!(intake_row = row.id, task = %row.task_name, error = %why, "refused an ax_intake row");
@@ -157,6 +178,9 @@ pub async fn consume_intake(
     let mut made = vec![None; born.len()];
     for &(id, n) in &spawned.created {
         made[n] = Some(id);
+    }
+    for (n, task, value) in &uniques {
+        tx.limits().hold_unique(*task, value, made[*n]).await?;
     }
     for ((row, (app, key)), made) in born.iter().zip(&births).zip(made) {
         let mut e = audit(row, now, app, "ok", format!("from ax_intake row {} (key {})", row.id, validate::quote(key)));

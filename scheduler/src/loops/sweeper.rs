@@ -234,6 +234,8 @@ impl Sweeper {
         // Session history lasts as long as the instances it explains.
         let mut tx = self.core.pools.sweeper.begin().await?;
         tx.cluster().purge_session_log(sub(now, self.config.retention)).await?;
+        // Uniqueness values whose window has ended hold nothing (a trigger would take them over).
+        tx.limits().purge_unique(now, 10_000).await?;
         tx.commit().await?;
         // Finished alert deliveries are history like finished instances: the same retention.
         purge_deliveries(&self.core.pools.sweeper, sub(now, self.config.retention)).await?;

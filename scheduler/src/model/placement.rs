@@ -64,6 +64,16 @@ pub struct Placement {
     pub max_pending: NonZeroU32,
     /// Worker cooldown after consecutive failures.
     pub cooldown: CooldownPolicy,
+    /// Concurrency key: a params path (`params.customer_id`, see `routing::keypath`); with
+    /// `concurrency_limit`, at most that many instances per value of it DISPATCHED or RUNNING.
+    pub concurrency_key: Option<String>,
+    /// Most instances per value of `concurrency_key` dispatched or running at once.
+    pub concurrency_limit: Option<NonZeroU32>,
+    /// Uniqueness key: a params path; with `unique_for`, a trigger whose value an instance
+    /// triggered less than `unique_for` ago holds creates nothing and gets that instance.
+    pub unique_key: Option<String>,
+    /// How long a triggered instance holds its uniqueness key value.
+    pub unique_for: Option<Duration>,
 }
 
 impl Default for Placement {
@@ -77,6 +87,10 @@ impl Default for Placement {
             max_running: None,
             max_pending: DEFAULT_MAX_PENDING,
             cooldown: CooldownPolicy::default(),
+            concurrency_key: None,
+            concurrency_limit: None,
+            unique_key: None,
+            unique_for: None,
         }
     }
 }
@@ -100,6 +114,8 @@ pub struct InstanceRoute {
     pub children: Option<u32>,
     /// A broadcast child runs only on this worker.
     pub target_worker: Option<String>,
+    /// The value of its task's concurrency key in its params (`routing::keypath::key_of`).
+    pub concurrency_value: Option<String>,
 }
 
 impl Instance {

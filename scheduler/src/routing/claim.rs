@@ -5,7 +5,8 @@
 //! Lock order, the same in every transaction that takes these locks: the app's bucket row, then the
 //! instances (SKIP LOCKED, so never waiting), then the tasks' limit rows in task order. A task with
 //! a BUFFER overlap policy has a limit row too (one at a time), and only its oldest unfinished
-//! instance may start. Two claims
+//! instance may start. So has a task with a concurrency key: under its row the claim counts what
+//! runs per key value of its ready instances, and starts at most its limit per value. Two claims
 //! on different axd therefore serialize on a bucket or a limit row, never deadlock, and the second
 //! sees what the first dispatched (READ COMMITTED on every server backend; SQLite's write
 //! transactions are exclusive).
@@ -41,6 +42,8 @@ pub struct Skips {
     pub ids: Vec<i64>,
     /// Tasks at their running limit lately.
     pub tasks: Vec<i64>,
+    /// (task, concurrency key value) pairs at their limit lately.
+    pub keys: Vec<(i64, String)>,
     /// Per app, the selectors its streams here can satisfy; `None`: read every selector.
     pub selectors: Option<HashMap<String, Vec<String>>>,
 }
@@ -52,6 +55,8 @@ pub enum Declined {
     Unroutable(i64, String),
     /// Its task has `max_running` instances dispatched or running.
     TaskFull(i64),
+    /// A value of a task's concurrency key has `concurrency_limit` instances dispatched or running.
+    KeyFull(i64, String),
 }
 
 /// What a claim did.
@@ -172,7 +177,13 @@ async fn select_ready(
             limit = limit.min(b.available());
         }
         let selectors = skips.selectors.as_ref().map(|m| m.get(&d.app).map_or(&[][..], Vec::as_slice));
-        let filter = ReadyFilter { workers: &d.workers, selectors, skip_ids: &skips.ids, skip_tasks: &skips.tasks };
+        let filter = ReadyFilter {
+            workers: &d.workers,
+            selectors,
+            skip_ids: &skips.ids,
+            skip_tasks: &skips.tasks,
+            skip_keys: &skips.keys,
+        };
         ready.extend(tx.instances().select_ready(&d.app, &d.handlers, d.until.max(now), limit, &filter).await?);
     }
     Ok(ready)
@@ -192,10 +203,16 @@ async fn choose(
     let limits = tx.limits().lock_task_limits(&task_ids).await?;
     let mut room: HashMap<i64, u32> =
         limits.iter().map(|(id, l)| (*id, l.max_running.saturating_sub(l.active))).collect();
+    let mut key_room = key_room(tx, &ready, &limits).await?;
     let mut chosen: Vec<(Instance, SessionRef, String)> = Vec::new();
     for inst in ready {
         if room.get(&inst.task_id) == Some(&0) {
             out.declined.push(Declined::TaskFull(inst.task_id));
+            continue;
+        }
+        let key = inst.route.concurrency_value.as_ref().map(|v| (inst.task_id, v.clone()));
+        if let Some(k) = key.as_ref().filter(|k| key_room.get(*k) == Some(&0)) {
+            out.declined.push(Declined::KeyFull(k.0, k.1.clone()));
             continue;
         }
         // A BUFFER task runs its instances in creation order: only its oldest unfinished one
@@ -225,6 +242,9 @@ async fn choose(
                 if let Some(r) = room.get_mut(&inst.task_id) {
                     *r -= 1;
                 }
+                if let Some(r) = key.and_then(|k| key_room.get_mut(&k)) {
+                    *r -= 1;
+                }
                 if let Some(b) = buckets.get_mut(&inst.app) {
                     b.take(1);
                 }
@@ -234,6 +254,33 @@ async fn choose(
         }
     }
     Ok(chosen)
+}
+
+/// What may start per (task, concurrency key value) among `ready`, for the tasks with a key limit
+/// (their limit rows locked by the caller): the limit less what is dispatched or running.
+async fn key_room(
+    tx: &mut Tx,
+    ready: &[Instance],
+    limits: &HashMap<i64, crate::store::TaskRoom>,
+) -> StoreResult<HashMap<(i64, String), u32>> {
+    let mut values: HashMap<i64, Vec<String>> = HashMap::new();
+    for inst in ready {
+        if let Some(v) = &inst.route.concurrency_value
+            && limits.get(&inst.task_id).is_some_and(|l| l.key_limit.is_some())
+        {
+            values.entry(inst.task_id).or_default().push(v.clone());
+        }
+    }
+    let mut out = HashMap::new();
+    for (task, vs) in values {
+        let max = limits.get(&task).and_then(|l| l.key_limit).unwrap_or(0);
+        let active = tx.limits().count_by_key(task, &vs).await?;
+        for v in vs {
+            let n = u32::try_from(active.get(&v).copied().unwrap_or(0)).unwrap_or(u32::MAX);
+            out.insert((task, v), max.saturating_sub(n));
+        }
+    }
+    Ok(out)
 }
 
 /// The chosen instances as DISPATCHED (new attempt, session, lease), pushed to `out`'s

@@ -169,6 +169,23 @@ pub fn waiting(inputs: &Inputs<'_>, inst: &Instance) -> Option<(FindingKind, Str
             format!("its task is at max-running {max}: {} instance(s) are dispatched or running", inputs.limits.active),
         ));
     }
+    if let (Some(path), Some(max), Some(value)) = (
+        &inputs.task.config.placement.concurrency_key,
+        inputs.task.config.placement.concurrency_limit,
+        &inst.route.concurrency_value,
+    ) {
+        let n = inputs.limits.active_by_key.iter().find(|(v, _)| v == value).map_or(0, |(_, n)| *n);
+        if n >= max.get() {
+            return Some((
+                FindingKind::ConcurrencyKey,
+                format!(
+                    "its concurrency key {path} = {} is at its limit {max}: {n} instance(s) with that value are \
+                     dispatched or running",
+                    crate::validate::quote(value)
+                ),
+            ));
+        }
+    }
     if let Some(l) = inputs.limits.app_limit {
         let mut b = Bucket { per_second: l.per_second, burst: l.burst, tokens: l.tokens, refilled_at: l.refilled_at };
         b.refill(inputs.now);

@@ -36,15 +36,21 @@ pub fn key_of(params: &str, field: Option<&str>, default: &str) -> Result<String
         .ok_or_else(|| "params are not a JSON object, so they have no field to hash".to_owned())?
         .get(field)
         .ok_or_else(|| format!("params have no field {field:?}, which the task's hash_key names"))?;
+    Ok(key_text(value))
+}
+
+/// A JSON value as a key: a string as is, another value as its JSON text; over 255 bytes,
+/// `sha256:<hex>` of that text (the same on every axd).
+pub fn key_text(value: &serde_json::Value) -> String {
     let key = match value {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
     };
     if key.len() <= 255 {
-        return Ok(key);
+        return key;
     }
     let digest = ring::digest::digest(&ring::digest::SHA256, key.as_bytes());
-    Ok(format!("sha256:{}", digest.as_ref().iter().map(|b| format!("{b:02x}")).collect::<String>()))
+    format!("sha256:{}", digest.as_ref().iter().map(|b| format!("{b:02x}")).collect::<String>())
 }
 
 #[cfg(test)]

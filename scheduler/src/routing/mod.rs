@@ -8,6 +8,7 @@
 //! The rules, pure, each with its own tests (`scheduler/house.toml` keeps them off the store):
 //! - [`selector`]: label selectors, parsed and matched against a worker's Hello labels;
 //! - [`hash`]: rendezvous hashing for routing HASH, and the key of an instance;
+//! - [`keypath`]: the params paths of concurrency keys and uniqueness windows, and their values;
 //! - [`cooldown`]: the failure streak of a worker for a handler, and when it cools down;
 //! - [`bucket`]: the token bucket of an app's rate limit;
 //! - [`fanout`]: the children of broadcast and sharded fires, and their parent's verdict;
@@ -32,6 +33,7 @@ pub mod cooldown;
 pub mod explain;
 pub mod fanout;
 pub mod hash;
+pub mod keypath;
 pub mod registry;
 pub mod route;
 pub mod selector;

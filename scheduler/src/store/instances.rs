@@ -78,6 +78,7 @@ impl InstanceRaw {
             chained_from: n.lineage.chained_from,
             trail: 0,
             dispatched_at: None,
+            concurrency_value: n.route.concurrency_value.clone(),
         }
     }
 }

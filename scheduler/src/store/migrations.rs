@@ -70,6 +70,11 @@ macro_rules! embed_migrations {
                 "intake_app",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0012_intake_app.sql")),
             ),
+            (
+                13_i64,
+                "keys",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0013_keys.sql")),
+            ),
         ]
     };
 }

@@ -43,6 +43,17 @@ impl Instances<'_> {
         if !filter.skip_tasks.is_empty() {
             s.push(" AND task_id NOT IN ").push_list(filter.skip_tasks.iter().copied());
         }
+        if !filter.skip_keys.is_empty() {
+            s.push(" AND (concurrency_value IS NULL OR (task_id, concurrency_value) NOT IN (");
+            for (n, (task, value)) in filter.skip_keys.iter().enumerate() {
+                s.push(if n == 0 { "(" } else { ", (" })
+                    .push_bind(*task)
+                    .push(", ")
+                    .push_bind(value.as_str())
+                    .push(")");
+            }
+            s.push("))");
+        }
         s.push(" ORDER BY ready_at LIMIT ").push_bind(i64::from(limit)).push(d.skip_locked);
         self.read_instances(s).await
     }
@@ -120,4 +131,6 @@ pub struct ReadyFilter<'a> {
     pub skip_ids: &'a [i64],
     /// Tasks at their running limit lately.
     pub skip_tasks: &'a [i64],
+    /// (task, concurrency key value) pairs at their limit lately.
+    pub skip_keys: &'a [(i64, String)],
 }

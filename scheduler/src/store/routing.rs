@@ -25,6 +25,8 @@ pub struct TaskRoom {
     pub active: u32,
     /// For a task that runs its instances in order: its oldest instance that is not final.
     pub first_unfinished: Option<i64>,
+    /// Most instances per value of its concurrency key DISPATCHED or RUNNING at once.
+    pub key_limit: Option<u32>,
 }
 
 /// (app, worker id, handler): the key of a streak.
@@ -160,24 +162,32 @@ impl Tasks<'_> {
 }
 
 impl Limits<'_> {
-    /// Writes the limit row of a task with this configuration: one when it has a running limit or
-    /// runs its instances in order (a BUFFER overlap policy: one at a time, so its limit is 1), none
-    /// otherwise. A row that stays is updated in place, never deleted and inserted again: a claim
+    /// Writes the limit row of a task with this configuration: one when it has a running limit, a
+    /// concurrency key or runs its instances in order (a BUFFER overlap policy: one at a time, so
+    /// its limit is 1), none otherwise. A row that stays is updated in place, never deleted and inserted again: a claim
     /// waiting on its lock then reads the new values, where a re-inserted row would be a row its
     /// lock never saw (and the claim would go on without any limit).
     pub async fn set_task_limit(&mut self, task_id: i64, config: Option<&crate::model::TaskConfig>) -> StoreResult<()> {
         let row = config.and_then(|c| {
             let in_order = c.concurrency.buffers();
             let max = if in_order { Some(NonZeroU32::MIN) } else { c.placement.max_running };
-            max.map(|m| (m, in_order))
+            let key_limit = c.placement.concurrency_key.as_ref().and(c.placement.concurrency_limit);
+            (max.is_some() || key_limit.is_some()).then_some((max, in_order, key_limit))
         });
-        let Some((max, in_order)) = row else {
+        let Some((max, in_order, key_limit)) = row else {
             self.tx.execute(Stmt::new("DELETE FROM ax_task_limit WHERE task_id = ?").bind(task_id)).await?;
             return Ok(());
         };
-        let mut s = Stmt::new("INSERT INTO ax_task_limit (task_id, max_running, in_order) VALUES ");
-        s.push_list([Value::I64(task_id), Value::from(max.get()), Value::Bool(in_order)]);
-        let upsert = self.tx.dialect().upsert(&["task_id"], &["max_running", "in_order"]);
+        // Without a running limit, one no task reaches (the column is NOT NULL).
+        let max = max.map_or(i32::MAX as u32, NonZeroU32::get);
+        let mut s = Stmt::new("INSERT INTO ax_task_limit (task_id, max_running, in_order, key_limit) VALUES ");
+        s.push_list([
+            Value::I64(task_id),
+            Value::from(max),
+            Value::Bool(in_order),
+            Value::from(key_limit.map(|k| i32::try_from(k.get()).unwrap_or(i32::MAX))),
+        ]);
+        let upsert = self.tx.dialect().upsert(&["task_id"], &["max_running", "in_order", "key_limit"]);
         s.push(&upsert);
         self.tx.execute(s).await?;
         Ok(())
@@ -191,21 +201,29 @@ impl Limits<'_> {
         let mut ids = task_ids.to_vec();
         ids.sort_unstable();
         ids.dedup();
-        let mut limits: Vec<(i64, u32, bool)> = Vec::new();
+        let mut limits: Vec<(i64, u32, bool, Option<u32>)> = Vec::new();
         for chunk in ids.chunks(BATCH) {
-            let mut s = Stmt::new("SELECT task_id, max_running, in_order FROM ax_task_limit WHERE task_id IN ");
+            let mut s =
+                Stmt::new("SELECT task_id, max_running, in_order, key_limit FROM ax_task_limit WHERE task_id IN ");
             s.push_list(chunk.iter().copied()).push(" ORDER BY task_id").push(self.tx.dialect().for_update);
             limits.extend(
                 self.tx
                     .fetch(s, "ax_task_limit", |r| {
-                        Ok((r.take::<i64>()?, u32::try_from(r.take::<i32>()?).unwrap_or(0), r.take::<bool>()?))
+                        Ok((
+                            r.take::<i64>()?,
+                            u32::try_from(r.take::<i32>()?).unwrap_or(0),
+                            r.take::<bool>()?,
+                            r.take::<Option<i32>>()?.map(|k| u32::try_from(k).unwrap_or(0)),
+                        ))
                     })
                     .await?,
             );
         }
         let mut out: HashMap<i64, TaskRoom> = limits
             .iter()
-            .map(|(id, max, _)| (*id, TaskRoom { max_running: *max, active: 0, first_unfinished: None }))
+            .map(|(id, max, _, key_limit)| {
+                (*id, TaskRoom { max_running: *max, active: 0, first_unfinished: None, key_limit: *key_limit })
+            })
             .collect();
         if limits.is_empty() {
             return Ok(out);
@@ -214,7 +232,7 @@ impl Limits<'_> {
             .tx
             .instances()
             .count_by_task(
-                &limits.iter().map(|(id, _, _)| *id).collect::<Vec<_>>(),
+                &limits.iter().map(|(id, ..)| *id).collect::<Vec<_>>(),
                 &[InstanceStatus::Dispatched, InstanceStatus::Running],
             )
             .await?;
@@ -223,7 +241,7 @@ impl Limits<'_> {
                 e.active = u32::try_from(n).unwrap_or(u32::MAX);
             }
         }
-        let ordered: Vec<i64> = limits.iter().filter(|(_, _, o)| *o).map(|(id, _, _)| *id).collect();
+        let ordered: Vec<i64> = limits.iter().filter(|(_, _, o, _)| *o).map(|(id, ..)| *id).collect();
         for chunk in ordered.chunks(BATCH) {
             let mut s = Stmt::new(
                 "SELECT task_id, MIN(id) FROM ax_instance WHERE status IN ('PENDING', 'DISPATCHED', 'RUNNING') \

@@ -136,6 +136,10 @@ table! {
         paused_by: Option<String>,
         pause_note: Option<String>,
         paused_until: Option<i64>,
+        concurrency_key: Option<String>,
+        concurrency_limit: Option<i32>,
+        unique_key: Option<String>,
+        unique_for_us: Option<i64>,
     }
 }
 
@@ -186,6 +190,7 @@ table! {
         chained_from: Option<i64>,
         trail: i32 = i32::from(i.trail.bits),
         dispatched_at: Option<i64> = i.trail.dispatched_at.map(to_micros),
+        concurrency_value: Option<String>,
     }
 }
 
@@ -343,6 +348,10 @@ impl TaskRaw {
             paused_by: None,
             pause_note: None,
             paused_until: None,
+            concurrency_key: p.concurrency_key.clone(),
+            concurrency_limit: p.concurrency_limit.map(|n| i32::try_from(n.get()).unwrap_or(i32::MAX)),
+            unique_key: p.unique_key.clone(),
+            unique_for_us: p.unique_for.map(duration_micros),
         }
     }
 
@@ -389,6 +398,10 @@ impl TaskRaw {
                 after: self.cooldown_after.map(|n| u32_of(T, "cooldown_after", n)).transpose()?,
                 duration: self.cooldown_us.map(micros_duration),
             },
+            concurrency_key: self.concurrency_key,
+            concurrency_limit: self.concurrency_limit.map(|n| positive("concurrency_limit", n)).transpose()?,
+            unique_key: self.unique_key,
+            unique_for: self.unique_for_us.map(micros_duration),
         };
         Ok(Task {
             id: self.id,
@@ -499,6 +512,7 @@ impl InstanceRaw {
                     _ => None,
                 },
                 target_worker: self.target_worker,
+                concurrency_value: self.concurrency_value,
             },
             lineage: Lineage { run_id: self.run_id, chained_from: self.chained_from },
             trail: trail::Trail { bits, dispatched_at: self.dispatched_at.map(from_micros), held: Vec::new() },

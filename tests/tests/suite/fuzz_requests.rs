@@ -199,8 +199,8 @@ fn task_names() -> impl Strategy<Value = Vec<String>> {
     prop_oneof![4 => prop::collection::vec(name, 0..3), 1 => Just(vec!["t".to_owned(); 33])]
 }
 
-/// Fields 18-32: shards, hash key, priority, limits, cooldown, the active window, excluded dates,
-/// calendar, jitter, chains and the DAG.
+/// Fields 18-36: shards, hash key, priority, limits, cooldown, the active window, excluded dates,
+/// calendar, jitter, chains and the DAG, the concurrency key and the uniqueness window.
 #[derive(Debug, Clone, Default)]
 struct Extra {
     shards: u32,
@@ -216,6 +216,8 @@ struct Extra {
     calendar: String,
     jitter: Option<prost_types::Duration>,
     chains: (Vec<String>, Vec<String>, Vec<String>),
+    /// concurrency_key, concurrency_limit, unique_key, unique_for.
+    keys: (String, Option<u32>, String, Option<prost_types::Duration>),
 }
 
 fn extra() -> impl Strategy<Value = Extra> {
@@ -227,16 +229,28 @@ fn extra() -> impl Strategy<Value = Extra> {
     let dates = prop_oneof![4 => prop::collection::vec(date, 0..3), 1 => Just(vec!["2026-01-01".to_owned(); 1001])];
     let key = prop_oneof![Just("k".to_owned()), Just("a".repeat(129)), text()];
     let calendar = prop_oneof![Just(String::new()), Just("cal".to_owned()), text()];
+    let path = || {
+        prop_oneof![
+            Just(String::new()),
+            Just("params.k".to_owned()),
+            Just("params.a.b.c.d.e.f.g.h.i".to_owned()),
+            Just("k".to_owned()),
+            text()
+        ]
+    };
+    let keys = (path(), prop::option::of(limit(100_000)), path(), dur());
     (
         (limit(10_000), key, prop_oneof![0u32..10, Just(10), any::<u32>()], prop::option::of(limit(100_000))),
         (prop::option::of(limit(100_000)), prop::option::of(limit(10)), dur(), ts(), ts()),
         (dates, calendar, dur(), (task_names(), task_names(), task_names())),
+        keys,
     )
         .prop_map(
             |(
                 (shards, hash_key, priority, max_running),
                 (max_pending, cooldown_after, cooldown, start_time, end_time),
                 (exclude_dates, calendar, jitter, chains),
+                keys,
             )| Extra {
                 shards,
                 hash_key,
@@ -251,6 +265,7 @@ fn extra() -> impl Strategy<Value = Extra> {
                 calendar,
                 jitter,
                 chains,
+                keys,
             },
         )
 }
@@ -308,6 +323,10 @@ fn task_spec() -> impl Strategy<Value = Option<pb::TaskSpec>> {
                     on_success: x.chains.0,
                     on_failure: x.chains.1,
                     after_all: x.chains.2,
+                    concurrency_key: x.keys.0,
+                    concurrency_limit: x.keys.1,
+                    unique_key: x.keys.2,
+                    unique_for: x.keys.3,
                     ..Default::default()
                 }
             },

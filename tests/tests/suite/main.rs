@@ -21,6 +21,7 @@ mod fuzz_worker_sequences;
 mod input;
 mod intake;
 mod json_logs;
+mod keys;
 mod liveness;
 mod metrics;
 mod misfire;

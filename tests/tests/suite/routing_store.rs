@@ -174,6 +174,10 @@ async fn placement_settings_round_trip(db: &TestDb) {
         max_running: NonZeroU32::new(3),
         max_pending: NonZeroU32::new(5).expect("5"),
         cooldown: CooldownPolicy { after: Some(0), duration: Some(Duration::from_millis(1500)) },
+        concurrency_key: Some("params.a.b".into()),
+        concurrency_limit: NonZeroU32::new(4),
+        unique_key: Some("params.c".into()),
+        unique_for: Some(Duration::from_secs(90)),
     };
     let created = create(&store, "placed", config(Schedule::Manual, p.clone()), t0()).await;
     assert_eq!(created.config.placement, p);

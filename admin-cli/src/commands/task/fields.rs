@@ -170,6 +170,23 @@ pub struct TaskFields {
     // taken for an unknown `-1` flag.
     #[arg(long, value_name = "DUR|default", value_parser = parse_duration_or_default, allow_hyphen_values = true, help_heading = PLACEMENT)]
     pub cooldown: Option<Setting<prost_types::Duration>>,
+    /// Concurrency key: a params field, e.g. params.customer_id (params.a.b inside objects); at most
+    /// --concurrency-limit instances per value of it run at once across the cluster. '' for none
+    /// (clears the limit too).
+    #[arg(long, value_name = "PATH", help_heading = PLACEMENT)]
+    pub concurrency_key: Option<String>,
+    /// With --concurrency-key: most instances per key value DISPATCHED or RUNNING at once, 1-100000.
+    #[arg(long, value_name = "N", value_parser = parse_whole, allow_negative_numbers = true, help_heading = PLACEMENT)]
+    pub concurrency_limit: Option<u32>,
+    /// Uniqueness key: a params field (as --concurrency-key); with --unique-for, a trigger whose
+    /// value an instance triggered less than that long ago has returns that instance instead of
+    /// creating one. '' for none (clears --unique-for too).
+    #[arg(long, value_name = "PATH", help_heading = PLACEMENT)]
+    pub unique_key: Option<String>,
+    /// With --unique-key: how long a triggered instance holds its value, 1s-1d (e.g. 10m).
+    // Hyphen values are let through so that `--unique-for -1s` is refused naming this flag.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true, help_heading = PLACEMENT)]
+    pub unique_for: Option<prost_types::Duration>,
     /// A label (repeatable). On update the given labels replace all existing ones.
     #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
     pub labels: Vec<(String, String)>,
@@ -330,6 +347,26 @@ impl TaskFields {
         if let Some(cooldown) = self.cooldown {
             spec.cooldown = cooldown.value();
             paths.push("cooldown");
+        }
+        if let Some(key) = &self.concurrency_key {
+            spec.concurrency_key = key.clone();
+            paths.push("concurrency_key");
+        }
+        if let Some(limit) = self.concurrency_limit {
+            spec.concurrency_limit = Some(limit);
+        }
+        if self.concurrency_limit.is_some() || self.concurrency_key.as_deref() == Some("") {
+            paths.push("concurrency_limit");
+        }
+        if let Some(key) = &self.unique_key {
+            spec.unique_key = key.clone();
+            paths.push("unique_key");
+        }
+        if let Some(window) = self.unique_for {
+            spec.unique_for = Some(window);
+        }
+        if self.unique_for.is_some() || self.unique_key.as_deref() == Some("") {
+            paths.push("unique_for");
         }
     }
 

@@ -59,6 +59,7 @@ struct Triggered {
 /// Triggers the task.
 pub async fn run(args: TriggerArgs, ctx: &Context) -> Result<()> {
     let mut request = request(args);
+    let asked_key = request.idempotency_key.clone();
     let wait = request.wait.as_ref().map_or(Duration::ZERO, |w| {
         Duration::new(u64::try_from(w.seconds).unwrap_or(0), u32::try_from(w.nanos).unwrap_or(0))
     });
@@ -95,6 +96,13 @@ pub async fn run(args: TriggerArgs, ctx: &Context) -> Result<()> {
             };
             let headline = if view.created {
                 format!("created instance {}{runs_at}", view.instance.id)
+            } else if view.instance.idempotency_key != asked_key {
+                // Not the key asked for: the task's uniqueness window answered.
+                format!(
+                    "an instance triggered within the task's uniqueness window holds the same value: existing \
+                     instance {}, nothing new was created",
+                    view.instance.id
+                )
             } else {
                 format!(
                     "the idempotency key {} was used before: existing instance {}, nothing new was created",

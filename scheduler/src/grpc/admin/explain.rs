@@ -74,6 +74,18 @@ impl AdminApi {
             .get(&task.id)
             .copied()
             .unwrap_or(0);
+        let values: Vec<String> = instances
+            .iter()
+            .filter(|(i, _)| i.status == InstanceStatus::Pending)
+            .filter_map(|(i, _)| i.route.concurrency_value.clone())
+            .collect();
+        let active_by_key: Vec<(String, u32)> = c
+            .limits()
+            .count_by_key(task.id, &values)
+            .await?
+            .into_iter()
+            .map(|(v, n)| (v, u32::try_from(n).unwrap_or(u32::MAX)))
+            .collect();
         drop(c);
         let live = self.live_workers(&grant, Some(&task.config.app)).await?;
         let explanation = explain(&Inputs {
@@ -90,6 +102,7 @@ impl AdminApi {
                 streaks: &streaks,
                 app_limit: app_limit.as_ref(),
                 active: u32::try_from(active).unwrap_or(u32::MAX),
+                active_by_key: &active_by_key,
                 cooldown_max_share: self.core.routing.cooldown.max_share,
             },
             calendar: &calendar,

@@ -246,12 +246,7 @@ impl AdminApi {
             Some(p) => validate::params("params", p)?,
             None => task.config.params.clone(),
         };
-        if task.config.routing == crate::model::Routing::Hash
-            && let Some(field) = &task.config.placement.hash_key
-        {
-            crate::routing::hash::key_of(&params, Some(field), &task.name)
-                .map_err(|why| Error::invalid("params", why))?;
-        }
+        crate::birth::shape::check_keys(&task, &params).map_err(|why| Error::invalid("params", why))?;
         let key = if r.idempotency_key.is_empty() {
             unique_key()
         } else {
@@ -260,14 +255,19 @@ impl AdminApi {
         };
         let now = self.now();
         let run_at = run_at_of(r.when.as_ref(), &task, now)?;
-        let trigger = ManualTrigger { params, key, actor: grant.identity.actor(), run_at };
+        let trigger = ManualTrigger { params, key: key.clone(), actor: grant.identity.actor(), run_at };
         let core = &self.core;
         let triggered = trigger_manual(&core.pools.admin, &task, &trigger, now, &core.scheduler_id, &core.traces);
         let (inst, created) = triggered.await.map_err(Error::from)?;
         if created {
             self.core.signals.dispatch.notify_one();
         }
-        n.detail = format!("instance {} ({})", inst.id, if created { "created" } else { "existing" });
+        let how = match (created, &task.config.placement.unique_key) {
+            (true, _) => "created".to_owned(),
+            (false, Some(path)) if inst.idempotency_key != key => format!("existing: it holds the {path} value"),
+            (false, _) => "existing".to_owned(),
+        };
+        n.detail = format!("instance {} ({how})", inst.id);
         Ok(pb::TriggerTaskResponse { instance: Some(convert::instance_to_pb(&inst)), created, done: false })
     }
 

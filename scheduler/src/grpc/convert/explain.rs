@@ -38,6 +38,7 @@ pub fn finding_kind_to_pb(k: FindingKind) -> pb::ExplainFindingKind {
         FindingKind::ExcludedDate => P::ExcludedDate,
         FindingKind::Buffered => P::Buffered,
         FindingKind::CanceledByFire => P::CanceledByFire,
+        FindingKind::ConcurrencyKey => P::ConcurrencyKey,
     }
 }
 

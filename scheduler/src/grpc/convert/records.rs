@@ -45,6 +45,7 @@ pub fn instance_to_pb(i: &Instance) -> pb::Instance {
         selector: i.route.selector.clone(),
         target_worker: i.route.target_worker.clone().unwrap_or_default(),
         hash_key: i.route.hash_key.clone().unwrap_or_default(),
+        concurrency_value: i.route.concurrency_value.clone().unwrap_or_default(),
         retry_on: retry_on_to_pb(i.retry_on()).into(),
         run_id: i.run(),
         chained_from: i.lineage.chained_from.unwrap_or(0),

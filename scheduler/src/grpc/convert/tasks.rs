@@ -33,7 +33,35 @@ pub fn check_placement(c: &TaskConfig, task_name: &str, prefix: &str) -> Result<
         crate::routing::hash::key_of(&c.params, Some(field), task_name)
             .map_err(|why| Error::invalid(format!("{prefix}.hash_key"), why))?;
     }
+    let pairs = [
+        ("concurrency_key", p.concurrency_key.as_deref(), "concurrency_limit", p.concurrency_limit.is_some()),
+        ("unique_key", p.unique_key.as_deref(), "unique_for", p.unique_for.is_some()),
+    ];
+    for (key_field, key, with_field, with) in pairs {
+        match (key, with) {
+            (Some(path), true) => {
+                crate::routing::keypath::key_of(&c.params, path)
+                    .map_err(|why| Error::invalid(format!("{prefix}.{key_field}"), why))?;
+            }
+            (Some(_), false) => {
+                return Err(Error::invalid(format!("{prefix}.{with_field}"), format!("is required with {key_field}")));
+            }
+            (None, true) => {
+                return Err(Error::invalid(format!("{prefix}.{with_field}"), format!("is only used with {key_field}")));
+            }
+            (None, false) => {}
+        }
+    }
     Ok(())
+}
+
+/// A params path of `concurrency_key` or `unique_key`: empty is none.
+fn key_path(field: &str, v: &str) -> Result<Option<String>> {
+    if v.is_empty() {
+        return Ok(None);
+    }
+    crate::routing::keypath::parse(v).map_err(|why| Error::invalid(field, why))?;
+    Ok(Some(v.to_owned()))
 }
 
 /// Checks what no single field of the schedule's extras can: a window that ends before it starts,
@@ -279,6 +307,21 @@ pub fn apply_field(c: &mut TaskConfig, spec: &pb::TaskSpec, name: &str, prefix: 
                 None => None,
             }
         }
+        "concurrency_key" => c.placement.concurrency_key = key_path(&f, &spec.concurrency_key)?,
+        "concurrency_limit" => {
+            c.placement.concurrency_limit = spec.concurrency_limit.map(|v| limit(&f, v)).transpose()?
+        }
+        "unique_key" => c.placement.unique_key = key_path(&f, &spec.unique_key)?,
+        "unique_for" => {
+            c.placement.unique_for = match &spec.unique_for {
+                Some(d) => {
+                    let d = duration_from_pb(&f, d)?;
+                    validate::duration_between(&f, d, Duration::from_secs(1), DAY)?;
+                    Some(d)
+                }
+                None => None,
+            }
+        }
         "on_success" => c.flow.on_success = task_names(&f, &spec.on_success)?,
         "on_failure" => c.flow.on_failure = task_names(&f, &spec.on_failure)?,
         "after_all" => c.flow.after_all = task_names(&f, &spec.after_all)?,
@@ -364,6 +407,10 @@ pub fn spec_to_pb(name: &str, c: &TaskConfig) -> pb::TaskSpec {
         on_success: c.flow.on_success.clone(),
         on_failure: c.flow.on_failure.clone(),
         after_all: c.flow.after_all.clone(),
+        concurrency_key: c.placement.concurrency_key.clone().unwrap_or_default(),
+        concurrency_limit: c.placement.concurrency_limit.map(NonZeroU32::get),
+        unique_key: c.placement.unique_key.clone().unwrap_or_default(),
+        unique_for: c.placement.unique_for.map(duration_to_pb),
     }
 }
 

@@ -82,6 +82,8 @@ struct Memory {
     skip: HashMap<i64, Instant>,
     /// Tasks at their running limit, until when they are left out.
     full: HashMap<i64, Instant>,
+    /// (task, concurrency key value) pairs at their limit, until when they are left out.
+    full_keys: HashMap<(i64, String), Instant>,
     /// Apps whose rate limit has no token, until the next one comes (database time).
     rate: HashMap<String, Ts>,
     /// Selectors of the tasks, per app, and when they were read.
@@ -197,6 +199,7 @@ impl Dispatcher {
         }
         mem.skip.retain(|_, until| *until > now);
         mem.full.retain(|_, until| *until > now);
+        mem.full_keys.retain(|_, until| *until > now);
         mem.rounds += 1;
         let selectors = if mem.rounds.is_multiple_of(UNFILTERED_EVERY) {
             None
@@ -216,7 +219,12 @@ impl Dispatcher {
             }
             Some(per_app)
         };
-        Skips { ids: mem.skip.keys().copied().collect(), tasks: mem.full.keys().copied().collect(), selectors }
+        Skips {
+            ids: mem.skip.keys().copied().collect(),
+            tasks: mem.full.keys().copied().collect(),
+            keys: mem.full_keys.keys().cloned().collect(),
+            selectors,
+        }
     }
 
     /// Remembers what a claim could not do.
@@ -229,6 +237,10 @@ impl Dispatcher {
                     mem.skip.insert(*id, until);
                 }
                 Declined::Unroutable(..) => {}
+                Declined::KeyFull(task, value) if mem.full_keys.len() < MAX_SKIPPED => {
+                    mem.full_keys.insert((*task, value.clone()), until);
+                }
+                Declined::KeyFull(..) => {}
                 Declined::TaskFull(task) => {
                     mem.full.insert(*task, until);
                 }

@@ -98,6 +98,7 @@ class ExplainFindingKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EXPLAIN_FINDING_KIND_EXCLUDED_DATE: _ClassVar[ExplainFindingKind]
     EXPLAIN_FINDING_KIND_BUFFERED: _ClassVar[ExplainFindingKind]
     EXPLAIN_FINDING_KIND_CANCELED_BY_FIRE: _ClassVar[ExplainFindingKind]
+    EXPLAIN_FINDING_KIND_CONCURRENCY_KEY: _ClassVar[ExplainFindingKind]
 CRON_DIALECT_UNSPECIFIED: CronDialect
 CRON_DIALECT_UNIX: CronDialect
 CRON_DIALECT_QUARTZ: CronDialect
@@ -160,6 +161,7 @@ EXPLAIN_FINDING_KIND_OUTSIDE_WINDOW: ExplainFindingKind
 EXPLAIN_FINDING_KIND_EXCLUDED_DATE: ExplainFindingKind
 EXPLAIN_FINDING_KIND_BUFFERED: ExplainFindingKind
 EXPLAIN_FINDING_KIND_CANCELED_BY_FIRE: ExplainFindingKind
+EXPLAIN_FINDING_KIND_CONCURRENCY_KEY: ExplainFindingKind
 
 class CronSchedule(_message.Message):
     __slots__ = ("expression", "time_zone", "dialect")
@@ -240,7 +242,7 @@ class RetryPolicy(_message.Message):
     def __init__(self, max_retries: _Optional[int] = ..., backoff: _Optional[_Union[Backoff, _Mapping]] = ...) -> None: ...
 
 class TaskSpec(_message.Message):
-    __slots__ = ("name", "app", "handler", "description", "schedule", "params", "enabled", "misfire_policy", "misfire_threshold", "max_catch_up", "concurrency_policy", "routing", "timeout", "retry_policy", "labels", "selector", "retry_on", "shards", "hash_key", "priority", "max_running", "max_pending", "cooldown_after", "cooldown", "start_time", "end_time", "exclude_dates", "calendar", "jitter", "on_success", "on_failure", "after_all")
+    __slots__ = ("name", "app", "handler", "description", "schedule", "params", "enabled", "misfire_policy", "misfire_threshold", "max_catch_up", "concurrency_policy", "routing", "timeout", "retry_policy", "labels", "selector", "retry_on", "shards", "hash_key", "priority", "max_running", "max_pending", "cooldown_after", "cooldown", "start_time", "end_time", "exclude_dates", "calendar", "jitter", "on_success", "on_failure", "after_all", "concurrency_key", "concurrency_limit", "unique_key", "unique_for")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -280,6 +282,10 @@ class TaskSpec(_message.Message):
     ON_SUCCESS_FIELD_NUMBER: _ClassVar[int]
     ON_FAILURE_FIELD_NUMBER: _ClassVar[int]
     AFTER_ALL_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    UNIQUE_KEY_FIELD_NUMBER: _ClassVar[int]
+    UNIQUE_FOR_FIELD_NUMBER: _ClassVar[int]
     name: str
     app: str
     handler: str
@@ -312,7 +318,11 @@ class TaskSpec(_message.Message):
     on_success: _containers.RepeatedScalarFieldContainer[str]
     on_failure: _containers.RepeatedScalarFieldContainer[str]
     after_all: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., description: _Optional[str] = ..., schedule: _Optional[_Union[Schedule, _Mapping]] = ..., params: _Optional[str] = ..., enabled: _Optional[bool] = ..., misfire_policy: _Optional[_Union[MisfirePolicy, str]] = ..., misfire_threshold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_catch_up: _Optional[int] = ..., concurrency_policy: _Optional[_Union[ConcurrencyPolicy, str]] = ..., routing: _Optional[_Union[RoutingStrategy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_policy: _Optional[_Union[RetryPolicy, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., selector: _Optional[str] = ..., retry_on: _Optional[_Union[RetryTarget, str]] = ..., shards: _Optional[int] = ..., hash_key: _Optional[str] = ..., priority: _Optional[int] = ..., max_running: _Optional[int] = ..., max_pending: _Optional[int] = ..., cooldown_after: _Optional[int] = ..., cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exclude_dates: _Optional[_Iterable[str]] = ..., calendar: _Optional[str] = ..., jitter: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., on_success: _Optional[_Iterable[str]] = ..., on_failure: _Optional[_Iterable[str]] = ..., after_all: _Optional[_Iterable[str]] = ...) -> None: ...
+    concurrency_key: str
+    concurrency_limit: int
+    unique_key: str
+    unique_for: _duration_pb2.Duration
+    def __init__(self, name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., description: _Optional[str] = ..., schedule: _Optional[_Union[Schedule, _Mapping]] = ..., params: _Optional[str] = ..., enabled: _Optional[bool] = ..., misfire_policy: _Optional[_Union[MisfirePolicy, str]] = ..., misfire_threshold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_catch_up: _Optional[int] = ..., concurrency_policy: _Optional[_Union[ConcurrencyPolicy, str]] = ..., routing: _Optional[_Union[RoutingStrategy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_policy: _Optional[_Union[RetryPolicy, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., selector: _Optional[str] = ..., retry_on: _Optional[_Union[RetryTarget, str]] = ..., shards: _Optional[int] = ..., hash_key: _Optional[str] = ..., priority: _Optional[int] = ..., max_running: _Optional[int] = ..., max_pending: _Optional[int] = ..., cooldown_after: _Optional[int] = ..., cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exclude_dates: _Optional[_Iterable[str]] = ..., calendar: _Optional[str] = ..., jitter: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., on_success: _Optional[_Iterable[str]] = ..., on_failure: _Optional[_Iterable[str]] = ..., after_all: _Optional[_Iterable[str]] = ..., concurrency_key: _Optional[str] = ..., concurrency_limit: _Optional[int] = ..., unique_key: _Optional[str] = ..., unique_for: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class TaskPause(_message.Message):
     __slots__ = ("actor", "note", "pause_time", "until")
@@ -548,7 +558,7 @@ class PreviewScheduleResponse(_message.Message):
     def __init__(self, preview: _Optional[_Union[SchedulePreview, _Mapping]] = ...) -> None: ...
 
 class Instance(_message.Message):
-    __slots__ = ("id", "task_id", "task_name", "app", "handler", "params", "idempotency_key", "source", "trigger_time", "available_time", "status", "attempt", "max_retries", "failures", "worker_id", "session_id", "scheduler_id", "start_time", "finish_time", "deadline", "message", "output", "progress_percent", "progress_message", "create_time", "update_time", "lease_expire_time", "trace_id", "parent_id", "shard_index", "shard_total", "priority", "selector", "target_worker", "hash_key", "retry_on", "run_id", "chained_from")
+    __slots__ = ("id", "task_id", "task_name", "app", "handler", "params", "idempotency_key", "source", "trigger_time", "available_time", "status", "attempt", "max_retries", "failures", "worker_id", "session_id", "scheduler_id", "start_time", "finish_time", "deadline", "message", "output", "progress_percent", "progress_message", "create_time", "update_time", "lease_expire_time", "trace_id", "parent_id", "shard_index", "shard_total", "priority", "selector", "target_worker", "hash_key", "retry_on", "run_id", "chained_from", "concurrency_value")
     ID_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -587,6 +597,7 @@ class Instance(_message.Message):
     RETRY_ON_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     CHAINED_FROM_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_VALUE_FIELD_NUMBER: _ClassVar[int]
     id: int
     task_id: int
     task_name: str
@@ -625,7 +636,8 @@ class Instance(_message.Message):
     retry_on: RetryTarget
     run_id: int
     chained_from: int
-    def __init__(self, id: _Optional[int] = ..., task_id: _Optional[int] = ..., task_name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., params: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., source: _Optional[_Union[InstanceSource, str]] = ..., trigger_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., available_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., attempt: _Optional[int] = ..., max_retries: _Optional[int] = ..., failures: _Optional[int] = ..., worker_id: _Optional[str] = ..., session_id: _Optional[str] = ..., scheduler_id: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finish_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., output: _Optional[str] = ..., progress_percent: _Optional[int] = ..., progress_message: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trace_id: _Optional[str] = ..., parent_id: _Optional[int] = ..., shard_index: _Optional[int] = ..., shard_total: _Optional[int] = ..., priority: _Optional[int] = ..., selector: _Optional[str] = ..., target_worker: _Optional[str] = ..., hash_key: _Optional[str] = ..., retry_on: _Optional[_Union[RetryTarget, str]] = ..., run_id: _Optional[int] = ..., chained_from: _Optional[int] = ...) -> None: ...
+    concurrency_value: str
+    def __init__(self, id: _Optional[int] = ..., task_id: _Optional[int] = ..., task_name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., params: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., source: _Optional[_Union[InstanceSource, str]] = ..., trigger_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., available_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., attempt: _Optional[int] = ..., max_retries: _Optional[int] = ..., failures: _Optional[int] = ..., worker_id: _Optional[str] = ..., session_id: _Optional[str] = ..., scheduler_id: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finish_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., output: _Optional[str] = ..., progress_percent: _Optional[int] = ..., progress_message: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trace_id: _Optional[str] = ..., parent_id: _Optional[int] = ..., shard_index: _Optional[int] = ..., shard_total: _Optional[int] = ..., priority: _Optional[int] = ..., selector: _Optional[str] = ..., target_worker: _Optional[str] = ..., hash_key: _Optional[str] = ..., retry_on: _Optional[_Union[RetryTarget, str]] = ..., run_id: _Optional[int] = ..., chained_from: _Optional[int] = ..., concurrency_value: _Optional[str] = ...) -> None: ...
 
 class InstanceEvent(_message.Message):
     __slots__ = ("time", "from_status", "to_status", "attempt", "scheduler_id", "worker_id", "reason")

@@ -335,6 +335,23 @@ fn each_routing_and_limits_flag_sets_its_field_and_names_it() {
 }
 
 #[test]
+fn key_flags_set_their_fields_and_clearing_a_key_clears_its_partner() {
+    let change = fields(&["--concurrency-key", "params.customer_id", "--concurrency-limit", "2"]).to_change();
+    assert_eq!(change.paths, ["concurrency_key", "concurrency_limit"]);
+    assert_eq!((change.spec.concurrency_key.as_str(), change.spec.concurrency_limit), ("params.customer_id", Some(2)));
+    let change = fields(&["--unique-key", "params.order.id", "--unique-for", "10m"]).to_change();
+    assert_eq!(change.paths, ["unique_key", "unique_for"]);
+    assert_eq!((change.spec.unique_key.as_str(), change.spec.unique_for), ("params.order.id", Some(dur(600))));
+    // '' clears the key and, with no value given, its limit or window.
+    let change = fields(&["--concurrency-key", "", "--unique-key", ""]).to_change();
+    assert_eq!(change.paths, ["concurrency_key", "concurrency_limit", "unique_key", "unique_for"]);
+    assert_eq!(change.spec, TaskSpec::default());
+    // Changing only the limit or the window names only it.
+    assert_eq!(fields(&["--concurrency-limit", "5"]).to_change().paths, ["concurrency_limit"]);
+    assert_eq!(fields(&["--unique-for", "1h"]).to_change().paths, ["unique_for"]);
+}
+
+#[test]
 fn routing_and_limits_flags_together_keep_the_task_spec_field_order() {
     let change = fields(&[
         "--cooldown",

@@ -45,6 +45,7 @@ export interface Instance {
   'retry_on'?: (_ax_v1_RetryTarget);
   'run_id'?: (number | string | Long);
   'chained_from'?: (number | string | Long);
+  'concurrency_value'?: (string);
 }
 
 export interface Instance__Output {
@@ -86,4 +87,5 @@ export interface Instance__Output {
   'retry_on': (_ax_v1_RetryTarget__Output);
   'run_id': (string);
   'chained_from': (string);
+  'concurrency_value': (string);
 }

@@ -42,10 +42,15 @@ export interface TaskSpec {
   'on_success'?: (string)[];
   'on_failure'?: (string)[];
   'after_all'?: (string)[];
+  'concurrency_key'?: (string);
+  'concurrency_limit'?: (number);
+  'unique_key'?: (string);
+  'unique_for'?: (_google_protobuf_Duration | null);
   '_enabled'?: "enabled";
   '_max_running'?: "max_running";
   '_max_pending'?: "max_pending";
   '_cooldown_after'?: "cooldown_after";
+  '_concurrency_limit'?: "concurrency_limit";
 }
 
 export interface TaskSpec__Output {
@@ -81,8 +86,13 @@ export interface TaskSpec__Output {
   'on_success': (string)[];
   'on_failure': (string)[];
   'after_all': (string)[];
+  'concurrency_key': (string);
+  'concurrency_limit'?: (number);
+  'unique_key': (string);
+  'unique_for': (_google_protobuf_Duration__Output | null);
   '_enabled'?: "enabled";
   '_max_running'?: "max_running";
   '_max_pending'?: "max_pending";
   '_cooldown_after'?: "cooldown_after";
+  '_concurrency_limit'?: "concurrency_limit";
 }

@@ -58,4 +58,5 @@ pub const TASK_SPEC_UPDATABLE_FIELDS: &[&str] = &[
     "concurrency_limit",
     "unique_key",
     "unique_for",
+    "must_finish_within",
 ];

@@ -66,6 +66,8 @@ pub struct TaskView {
     /// Empty: none.
     pub unique_key: String,
     pub unique_for: Option<String>,
+    /// Null: no deadline.
+    pub must_finish_within: Option<String>,
     pub next_fire_time: Option<String>,
     pub create_time: Option<String>,
     pub update_time: Option<String>,
@@ -141,6 +143,7 @@ impl From<&Task> for TaskView {
             concurrency_limit: spec.concurrency_limit,
             unique_key: spec.unique_key,
             unique_for: duration_text(spec.unique_for.as_ref()),
+            must_finish_within: duration_text(spec.must_finish_within.as_ref()),
             start_time: time_text(spec.start_time.as_ref()),
             end_time: time_text(spec.end_time.as_ref()),
             exclude_dates: spec.exclude_dates,
@@ -239,6 +242,10 @@ pub fn task_details(task: &TaskView) -> String {
         .add("excluded dates", or_dash(Some(task.exclude_dates.join(", "))))
         .add("calendar", or_dash(Some(task.calendar.as_str())))
         .add("jitter", task.jitter.clone().unwrap_or_else(|| "none".to_owned()))
+        .add(
+            "deadline",
+            task.must_finish_within.as_ref().map_or_else(|| "none".to_owned(), |d| format!("{d} after each fire")),
+        )
         .add("on success", or_dash(Some(task.on_success.join(", "))))
         .add("on failure", or_dash(Some(task.on_failure.join(", "))))
         .add("after all", or_dash(Some(task.after_all.join(", "))))
@@ -468,6 +475,7 @@ pub(super) mod tests {
                 concurrency_limit: Some(2),
                 unique_key: "params.report".into(),
                 unique_for: dur(600),
+                must_finish_within: dur(3600),
             }),
             next_fire_time: ts(1_767_232_800),
             create_time: ts(1_767_225_600),
@@ -499,6 +507,7 @@ pub(super) mod tests {
         (spec.on_success, spec.on_failure, spec.after_all) = (Vec::new(), Vec::new(), Vec::new());
         (spec.concurrency_key, spec.concurrency_limit, spec.unique_key, spec.unique_for) =
             (String::new(), None, String::new(), None);
+        spec.must_finish_within = None;
         task.pause = None;
         task
     }
@@ -568,6 +577,7 @@ pub(super) mod tests {
                 "concurrency_limit": 2,
                 "unique_key": "params.report",
                 "unique_for": "10m",
+                "must_finish_within": "1h",
                 "next_fire_time": "2026-01-01T02:00:00Z",
                 "create_time": "2026-01-01T00:00:00Z",
                 "update_time": null,
@@ -671,6 +681,7 @@ active window:   from 2026-01-01T00:00:00Z to 2027-01-01T00:00:00Z
 excluded dates:  2026-12-25, 2027-01-01
 calendar:        holidays
 jitter:          30s
+deadline:        1h after each fire
 on success:      load, notify
 on failure:      page
 after all:       extract
@@ -706,6 +717,7 @@ active window:   always
 excluded dates:  -
 calendar:        -
 jitter:          none
+deadline:        none
 on success:      -
 on failure:      -
 after all:       -

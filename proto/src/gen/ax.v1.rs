@@ -1226,10 +1226,18 @@ pub struct TaskSpec {
     pub unique_key: ::prost::alloc::string::String,
     /// How long a trigger's instance holds its unique_key value, from its creation: 1 s .. 1 day.
     /// Required with unique_key, refused without it.
-    ///
-    /// Next id: 37
     #[prost(message, optional, tag = "36")]
     pub unique_for: ::core::option::Option<::prost_types::Duration>,
+    /// Deadline: each fire (a scheduled fire time, or a trigger's time) must have an instance that
+    /// ended SUCCESS within this long of it. When one has not by then — the fire made no instance
+    /// (axd was down, a misfire skipped it, a fire was coalesced), or its instance waits, runs long,
+    /// is retrying or ended otherwise — axd records a "deadline_missed" alert for the rules watching
+    /// it (once per fire, whichever axd notices) and ExplainTask reports a DEADLINE_MISSED finding.
+    /// Fires during a pause or outside the active window have no deadline. 1 s .. 7 days. Unset: none.
+    ///
+    /// Next id: 38
+    #[prost(message, optional, tag = "37")]
+    pub must_finish_within: ::core::option::Option<::prost_types::Duration>,
 }
 /// A task's pause (PauseTask).
 ///
@@ -3331,6 +3339,9 @@ pub enum ExplainFindingKind {
     /// An instance waits because concurrency_limit instances with the same value of the task's
     /// concurrency_key are dispatched or running (the message names the value and the count).
     ConcurrencyKey = 27,
+    /// A fire had no instance that ended SUCCESS within the task's must_finish_within (the message
+    /// says what the fire's instance was doing at its deadline, or that there was none).
+    DeadlineMissed = 28,
 }
 impl ExplainFindingKind {
     /// String value of the enum field names used in the ProtoBuf definition.
@@ -3367,6 +3378,7 @@ impl ExplainFindingKind {
             Self::Buffered => "EXPLAIN_FINDING_KIND_BUFFERED",
             Self::CanceledByFire => "EXPLAIN_FINDING_KIND_CANCELED_BY_FIRE",
             Self::ConcurrencyKey => "EXPLAIN_FINDING_KIND_CONCURRENCY_KEY",
+            Self::DeadlineMissed => "EXPLAIN_FINDING_KIND_DEADLINE_MISSED",
         }
     }
     /// Creates an enum from field names used in the ProtoBuf definition.
@@ -3400,6 +3412,7 @@ impl ExplainFindingKind {
             "EXPLAIN_FINDING_KIND_BUFFERED" => Some(Self::Buffered),
             "EXPLAIN_FINDING_KIND_CANCELED_BY_FIRE" => Some(Self::CanceledByFire),
             "EXPLAIN_FINDING_KIND_CONCURRENCY_KEY" => Some(Self::ConcurrencyKey),
+            "EXPLAIN_FINDING_KIND_DEADLINE_MISSED" => Some(Self::DeadlineMissed),
             _ => None,
         }
     }

@@ -11,6 +11,7 @@
 
 use std::{net::IpAddr, time::Duration};
 
+pub mod deadlines;
 pub mod http;
 pub mod outbox;
 pub mod sign;

@@ -34,6 +34,7 @@ pub enum FindingKind {
     Buffered,
     CanceledByFire,
     ConcurrencyKey,
+    DeadlineMissed,
 }
 
 /// One answer.

@@ -6,8 +6,10 @@
 //! fires, missed fires skipped or caught up, fires skipped by the overlap policy, fire times with no
 //! instance (and why, when ax knows), instances that waited because no worker of the app serving
 //! the handler was connected or because those connected were at capacity, failed attempts (worker,
-//! duration, reason), and instances that ended failed or canceled.
+//! duration, reason), instances that ended failed or canceled, and fires that missed the task's
+//! deadline (`deadline`).
 
+pub mod deadline;
 pub mod findings;
 mod schedules;
 mod trail;
@@ -127,6 +129,7 @@ pub fn explain(inputs: &Inputs<'_>) -> Explanation {
     }
     schedules::standing(inputs, &mut findings);
     missing_fires(inputs, &mut findings);
+    deadline::findings(inputs, &mut findings);
     crate::routing::explain::standing(inputs, &mut findings);
     let workers = workers_now(inputs.live, &task.config.handler);
     let mut recent = Vec::new();

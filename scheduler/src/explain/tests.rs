@@ -609,3 +609,65 @@ fn overlap_decisions_on_trails_are_named() {
     assert_eq!(c.instance_id, 4);
     assert!(!e.findings.iter().any(|f| f.kind == FindingKind::Canceled), "not reported as an operator's cancel");
 }
+
+#[test]
+fn deadlines_judge_every_fire_by_its_instance_and_name_what_it_did_instead() {
+    // Fires every minute; 30 s to succeed. Judged at t0 + 5 min: fires t0 .. t0 + 4m30s are due.
+    let mut t = task(true);
+    t.config.flow.must_finish_within = Some(Duration::from_secs(30));
+    let on_time = succeeded(1, secs(0), 5, "w1").0;
+    let late = succeeded(2, secs(60), 40, "w1").0;
+    let mut failed = instance(3, secs(120), InstanceStatus::Failed);
+    failed.finished_at = Some(secs(130));
+    let mut running = instance(4, secs(180), InstanceStatus::Running);
+    running.attempt = 2;
+    // No instance for the fire at t0 + 4 min; a trigger at t0 + 4m10s still waits.
+    let mut manual = instance(5, secs(250), InstanceStatus::Pending);
+    manual.source = InstanceSource::Manual;
+    let all = [on_time, late, failed, running, manual];
+    let misses = deadline::missed(&t, &Default::default(), t.created_at, &all, ago(1), secs(600), secs(300));
+    let got: Vec<(Ts, Option<i64>)> = misses.iter().map(|m| (m.fire, m.instance)).collect();
+    assert_eq!(
+        got,
+        [(secs(60), Some(2)), (secs(120), Some(3)), (secs(180), Some(4)), (secs(240), None), (secs(250), Some(5))],
+        "{misses:#?}"
+    );
+    assert!(
+        misses[0].what.contains("succeeded at") && misses[0].what.contains("11s after its deadline"),
+        "{}",
+        misses[0].what
+    );
+    assert!(misses[1].what.contains("ended FAILED at"), "{}", misses[1].what);
+    assert!(misses[2].what.contains("still RUNNING (attempt 2)"), "{}", misses[2].what);
+    assert!(misses[3].what.contains("made no instance"), "{}", misses[3].what);
+    assert!(misses[4].what.contains("waiting to be dispatched"), "{}", misses[4].what);
+    assert_eq!(misses[0].deadline, secs(90));
+    // The fire at t0 + 5 min is not due until t0 + 5m30s; fires up to `after` were judged before.
+    assert!(deadline::missed(&t, &Default::default(), t.created_at, &all, secs(240), secs(600), secs(300)).len() == 1);
+    // Paused since t0 + 2 min: its fires are owed nothing; a disabled task's schedule neither.
+    t.pause = Some(crate::model::Pause { at: secs(120), by: "a".into(), note: String::new(), until: None });
+    let paused = deadline::missed(&t, &Default::default(), t.created_at, &[], ago(1), secs(600), secs(300));
+    assert_eq!(paused.iter().map(|m| m.fire).collect::<Vec<_>>(), [secs(0), secs(60)]);
+    t.pause = None;
+    t.config.enabled = false;
+    assert!(deadline::missed(&t, &Default::default(), t.created_at, &[], ago(1), secs(600), secs(300)).is_empty());
+    // Fires before the task's last change are not owed; without a deadline nothing is judged.
+    t.config.enabled = true;
+    let since = deadline::owed_since(&t, &[task_event(secs(150), TaskEventKind::Updated, "a", "updated")]);
+    let after_change = deadline::missed(&t, &Default::default(), since, &[], ago(1), secs(600), secs(300));
+    assert_eq!(after_change.iter().map(|m| m.fire).collect::<Vec<_>>(), [secs(180), secs(240)]);
+    t.config.flow.must_finish_within = None;
+    assert!(deadline::missed(&t, &Default::default(), t.created_at, &all, ago(1), secs(600), secs(300)).is_empty());
+}
+
+#[test]
+fn explain_reports_a_missed_deadline_with_its_instance() {
+    let mut t = task(true);
+    t.config.flow.must_finish_within = Some(Duration::from_secs(30));
+    let mut stuck = pending(7, secs(0));
+    stuck.0.status = InstanceStatus::Running;
+    let e = run(&t, secs(45), &[], &[stuck], &[], &[]);
+    let f = e.findings.iter().find(|f| f.kind == FindingKind::DeadlineMissed).expect("a DEADLINE_MISSED finding");
+    assert_eq!((f.instance_id, f.at), (7, Some(secs(30))));
+    assert!(f.message.contains("missed its deadline of 30s") && f.message.contains("still RUNNING"), "{}", f.message);
+}

@@ -210,12 +210,18 @@ impl AlertLoop {
 /// Evaluates the condition rules (no worker for T, backlog over N) every poll interval until
 /// `cancel` fires.
 async fn evaluate_conditions(core: Arc<Core>, cancel: CancellationToken) {
+    let mut judged = crate::alerts::deadlines::Judged::new();
     loop {
         let share = core.routing.cooldown.max_share;
         let evaluated =
             outbox::evaluate_conditions(&core.pools.sweeper, core.clock.now(), core.alive_since(), share).await;
         if let Err(e) = evaluated {
             tracing::warn!(error = %e, "evaluating alert conditions failed");
+        }
+        let deadlines =
+            crate::alerts::deadlines::evaluate_deadlines(&core.pools.sweeper, core.clock.now(), &mut judged).await;
+        if let Err(e) = deadlines {
+            tracing::warn!(error = %e, "judging task deadlines failed");
         }
         tokio::select! {
             () = cancel.cancelled() => return,

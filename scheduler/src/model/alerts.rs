@@ -26,13 +26,16 @@ pub enum AlertEvent {
     /// More of the app's live workers are failing a handler (the task's, or any) than
     /// `--cooldown-max-share` lets cool down at once: the cooldown floor routes to them anyway.
     HandlerFailing,
+    /// A fire of a task with a deadline (`must_finish_within`) had no instance that ended SUCCESS
+    /// within it.
+    DeadlineMissed,
     /// Sent by `axctl alert test` (never watched by a rule).
     Test,
 }
 
 impl AlertEvent {
     /// The events a rule may watch, by name.
-    pub const WATCHABLE: [AlertEvent; 8] = [
+    pub const WATCHABLE: [AlertEvent; 9] = [
         AlertEvent::FinalFailure,
         AlertEvent::Timeout,
         AlertEvent::WorkerLost,
@@ -41,6 +44,7 @@ impl AlertEvent {
         AlertEvent::NoWorker,
         AlertEvent::Backlog,
         AlertEvent::HandlerFailing,
+        AlertEvent::DeadlineMissed,
     ];
 
     /// The name used in rules, bodies and the CLI.
@@ -54,6 +58,7 @@ impl AlertEvent {
             AlertEvent::NoWorker => "no_worker",
             AlertEvent::Backlog => "backlog",
             AlertEvent::HandlerFailing => "handler_failing",
+            AlertEvent::DeadlineMissed => "deadline_missed",
             AlertEvent::Test => "test",
         }
     }

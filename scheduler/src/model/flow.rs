@@ -55,6 +55,9 @@ pub struct Flow {
     /// This task's upstreams in a DAG: it fires once per workflow run in which an instance of each
     /// of them succeeded.
     pub after_all: Vec<String>,
+    /// Deadline: each fire must have an instance that ended SUCCESS within this long of it
+    /// (`explain::deadline`).
+    pub must_finish_within: Option<Duration>,
 }
 
 impl Flow {

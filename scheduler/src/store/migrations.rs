@@ -75,6 +75,11 @@ macro_rules! embed_migrations {
                 "keys",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0013_keys.sql")),
             ),
+            (
+                14_i64,
+                "deadlines",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0014_deadlines.sql")),
+            ),
         ]
     };
 }

@@ -140,6 +140,7 @@ table! {
         concurrency_limit: Option<i32>,
         unique_key: Option<String>,
         unique_for_us: Option<i64>,
+        must_finish_within_us: Option<i64>,
     }
 }
 
@@ -352,6 +353,7 @@ impl TaskRaw {
             concurrency_limit: p.concurrency_limit.map(|n| i32::try_from(n.get()).unwrap_or(i32::MAX)),
             unique_key: p.unique_key.clone(),
             unique_for_us: p.unique_for.map(duration_micros),
+            must_finish_within_us: c.flow.must_finish_within.map(duration_micros),
         }
     }
 
@@ -436,6 +438,7 @@ impl TaskRaw {
                     on_success: decode_names(self.on_success.as_deref()),
                     on_failure: decode_names(self.on_failure.as_deref()),
                     after_all: decode_names(self.after_all.as_deref()),
+                    must_finish_within: self.must_finish_within_us.map(micros_duration),
                 },
             },
             next_fire_at: self.next_fire_at.map(from_micros),

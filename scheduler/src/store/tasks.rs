@@ -101,6 +101,15 @@ impl Tasks<'_> {
         Ok(self.tx.fetch(s, TaskRaw::TABLE, |r| r.take()).await?.pop())
     }
 
+    /// The tasks of these apps that have a deadline (`must_finish_within`), by id.
+    pub async fn tasks_with_deadlines(&mut self, apps: &[String]) -> StoreResult<Vec<Task>> {
+        let mut s =
+            Stmt::new(format!("SELECT {} FROM ax_task WHERE must_finish_within_us IS NOT NULL", TaskRaw::columns()));
+        super::instances::push_apps(&mut s, "app", Some(apps));
+        s.push(" ORDER BY id");
+        self.read_tasks(s).await
+    }
+
     /// Tasks ordered by name, after `after_name`, optionally of one app.
     pub async fn list_tasks(
         &mut self,

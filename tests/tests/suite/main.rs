@@ -9,6 +9,7 @@ mod chaos;
 mod cluster;
 mod console;
 mod console_e2e;
+mod deadlines;
 mod e2e_axctl;
 mod explain;
 mod failover;

@@ -86,6 +86,10 @@ pub struct TaskFields {
     /// every axd); shorter than the schedule's period; `none` clears it.
     #[arg(long, value_name = "DUR|none", value_parser = parse_duration_or_none, help_heading = WINDOW)]
     pub jitter: Option<Setting<prost_types::Duration>>,
+    /// Deadline: each fire must have an instance that ended SUCCESS within DUR of it (1s-7d), else a
+    /// deadline_missed alert and explain finding; `none` clears it.
+    #[arg(long, value_name = "DUR|none", value_parser = parse_duration_or_none, help_heading = WINDOW)]
+    pub must_finish_within: Option<Setting<prost_types::Duration>>,
     /// Tasks fired once when an instance of this one succeeds, with its output merged into their
     /// params: A,B ('' for none).
     #[arg(long, value_name = "TASKS", value_parser = parse_list, help_heading = CHAINS)]
@@ -295,6 +299,10 @@ impl TaskFields {
         if let Some(jitter) = self.jitter {
             spec.jitter = jitter.value();
             paths.push("jitter");
+        }
+        if let Some(within) = self.must_finish_within {
+            spec.must_finish_within = within.value();
+            paths.push("must_finish_within");
         }
         if let Some(List(tasks)) = &self.on_success {
             spec.on_success = tasks.clone();

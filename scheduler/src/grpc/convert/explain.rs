@@ -39,6 +39,7 @@ pub fn finding_kind_to_pb(k: FindingKind) -> pb::ExplainFindingKind {
         FindingKind::Buffered => P::Buffered,
         FindingKind::CanceledByFire => P::CanceledByFire,
         FindingKind::ConcurrencyKey => P::ConcurrencyKey,
+        FindingKind::DeadlineMissed => P::DeadlineMissed,
     }
 }
 

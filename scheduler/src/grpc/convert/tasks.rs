@@ -322,6 +322,16 @@ pub fn apply_field(c: &mut TaskConfig, spec: &pb::TaskSpec, name: &str, prefix: 
                 None => None,
             }
         }
+        "must_finish_within" => {
+            c.flow.must_finish_within = match &spec.must_finish_within {
+                Some(d) => {
+                    let d = duration_from_pb(&f, d)?;
+                    validate::duration_between(&f, d, Duration::from_secs(1), 7 * DAY)?;
+                    Some(d)
+                }
+                None => None,
+            }
+        }
         "on_success" => c.flow.on_success = task_names(&f, &spec.on_success)?,
         "on_failure" => c.flow.on_failure = task_names(&f, &spec.on_failure)?,
         "after_all" => c.flow.after_all = task_names(&f, &spec.after_all)?,
@@ -411,6 +421,7 @@ pub fn spec_to_pb(name: &str, c: &TaskConfig) -> pb::TaskSpec {
         concurrency_limit: c.placement.concurrency_limit.map(NonZeroU32::get),
         unique_key: c.placement.unique_key.clone().unwrap_or_default(),
         unique_for: c.placement.unique_for.map(duration_to_pb),
+        must_finish_within: c.flow.must_finish_within.map(duration_to_pb),
     }
 }
 

@@ -211,6 +211,12 @@ fn each_window_and_chain_flag_sets_its_field_and_names_it() {
         (&["--calendar", ""], "calendar", TaskSpec::default()),
         (&["--jitter", "30s"], "jitter", spec(|s| s.jitter = Some(prost_types::Duration { seconds: 30, nanos: 0 }))),
         (&["--jitter", "none"], "jitter", TaskSpec::default()),
+        (
+            &["--must-finish-within", "30m"],
+            "must_finish_within",
+            spec(|s| s.must_finish_within = Some(prost_types::Duration { seconds: 1800, nanos: 0 })),
+        ),
+        (&["--must-finish-within", "none"], "must_finish_within", TaskSpec::default()),
         (&["--on-success", "load,notify"], "on_success", spec(|s| s.on_success = vec!["load".into(), "notify".into()])),
         (&["--on-success", ""], "on_success", TaskSpec::default()),
         (&["--on-failure", "page"], "on_failure", spec(|s| s.on_failure = vec!["page".into()])),
@@ -244,6 +250,7 @@ fn bad_window_values_are_refused_naming_the_flag() {
         (&["--start-at", "tomorrow"][..], "--start-at"),
         (&["--end-at", "2026-13-01"], "--end-at"),
         (&["--jitter", "5"], "--jitter"),
+        (&["--must-finish-within", "soon"], "--must-finish-within"),
         (&["--exclude", "2026-12-25,,2027-01-01"], "--exclude"),
         (&["--on-success", "a,,b"], "--on-success"),
     ] {

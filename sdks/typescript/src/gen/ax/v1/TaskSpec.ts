@@ -46,6 +46,7 @@ export interface TaskSpec {
   'concurrency_limit'?: (number);
   'unique_key'?: (string);
   'unique_for'?: (_google_protobuf_Duration | null);
+  'must_finish_within'?: (_google_protobuf_Duration | null);
   '_enabled'?: "enabled";
   '_max_running'?: "max_running";
   '_max_pending'?: "max_pending";
@@ -90,6 +91,7 @@ export interface TaskSpec__Output {
   'concurrency_limit'?: (number);
   'unique_key': (string);
   'unique_for': (_google_protobuf_Duration__Output | null);
+  'must_finish_within': (_google_protobuf_Duration__Output | null);
   '_enabled'?: "enabled";
   '_max_running'?: "max_running";
   '_max_pending'?: "max_pending";

@@ -181,27 +181,53 @@ fn gone(pid: u32) -> bool {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn runner_kills_a_shell_command_and_its_children_on_cancel() {
-    let db = sqlite().await;
-    let axd = Axd::start(&db, |_| {}).await;
-    let runner = Runner::start(&axd, "[shell]\nallow = [\"/bin/sh\"]\n").await;
+/// Starts a shell task (with `timeout`, if given) whose shell starts a child, writes both PIDs
+/// and waits: a process group of two. The instance id and the two PIDs, once both run.
+async fn long_command(axd: &Axd, runner: &Runner, name: &str, timeout: Option<Duration>) -> (i64, Vec<u32>) {
     let out = runner.dir.clone();
-    // The shell starts a child, writes both PIDs, and waits: a process group of two.
     let script = r#"sleep 300 & echo $! > "$OUT/child"; echo $$ > "$OUT/pid.tmp"; mv "$OUT/pid.tmp" "$OUT/pid"; wait"#;
     let params = serde_json::json!({"argv": ["/bin/sh", "-c", script], "env": {"OUT": out.display().to_string()}});
-    let id = run(&axd, "long", "shell", 0, params).await;
+    let mut admin = axd.admin().await;
+    let mut s = spec(name, "runner", "shell", manual());
+    s.timeout = timeout.map(ax_tests::client::dur);
+    create(&mut admin, s).await;
+    let id = trigger_with(&mut admin, name, "k", &params.to_string()).await;
     let pids: Vec<u32> = eventually(LONG, "the command's PIDs", || async {
         let read = |f: &str| std::fs::read_to_string(out.join(f)).ok()?.trim().parse::<u32>().ok();
         Some(vec![read("pid")?, read("child")?])
     })
     .await;
-    assert!(pids.iter().all(|p| !gone(*p)), "both run before the cancel");
-    cancel(&mut axd.admin().await, id, "test").await;
+    assert!(pids.iter().all(|p| !gone(*p)), "both run");
+    (id, pids)
+}
+
+/// Waits (10 s at most) until every one of `pids` is gone.
+async fn all_gone(pids: &[u32]) {
     eventually(Duration::from_secs(10), "the command and its child to be killed", || async {
         pids.iter().all(|p| gone(*p)).then_some(())
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runner_kills_a_shell_command_and_its_children_on_cancel() {
+    let db = sqlite().await;
+    let axd = Axd::start(&db, |_| {}).await;
+    let runner = Runner::start(&axd, "[shell]\nallow = [\"/bin/sh\"]\n").await;
+    let (id, pids) = long_command(&axd, &runner, "long", None).await;
+    cancel(&mut axd.admin().await, id, "test").await;
+    all_gone(&pids).await;
     wait_status(&mut axd.admin().await, id, S::Canceled, LONG).await;
+    axd.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runner_kills_a_shell_command_and_its_children_at_the_task_timeout() {
+    let db = sqlite().await;
+    let axd = Axd::start(&db, |_| {}).await;
+    let runner = Runner::start(&axd, "[shell]\nallow = [\"/bin/sh\"]\n").await;
+    let (id, pids) = long_command(&axd, &runner, "too-long", Some(Duration::from_secs(1))).await;
+    all_gone(&pids).await;
+    wait_status(&mut axd.admin().await, id, S::Timeout, LONG).await;
     axd.stop().await;
 }

@@ -20,6 +20,8 @@ use ax_tests::{
 
 const LONG: Duration = Duration::from_secs(20);
 const SECRET: &str = "tok-e2e-7f3a9c";
+/// A runner configuration that allows `/bin/sh` and nothing else.
+const SHELL: &str = "[shell]\nallow = [\"/bin/sh\"]\n";
 
 /// A running `ax-runner` with its configuration file; killed when dropped.
 struct Runner {
@@ -133,7 +135,7 @@ async fn runner_refuses_loopback_and_bad_input_for_good_naming_the_field() {
     let db = sqlite().await;
     let axd = Axd::start(&db, |_| {}).await;
     let server = Receiver::start(|_| Some(200)).await;
-    let _runner = Runner::start(&axd, "[shell]\nallow = [\"/bin/sh\"]\n").await;
+    let _runner = Runner::start(&axd, SHELL).await;
     let ssrf = run(&axd, "ssrf", "http", 2, serde_json::json!({"url": server.url("/")})).await;
     let message = failed_for_good(&axd, ssrf).await;
     assert_eq!(
@@ -156,7 +158,7 @@ async fn runner_refuses_loopback_and_bad_input_for_good_naming_the_field() {
 async fn runner_shell_task_outputs_stdout_and_logs_stderr() {
     let db = sqlite().await;
     let axd = Axd::start(&db, |_| {}).await;
-    let _runner = Runner::start(&axd, "[shell]\nallow = [\"/bin/sh\"]\n").await;
+    let _runner = Runner::start(&axd, SHELL).await;
     let script = r#"read -r line; echo "stdin=$line greeting=$GREETING"; echo "a warning" >&2"#;
     let params = serde_json::json!({"argv": ["/bin/sh", "-c", script], "env": {"GREETING": "hi"}});
     let id = run(&axd, "sh", "shell", 0, params.clone()).await;
@@ -213,7 +215,7 @@ async fn all_gone(pids: &[u32]) {
 async fn runner_kills_a_shell_command_and_its_children_on_cancel() {
     let db = sqlite().await;
     let axd = Axd::start(&db, |_| {}).await;
-    let runner = Runner::start(&axd, "[shell]\nallow = [\"/bin/sh\"]\n").await;
+    let runner = Runner::start(&axd, SHELL).await;
     let (id, pids) = long_command(&axd, &runner, "long", None).await;
     cancel(&mut axd.admin().await, id, "test").await;
     all_gone(&pids).await;
@@ -225,7 +227,7 @@ async fn runner_kills_a_shell_command_and_its_children_on_cancel() {
 async fn runner_kills_a_shell_command_and_its_children_at_the_task_timeout() {
     let db = sqlite().await;
     let axd = Axd::start(&db, |_| {}).await;
-    let runner = Runner::start(&axd, "[shell]\nallow = [\"/bin/sh\"]\n").await;
+    let runner = Runner::start(&axd, SHELL).await;
     let (id, pids) = long_command(&axd, &runner, "too-long", Some(Duration::from_secs(1))).await;
     all_gone(&pids).await;
     wait_status(&mut axd.admin().await, id, S::Timeout, LONG).await;

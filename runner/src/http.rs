@@ -221,7 +221,7 @@ impl HttpExecutor {
         for (n, v) in p.headers {
             req = req.header(n, v);
         }
-        let req = req.body(Full::new(p.body)).map_err(|e| input("params", format!("building the request: {e}")))?;
+        let req = req.body(Full::new(p.body)).map_err(|e| input("params.url", format!("building the request: {e}")))?;
         let (status, body, cut) = if t.tls {
             let name = ServerName::try_from(t.host.clone())
                 .map_err(|e| input("params.url", format!("server name {}: {e}", t.host)))?;

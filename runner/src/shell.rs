@@ -13,7 +13,10 @@ use std::{path::Path, process::Stdio, sync::Arc, time::Duration};
 
 use ax_worker::{Context, Level, MAX_OUTPUT};
 use rustix::process::{Pid, Signal, kill_process_group};
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::{
+    io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _},
+    task::JoinHandle,
+};
 
 use crate::{
     config::{Config, is_identifier},
@@ -161,17 +164,13 @@ impl ShellExecutor {
             Ok(status) => status,
             Err(stopped) => {
                 let _ = child.wait().await;
+                stdout.iter().for_each(JoinHandle::abort);
+                stderr.iter().for_each(JoinHandle::abort);
                 return Err(stopped);
             }
         };
-        let (out, cut) = match stdout {
-            Some(h) => tokio::time::timeout(DRAIN, h).await.ok().and_then(Result::ok).unwrap_or_default(),
-            None => Default::default(),
-        };
-        let last_stderr = match stderr {
-            Some(h) => tokio::time::timeout(DRAIN, h).await.ok().and_then(Result::ok).unwrap_or_default(),
-            None => String::new(),
-        };
+        let (out, cut) = drained(stdout).await;
+        let last_stderr = drained(stderr).await;
         if status.success() {
             let mut text = String::from_utf8_lossy(&out).into_owned();
             if cut {
@@ -185,6 +184,19 @@ impl ShellExecutor {
         };
         let tail = if last_stderr.is_empty() { String::new() } else { format!("; last stderr line: {last_stderr}") };
         Err(Failure::Transient(redact(format!("{} {how}{tail}", p.argv[0]), &self.config.secrets)))
+    }
+}
+
+/// What a reader task returned, waiting at most [`DRAIN`]; a reader still blocked then (a process
+/// that left the group holds the pipe open) is aborted, and its part is empty.
+async fn drained<T: Default>(reader: Option<JoinHandle<T>>) -> T {
+    let Some(mut reader) = reader else { return T::default() };
+    match tokio::time::timeout(DRAIN, &mut reader).await {
+        Ok(Ok(v)) => v,
+        _ => {
+            reader.abort();
+            T::default()
+        }
     }
 }
 

@@ -233,3 +233,31 @@ async fn runner_kills_a_shell_command_and_its_children_at_the_task_timeout() {
     wait_status(&mut axd.admin().await, id, S::Timeout, LONG).await;
     axd.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runner_refuses_to_start_with_a_bad_configuration_naming_the_key() {
+    let dir = std::env::temp_dir().join(format!("ax-runner-config-{}-{:08x}", std::process::id(), fastrand::u32(..)));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let check = |config: &str| {
+        let path = dir.join("runner.toml");
+        std::fs::write(&path, config).expect("write config");
+        let out = std::process::Command::new(bin("ax-runner"))
+            .arg("--config")
+            .arg(&path)
+            .arg("--check-config")
+            .output()
+            .expect("run ax-runner");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, _, stderr) = check("[shell]\nallow = [\"/bin/sh\", \"/no/such/program\"]\n");
+    assert!(!ok, "a program that does not exist is refused");
+    assert!(stderr.contains("shell.allow[1]: /no/such/program is not a file"), "{stderr}");
+    let (ok, _, stderr) = check("[secrets.TOKEN]\nvalue = \"x\"\nenv = \"Y\"\n");
+    assert!(!ok && stderr.contains("secrets.TOKEN: give exactly one of value and env"), "{stderr}");
+    assert_eq!(check(SHELL), (true, "ok\n".to_owned(), String::new()));
+    let _ = std::fs::remove_dir_all(&dir);
+}

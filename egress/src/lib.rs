@@ -14,6 +14,8 @@
 //! ```
 
 mod ranges;
+#[cfg(test)]
+mod tests;
 mod url;
 
 pub use ranges::refused_range;

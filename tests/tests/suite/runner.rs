@@ -261,3 +261,22 @@ async fn runner_refuses_to_start_with_a_bad_configuration_naming_the_key() {
     assert_eq!(check(SHELL), (true, "ok\n".to_owned(), String::new()));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runner_cuts_a_long_body_or_stdout_to_the_output_limit_and_says_so() {
+    let db = sqlite().await;
+    let axd = Axd::start(&db, |_| {}).await;
+    let server = Receiver::start_replying(|_, _| Some((200, "a".repeat(200_000)))).await;
+    let _runner = Runner::start(&axd, &format!("{SHELL}[http]\nallow = [\"127.0.0.1\"]\n")).await;
+    let http = run(&axd, "big-body", "http", 0, serde_json::json!({"url": server.url("/big")})).await;
+    let sh =
+        run(&axd, "big-stdout", "shell", 0, serde_json::json!({"argv": ["/bin/sh", "-c", "yes | head -c 200000"]}))
+            .await;
+    for (id, what) in [(http, "the response body"), (sh, "stdout")] {
+        let done = wait_status(&mut axd.admin().await, id, S::Success, LONG).await;
+        assert!(done.output.len() <= ax_worker::MAX_OUTPUT, "{} bytes", done.output.len());
+        let mark = format!("…[truncated: {what} is longer than {} bytes]", ax_worker::MAX_OUTPUT - 80);
+        assert!(done.output.ends_with(&mark), "{}", &done.output[done.output.len() - 80..]);
+    }
+    axd.stop().await;
+}

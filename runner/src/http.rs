@@ -10,7 +10,7 @@
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
-use ax_egress::{Target, redact_url, refused_range};
+use ax_egress::{Target, refused_range};
 use ax_worker::{Context, MAX_OUTPUT};
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
@@ -81,19 +81,13 @@ impl HttpExecutor {
         let ax = identity(ctx);
         let req = self.prepare(&params, &ax)?;
         let timeout = req.timeout;
-        let shown = redact_url(&format!(
-            "{}://{}:{}{}",
-            if req.target.tls { "https" } else { "http" },
-            req.target.host,
-            req.target.port,
-            req.target.path
-        ));
+        let host = req.target.host.clone();
         tokio::select! {
             biased;
             () = ctx.cancellation().cancelled() => Err(Failure::Stopped("stopped: the attempt was canceled or lost its lease".into())),
             r = tokio::time::timeout(timeout, self.send(req)) => match r {
                 Ok(r) => r.map(|body| redact(body, &self.config.secrets)),
-                Err(_) => Err(Failure::Transient(format!("{shown}: no complete response within {}", humantime::format_duration(timeout)))),
+                Err(_) => Err(Failure::Transient(format!("no complete response from {host} within {}", humantime::format_duration(timeout)))),
             },
         }
         .map_err(|e| match e {

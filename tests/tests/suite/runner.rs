@@ -280,3 +280,16 @@ async fn runner_cuts_a_long_body_or_stdout_to_the_output_limit_and_says_so() {
     }
     axd.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runner_http_task_without_an_answer_fails_at_its_params_timeout() {
+    let db = sqlite().await;
+    let axd = Axd::start(&db, |_| {}).await;
+    let server = Receiver::start_replying(|_, _| None).await;
+    let _runner = Runner::start(&axd, "[http]\nallow = [\"127.0.0.1\"]\n").await;
+    let id = run(&axd, "silent", "http", 0, serde_json::json!({"url": server.url("/"), "timeout": "300ms"})).await;
+    let failed = wait_status(&mut axd.admin().await, id, S::Failed, LONG).await;
+    assert!(failed.message.contains("no complete response from 127.0.0.1 within 300ms"), "{}", failed.message);
+    assert!(!failed.message.contains("not retryable"), "a timeout may pass when retried: {}", failed.message);
+    axd.stop().await;
+}

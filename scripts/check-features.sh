@@ -16,7 +16,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 features --workspace -e dev >"$tmp/all"
 status=0
-for pkg in ax-scheduler axctl ax-worker ax-client ax-bench ax-conformance ax-tests; do
+for pkg in ax-scheduler axctl ax-worker ax-runner ax-egress ax-client ax-bench ax-conformance ax-tests; do
   features -p "$pkg" >"$tmp/$pkg"
   # Each line of the package's own resolution must be one the workspace resolves too (the
   # workspace's own crates aside: a package's optional features are its own business).

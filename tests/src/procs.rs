@@ -39,8 +39,23 @@ pub fn build_binaries(build: bool) {
 pub fn bin(name: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     let profile_release = target_dir().ends_with("release");
-    let packages =
-        ["-p", "ax-scheduler", "--bin", "axd", "-p", "axctl", "--bin", "axctl", "-p", "ax-worker", "--examples"];
+    let packages = [
+        "-p",
+        "ax-scheduler",
+        "--bin",
+        "axd",
+        "-p",
+        "axctl",
+        "--bin",
+        "axctl",
+        "-p",
+        "ax-worker",
+        "--examples",
+        "-p",
+        "ax-runner",
+        "--bin",
+        "ax-runner",
+    ];
     let prebuilt = std::env::var_os(BINARIES_BUILT).is_some_and(|v| v == "1");
     if BUILD.load(Ordering::Relaxed) && !prebuilt {
         BUILT.get_or_init(|| {

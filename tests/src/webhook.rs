@@ -1,6 +1,7 @@
 //! A webhook receiver on 127.0.0.1 for alert tests: records every request (headers and body) and
 //! answers each with a chosen status, or holds a request open without answering (an axd killed
-//! while it waits for the response).
+//! while it waits for the response). [`Receiver::start_replying`] also answers with a body (the
+//! HTTP server of ax-runner's tests).
 
 use std::{
     collections::HashMap,
@@ -33,8 +34,8 @@ impl Received {
     }
 }
 
-/// How the receiver answers request number `n` (0-based).
-pub type Answer = Arc<dyn Fn(usize) -> Option<u16> + Send + Sync>;
+/// How the receiver answers request number `n` (0-based): a status and a body, or `None` to hold it.
+pub type Answer = Arc<dyn Fn(usize, &Received) -> Option<(u16, String)> + Send + Sync>;
 
 /// A running receiver.
 pub struct Receiver {
@@ -49,6 +50,14 @@ impl Receiver {
     /// Starts a receiver; `answer(n)` is the status for request `n`, or `None` to hold it open
     /// (read, never answered, the connection kept until the receiver stops).
     pub async fn start(answer: impl Fn(usize) -> Option<u16> + Send + Sync + 'static) -> Receiver {
+        Self::start_replying(move |n, _| answer(n).map(|status| (status, String::new()))).await
+    }
+
+    /// Starts a receiver; `answer(n, request)` is the status and body for request `n`, or `None`
+    /// to hold it open.
+    pub async fn start_replying(
+        answer: impl Fn(usize, &Received) -> Option<(u16, String)> + Send + Sync + 'static,
+    ) -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
         let addr = listener.local_addr().expect("addr");
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -84,16 +93,19 @@ impl Receiver {
                     if stream.read_exact(&mut body).await.is_err() {
                         return;
                     }
+                    let got = Received { request_line: request_line.trim_end().to_owned(), headers, body };
                     let n = {
                         let mut list = r.lock().expect("lock");
-                        list.push(Received { request_line: request_line.trim_end().to_owned(), headers, body });
+                        list.push(got.clone());
                         list.len() - 1
                     };
                     a.notify_waiters();
-                    match answer(n) {
-                        Some(status) => {
-                            let reply =
-                                format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                    match answer(n, &got) {
+                        Some((status, body)) => {
+                            let reply = format!(
+                                "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                                body.len()
+                            );
                             let _ = stream.get_mut().write_all(reply.as_bytes()).await;
                             let _ = stream.get_mut().shutdown().await;
                         }

@@ -289,8 +289,9 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// Longest Result.output axd keeps (proto/ax/v1/worker.proto, Result.output).
-pub(crate) const MAX_OUTPUT: usize = 64 * 1024;
+/// Longest Result.output axd keeps, in bytes (proto/ax/v1/worker.proto, Result.output): a longer
+/// output is cut to it and marked `…[truncated, N bytes in all]`.
+pub const MAX_OUTPUT: usize = 64 * 1024;
 /// Longest Result.message axd keeps.
 pub(crate) const MAX_RESULT_MESSAGE: usize = 4096;
 /// Longest Log.message axd keeps.

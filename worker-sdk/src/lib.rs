@@ -38,7 +38,7 @@ mod traces;
 use std::{collections::HashMap, future::Future, path::Path, pin::Pin, sync::Arc, time::Duration};
 
 pub use context::{Context, HandlerError, IntoOutput, Level};
-pub use driver::Stats;
+pub use driver::{MAX_OUTPUT, Stats};
 use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 
 /// Errors that stop a worker.

@@ -33,6 +33,7 @@ mod python_worker;
 mod routing;
 mod routing_cluster;
 mod routing_store;
+mod runner;
 mod rust_client;
 mod schedules;
 mod schedules_cluster;

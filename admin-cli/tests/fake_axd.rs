@@ -319,6 +319,12 @@ impl AdminService for Fake {
     async fn watch_instance(&self, _: Request<ax_proto::v1::WatchInstanceRequest>) -> Reply<Self::WatchInstanceStream> {
         Err(Status::unimplemented("fake"))
     }
+    async fn publish_event(
+        &self,
+        _: Request<ax_proto::v1::PublishEventRequest>,
+    ) -> Reply<ax_proto::v1::PublishEventResponse> {
+        Err(Status::unimplemented("fake"))
+    }
     async fn get_instance_logs(&self, _: Request<GetInstanceLogsRequest>) -> Reply<GetInstanceLogsResponse> {
         let line = LogLine {
             seq: 1,

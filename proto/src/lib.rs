@@ -59,4 +59,6 @@ pub const TASK_SPEC_UPDATABLE_FIELDS: &[&str] = &[
     "unique_key",
     "unique_for",
     "must_finish_within",
+    "on_event",
+    "event_filter",
 ];

@@ -138,6 +138,20 @@ pub fn worker_id(field: &str, v: &str) -> Result<()> {
     )
 }
 
+/// An event name: 1-128 of `[A-Za-z0-9._:/-]`, starting with a letter or digit.
+pub fn event_name(field: &str, v: &str) -> Result<()> {
+    check_chars(
+        field,
+        v,
+        MAX_EVENT_NAME,
+        |c| c.is_ascii_alphanumeric() || "._:/-".contains(c),
+        "letters, digits, . _ : / -",
+    )
+}
+
+/// Longest event name.
+pub const MAX_EVENT_NAME: usize = 128;
+
 /// A params field name for routing HASH: 1-128 of `[A-Za-z0-9_.-]`.
 pub fn hash_key(field: &str, v: &str) -> Result<()> {
     if v.is_empty() || v.len() > 128 || !v.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)) {
@@ -158,6 +172,7 @@ pub const RESERVED_KEY_PREFIXES: &[(&str, &str)] = &[
     ("chain:", "instances created by a chain (--on-success, --on-failure)"),
     ("run:", "instances created by a DAG's join (--after-all)"),
     ("intake:", "rows of ax_intake without a key"),
+    ("event:", "instances created by an event (PublishEvent)"),
 ];
 
 pub fn idempotency_key(field: &str, v: &str) -> Result<()> {

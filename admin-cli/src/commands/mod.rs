@@ -14,6 +14,7 @@ pub mod audit;
 pub mod calendar;
 pub mod certs;
 pub mod cluster;
+pub mod event;
 pub mod instance;
 pub mod rate_limit;
 pub mod run;
@@ -106,6 +107,9 @@ pub enum Command {
     /// Named sets of dates that tasks exclude (`task create --calendar NAME`).
     #[command(subcommand)]
     Calendar(calendar::CalendarCommand),
+    /// Events that create instances of the tasks subscribed to them (`task create --on-event NAME`).
+    #[command(subcommand)]
+    Event(event::EventCommand),
     /// Workflow runs: the instances chains and DAG edges created from one first instance.
     #[command(subcommand)]
     Run(run::RunCommand),
@@ -133,6 +137,7 @@ impl Command {
             Command::Alert(command) => command.run(ctx).await,
             Command::RateLimit(command) => command.run(ctx).await,
             Command::Calendar(command) => command.run(ctx).await,
+            Command::Event(command) => command.run(ctx).await,
             Command::Run(command) => command.run(ctx).await,
             Command::Certs(command) => command.run(ctx),
             Command::Completions(args) => shell::completions(args, ctx, definition()),

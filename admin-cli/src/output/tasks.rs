@@ -68,6 +68,10 @@ pub struct TaskView {
     pub unique_for: Option<String>,
     /// Null: no deadline.
     pub must_finish_within: Option<String>,
+    /// Empty: none.
+    pub on_event: String,
+    /// Empty: none.
+    pub event_filter: String,
     pub next_fire_time: Option<String>,
     pub create_time: Option<String>,
     pub update_time: Option<String>,
@@ -144,6 +148,8 @@ impl From<&Task> for TaskView {
             unique_key: spec.unique_key,
             unique_for: duration_text(spec.unique_for.as_ref()),
             must_finish_within: duration_text(spec.must_finish_within.as_ref()),
+            on_event: spec.on_event,
+            event_filter: spec.event_filter,
             start_time: time_text(spec.start_time.as_ref()),
             end_time: time_text(spec.end_time.as_ref()),
             exclude_dates: spec.exclude_dates,
@@ -245,6 +251,14 @@ pub fn task_details(task: &TaskView) -> String {
         .add(
             "deadline",
             task.must_finish_within.as_ref().map_or_else(|| "none".to_owned(), |d| format!("{d} after each fire")),
+        )
+        .add(
+            "on event",
+            match (task.on_event.is_empty(), task.event_filter.is_empty()) {
+                (true, _) => "none".to_owned(),
+                (false, true) => task.on_event.clone(),
+                (false, false) => format!("{} where {}", task.on_event, task.event_filter),
+            },
         )
         .add("on success", or_dash(Some(task.on_success.join(", "))))
         .add("on failure", or_dash(Some(task.on_failure.join(", "))))
@@ -476,6 +490,8 @@ pub(super) mod tests {
                 unique_key: "params.report".into(),
                 unique_for: dur(600),
                 must_finish_within: dur(3600),
+                on_event: "order.paid".into(),
+                event_filter: "payload.vip".into(),
             }),
             next_fire_time: ts(1_767_232_800),
             create_time: ts(1_767_225_600),
@@ -508,6 +524,7 @@ pub(super) mod tests {
         (spec.concurrency_key, spec.concurrency_limit, spec.unique_key, spec.unique_for) =
             (String::new(), None, String::new(), None);
         spec.must_finish_within = None;
+        (spec.on_event, spec.event_filter) = (String::new(), String::new());
         task.pause = None;
         task
     }
@@ -578,6 +595,8 @@ pub(super) mod tests {
                 "unique_key": "params.report",
                 "unique_for": "10m",
                 "must_finish_within": "1h",
+                "on_event": "order.paid",
+                "event_filter": "payload.vip",
                 "next_fire_time": "2026-01-01T02:00:00Z",
                 "create_time": "2026-01-01T00:00:00Z",
                 "update_time": null,
@@ -682,6 +701,7 @@ excluded dates:  2026-12-25, 2027-01-01
 calendar:        holidays
 jitter:          30s
 deadline:        1h after each fire
+on event:        order.paid where payload.vip
 on success:      load, notify
 on failure:      page
 after all:       extract
@@ -718,6 +738,7 @@ excluded dates:  -
 calendar:        -
 jitter:          none
 deadline:        none
+on event:        none
 on success:      -
 on failure:      -
 after all:       -

@@ -1234,10 +1234,21 @@ pub struct TaskSpec {
     /// is retrying or ended otherwise — axd records a "deadline_missed" alert for the rules watching
     /// it (once per fire, whichever axd notices) and ExplainTask reports a DEADLINE_MISSED finding.
     /// Fires during a pause or outside the active window have no deadline. 1 s .. 7 days. Unset: none.
-    ///
-    /// Next id: 38
     #[prost(message, optional, tag = "37")]
     pub must_finish_within: ::core::option::Option<::prost_types::Duration>,
+    /// Events: the task gets one instance per event of this name published to its app (PublishEvent),
+    /// with the event's payload merged into its params, idempotent by the event id. Event names as in
+    /// PublishEventRequest.name. The task may also have a schedule. Empty: none.
+    #[prost(string, tag = "38")]
+    pub on_event: ::prost::alloc::string::String,
+    /// With on_event: conditions on the payload, all of which must hold, separated by commas:
+    /// "payload.PATH=VALUE" (the payload's field at PATH, names as in concurrency_key, equals VALUE: a
+    /// string as is, another JSON value as its JSON text; VALUE has no comma) or "payload.PATH" (the
+    /// field exists). At most 16 conditions, 1024 bytes. Empty: every event of the name.
+    ///
+    /// Next id: 40
+    #[prost(string, tag = "39")]
+    pub event_filter: ::prost::alloc::string::String,
 }
 /// A task's pause (PauseTask).
 ///
@@ -1527,6 +1538,46 @@ pub struct DisableTaskResponse {
     /// Next id: 2
     #[prost(message, optional, tag = "1")]
     pub task: ::core::option::Option<Task>,
+}
+/// PublishEvent input.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct PublishEventRequest {
+    /// The app whose subscribed tasks get the event. Required.
+    #[prost(string, tag = "1")]
+    pub app: ::prost::alloc::string::String,
+    /// The event name: 1-128 characters of \[A-Za-z0-9._:/-\], starting with a letter or digit.
+    #[prost(string, tag = "2")]
+    pub name: ::prost::alloc::string::String,
+    /// A JSON object (the limits of TaskSpec.params), merged into each subscribed task's params: its
+    /// top-level fields over the task's. Empty: {}.
+    #[prost(string, tag = "3")]
+    pub payload: ::prost::alloc::string::String,
+    /// Makes the event idempotent per subscribed task (the instance's idempotency key is "event:" and
+    /// this id): 1-200 characters as TriggerTaskRequest.idempotency_key. Empty: one is generated.
+    ///
+    /// Next id: 5
+    #[prost(string, tag = "4")]
+    pub id: ::prost::alloc::string::String,
+}
+/// PublishEvent output.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct PublishEventResponse {
+    /// One instance per subscribed task whose filter held (new, or the one the same id made before),
+    /// in task name order. Empty when no task of the app subscribes to the event or no filter held.
+    #[prost(message, repeated, tag = "1")]
+    pub instances: ::prost::alloc::vec::Vec<Instance>,
+    /// False if no instance was created: the id had been published before, or no subscribed task
+    /// took the event.
+    #[prost(bool, tag = "2")]
+    pub created: bool,
+    /// The event id (the one given, or the generated one).
+    #[prost(string, tag = "3")]
+    pub id: ::prost::alloc::string::String,
+    /// Subscribed tasks whose event_filter did not hold for the payload, by name.
+    ///
+    /// Next id: 5
+    #[prost(string, repeated, tag = "4")]
+    pub filtered_out: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
 }
 /// TriggerTask input.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
@@ -3912,6 +3963,34 @@ pub mod admin_service_client {
                 .insert(GrpcMethod::new("ax.v1.AdminService", "WatchInstance"));
             self.inner.server_streaming(req, path, codec).await
         }
+        /// Publishes an event to an app: each task of the app subscribed to its name (TaskSpec.on_event)
+        /// whose event_filter holds for the payload gets one instance, with the payload merged into its
+        /// params. The event id makes it idempotent: the same id again creates nothing and returns the
+        /// instances the first made (created = false). Operator role on the app.
+        pub async fn publish_event(
+            &mut self,
+            request: impl tonic::IntoRequest<super::PublishEventRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::PublishEventResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = crate::codec::AxCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/ax.v1.AdminService/PublishEvent",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("ax.v1.AdminService", "PublishEvent"));
+            self.inner.unary(req, path, codec).await
+        }
         /// Lists connected worker sessions of the whole cluster (sessions of an axd that stopped
         /// heartbeating are left out).
         pub async fn list_workers(
@@ -4619,6 +4698,17 @@ pub mod admin_service_server {
             request: tonic::Request<super::WatchInstanceRequest>,
         ) -> std::result::Result<
             tonic::Response<Self::WatchInstanceStream>,
+            tonic::Status,
+        >;
+        /// Publishes an event to an app: each task of the app subscribed to its name (TaskSpec.on_event)
+        /// whose event_filter holds for the payload gets one instance, with the payload merged into its
+        /// params. The event id makes it idempotent: the same id again creates nothing and returns the
+        /// instances the first made (created = false). Operator role on the app.
+        async fn publish_event(
+            &self,
+            request: tonic::Request<super::PublishEventRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::PublishEventResponse>,
             tonic::Status,
         >;
         /// Lists connected worker sessions of the whole cluster (sessions of an axd that stopped
@@ -5610,6 +5700,51 @@ pub mod admin_service_server {
                                 max_encoding_message_size,
                             );
                         let res = grpc.server_streaming(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/ax.v1.AdminService/PublishEvent" => {
+                    #[allow(non_camel_case_types)]
+                    struct PublishEventSvc<T: AdminService>(pub Arc<T>);
+                    impl<
+                        T: AdminService,
+                    > tonic::server::UnaryService<super::PublishEventRequest>
+                    for PublishEventSvc<T> {
+                        type Response = super::PublishEventResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::PublishEventRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as AdminService>::publish_event(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = PublishEventSvc(inner);
+                        let codec = crate::codec::AxCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
                         Ok(res)
                     };
                     Box::pin(fut)

@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 
+pub mod events;
 pub mod shape;
 
 use crate::{

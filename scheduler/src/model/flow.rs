@@ -58,6 +58,10 @@ pub struct Flow {
     /// Deadline: each fire must have an instance that ended SUCCESS within this long of it
     /// (`explain::deadline`).
     pub must_finish_within: Option<Duration>,
+    /// Events: the name of the events (PublishEvent) that create an instance of the task.
+    pub on_event: Option<String>,
+    /// With `on_event`: conditions on the payload (`birth::events::Filter`), as given.
+    pub event_filter: Option<String>,
 }
 
 impl Flow {

@@ -80,6 +80,11 @@ macro_rules! embed_migrations {
                 "deadlines",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0014_deadlines.sql")),
             ),
+            (
+                15_i64,
+                "events",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0015_events.sql")),
+            ),
         ]
     };
 }

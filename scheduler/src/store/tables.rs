@@ -141,6 +141,8 @@ table! {
         unique_key: Option<String>,
         unique_for_us: Option<i64>,
         must_finish_within_us: Option<i64>,
+        on_event: Option<String>,
+        event_filter: Option<String>,
     }
 }
 
@@ -354,6 +356,8 @@ impl TaskRaw {
             unique_key: p.unique_key.clone(),
             unique_for_us: p.unique_for.map(duration_micros),
             must_finish_within_us: c.flow.must_finish_within.map(duration_micros),
+            on_event: c.flow.on_event.clone(),
+            event_filter: c.flow.event_filter.clone(),
         }
     }
 
@@ -439,6 +443,8 @@ impl TaskRaw {
                     on_failure: decode_names(self.on_failure.as_deref()),
                     after_all: decode_names(self.after_all.as_deref()),
                     must_finish_within: self.must_finish_within_us.map(micros_duration),
+                    on_event: self.on_event,
+                    event_filter: self.event_filter,
                 },
             },
             next_fire_at: self.next_fire_at.map(from_micros),

@@ -110,6 +110,17 @@ impl Tasks<'_> {
         self.read_tasks(s).await
     }
 
+    /// The tasks of `app` subscribed to events named `name`, by name.
+    pub async fn subscribed_tasks(&mut self, app: &str, name: &str) -> StoreResult<Vec<Task>> {
+        let s = Stmt::new(format!(
+            "SELECT {} FROM ax_task WHERE on_event = ? AND app = ? ORDER BY name",
+            TaskRaw::columns()
+        ))
+        .bind(name)
+        .bind(app);
+        self.read_tasks(s).await
+    }
+
     /// Tasks ordered by name, after `after_name`, optionally of one app.
     pub async fn list_tasks(
         &mut self,

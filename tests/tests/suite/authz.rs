@@ -43,6 +43,7 @@ enum Rpc {
     RetryInstance,
     GetInstanceLogs,
     WatchInstance,
+    PublishEvent,
     ListWorkers,
     ListSchedulers,
     GetClusterStats,
@@ -67,7 +68,7 @@ enum Rpc {
     DeleteAppLimit,
 }
 
-const RPCS: [Rpc; 37] = [
+const RPCS: [Rpc; 38] = [
     Rpc::CreateTask,
     Rpc::GetTask,
     Rpc::ListTasks,
@@ -83,6 +84,7 @@ const RPCS: [Rpc; 37] = [
     Rpc::RetryInstance,
     Rpc::GetInstanceLogs,
     Rpc::WatchInstance,
+    Rpc::PublishEvent,
     Rpc::ListWorkers,
     Rpc::ListSchedulers,
     Rpc::GetClusterStats,
@@ -131,6 +133,7 @@ impl Rpc {
             Rpc::EnableTask
             | Rpc::DisableTask
             | Rpc::TriggerTask
+            | Rpc::PublishEvent
             | Rpc::CancelInstance
             | Rpc::RetryInstance
             | Rpc::PauseTask
@@ -193,7 +196,10 @@ fn rule_spec(name: &str, app: &str) -> pb::AlertRuleSpec {
 
 async fn prepare(root: &mut Client, app: &'static str, n: usize) -> Target {
     let task = format!("{app}-{n}");
-    root.create_task(pb::CreateTaskRequest { task: Some(spec(&task, app, "h", manual())) }).await.expect("create");
+    // Subscribed to event "ping": a PublishEvent that is let through creates an instance of it.
+    let mut subscribed = spec(&task, app, "h", manual());
+    subscribed.on_event = "ping".into();
+    root.create_task(pb::CreateTaskRequest { task: Some(subscribed) }).await.expect("create");
     let trigger = |key: &str| pb::TriggerTaskRequest {
         name: task.clone(),
         idempotency_key: key.into(),
@@ -294,6 +300,11 @@ async fn call(c: &mut Client, rpc: Rpc, t: &Target, n: usize) -> Result<Vec<Stri
                 c.watch_instance(pb::WatchInstanceRequest { id: t.pending, logs: true }).await?.into_inner();
             let first = tokio_stream::StreamExt::next(&mut watch).await.expect("a first update")?;
             first.instance.iter().map(|i| i.app.clone()).collect()
+        }
+        Rpc::PublishEvent => {
+            let r = pb::PublishEventRequest { app: t.app.into(), name: "ping".into(), ..Default::default() };
+            c.publish_event(r).await?;
+            vec![]
         }
         Rpc::ListWorkers => {
             let r = c.list_workers(pb::ListWorkersRequest { app: t.app.into() }).await?;

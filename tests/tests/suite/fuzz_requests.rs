@@ -420,6 +420,13 @@ fn typed() -> BoxedStrategy<Vec<u8>> {
         .encode_to_vec()),
         (prop_oneof![1i64..4, any::<i64>()], text())
             .prop_map(|(id, reason)| pb::CancelInstanceRequest { id, reason }.encode_to_vec()),
+        (
+            prop_oneof![Just("app".to_owned()), text()],
+            prop_oneof![Just("ping".to_owned()), text()],
+            prop_oneof![Just(r#"{"a":1}"#.to_owned()), Just("[1]".to_owned()), text()],
+            text()
+        )
+            .prop_map(|(app, name, payload, id)| pb::PublishEventRequest { app, name, payload, id }.encode_to_vec()),
         (text(), -1i32..10, any::<u32>(), text(), ts(), ts()).prop_map(
             |(task_name, status, page_size, page_token, start_time, end_time)| {
                 pb::ListInstancesRequest { task_name, status, page_size, page_token, start_time, end_time }
@@ -507,6 +514,7 @@ async fn admin_calls(admin: &AdminServiceClient<Channel>, b: &[u8]) -> (usize, V
         enable_task(pb::EnableTaskRequest),
         disable_task(pb::DisableTaskRequest),
         trigger_task(pb::TriggerTaskRequest),
+        publish_event(pb::PublishEventRequest),
         preview_schedule(pb::PreviewScheduleRequest),
         list_instances(pb::ListInstancesRequest),
         get_instance(pb::GetInstanceRequest),

@@ -11,6 +11,7 @@ mod console;
 mod console_e2e;
 mod deadlines;
 mod e2e_axctl;
+mod events;
 mod explain;
 mod failover;
 mod follow_logs;

@@ -90,6 +90,14 @@ pub struct TaskFields {
     /// deadline_missed alert and explain finding; `none` clears it.
     #[arg(long, value_name = "DUR|none", value_parser = parse_duration_or_none, help_heading = WINDOW)]
     pub must_finish_within: Option<Setting<prost_types::Duration>>,
+    /// Events: one instance per event of this name published to the app (`axctl event publish`),
+    /// the payload merged into the params; '' for none.
+    #[arg(long, value_name = "NAME", help_heading = WINDOW)]
+    pub on_event: Option<String>,
+    /// With --on-event: conditions on the payload, all of which must hold, e.g.
+    /// "payload.type=paid,payload.vip"; '' for none.
+    #[arg(long, value_name = "EXPR", help_heading = WINDOW)]
+    pub event_filter: Option<String>,
     /// Tasks fired once when an instance of this one succeeds, with its output merged into their
     /// params: A,B ('' for none).
     #[arg(long, value_name = "TASKS", value_parser = parse_list, help_heading = CHAINS)]
@@ -303,6 +311,14 @@ impl TaskFields {
         if let Some(within) = self.must_finish_within {
             spec.must_finish_within = within.value();
             paths.push("must_finish_within");
+        }
+        if let Some(name) = &self.on_event {
+            spec.on_event = name.clone();
+            paths.push("on_event");
+        }
+        if let Some(filter) = &self.event_filter {
+            spec.event_filter = filter.clone();
+            paths.push("event_filter");
         }
         if let Some(List(tasks)) = &self.on_success {
             spec.on_success = tasks.clone();

@@ -31,6 +31,7 @@ use crate::{
 mod alerts;
 mod calendars;
 mod cluster;
+mod events;
 mod explain;
 mod graph;
 mod instances;
@@ -358,6 +359,12 @@ impl AdminService for AdminApi {
             Some((wait, _place)) => Ok(Response::new(self.wait_until_done(reply.into_inner(), wait).await)),
             None => Ok(reply),
         }
+    }
+
+    async fn publish_event(&self, req: Request<pb::PublishEventRequest>) -> Reply<pb::PublishEventResponse> {
+        let mut n = Note::write("PublishEvent", format!("event/{}", clip(&req.get_ref().name)));
+        let r = self.publish_event_(&req, &mut n).await;
+        self.finish(n, r).await
     }
 
     async fn preview_schedule(&self, req: Request<pb::PreviewScheduleRequest>) -> Reply<pb::PreviewScheduleResponse> {

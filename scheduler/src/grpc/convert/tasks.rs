@@ -33,6 +33,9 @@ pub fn check_placement(c: &TaskConfig, task_name: &str, prefix: &str) -> Result<
         crate::routing::hash::key_of(&c.params, Some(field), task_name)
             .map_err(|why| Error::invalid(format!("{prefix}.hash_key"), why))?;
     }
+    if c.flow.event_filter.is_some() && c.flow.on_event.is_none() {
+        return Err(Error::invalid(format!("{prefix}.event_filter"), "is only used with on_event"));
+    }
     let pairs = [
         ("concurrency_key", p.concurrency_key.as_deref(), "concurrency_limit", p.concurrency_limit.is_some()),
         ("unique_key", p.unique_key.as_deref(), "unique_for", p.unique_for.is_some()),
@@ -332,6 +335,22 @@ pub fn apply_field(c: &mut TaskConfig, spec: &pb::TaskSpec, name: &str, prefix: 
                 None => None,
             }
         }
+        "on_event" => {
+            c.flow.on_event = if spec.on_event.is_empty() {
+                None
+            } else {
+                validate::event_name(&f, &spec.on_event)?;
+                Some(spec.on_event.clone())
+            }
+        }
+        "event_filter" => {
+            c.flow.event_filter = if spec.event_filter.is_empty() {
+                None
+            } else {
+                crate::birth::events::Filter::parse(&spec.event_filter).map_err(|why| Error::invalid(&f, why))?;
+                Some(spec.event_filter.clone())
+            }
+        }
         "on_success" => c.flow.on_success = task_names(&f, &spec.on_success)?,
         "on_failure" => c.flow.on_failure = task_names(&f, &spec.on_failure)?,
         "after_all" => c.flow.after_all = task_names(&f, &spec.after_all)?,
@@ -422,6 +441,8 @@ pub fn spec_to_pb(name: &str, c: &TaskConfig) -> pb::TaskSpec {
         unique_key: c.placement.unique_key.clone().unwrap_or_default(),
         unique_for: c.placement.unique_for.map(duration_to_pb),
         must_finish_within: c.flow.must_finish_within.map(duration_to_pb),
+        on_event: c.flow.on_event.clone().unwrap_or_default(),
+        event_filter: c.flow.event_filter.clone().unwrap_or_default(),
     }
 }
 

@@ -244,7 +244,7 @@ class RetryPolicy(_message.Message):
     def __init__(self, max_retries: _Optional[int] = ..., backoff: _Optional[_Union[Backoff, _Mapping]] = ...) -> None: ...
 
 class TaskSpec(_message.Message):
-    __slots__ = ("name", "app", "handler", "description", "schedule", "params", "enabled", "misfire_policy", "misfire_threshold", "max_catch_up", "concurrency_policy", "routing", "timeout", "retry_policy", "labels", "selector", "retry_on", "shards", "hash_key", "priority", "max_running", "max_pending", "cooldown_after", "cooldown", "start_time", "end_time", "exclude_dates", "calendar", "jitter", "on_success", "on_failure", "after_all", "concurrency_key", "concurrency_limit", "unique_key", "unique_for", "must_finish_within")
+    __slots__ = ("name", "app", "handler", "description", "schedule", "params", "enabled", "misfire_policy", "misfire_threshold", "max_catch_up", "concurrency_policy", "routing", "timeout", "retry_policy", "labels", "selector", "retry_on", "shards", "hash_key", "priority", "max_running", "max_pending", "cooldown_after", "cooldown", "start_time", "end_time", "exclude_dates", "calendar", "jitter", "on_success", "on_failure", "after_all", "concurrency_key", "concurrency_limit", "unique_key", "unique_for", "must_finish_within", "on_event", "event_filter")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -289,6 +289,8 @@ class TaskSpec(_message.Message):
     UNIQUE_KEY_FIELD_NUMBER: _ClassVar[int]
     UNIQUE_FOR_FIELD_NUMBER: _ClassVar[int]
     MUST_FINISH_WITHIN_FIELD_NUMBER: _ClassVar[int]
+    ON_EVENT_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FILTER_FIELD_NUMBER: _ClassVar[int]
     name: str
     app: str
     handler: str
@@ -326,7 +328,9 @@ class TaskSpec(_message.Message):
     unique_key: str
     unique_for: _duration_pb2.Duration
     must_finish_within: _duration_pb2.Duration
-    def __init__(self, name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., description: _Optional[str] = ..., schedule: _Optional[_Union[Schedule, _Mapping]] = ..., params: _Optional[str] = ..., enabled: _Optional[bool] = ..., misfire_policy: _Optional[_Union[MisfirePolicy, str]] = ..., misfire_threshold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_catch_up: _Optional[int] = ..., concurrency_policy: _Optional[_Union[ConcurrencyPolicy, str]] = ..., routing: _Optional[_Union[RoutingStrategy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_policy: _Optional[_Union[RetryPolicy, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., selector: _Optional[str] = ..., retry_on: _Optional[_Union[RetryTarget, str]] = ..., shards: _Optional[int] = ..., hash_key: _Optional[str] = ..., priority: _Optional[int] = ..., max_running: _Optional[int] = ..., max_pending: _Optional[int] = ..., cooldown_after: _Optional[int] = ..., cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exclude_dates: _Optional[_Iterable[str]] = ..., calendar: _Optional[str] = ..., jitter: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., on_success: _Optional[_Iterable[str]] = ..., on_failure: _Optional[_Iterable[str]] = ..., after_all: _Optional[_Iterable[str]] = ..., concurrency_key: _Optional[str] = ..., concurrency_limit: _Optional[int] = ..., unique_key: _Optional[str] = ..., unique_for: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., must_finish_within: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    on_event: str
+    event_filter: str
+    def __init__(self, name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., description: _Optional[str] = ..., schedule: _Optional[_Union[Schedule, _Mapping]] = ..., params: _Optional[str] = ..., enabled: _Optional[bool] = ..., misfire_policy: _Optional[_Union[MisfirePolicy, str]] = ..., misfire_threshold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_catch_up: _Optional[int] = ..., concurrency_policy: _Optional[_Union[ConcurrencyPolicy, str]] = ..., routing: _Optional[_Union[RoutingStrategy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_policy: _Optional[_Union[RetryPolicy, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., selector: _Optional[str] = ..., retry_on: _Optional[_Union[RetryTarget, str]] = ..., shards: _Optional[int] = ..., hash_key: _Optional[str] = ..., priority: _Optional[int] = ..., max_running: _Optional[int] = ..., max_pending: _Optional[int] = ..., cooldown_after: _Optional[int] = ..., cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exclude_dates: _Optional[_Iterable[str]] = ..., calendar: _Optional[str] = ..., jitter: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., on_success: _Optional[_Iterable[str]] = ..., on_failure: _Optional[_Iterable[str]] = ..., after_all: _Optional[_Iterable[str]] = ..., concurrency_key: _Optional[str] = ..., concurrency_limit: _Optional[int] = ..., unique_key: _Optional[str] = ..., unique_for: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., must_finish_within: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., on_event: _Optional[str] = ..., event_filter: _Optional[str] = ...) -> None: ...
 
 class TaskPause(_message.Message):
     __slots__ = ("actor", "note", "pause_time", "until")
@@ -507,6 +511,30 @@ class DisableTaskResponse(_message.Message):
     TASK_FIELD_NUMBER: _ClassVar[int]
     task: Task
     def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ...) -> None: ...
+
+class PublishEventRequest(_message.Message):
+    __slots__ = ("app", "name", "payload", "id")
+    APP_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    app: str
+    name: str
+    payload: str
+    id: str
+    def __init__(self, app: _Optional[str] = ..., name: _Optional[str] = ..., payload: _Optional[str] = ..., id: _Optional[str] = ...) -> None: ...
+
+class PublishEventResponse(_message.Message):
+    __slots__ = ("instances", "created", "id", "filtered_out")
+    INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    FILTERED_OUT_FIELD_NUMBER: _ClassVar[int]
+    instances: _containers.RepeatedCompositeFieldContainer[Instance]
+    created: bool
+    id: str
+    filtered_out: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, instances: _Optional[_Iterable[_Union[Instance, _Mapping]]] = ..., created: _Optional[bool] = ..., id: _Optional[str] = ..., filtered_out: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class TriggerTaskRequest(_message.Message):
     __slots__ = ("name", "params", "idempotency_key", "run_at", "delay", "wait")

@@ -115,6 +115,11 @@ class AdminServiceStub:
                 request_serializer=ax_dot_v1_dot_admin__pb2.WatchInstanceRequest.SerializeToString,
                 response_deserializer=ax_dot_v1_dot_admin__pb2.WatchInstanceResponse.FromString,
                 _registered_method=True)
+        self.PublishEvent = channel.unary_unary(
+                '/ax.v1.AdminService/PublishEvent',
+                request_serializer=ax_dot_v1_dot_admin__pb2.PublishEventRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.PublishEventResponse.FromString,
+                _registered_method=True)
         self.ListWorkers = channel.unary_unary(
                 '/ax.v1.AdminService/ListWorkers',
                 request_serializer=ax_dot_v1_dot_admin__pb2.ListWorkersRequest.SerializeToString,
@@ -347,6 +352,16 @@ class AdminServiceServicer:
         most twice a second, from whichever axd records its changes. A watch ends OK after 10 minutes
         whatever the instance's state (watch again to go on); each axd serves at most 1,000 watches
         and waiting TriggerTask calls together, past which the call is RESOURCE_EXHAUSTED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PublishEvent(self, request, context):
+        """Publishes an event to an app: each task of the app subscribed to its name (TaskSpec.on_event)
+        whose event_filter holds for the payload gets one instance, with the payload merged into its
+        params. The event id makes it idempotent: the same id again creates nothing and returns the
+        instances the first made (created = false). Operator role on the app.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -609,6 +624,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.WatchInstance,
                     request_deserializer=ax_dot_v1_dot_admin__pb2.WatchInstanceRequest.FromString,
                     response_serializer=ax_dot_v1_dot_admin__pb2.WatchInstanceResponse.SerializeToString,
+            ),
+            'PublishEvent': grpc.unary_unary_rpc_method_handler(
+                    servicer.PublishEvent,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.PublishEventRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.PublishEventResponse.SerializeToString,
             ),
             'ListWorkers': grpc.unary_unary_rpc_method_handler(
                     servicer.ListWorkers,
@@ -1149,6 +1169,33 @@ class AdminService:
             '/ax.v1.AdminService/WatchInstance',
             ax_dot_v1_dot_admin__pb2.WatchInstanceRequest.SerializeToString,
             ax_dot_v1_dot_admin__pb2.WatchInstanceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PublishEvent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/PublishEvent',
+            ax_dot_v1_dot_admin__pb2.PublishEventRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.PublishEventResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -104,6 +104,8 @@ export interface ProtoGrpcType {
       PauseTaskResponse: MessageTypeDefinition
       PreviewScheduleRequest: MessageTypeDefinition
       PreviewScheduleResponse: MessageTypeDefinition
+      PublishEventRequest: MessageTypeDefinition
+      PublishEventResponse: MessageTypeDefinition
       ResumeTaskRequest: MessageTypeDefinition
       ResumeTaskResponse: MessageTypeDefinition
       RetryInstanceRequest: MessageTypeDefinition

@@ -60,6 +60,8 @@ import type { PauseTaskRequest as _ax_v1_PauseTaskRequest, PauseTaskRequest__Out
 import type { PauseTaskResponse as _ax_v1_PauseTaskResponse, PauseTaskResponse__Output as _ax_v1_PauseTaskResponse__Output } from '../../ax/v1/PauseTaskResponse';
 import type { PreviewScheduleRequest as _ax_v1_PreviewScheduleRequest, PreviewScheduleRequest__Output as _ax_v1_PreviewScheduleRequest__Output } from '../../ax/v1/PreviewScheduleRequest';
 import type { PreviewScheduleResponse as _ax_v1_PreviewScheduleResponse, PreviewScheduleResponse__Output as _ax_v1_PreviewScheduleResponse__Output } from '../../ax/v1/PreviewScheduleResponse';
+import type { PublishEventRequest as _ax_v1_PublishEventRequest, PublishEventRequest__Output as _ax_v1_PublishEventRequest__Output } from '../../ax/v1/PublishEventRequest';
+import type { PublishEventResponse as _ax_v1_PublishEventResponse, PublishEventResponse__Output as _ax_v1_PublishEventResponse__Output } from '../../ax/v1/PublishEventResponse';
 import type { ResumeTaskRequest as _ax_v1_ResumeTaskRequest, ResumeTaskRequest__Output as _ax_v1_ResumeTaskRequest__Output } from '../../ax/v1/ResumeTaskRequest';
 import type { ResumeTaskResponse as _ax_v1_ResumeTaskResponse, ResumeTaskResponse__Output as _ax_v1_ResumeTaskResponse__Output } from '../../ax/v1/ResumeTaskResponse';
 import type { RetryInstanceRequest as _ax_v1_RetryInstanceRequest, RetryInstanceRequest__Output as _ax_v1_RetryInstanceRequest__Output } from '../../ax/v1/RetryInstanceRequest';
@@ -339,6 +341,15 @@ export interface AdminServiceClient extends grpc.Client {
   previewSchedule(argument: _ax_v1_PreviewScheduleRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_PreviewScheduleResponse__Output>): grpc.ClientUnaryCall;
   previewSchedule(argument: _ax_v1_PreviewScheduleRequest, callback: grpc.requestCallback<_ax_v1_PreviewScheduleResponse__Output>): grpc.ClientUnaryCall;
   
+  PublishEvent(argument: _ax_v1_PublishEventRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_PublishEventResponse__Output>): grpc.ClientUnaryCall;
+  PublishEvent(argument: _ax_v1_PublishEventRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_PublishEventResponse__Output>): grpc.ClientUnaryCall;
+  PublishEvent(argument: _ax_v1_PublishEventRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_PublishEventResponse__Output>): grpc.ClientUnaryCall;
+  PublishEvent(argument: _ax_v1_PublishEventRequest, callback: grpc.requestCallback<_ax_v1_PublishEventResponse__Output>): grpc.ClientUnaryCall;
+  publishEvent(argument: _ax_v1_PublishEventRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_PublishEventResponse__Output>): grpc.ClientUnaryCall;
+  publishEvent(argument: _ax_v1_PublishEventRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_PublishEventResponse__Output>): grpc.ClientUnaryCall;
+  publishEvent(argument: _ax_v1_PublishEventRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_PublishEventResponse__Output>): grpc.ClientUnaryCall;
+  publishEvent(argument: _ax_v1_PublishEventRequest, callback: grpc.requestCallback<_ax_v1_PublishEventResponse__Output>): grpc.ClientUnaryCall;
+  
   ResumeTask(argument: _ax_v1_ResumeTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ResumeTaskResponse__Output>): grpc.ClientUnaryCall;
   ResumeTask(argument: _ax_v1_ResumeTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ResumeTaskResponse__Output>): grpc.ClientUnaryCall;
   ResumeTask(argument: _ax_v1_ResumeTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ResumeTaskResponse__Output>): grpc.ClientUnaryCall;
@@ -468,6 +479,8 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
   
   PreviewSchedule: grpc.handleUnaryCall<_ax_v1_PreviewScheduleRequest__Output, _ax_v1_PreviewScheduleResponse>;
   
+  PublishEvent: grpc.handleUnaryCall<_ax_v1_PublishEventRequest__Output, _ax_v1_PublishEventResponse>;
+  
   ResumeTask: grpc.handleUnaryCall<_ax_v1_ResumeTaskRequest__Output, _ax_v1_ResumeTaskResponse>;
   
   RetryInstance: grpc.handleUnaryCall<_ax_v1_RetryInstanceRequest__Output, _ax_v1_RetryInstanceResponse>;
@@ -516,6 +529,7 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
   ListWorkers: MethodDefinition<_ax_v1_ListWorkersRequest, _ax_v1_ListWorkersResponse, _ax_v1_ListWorkersRequest__Output, _ax_v1_ListWorkersResponse__Output>
   PauseTask: MethodDefinition<_ax_v1_PauseTaskRequest, _ax_v1_PauseTaskResponse, _ax_v1_PauseTaskRequest__Output, _ax_v1_PauseTaskResponse__Output>
   PreviewSchedule: MethodDefinition<_ax_v1_PreviewScheduleRequest, _ax_v1_PreviewScheduleResponse, _ax_v1_PreviewScheduleRequest__Output, _ax_v1_PreviewScheduleResponse__Output>
+  PublishEvent: MethodDefinition<_ax_v1_PublishEventRequest, _ax_v1_PublishEventResponse, _ax_v1_PublishEventRequest__Output, _ax_v1_PublishEventResponse__Output>
   ResumeTask: MethodDefinition<_ax_v1_ResumeTaskRequest, _ax_v1_ResumeTaskResponse, _ax_v1_ResumeTaskRequest__Output, _ax_v1_ResumeTaskResponse__Output>
   RetryInstance: MethodDefinition<_ax_v1_RetryInstanceRequest, _ax_v1_RetryInstanceResponse, _ax_v1_RetryInstanceRequest__Output, _ax_v1_RetryInstanceResponse__Output>
   SetAppLimit: MethodDefinition<_ax_v1_SetAppLimitRequest, _ax_v1_SetAppLimitResponse, _ax_v1_SetAppLimitRequest__Output, _ax_v1_SetAppLimitResponse__Output>

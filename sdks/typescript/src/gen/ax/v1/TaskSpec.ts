@@ -47,6 +47,8 @@ export interface TaskSpec {
   'unique_key'?: (string);
   'unique_for'?: (_google_protobuf_Duration | null);
   'must_finish_within'?: (_google_protobuf_Duration | null);
+  'on_event'?: (string);
+  'event_filter'?: (string);
   '_enabled'?: "enabled";
   '_max_running'?: "max_running";
   '_max_pending'?: "max_pending";
@@ -92,6 +94,8 @@ export interface TaskSpec__Output {
   'unique_key': (string);
   'unique_for': (_google_protobuf_Duration__Output | null);
   'must_finish_within': (_google_protobuf_Duration__Output | null);
+  'on_event': (string);
+  'event_filter': (string);
   '_enabled'?: "enabled";
   '_max_running'?: "max_running";
   '_max_pending'?: "max_pending";

@@ -187,6 +187,8 @@ RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps --locked
 # features of the whole workspace. Every later cargo command of this run finds them built.
 begin build
 cargo nextest run --workspace --locked --no-run
+# ax-runner has no tests of its own that would build its binary; the suite runs it.
+cargo build --workspace --locked --bins
 # The tests take those binaries as they are instead of running `cargo build` themselves
 # (tests/src/procs.rs): one cargo run per test process, each waiting on the build lock.
 export AX_BINARIES_BUILT=1

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::{
-    birth::{Spawn, Spawned, shape, spawn},
+    birth::{Spawn, shape, spawn_new},
     error::StoreResult,
     model::{Instance, InstanceSource, InstanceStatus, Task, Ts},
     routing::{hash, keypath},
@@ -121,19 +121,14 @@ pub async fn publish(
         })
         .collect();
     let mut tx = store.begin().await?;
-    let spawned: Option<Spawned> = match spawn(&mut tx, tasks, spawns, now, scheduler_id).await {
-        Ok(s) => Some(s),
-        // Another publish of the same id committed first: it made the instances.
-        Err(crate::error::StoreError::UniqueViolation(_)) => None,
-        Err(e) => return Err(e),
-    };
-    let created = match spawned {
-        Some(s) if !s.created.is_empty() => {
+    // None: an earlier publish of the id made the instances (or one racing this committed first).
+    let created = match spawn_new(&mut tx, tasks, spawns, now, scheduler_id).await? {
+        Some(s) => {
             tx.commit().await?;
             s.after_commit(traces, started);
             true
         }
-        _ => {
+        None => {
             drop(tx);
             false
         }

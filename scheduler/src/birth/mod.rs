@@ -139,6 +139,23 @@ pub async fn spawn(
     bear(tx, tasks, &births, Vec::new(), now, scheduler_id, true).await
 }
 
+/// [`spawn`] for callers whose keys another transaction may be creating at the same moment: `None`
+/// when it created nothing — the keys have instances, or a racing transaction committed them
+/// first (this one then failed on the key and is to be dropped, rolled back, unused).
+pub async fn spawn_new(
+    tx: &mut Tx,
+    tasks: &[&Task],
+    spawns: Vec<Spawn>,
+    now: Ts,
+    scheduler_id: &str,
+) -> StoreResult<Option<Spawned>> {
+    match spawn(tx, tasks, spawns, now, scheduler_id).await {
+        Ok(s) if !s.created.is_empty() => Ok(Some(s)),
+        Ok(_) | Err(StoreError::UniqueViolation(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Creates `births` (of `tasks`) in `tx`: the rows, then each WAITING parent's children, every
 /// creation event, the alerts of a SKIPPED instance and of a broadcast that reached no worker
 /// (with `alerts`, the caller's own of the same transaction), and a notice to dispatchers when
@@ -311,15 +328,8 @@ pub async fn trigger_manual(
         })?;
         return Ok((instance, false));
     }
-    let spawned = match spawn(&mut tx, &[task], vec![Spawn { task: 0, new }], now, scheduler_id).await {
-        Ok(s) => Some(s),
-        // Another trigger with the same key committed first: it made the one instance. The
-        // transaction is dropped (rolled back) unused.
-        Err(StoreError::UniqueViolation(_)) => None,
-        Err(e) => return Err(e),
-    };
-    let created = match spawned {
-        Some(s) if !s.created.is_empty() => {
+    let created = match spawn_new(&mut tx, &[task], vec![Spawn { task: 0, new }], now, scheduler_id).await? {
+        Some(s) => {
             if let Some((value, _)) = &unique {
                 tx.limits().hold_unique(task.id, value, Some(s.created[0].0)).await?;
             }
@@ -327,7 +337,7 @@ pub async fn trigger_manual(
             s.after_commit(traces, started);
             true
         }
-        _ => {
+        None => {
             drop(tx);
             false
         }

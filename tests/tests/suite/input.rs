@@ -22,7 +22,9 @@ fn refused(r: Result<impl std::fmt::Debug, Status>, field: &str, reason: &str) -
     let m = s.message().to_owned();
     assert!(m.starts_with(&format!("{field}: ")), "names {field}: {m}");
     assert!(m.contains(reason), "says {reason:?}: {m}");
-    assert!(m.len() < 600, "a short message ({} bytes): {m}", m.len());
+    // Short whatever the input's size: a huge value is quoted clipped. (An unknown update_mask
+    // field's answer also lists the ~40 updatable fields, about 450 bytes.)
+    assert!(m.len() < 1000, "a short message ({} bytes): {m}", m.len());
     assert!(!m.contains('\u{1b}') && !m.contains('\0'), "no control characters echoed: {m:?}");
     m
 }

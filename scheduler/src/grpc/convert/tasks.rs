@@ -58,6 +58,21 @@ pub fn check_placement(c: &TaskConfig, task_name: &str, prefix: &str) -> Result<
     Ok(())
 }
 
+/// An optional duration field, within `min ..= max`.
+fn opt_duration(
+    field: &str,
+    v: Option<&prost_types::Duration>,
+    min: Duration,
+    max: Duration,
+) -> Result<Option<Duration>> {
+    v.map(|d| {
+        let d = duration_from_pb(field, d)?;
+        validate::duration_between(field, d, min, max)?;
+        Ok(d)
+    })
+    .transpose()
+}
+
 /// A params path of `concurrency_key` or `unique_key`: empty is none.
 fn key_path(field: &str, v: &str) -> Result<Option<String>> {
     if v.is_empty() {
@@ -213,16 +228,7 @@ pub fn apply_field(c: &mut TaskConfig, spec: &pb::TaskSpec, name: &str, prefix: 
         }
         "concurrency_policy" => c.concurrency = concurrency_from_pb(&f, spec.concurrency_policy)?,
         "routing" => c.routing = routing_from_pb(&f, spec.routing)?,
-        "timeout" => {
-            c.timeout = match &spec.timeout {
-                Some(d) => {
-                    let d = duration_from_pb(&f, d)?;
-                    validate::duration_between(&f, d, Duration::from_secs(1), 7 * DAY)?;
-                    Some(d)
-                }
-                None => None,
-            }
-        }
+        "timeout" => c.timeout = opt_duration(&f, spec.timeout.as_ref(), Duration::from_secs(1), 7 * DAY)?,
         "retry_policy" => {
             c.retry = match &spec.retry_policy {
                 Some(r) => retry_from_pb(&f, r)?,
@@ -271,16 +277,7 @@ pub fn apply_field(c: &mut TaskConfig, spec: &pb::TaskSpec, name: &str, prefix: 
                 other => other,
             }
         }
-        "cooldown" => {
-            c.placement.cooldown.duration = match &spec.cooldown {
-                Some(d) => {
-                    let d = duration_from_pb(&f, d)?;
-                    validate::duration_between(&f, d, Duration::ZERO, DAY)?;
-                    Some(d)
-                }
-                None => None,
-            }
-        }
+        "cooldown" => c.placement.cooldown.duration = opt_duration(&f, spec.cooldown.as_ref(), Duration::ZERO, DAY)?,
         "start_time" => c.timing.start = spec.start_time.as_ref().map(|t| ts_from_pb(&f, t)).transpose()?,
         "end_time" => {
             c.timing.end = spec.end_time.as_ref().map(|t| ts_from_pb(&f, t)).transpose()?;
@@ -301,14 +298,8 @@ pub fn apply_field(c: &mut TaskConfig, spec: &pb::TaskSpec, name: &str, prefix: 
             }
         }
         "jitter" => {
-            c.timing.jitter = match &spec.jitter {
-                Some(d) => {
-                    let d = duration_from_pb(&f, d)?;
-                    validate::duration_between(&f, d, Duration::from_millis(1), crate::model::MAX_JITTER)?;
-                    Some(d)
-                }
-                None => None,
-            }
+            let (min, max) = (Duration::from_millis(1), crate::model::MAX_JITTER);
+            c.timing.jitter = opt_duration(&f, spec.jitter.as_ref(), min, max)?;
         }
         "concurrency_key" => c.placement.concurrency_key = key_path(&f, &spec.concurrency_key)?,
         "concurrency_limit" => {
@@ -316,24 +307,11 @@ pub fn apply_field(c: &mut TaskConfig, spec: &pb::TaskSpec, name: &str, prefix: 
         }
         "unique_key" => c.placement.unique_key = key_path(&f, &spec.unique_key)?,
         "unique_for" => {
-            c.placement.unique_for = match &spec.unique_for {
-                Some(d) => {
-                    let d = duration_from_pb(&f, d)?;
-                    validate::duration_between(&f, d, Duration::from_secs(1), DAY)?;
-                    Some(d)
-                }
-                None => None,
-            }
+            c.placement.unique_for = opt_duration(&f, spec.unique_for.as_ref(), Duration::from_secs(1), DAY)?
         }
         "must_finish_within" => {
-            c.flow.must_finish_within = match &spec.must_finish_within {
-                Some(d) => {
-                    let d = duration_from_pb(&f, d)?;
-                    validate::duration_between(&f, d, Duration::from_secs(1), 7 * DAY)?;
-                    Some(d)
-                }
-                None => None,
-            }
+            let within = spec.must_finish_within.as_ref();
+            c.flow.must_finish_within = opt_duration(&f, within, Duration::from_secs(1), 7 * DAY)?;
         }
         "on_event" => {
             c.flow.on_event = if spec.on_event.is_empty() {

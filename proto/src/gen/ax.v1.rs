@@ -1603,8 +1603,8 @@ pub struct TriggerTaskRequest {
     /// too), which waits for that instance and creates nothing (ax-client's trigger_and_wait and
     /// axctl --wait do). The instance is created (and the call audited) before the wait begins, so a
     /// wait that runs out, or a call the client abandons, leaves the instance to run. Each axd serves
-    /// at most 1,000 waiting calls at once: past that the call is RESOURCE_EXHAUSTED and nothing is
-    /// created.
+    /// at most 1,000 waiting calls and watches at once (axd --max-waiting-calls): past that the call
+    /// is RESOURCE_EXHAUSTED and nothing is created.
     ///
     /// Next id: 7
     #[prost(message, optional, tag = "6")]
@@ -3938,7 +3938,8 @@ pub mod admin_service_client {
         /// which the stream ends OK. Needs a read role on the instance's app. axd reads the instance at
         /// most twice a second, from whichever axd records its changes. A watch ends OK after 10 minutes
         /// whatever the instance's state (watch again to go on); each axd serves at most 1,000 watches
-        /// and waiting TriggerTask calls together, past which the call is RESOURCE_EXHAUSTED.
+        /// and waiting TriggerTask calls together (axd --max-waiting-calls), past which the call is
+        /// RESOURCE_EXHAUSTED.
         pub async fn watch_instance(
             &mut self,
             request: impl tonic::IntoRequest<super::WatchInstanceRequest>,
@@ -4692,7 +4693,8 @@ pub mod admin_service_server {
         /// which the stream ends OK. Needs a read role on the instance's app. axd reads the instance at
         /// most twice a second, from whichever axd records its changes. A watch ends OK after 10 minutes
         /// whatever the instance's state (watch again to go on); each axd serves at most 1,000 watches
-        /// and waiting TriggerTask calls together, past which the call is RESOURCE_EXHAUSTED.
+        /// and waiting TriggerTask calls together (axd --max-waiting-calls), past which the call is
+        /// RESOURCE_EXHAUSTED.
         async fn watch_instance(
             &self,
             request: tonic::Request<super::WatchInstanceRequest>,

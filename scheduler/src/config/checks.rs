@@ -253,6 +253,7 @@ pub(super) fn check_limits(l: &Limits, heartbeat_interval: Duration) -> Result<(
         ("max_connections", l.max_connections, 1_000_000),
         ("max_concurrent_streams", l.max_concurrent_streams, 100_000),
         ("max_calls_per_connection", l.max_calls_per_connection, 100_000),
+        ("max_waiting_calls", l.max_waiting_calls, 100_000),
     ] {
         if !(1..=max).contains(&n) {
             return Err(ConfigError::Invalid { option, reason: format!("{n} is out of range 1-{max}") });

@@ -180,6 +180,11 @@ pub struct Options {
     /// heartbeat intervals [default: 30s]
     #[arg(long, env = "AX_REQUEST_TIMEOUT")]
     pub request_timeout: Option<HumanDuration>,
+    /// Most calls waiting on one axd at once for an instance to end: TriggerTask with a wait and
+    /// WatchInstance together; past it such a call is RESOURCE_EXHAUSTED and creates nothing,
+    /// 1-100000 [default: 1000]
+    #[arg(long, env = "AX_MAX_WAITING_CALLS")]
+    pub max_waiting_calls: Option<u32>,
     // Alert webhooks.
     /// Allow alert webhooks in loopback, private, link-local, unique-local and unspecified ranges
     /// (checked when a rule is created and at every send, on the addresses the host resolves to)
@@ -264,6 +269,7 @@ impl Options {
             max_concurrent_streams: self.max_concurrent_streams.or(other.max_concurrent_streams),
             max_calls_per_connection: self.max_calls_per_connection.or(other.max_calls_per_connection),
             request_timeout: self.request_timeout.or(other.request_timeout),
+            max_waiting_calls: self.max_waiting_calls.or(other.max_waiting_calls),
             alert_allow_private_targets: self.alert_allow_private_targets.or(other.alert_allow_private_targets),
             alert_ca_file: self.alert_ca_file.or(other.alert_ca_file),
             alert_timeout: self.alert_timeout.or(other.alert_timeout),
@@ -395,6 +401,8 @@ pub struct Limits {
     pub max_calls_per_connection: u32,
     /// Longest unary call.
     pub request_timeout: Duration,
+    /// Calls waiting for an instance at once (TriggerTask waits and WatchInstance).
+    pub max_waiting_calls: u32,
 }
 
 /// A configuration error, naming the option.
@@ -515,6 +523,7 @@ impl Config {
                 max_concurrent_streams: o.max_concurrent_streams.unwrap_or(256),
                 max_calls_per_connection: o.max_calls_per_connection.unwrap_or(64),
                 request_timeout: d(o.request_timeout, Duration::from_secs(30)),
+                max_waiting_calls: o.max_waiting_calls.unwrap_or(crate::core::MAX_WAITS),
             },
             alerts: AlertSettings {
                 allow_private_targets: o.alert_allow_private_targets.unwrap_or(false),

@@ -27,6 +27,10 @@ fn defaults_are_the_documented_ones() {
     assert_eq!(l.idle_connection_timeout, Duration::from_secs(300));
     assert_eq!((l.max_concurrent_streams, l.max_calls_per_connection), (256, 64));
     assert_eq!(l.request_timeout, Duration::from_secs(30));
+    assert_eq!(l.max_waiting_calls, 1000);
+    let o = Options { max_waiting_calls: Some(0), ..Options::default() };
+    let err = Config::from_options(o).expect_err("no place at all").to_string();
+    assert!(err.starts_with("max_waiting_calls: 0 is out of range"), "{err}");
 }
 
 #[test]

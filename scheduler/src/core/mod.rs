@@ -166,15 +166,16 @@ pub struct Core {
     pub alerts: crate::model::alerts::AlertSettings,
     /// Cooldowns and the cluster's workers as this axd last read them (README "Routing and limits").
     pub routing: Arc<crate::routing::RoutingState>,
-    /// TriggerTask calls waiting for their instance to end ([`MAX_WAITS`] at once).
+    /// TriggerTask calls waiting for their instance to end and WatchInstance streams
+    /// (`--max-waiting-calls`, [`MAX_WAITS`] by default, at once).
     pub waits: Arc<tokio::sync::Semaphore>,
     /// The longest unary call (`--request-timeout`): a waiting call answers before it.
     pub request_timeout: Duration,
 }
 
-/// TriggerTask calls that may wait for their instance at once on one axd (each reads its instance
-/// at most twice a second).
-pub const MAX_WAITS: usize = 1000;
+/// The default of `--max-waiting-calls`: TriggerTask calls that may wait for their instance and
+/// WatchInstance streams at once on one axd (each reads its instance at most twice a second).
+pub const MAX_WAITS: u32 = 1000;
 
 impl Core {
     /// Schedulers whose heartbeat is newer than this are alive.

@@ -208,7 +208,7 @@ fn build_core(
         traces,
         alerts: config.alerts.clone(),
         routing: Arc::new(crate::routing::RoutingState::new(config.cooldown)),
-        waits: Arc::new(tokio::sync::Semaphore::new(crate::core::MAX_WAITS)),
+        waits: Arc::new(tokio::sync::Semaphore::new(config.limits.max_waiting_calls as usize)),
         request_timeout: config.limits.request_timeout,
     });
     Ok((core, writer_queue, host))

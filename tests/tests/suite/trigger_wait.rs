@@ -13,9 +13,10 @@ use ax_client::{Client, Trigger};
 use ax_proto::v1::{self as pb, InstanceStatus as S};
 use ax_scheduler::config::HumanDuration;
 use ax_tests::{
-    TestDb,
+    Db, TestDb,
     axd::{Axd, channel},
     client::{create, instances_of, manual, spec},
+    eventually,
     fleet::connected,
     on_every_backend,
     procs::axctl,
@@ -164,3 +165,51 @@ async fn a_trigger_that_waits_answers_with_the_final_instance(db: &TestDb) {
 }
 
 on_every_backend!(a_trigger_that_waits_answers_with_the_final_instance);
+
+/// `--max-waiting-calls` places are shared by waiting triggers and watches: past them a call is
+/// RESOURCE_EXHAUSTED and creates nothing, a trigger that does not wait still works, and a place
+/// comes back when its caller goes away.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_calls_past_the_cap_are_refused_and_a_place_comes_back_when_its_caller_leaves() {
+    let Some(db) = TestDb::create(Db::Sqlite).await else { return };
+    let axd = Axd::start(&db, |o| o.max_waiting_calls = Some(2)).await;
+    let mut admin = axd.admin().await;
+    // No worker serves app "idle": its instances stay PENDING, their waits run long.
+    create(&mut admin, spec("nobody", "idle", "none", manual())).await;
+    let waiting = |key: &str, secs: i64| pb::TriggerTaskRequest {
+        name: "nobody".into(),
+        idempotency_key: key.into(),
+        wait: Some(prost_types::Duration { seconds: secs, nanos: 0 }),
+        ..Default::default()
+    };
+    let mut held = Vec::new();
+    for key in ["w1", "w2"] {
+        let mut a = axd.admin().await;
+        let req = waiting(key, 20);
+        held.push(tokio::spawn(async move { a.trigger_task(req).await }));
+    }
+    // Each takes its place before its instance is created.
+    eventually(LONG, "two waiting calls", || async { (instances_of(&admin, "nobody").await.len() == 2).then_some(()) })
+        .await;
+    let e = admin.trigger_task(waiting("w3", 20)).await.expect_err("past the cap");
+    assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().starts_with("wait: ") && e.message().contains("--max-waiting-calls"), "{}", e.message());
+    let id = instances_of(&admin, "nobody").await[0].id;
+    let e = admin.watch_instance(pb::WatchInstanceRequest { id, logs: false }).await.expect_err("a watch too");
+    assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+    assert_eq!(instances_of(&admin, "nobody").await.len(), 2, "the refused call created nothing");
+    let plain = pb::TriggerTaskRequest { name: "nobody".into(), idempotency_key: "p".into(), ..Default::default() };
+    admin.trigger_task(plain).await.expect("a trigger that does not wait");
+    // One caller goes away: its place comes back.
+    held.remove(0).abort();
+    eventually(LONG, "a place again", || async {
+        let mut a = axd.admin().await;
+        a.trigger_task(waiting("w5", 1)).await.ok().map(|_| ())
+    })
+    .await;
+    for h in held {
+        h.abort();
+    }
+    axd.stop().await;
+    db.cleanup().await;
+}

@@ -1,7 +1,7 @@
 //! Trigger and wait (`TriggerTaskRequest.wait`) and WatchInstance. A waiting call answers once
 //! its instance is final or the wait runs out; a watch sends the instance's changes until it is
 //! final or [`MAX_WAIT`] has passed. Both read the instance by its id, at most twice a second,
-//! whichever axd records its changes; at most [`MAX_WAITS`] of them run at once on one axd. A
+//! whichever axd records its changes; at most `--max-waiting-calls` of them run at once on one axd. A
 //! waiting trigger's instance is created, and the call audited, before the wait begins, and the
 //! call answers a second before axd's `--request-timeout` at the latest (done = false): the caller
 //! goes on waiting by calling again with the instance's idempotency key, as ax-client and axctl do.
@@ -13,7 +13,6 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::AdminApi;
 use crate::{
-    core::MAX_WAITS,
     error::{Error, Result},
     grpc::convert,
     wire,
@@ -54,7 +53,8 @@ impl AdminApi {
     fn place(&self, field: &str) -> Result<OwnedSemaphorePermit> {
         self.core.waits.clone().try_acquire_owned().map_err(|_| {
             Error::ResourceExhausted(format!(
-                "{field}: {MAX_WAITS} calls are waiting or watching on this axd already; poll GetInstance instead"
+                "{field}: every place for a waiting call or watch on this axd is taken (--max-waiting-calls); poll \
+                 GetInstance instead"
             ))
         })
     }

@@ -351,7 +351,8 @@ class AdminServiceServicer:
         which the stream ends OK. Needs a read role on the instance's app. axd reads the instance at
         most twice a second, from whichever axd records its changes. A watch ends OK after 10 minutes
         whatever the instance's state (watch again to go on); each axd serves at most 1,000 watches
-        and waiting TriggerTask calls together, past which the call is RESOURCE_EXHAUSTED.
+        and waiting TriggerTask calls together (axd --max-waiting-calls), past which the call is
+        RESOURCE_EXHAUSTED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

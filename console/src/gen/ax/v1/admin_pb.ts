@@ -1576,8 +1576,8 @@ export type TriggerTaskRequest = Message<"ax.v1.TriggerTaskRequest"> & {
    * too), which waits for that instance and creates nothing (ax-client's trigger_and_wait and
    * axctl --wait do). The instance is created (and the call audited) before the wait begins, so a
    * wait that runs out, or a call the client abandons, leaves the instance to run. Each axd serves
-   * at most 1,000 waiting calls at once: past that the call is RESOURCE_EXHAUSTED and nothing is
-   * created.
+   * at most 1,000 waiting calls and watches at once (axd --max-waiting-calls): past that the call
+   * is RESOURCE_EXHAUSTED and nothing is created.
    *
    * Next id: 7
    *
@@ -5672,7 +5672,8 @@ export const AdminService: GenService<{
    * which the stream ends OK. Needs a read role on the instance's app. axd reads the instance at
    * most twice a second, from whichever axd records its changes. A watch ends OK after 10 minutes
    * whatever the instance's state (watch again to go on); each axd serves at most 1,000 watches
-   * and waiting TriggerTask calls together, past which the call is RESOURCE_EXHAUSTED.
+   * and waiting TriggerTask calls together (axd --max-waiting-calls), past which the call is
+   * RESOURCE_EXHAUSTED.
    *
    * @generated from rpc ax.v1.AdminService.WatchInstance
    */

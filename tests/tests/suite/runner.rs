@@ -14,6 +14,7 @@ use ax_tests::{
     client::{cancel, create, get, manual, retries, spec, trigger_with, wait_status},
     eventually,
     fleet::connected,
+    on_every_backend,
     procs::bin,
     webhook::Receiver,
 };
@@ -80,10 +81,8 @@ async fn failed_for_good(axd: &Axd, id: i64) -> String {
     message.unwrap_or_else(|| panic!("a non-retryable handler failure: {}", i.message)).to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn runner_http_task_outputs_the_body_and_fills_secrets_without_showing_them() {
-    let db = sqlite().await;
-    let axd = Axd::start(&db, |_| {}).await;
+async fn runner_http_task_outputs_the_body_and_fills_secrets_without_showing_them(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
     let server = Receiver::start_replying(|_, r| {
         Some(if r.request_line.starts_with("POST /echo") {
             (200, format!("auth was {}", r.header("authorization")))
@@ -154,10 +153,8 @@ async fn runner_refuses_loopback_and_bad_input_for_good_naming_the_field() {
     axd.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn runner_shell_task_outputs_stdout_and_logs_stderr() {
-    let db = sqlite().await;
-    let axd = Axd::start(&db, |_| {}).await;
+async fn runner_shell_task_outputs_stdout_and_logs_stderr(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
     let _runner = Runner::start(&axd, SHELL).await;
     let script = r#"read -r line; echo "stdin=$line greeting=$GREETING"; echo "a warning" >&2"#;
     let params = serde_json::json!({"argv": ["/bin/sh", "-c", script], "env": {"GREETING": "hi"}});
@@ -173,6 +170,12 @@ async fn runner_shell_task_outputs_stdout_and_logs_stderr() {
     assert_eq!(logs.len(), 1, "{logs:?}");
     axd.stop().await;
 }
+
+// The runner speaks only to axd, whatever database axd uses: these two run on every backend.
+on_every_backend!(
+    runner_http_task_outputs_the_body_and_fills_secrets_without_showing_them,
+    runner_shell_task_outputs_stdout_and_logs_stderr,
+);
 
 /// Whether process `pid` is gone (or a zombie: dead, waiting for a parent that is not this test
 /// to read its status).

@@ -3,3 +3,7 @@
 ALTER TABLE ax_task ADD COLUMN on_event VARCHAR(128) NULL;
 ALTER TABLE ax_task ADD COLUMN event_filter VARCHAR(1024) NULL;
 CREATE INDEX ax_task_on_event ON ax_task (on_event, app) WHERE on_event IS NOT NULL;
+
+-- An event through the intake table: event_name set, task_name empty, params the payload,
+-- idempotency_key the event id (README "Events").
+ALTER TABLE ax_intake ADD COLUMN event_name VARCHAR(128) NULL;

@@ -5,11 +5,11 @@
 use serde_json::Value;
 
 use crate::{
-    birth::{Spawn, shape, spawn_new},
+    birth::{Spawn, Spawned, shape, spawn, spawn_new},
     error::StoreResult,
     model::{Instance, InstanceSource, InstanceStatus, Task, Ts},
     routing::{hash, keypath},
-    store::{NewInstance, Store},
+    store::{NewInstance, Store, Tx},
     traces::Traces,
     validate::MAX_PARAMS_BYTES,
 };
@@ -86,6 +86,71 @@ pub struct Event<'a> {
     pub actor: &'a str,
 }
 
+/// Of the tasks subscribed to an event, those whose filter holds for `payload`, and the names of
+/// the others. A stored filter that no longer parses holds for nothing.
+pub fn subscribers<'a>(tasks: &'a [Task], payload: &serde_json::Map<String, Value>) -> (Vec<&'a Task>, Vec<String>) {
+    let doc = Value::Object(payload.clone());
+    let (mut chosen, mut filtered_out) = (Vec::new(), Vec::new());
+    for t in tasks {
+        if t.config.flow.event_filter.as_deref().is_none_or(|f| Filter::parse(f).is_ok_and(|f| f.holds(&doc))) {
+            chosen.push(t);
+        } else {
+            filtered_out.push(t.name.clone());
+        }
+    }
+    (chosen, filtered_out)
+}
+
+/// The instances `event` makes of `tasks`, available from `run_at`, keyed `event:<id>`.
+fn event_spawns(tasks: &[&Task], event: &Event<'_>, run_at: Ts, traces: &Traces) -> Vec<Spawn> {
+    tasks
+        .iter()
+        .enumerate()
+        .map(|(n, task)| {
+            let params = event_params(&task.config.params, event.payload);
+            Spawn {
+                task: n,
+                new: NewInstance {
+                    fire_at: run_at,
+                    available_at: run_at,
+                    key: format!("event:{}", event.id),
+                    source: InstanceSource::Manual,
+                    status: InstanceStatus::Pending,
+                    route: shape::route_of(task, &params),
+                    params,
+                    reason: format!("event {} (id {}) published by {}", event.name, event.id, event.actor),
+                    trace_parent: traces.new_root(),
+                    lineage: Default::default(),
+                },
+            }
+        })
+        .collect()
+}
+
+/// The instances of an event row of `ax_intake` (its payload checked by the caller), created in
+/// the intake loop's transaction: the ids made (empty when its id had made them before) and the
+/// subscribed tasks filtered out; `Err(reason)` refuses the row (a task whose params would miss
+/// a key field).
+pub async fn intake_event(
+    tx: &mut Tx,
+    app: &str,
+    event: &Event<'_>,
+    run_at: Ts,
+    now: Ts,
+    scheduler_id: &str,
+    traces: &Traces,
+) -> StoreResult<Result<(Spawned, Vec<String>), String>> {
+    let subscribed = tx.tasks().subscribed_tasks(app, event.name).await?;
+    let (chosen, filtered_out) = subscribers(&subscribed, event.payload);
+    for t in &chosen {
+        if let Err(why) = shape::check_keys(t, &event_params(&t.config.params, event.payload)) {
+            return Ok(Err(format!("params: task {}: {why}", crate::validate::quote(&t.name))));
+        }
+    }
+    let spawned = spawn(tx, &chosen, event_spawns(&chosen, event, run_at, traces), now, scheduler_id).await?;
+    Ok(Ok((spawned, filtered_out)))
+}
+
 /// Creates the instances of `event` for `tasks` (the subscribed tasks whose filter holds), in one
 /// transaction; returns them in the order of `tasks` and whether any was created.
 pub async fn publish(
@@ -98,28 +163,7 @@ pub async fn publish(
 ) -> StoreResult<(Vec<Instance>, bool)> {
     let started = std::time::SystemTime::now();
     let key = format!("event:{}", event.id);
-    let spawns: Vec<Spawn> = tasks
-        .iter()
-        .enumerate()
-        .map(|(n, task)| {
-            let params = event_params(&task.config.params, event.payload);
-            Spawn {
-                task: n,
-                new: NewInstance {
-                    fire_at: now,
-                    available_at: now,
-                    key: key.clone(),
-                    source: InstanceSource::Manual,
-                    status: InstanceStatus::Pending,
-                    route: shape::route_of(task, &params),
-                    params,
-                    reason: format!("event {} (id {}) published by {}", event.name, event.id, event.actor),
-                    trace_parent: traces.new_root(),
-                    lineage: Default::default(),
-                },
-            }
-        })
-        .collect();
+    let spawns = event_spawns(tasks, event, now, traces);
     let mut tx = store.begin().await?;
     // None: an earlier publish of the id made the instances (or one racing this committed first).
     let created = match spawn_new(&mut tx, tasks, spawns, now, scheduler_id).await? {

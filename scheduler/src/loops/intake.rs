@@ -6,13 +6,19 @@
 //! without a key gets `intake:<row id>`). A row axd cannot accept (no such task, bad params, a
 //! reserved key, a task of another app than the row names) keeps the reason in its `error` column
 //! and is not read again. A row of a task with a uniqueness window whose value an instance holds
-//! creates nothing (like a row whose key has an instance). Every row read is audited (rpc `Intake`, actor `intake:<the role that
+//! creates nothing (like a row whose key has an instance). An event row (`event_name` set,
+//! `task_name` empty) creates the instances of the app's subscribed tasks, as PublishEvent does
+//! (`birth::events`). Every row read is audited (rpc `Intake`, actor `intake:<the role that
 //! inserted it>`): the instance it created, the instance its key already had, or why it was refused.
 
 use std::collections::{HashMap, HashSet};
 
 use crate::{
-    birth::{Spawn, Spawned, shape, spawn},
+    birth::{
+        Spawn, Spawned,
+        events::{Event, intake_event},
+        shape, spawn,
+    },
     error::StoreResult,
     model::{InstanceSource, InstanceStatus, Task, Ts, add},
     store::{AuditEntry, IntakeRow, NewInstance, Store, UniqueHold},
@@ -35,6 +41,47 @@ pub struct IntakeRound {
     pub created: Vec<(i64, String, Ts)>,
     /// Rows refused (kept with their error).
     pub refused: usize,
+}
+
+/// When a row's instances run: its `run_at_us`, or `delay_us` after its insertion, or now; a time
+/// that has passed (the row waited for an axd) is now.
+fn run_at_of(row: &IntakeRow, now: Ts) -> Result<Ts, String> {
+    let run_at = match (row.run_at, row.delay) {
+        (Some(at), _) => at,
+        (None, Some(d)) => add(row.created_at, d),
+        (None, None) => now,
+    };
+    if run_at > add(now, MAX_AHEAD) {
+        return Err(format!("run_at_us: {} is more than 366 days ahead", run_at.to_rfc3339()));
+    }
+    Ok(run_at.max(now))
+}
+
+/// An event row's app, payload and id, or why it is refused.
+fn accept_event<'r>(
+    row: &'r IntakeRow,
+    name: &str,
+) -> Result<(&'r str, serde_json::Map<String, serde_json::Value>, String), String> {
+    if !row.task_name.is_empty() {
+        return Err("task_name: must be empty in an event row (event_name is set)".to_owned());
+    }
+    let app = row.app.as_deref().ok_or_else(|| "app: required in an event row".to_owned())?;
+    validate::event_name("event_name", name).map_err(|e| e.to_string())?;
+    if let Some(bytes) = row.params_bytes {
+        return Err(format!("params: is {bytes} bytes, at most {} allowed", validate::MAX_PARAMS_BYTES));
+    }
+    let payload = validate::params("params", row.params.as_deref().unwrap_or("{}")).map_err(|e| e.to_string())?;
+    let Ok(serde_json::Value::Object(payload)) = serde_json::from_str(&payload) else {
+        return Err("params: an event's payload must be a JSON object".to_owned());
+    };
+    let id = match &row.key {
+        Some(k) => {
+            validate::idempotency_key("idempotency_key", k).map_err(|e| e.to_string())?;
+            k.clone()
+        }
+        None => format!("intake:{}", row.id),
+    };
+    Ok((app, payload, id))
 }
 
 /// Why a row cannot become an instance, or the instance it becomes.
@@ -63,16 +110,7 @@ fn accept(row: &IntakeRow, task: Option<&&Task>, now: Ts, traces: &Traces) -> Re
         }
         None => format!("intake:{}", row.id),
     };
-    let run_at = match (row.run_at, row.delay) {
-        (Some(at), _) => at,
-        (None, Some(d)) => add(row.created_at, d),
-        (None, None) => now,
-    };
-    if run_at > add(now, MAX_AHEAD) {
-        return Err(format!("run_at_us: {} is more than 366 days ahead", run_at.to_rfc3339()));
-    }
-    // A time that has passed (the row waited for an axd) runs at once.
-    let run_at = run_at.max(now);
+    let run_at = run_at_of(row, now)?;
     let reason = if run_at > now {
         format!(
             "from ax_intake row {}, to run at {}",
@@ -127,7 +165,46 @@ pub async fn consume_intake(
     let mut consumed = Vec::new();
     // (index into born, task, value) of the rows that took a uniqueness value.
     let mut uniques: Vec<(usize, i64, String)> = Vec::new();
+    // What event rows created, logged and traced after the commit with the rest.
+    let mut by_events = Spawned::default();
     for row in &rows {
+        if let Some(name) = &row.event_name {
+            let refused = match accept_event(row, name)
+                .and_then(|(app, payload, id)| Ok((app, payload, id, run_at_of(row, now)?)))
+            {
+                Err(why) => Some(why),
+                Ok((app, payload, id, run_at)) => {
+                    let actor = audit(row, now, app, "ok", String::new()).actor;
+                    let event = Event { name, id: &id, payload: &payload, actor: &actor };
+                    match intake_event(&mut tx, app, &event, run_at, now, scheduler_id, traces).await? {
+                        Err(why) => Some(why),
+                        Ok((spawned, filtered_out)) => {
+                            consumed.push(row.id);
+                            let ids: Vec<String> = spawned.created.iter().map(|(id, _)| id.to_string()).collect();
+                            let mut detail = if ids.is_empty() {
+                                format!("event {name} id {}: no new instance", validate::quote(&id))
+                            } else {
+                                format!("event {name} id {}: instances {}", validate::quote(&id), ids.join(", "))
+                            };
+                            if !filtered_out.is_empty() {
+                                detail.push_str(&format!("; filtered out: {}", filtered_out.join(", ")));
+                            }
+                            round.created.extend(spawned.pending.iter().cloned());
+                            by_events.merge(spawned);
+                            audits.push(audit(row, now, app, "ok", detail));
+                            None
+                        }
+                    }
+                }
+            };
+            if let Some(why) = refused {
+                tracing::warn!(intake_row = row.id, event = %name, error = %why, "refused an ax_intake event row");
+                tx.intake().refuse_intake(row.id, &why).await?;
+                audits.push(audit(row, now, row.app.as_deref().unwrap_or(""), "invalid_argument", why));
+                round.refused += 1;
+            }
+            continue;
+        }
         let found = by_name.get(row.task_name.as_str());
         match accept(row, found.map(|(_, t)| *t), now, traces) {
             Ok(new) => {
@@ -193,8 +270,9 @@ pub async fn consume_intake(
     tx.audit().insert_audits(&audits).await?;
     tx.intake().delete_intake(&consumed).await?;
     tx.commit().await?;
-    round.created = spawned.pending.clone();
+    round.created.extend(spawned.pending.iter().cloned());
     spawned.after_commit(traces, started);
+    by_events.after_commit(traces, started);
     Ok(round)
 }
 

@@ -31,6 +31,9 @@ pub struct IntakeRow {
     pub app: Option<String>,
     /// The database role or account that inserted it (empty on SQLite).
     pub inserted_by: String,
+    /// An event row: the event's name (`task_name` is then empty, `params` the payload, the key
+    /// the event id; README "Events").
+    pub event_name: Option<String>,
 }
 
 impl Intake<'_> {
@@ -45,7 +48,7 @@ impl Intake<'_> {
         let s = Stmt::new(format!(
             "SELECT id, task_name, CASE WHEN {size} > {max} THEN NULL ELSE params END, \
              CASE WHEN {size} > {max} THEN {size} ELSE NULL END, idempotency_key, run_at_us, delay_us, \
-             created_at, app, inserted_by FROM ax_intake WHERE error IS NULL ORDER BY id LIMIT ?{}",
+             created_at, app, inserted_by, event_name FROM ax_intake WHERE error IS NULL ORDER BY id LIMIT ?{}",
             d.skip_locked
         ))
         .bind(i64::from(limit));
@@ -62,6 +65,7 @@ impl Intake<'_> {
                     created_at: from_micros(r.take()?),
                     app: r.take()?,
                     inserted_by: r.take()?,
+                    event_name: r.take()?,
                 })
             })
             .await

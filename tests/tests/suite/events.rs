@@ -85,8 +85,6 @@ async fn an_event_creates_one_instance_per_subscribed_task_once_per_id(db: &Test
     }
 }
 
-on_every_backend!(an_event_creates_one_instance_per_subscribed_task_once_per_id);
-
 /// Bad events and subscriptions are INVALID_ARGUMENT naming the field, and change nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_events_and_subscriptions_are_refused_naming_the_field() {
@@ -124,3 +122,54 @@ async fn bad_events_and_subscriptions_are_refused_naming_the_field() {
     axd.stop().await;
     db.cleanup().await;
 }
+
+/// An event through ax_intake: the subscribed tasks' instances, once per event id, audited; a
+/// bad event row stays with its reason.
+async fn an_event_row_of_the_intake_table_creates_the_subscribed_instances(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    let mut card = spec("charge", "shop", "run", manual());
+    (card.on_event, card.event_filter) = ("order.paid".into(), "payload.type=card".into());
+    create(&mut admin, card).await;
+    let mut audit = spec("audit", "shop", "run", manual());
+    audit.on_event = "order.paid".into();
+    create(&mut admin, audit).await;
+    let insert = "INSERT INTO ax_intake (app, task_name, event_name, params, idempotency_key) VALUES ";
+    db.execute(&format!(r#"{insert} ('shop', '', 'order.paid', '{{"type":"card"}}', 'e1')"#)).await;
+    // The same id again, and a payload the filter refuses.
+    db.execute(&format!(r#"{insert} ('shop', '', 'order.paid', '{{"type":"card"}}', 'e1')"#)).await;
+    db.execute(&format!(r#"{insert} ('shop', '', 'order.paid', '{{"type":"cash"}}', 'e2')"#)).await;
+    // Bad rows: a task name too, a payload that is not an object.
+    db.execute(&format!(r#"{insert} ('shop', 'audit', 'order.paid', '{{}}', 'e3')"#)).await;
+    db.execute(&format!(r#"{insert} ('shop', '', 'order.paid', '[1]', 'e4')"#)).await;
+    ax_tests::eventually(std::time::Duration::from_secs(30), "every row read", || async {
+        (db.scalar("SELECT COUNT(*) FROM ax_intake WHERE error IS NULL").await == 0).then_some(())
+    })
+    .await;
+    let charge = ax_tests::client::instances_of(&admin, "charge").await;
+    let audit = ax_tests::client::instances_of(&admin, "audit").await;
+    assert_eq!(charge.len(), 1, "{charge:?}");
+    assert_eq!(audit.len(), 2, "{audit:?}");
+    assert_eq!(charge[0].idempotency_key, "event:e1");
+    assert_eq!(
+        db.scalar("SELECT COUNT(*) FROM ax_intake WHERE error LIKE 'task_name: must be empty%'").await,
+        1,
+        "the row naming a task too"
+    );
+    assert_eq!(
+        db.scalar(
+            "SELECT COUNT(*) FROM ax_intake WHERE error LIKE 'params: an event''s payload must be a JSON object%'"
+        )
+        .await,
+        1
+    );
+    let noted =
+        db.scalar("SELECT COUNT(*) FROM ax_audit WHERE rpc = 'Intake' AND detail LIKE 'event order.paid id%'").await;
+    assert_eq!(noted, 3, "one audit entry per good event row");
+    axd.stop().await;
+}
+
+on_every_backend!(
+    an_event_creates_one_instance_per_subscribed_task_once_per_id,
+    an_event_row_of_the_intake_table_creates_the_subscribed_instances,
+);

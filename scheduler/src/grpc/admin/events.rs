@@ -2,7 +2,7 @@
 //! its name whose filter holds (`birth::events`).
 
 use super::*;
-use crate::birth::events::{Event, Filter, publish};
+use crate::birth::events::{Event, publish, subscribers};
 
 impl AdminApi {
     pub(super) async fn publish_event_(
@@ -30,19 +30,7 @@ impl AdminApi {
             r.id.clone()
         };
         let subscribed = self.core.pools.admin.conn().await?.tasks().subscribed_tasks(&r.app, &r.name).await?;
-        let doc = serde_json::Value::Object(payload.clone());
-        let mut filtered_out = Vec::new();
-        let mut chosen: Vec<&Task> = Vec::new();
-        for t in &subscribed {
-            // A stored filter that no longer parses holds for nothing.
-            let holds =
-                t.config.flow.event_filter.as_deref().is_none_or(|f| Filter::parse(f).is_ok_and(|f| f.holds(&doc)));
-            if holds {
-                chosen.push(t);
-            } else {
-                filtered_out.push(t.name.clone());
-            }
-        }
+        let (chosen, filtered_out) = subscribers(&subscribed, &payload);
         for t in &chosen {
             let params = crate::birth::events::event_params(&t.config.params, &payload);
             crate::birth::shape::check_keys(t, &params)

@@ -63,17 +63,33 @@ impl Filter {
     }
 }
 
-/// The params of an event's instance: the payload's top-level fields over the task's params (when
-/// both are objects and the result fits the params limit; else the payload alone).
-pub fn event_params(task_params: &str, payload: &serde_json::Map<String, Value>) -> String {
+/// The params of an event's instance: the payload's top-level fields over the task's params (the
+/// payload alone when the task's params are not an object). `Err` with their size when they are
+/// over the params limit ([`check`] refuses such an event first).
+fn merged(task_params: &str, payload: &serde_json::Map<String, Value>) -> Result<String, usize> {
     let Ok(Value::Object(mut base)) = serde_json::from_str::<Value>(task_params) else {
-        return Value::Object(payload.clone()).to_string();
+        return Ok(Value::Object(payload.clone()).to_string());
     };
     for (k, v) in payload {
         base.insert(k.clone(), v.clone());
     }
     let merged = Value::Object(base).to_string();
-    if merged.len() > MAX_PARAMS_BYTES { Value::Object(payload.clone()).to_string() } else { merged }
+    if merged.len() > MAX_PARAMS_BYTES { Err(merged.len()) } else { Ok(merged) }
+}
+
+/// [`merged`], for an event [`check`] accepted.
+pub fn event_params(task_params: &str, payload: &serde_json::Map<String, Value>) -> String {
+    merged(task_params, payload).unwrap_or_else(|_| Value::Object(payload.clone()).to_string())
+}
+
+/// Whether `task` can take an event with `payload`: the merged params fit the params limit and
+/// have every field the task keys its instances by; `Err` says why not, naming the task.
+pub fn check(task: &Task, payload: &serde_json::Map<String, Value>) -> Result<(), String> {
+    let name = crate::validate::quote(&task.name);
+    let params = merged(&task.config.params, payload).map_err(|n| {
+        format!("merged into task {name}'s params it makes {n} bytes, at most {MAX_PARAMS_BYTES} allowed")
+    })?;
+    shape::check_keys(task, &params).map_err(|why| format!("task {name}: {why}"))
 }
 
 /// An event to publish.
@@ -143,8 +159,8 @@ pub async fn intake_event(
     let subscribed = tx.tasks().subscribed_tasks(app, event.name).await?;
     let (chosen, filtered_out) = subscribers(&subscribed, event.payload);
     for t in &chosen {
-        if let Err(why) = shape::check_keys(t, &event_params(&t.config.params, event.payload)) {
-            return Ok(Err(format!("params: task {}: {why}", crate::validate::quote(&t.name))));
+        if let Err(why) = check(t, event.payload) {
+            return Ok(Err(format!("params: {why}")));
         }
     }
     let spawned = spawn(tx, &chosen, event_spawns(&chosen, event, run_at, traces), now, scheduler_id).await?;

@@ -108,6 +108,15 @@ async fn bad_events_and_subscriptions_are_refused_naming_the_field() {
         assert_eq!(e.code(), Code::InvalidArgument, "{req:?}: {e:?}");
         assert!(e.message().starts_with(field), "{req:?}: {}", e.message());
     }
+    // Merged into a subscribed task's params, a payload over the limit: refused, nothing made.
+    let mut big = spec("big", "shop", "run", manual());
+    (big.on_event, big.params) = ("big.event".into(), format!(r#"{{"a":"{}"}}"#, "x".repeat(40_000)));
+    create(&mut admin, big).await;
+    let payload = format!(r#"{{"b":"{}"}}"#, "y".repeat(40_000));
+    let e = admin.publish_event(publish("shop", "big.event", &payload, "")).await.expect_err("too big merged");
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().starts_with("payload: merged into task \"big\"'s params it makes 80"), "{}", e.message());
+    assert!(ax_tests::client::instances_of(&admin, "big").await.is_empty());
     let mut bad = spec("bad", "shop", "run", manual());
     bad.event_filter = "payload.x".into();
     let e = admin.create_task(pb::CreateTaskRequest { task: Some(bad.clone()) }).await.expect_err("filter alone");

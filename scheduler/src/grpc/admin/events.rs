@@ -2,7 +2,7 @@
 //! its name whose filter holds (`birth::events`).
 
 use super::*;
-use crate::birth::events::{Event, publish, subscribers};
+use crate::birth::events::{Event, check, publish, subscribers};
 
 impl AdminApi {
     pub(super) async fn publish_event_(
@@ -32,9 +32,7 @@ impl AdminApi {
         let subscribed = self.core.pools.admin.conn().await?.tasks().subscribed_tasks(&r.app, &r.name).await?;
         let (chosen, filtered_out) = subscribers(&subscribed, &payload);
         for t in &chosen {
-            let params = crate::birth::events::event_params(&t.config.params, &payload);
-            crate::birth::shape::check_keys(t, &params)
-                .map_err(|why| Error::invalid("payload", format!("task {}: {why}", validate::quote(&t.name))))?;
+            check(t, &payload).map_err(|why| Error::invalid("payload", why))?;
         }
         let actor = grant.identity.actor();
         let event = Event { name: &r.name, id: &id, payload: &payload, actor: &actor };

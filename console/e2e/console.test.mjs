@@ -310,3 +310,24 @@ test("every page: controls are named for screen readers, and a screenshot at 128
   }
   await phone.ctx.close();
 });
+
+test("the root opens the task list, and a fixed rate reads as it was set", async () => {
+  const { ctx, page, errors } = await as("admin");
+  // The first load of the root: the task list, at its own address.
+  await page.goto(URL_ + "/");
+  await page.locator("h1", { hasText: "Tasks" }).waitFor({ timeout: LONG });
+  assert.ok(page.url().endsWith("/tasks"), `the address of the root's page: ${page.url()}`);
+  await page.getByRole("link", { name: "New task" }).click();
+  await page.getByLabel("Name", { exact: true }).fill("e2e-tick");
+  await page.getByLabel("App", { exact: true }).fill("quiet");
+  await page.getByLabel("Handler", { exact: true }).fill("none");
+  await page.getByRole("radio", { name: "Fixed rate" }).check();
+  await page.getByLabel("Every").fill("3s");
+  await page.getByLabel("Enabled (fires by itself)").uncheck();
+  await page.getByRole("button", { name: "Create task" }).click();
+  await page.waitForURL("**/tasks/e2e-tick", { timeout: LONG });
+  const facts = await page.locator(".facts").innerText();
+  assert.match(facts, /every 3s\b/, `the schedule as set: ${facts}`);
+  assert.deepEqual(errors, []);
+  await ctx.close();
+});

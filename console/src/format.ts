@@ -64,6 +64,24 @@ export function span(ms: number): string {
   return `${sign}${Math.floor(s / 86400)}d ${pad((s % 86400) / 3600)}h`;
 }
 
+/** A configured duration exactly, as axctl's flags take it: 3s, 1m30s, 1.5s, 250ms, 1d2h (not
+ * rounded like {@link span}, which shows measured times). */
+export function setting(ms: number): string {
+  if (ms === 0) return "0s";
+  const sign = ms < 0 ? "-" : "";
+  let rest = Math.round(Math.abs(ms));
+  const parts: string[] = [];
+  for (const [unit, size] of [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000]] as const) {
+    if (rest >= size) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+  }
+  if (rest >= 1000) parts.push(`${rest / 1000}s`);
+  else if (rest > 0) parts.push(`${rest}ms`);
+  return sign + parts.join("");
+}
+
 export function durationMs(d: Duration | undefined): number | undefined {
   return d ? Number(d.seconds) * 1000 + d.nanos / 1e6 : undefined;
 }

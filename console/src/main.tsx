@@ -7,7 +7,7 @@ import { TaskPage } from "./pages/task";
 import { TaskFormPage } from "./pages/taskform";
 import { TasksPage } from "./pages/tasks";
 import { WorkersPage } from "./pages/workers";
-import { navigate, useLocation } from "./router";
+import { useLocation } from "./router";
 import { Link, PageTitle } from "./ui";
 
 const NAV: [string, string][] = [
@@ -21,10 +21,8 @@ function Page(props: { path: string }) {
   const parts = props.path.split("/").filter((p) => p).map(decodeURIComponent);
   switch (parts[0]) {
     case undefined:
-      navigate("/tasks", true);
-      return null;
     case "tasks":
-      if (parts.length === 1) return <TasksPage />;
+      if (parts.length <= 1) return <TasksPage />;
       if (parts[1] === "new" && parts.length === 2) return <TaskFormPage />;
       if (parts.length === 2) return <TaskPage name={parts[1]} />;
       if (parts.length === 3 && parts[2] === "edit") return <TaskFormPage name={parts[1]} />;

@@ -10,6 +10,9 @@ export interface Location {
 const listeners = new Set<() => void>();
 
 function current(): Location {
+  // The root is the task list, and its address says so. (Redirecting from a page's render missed
+  // the first load: no listener was registered yet, so the root rendered an empty page.)
+  if (window.location.pathname === "/") window.history.replaceState(null, "", "/tasks" + window.location.search);
   return { path: window.location.pathname, query: new URLSearchParams(window.location.search) };
 }
 

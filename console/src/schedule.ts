@@ -1,7 +1,7 @@
 // Schedules as text, and the zone a task's times are read in.
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { CronDialect, type Schedule, type Task } from "./gen/ax/v1/admin_pb";
-import { durationMs, span, timeIn } from "./format";
+import { durationMs, setting, timeIn } from "./format";
 
 /** The zone of a task's wall clock: its cron zone, else UTC (intervals ignore wall clocks). */
 export function taskZone(task: Task | undefined): string {
@@ -17,14 +17,14 @@ export function describeSchedule(s: Schedule | undefined): string {
       return `cron ${k.value.expression}${dialect} in ${k.value.timeZone || "UTC"}`;
     }
     case "fixedRate":
-      return `every ${span(durationMs(k.value.interval) ?? 0)}`;
+      return `every ${setting(durationMs(k.value.interval) ?? 0)}`;
     case "fixedDelay":
-      return `${span(durationMs(k.value.interval) ?? 0)} after each finishes`;
+      return `${setting(durationMs(k.value.interval) ?? 0)} after each finishes`;
     case "oneTime":
       return k.value.when.case === "at"
         ? `once at ${timeIn(timestampDate(k.value.when.value), "UTC")}`
         : k.value.when.case === "after"
-          ? `once, ${span(durationMs(k.value.when.value) ?? 0)} after creation`
+          ? `once, ${setting(durationMs(k.value.when.value) ?? 0)} after creation`
           : "once";
     case "manual":
       return "manual (only when triggered)";

@@ -130,12 +130,31 @@ impl Driver for Postgres {
 
     fn listen<'a>(pool: &'a sqlx::PgPool, on: &'a (dyn Fn(Notice) + Send + Sync)) -> BoxFuture<'a, StoreResult<bool>> {
         Box::pin(async move {
+            // The server the pool connects to: a multi-host URL moves the pool when its server goes
+            // or turns read-only (`pg_hosts`). LISTEN writes nothing, so on a server that turned
+            // read-only and stays up it never fails: it is moved by a look once a second.
+            let server = |p: &sqlx::PgPool| {
+                let o = p.connect_options();
+                (o.get_host().to_owned(), o.get_port())
+            };
+            let listening_on = server(pool);
             let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
             listener.listen_all(Notice::CHANNELS).await?;
+            let mut look = tokio::time::interval(std::time::Duration::from_secs(1));
             loop {
-                let n = listener.recv().await?;
-                if let Some(notice) = Notice::parse(n.channel(), n.payload()) {
-                    on(notice);
+                tokio::select! {
+                    n = listener.recv() => {
+                        let n = n?;
+                        if let Some(notice) = Notice::parse(n.channel(), n.payload()) {
+                            on(notice);
+                        }
+                    }
+                    _ = look.tick() => {
+                        if server(pool) != listening_on {
+                            tracing::warn!("the database moved: listening on the new server");
+                            return Ok(true);
+                        }
+                    }
                 }
             }
         })

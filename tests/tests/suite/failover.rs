@@ -351,3 +351,71 @@ async fn failover_to_an_asynchronous_standby_is_measured() {
     );
     assert!(o.acknowledged > 30 && o.applied > 30, "too little work to say anything: {o:?}");
 }
+
+/// A primary that turns read-only under axd and stays up (SQLSTATE 25006 on its open sessions, as
+/// a demoted primary answers) while its standby is promoted: axd goes NOT_SERVING while no host of
+/// the URL takes writes, then moves to the new primary without a restart and loses nothing it had.
+/// Without the 25006 check its connections never fail in a way that says "look elsewhere", and
+/// it would stay on the read-only server. Both servers are the test's own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_primary_turned_read_only_is_left_for_the_promoted_standby() {
+    let Some(pair) = PgPair::start(Replication::Async).await else { return };
+    let dir = std::env::temp_dir().join(format!("ax-read-only-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let url = pair.url();
+    let args = [
+        "--listen",
+        "127.0.0.1:0",
+        "--database-url",
+        &url,
+        "--heartbeat-interval",
+        "500ms",
+        "--poll-interval",
+        "200ms",
+        "--scheduler-heartbeat",
+        "500ms",
+        "--health-stall-after",
+        "1s",
+        "--log",
+        "warn",
+    ];
+    let mut axd = AxdProcess::start(&args, &dir.join("axd.log")).await;
+    let endpoint = format!("http://{}", axd.addr);
+    let mut admin = AdminServiceClient::new(channel(&endpoint).await);
+    create(&mut admin, spec("kept", "ro", "run", manual())).await;
+    let trigger =
+        |key: &str| pb::TriggerTaskRequest { name: "kept".into(), idempotency_key: key.into(), ..Default::default() };
+    let before = admin.trigger_task(trigger("before")).await.expect("trigger").into_inner().instance.expect("i").id;
+    wait_health(&endpoint, ServingStatus::Serving, "SERVING on the primary").await;
+    // The standby has it before the primary turns read-only (asynchronous streaming).
+    let standby = pair.standby_url();
+    eventually(LONG, "the instance streamed to the standby", || {
+        let standby = standby.clone();
+        async move {
+            let mut c = sqlx::PgConnection::connect(&standby).await.ok()?;
+            let q = sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM ax_instance WHERE idempotency_key = 'before'");
+            (q.fetch_one(&mut c).await.ok()? == 1).then_some(())
+        }
+    })
+    .await;
+
+    let mut su = sqlx::PgConnection::connect(&pair.primary_url()).await.expect("connect");
+    sqlx::query("ALTER SYSTEM SET default_transaction_read_only = on").execute(&mut su).await.expect("alter");
+    sqlx::query("SELECT pg_reload_conf()").execute(&mut su).await.expect("reload");
+    wait_health(&endpoint, ServingStatus::NotServing, "NOT_SERVING while no host takes writes").await;
+    pair.promote().await;
+    wait_health(&endpoint, ServingStatus::Serving, "SERVING on the promoted standby").await;
+    assert!(matches!(axd.child.try_wait(), Ok(None)), "the same axd process; log: {}", axd.log.display());
+    eventually(LONG, "axd's LISTEN session on the new primary", || async {
+        (listeners(&pair.standby_url()).await == 1).then_some(())
+    })
+    .await;
+    let after = admin.trigger_task(trigger("after")).await.expect("trigger after").into_inner().instance.expect("i");
+    let kept = admin.get_instance(pb::GetInstanceRequest { id: before }).await.expect("get").into_inner();
+    assert_eq!(kept.instance.expect("instance").idempotency_key, "before", "nothing lost");
+    assert!(after.id != before);
+    let log = std::fs::read_to_string(&axd.log).unwrap_or_default();
+    assert!(log.contains("the database moved"), "axd said it moved; log:\n{log}");
+    axd.terminate().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

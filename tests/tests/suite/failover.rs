@@ -166,7 +166,11 @@ async fn listeners(url: &str) -> i64 {
     n
 }
 
-async fn failover(replication: Replication) -> Option<Outcome> {
+/// Kills the primary under load and promotes the standby; with `cut`, the standby stops receiving
+/// the primary's WAL first (its `primary_conninfo` emptied and reloaded) and the load goes on a
+/// while, so that the primary acknowledges commits the standby never gets: the loss an
+/// asynchronous standby risks, forced.
+async fn failover(replication: Replication, cut: bool) -> Option<Outcome> {
     let mut pair = PgPair::start(replication).await?;
     let url = pair.url();
     let dir = std::env::temp_dir().join(format!("ax-failover-{}", std::process::id()));
@@ -217,6 +221,26 @@ async fn failover(replication: Replication) -> Option<Outcome> {
     eventually(LONG, "results applied before the failover", || async { (applied(&stats).len() >= 15).then_some(()) })
         .await;
 
+    if cut {
+        let mut standby = sqlx::PgConnection::connect(&pair.standby_url()).await.expect("standby");
+        sqlx::query("ALTER SYSTEM SET primary_conninfo = ''").execute(&mut standby).await.expect("cut");
+        sqlx::query("SELECT pg_reload_conf()").execute(&mut standby).await.expect("reload");
+        eventually(LONG, "the standby's WAL receiver stopped", || {
+            let url = pair.standby_url();
+            async move {
+                let mut c = sqlx::PgConnection::connect(&url).await.ok()?;
+                let n: i64 =
+                    sqlx::query_scalar("SELECT COUNT(*) FROM pg_stat_wal_receiver").fetch_one(&mut c).await.ok()?;
+                (n == 0).then_some(())
+            }
+        })
+        .await;
+        let before = applied(&stats).len();
+        eventually(LONG, "results applied after the cut", || async {
+            (applied(&stats).len() >= before + 10).then_some(())
+        })
+        .await;
+    }
     let crashed = Instant::now();
     pair.crash_primary();
     for e in &endpoints {
@@ -326,7 +350,7 @@ fn doubled(runs: &[Run]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failover_to_a_synchronous_standby_loses_and_doubles_nothing() {
-    let Some(o) = failover(Replication::Sync).await else { return };
+    let Some(o) = failover(Replication::Sync, false).await else { return };
     eprintln!("failover (synchronous standby): {o:?}");
     assert!(o.acknowledged > 30 && o.applied > 30, "too little work to say anything: {o:?}");
     assert!(o.lost_triggers.is_empty(), "acknowledged triggers lost: {:?}", o.lost_triggers);
@@ -338,7 +362,7 @@ async fn failover_to_a_synchronous_standby_loses_and_doubles_nothing() {
 /// streamed when it died is lost. Asserts only what must hold anyway: axd comes back by itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failover_to_an_asynchronous_standby_is_measured() {
-    let Some(o) = failover(Replication::Async).await else { return };
+    let Some(o) = failover(Replication::Async, false).await else { return };
     eprintln!(
         "MEASURED failover (asynchronous standby): {} triggers acknowledged, {} lost; {} results acknowledged, {} \
          lost; {} runs doubled; outage {:?}: {o:?}",
@@ -418,4 +442,24 @@ async fn a_primary_turned_read_only_is_left_for_the_promoted_standby() {
     assert!(log.contains("the database moved"), "axd said it moved; log:\n{log}");
     axd.terminate().await;
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Measures (README) the loss an asynchronous standby risks, forced: the standby stops receiving
+/// WAL, the load goes on, the primary dies. Acknowledged triggers and results since the cut are
+/// lost, and axd comes back by itself on the promoted standby.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failover_to_a_standby_that_stopped_receiving_loses_what_it_missed() {
+    let Some(o) = failover(Replication::Async, true).await else { return };
+    eprintln!(
+        "MEASURED failover (standby cut off before the crash): {} triggers acknowledged, {} lost; {} results \
+         acknowledged, {} lost; {} runs doubled; outage {:?}",
+        o.acknowledged,
+        o.lost_triggers.len(),
+        o.applied,
+        o.lost_results.len(),
+        o.doubled.len(),
+        o.outage
+    );
+    assert!(o.applied > 30, "too little work to say anything: {o:?}");
+    assert!(!o.lost_results.is_empty(), "results acknowledged after the cut were on the primary only: {o:?}");
 }

@@ -77,7 +77,7 @@ fn merged(task_params: &str, payload: &serde_json::Map<String, Value>) -> Result
     if merged.len() > MAX_PARAMS_BYTES { Err(merged.len()) } else { Ok(merged) }
 }
 
-/// [`merged`], for an event [`check`] accepted.
+/// The params of an event's instance (the payload over the task's params), for an event [`check`] accepted.
 pub fn event_params(task_params: &str, payload: &serde_json::Map<String, Value>) -> String {
     merged(task_params, payload).unwrap_or_else(|_| Value::Object(payload.clone()).to_string())
 }

@@ -166,21 +166,14 @@ async fn listeners(url: &str) -> i64 {
     n
 }
 
-/// Kills the primary under load and promotes the standby; with `cut`, the standby stops receiving
-/// the primary's WAL first (its `primary_conninfo` emptied and reloaded) and the load goes on a
-/// while, so that the primary acknowledges commits the standby never gets: the loss an
-/// asynchronous standby risks, forced.
-async fn failover(replication: Replication, cut: bool) -> Option<Outcome> {
-    let mut pair = PgPair::start(replication).await?;
-    let url = pair.url();
-    let dir = std::env::temp_dir().join(format!("ax-failover-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    // A lease lasts 3 × 500 ms + 4 s = 5.5 s; a loop without a round for 1 s makes axd NOT_SERVING.
-    let args = [
+/// The flags of the tests' axd on `url`: a lease lasts 3 × 500 ms + 4 s = 5.5 s, and a loop without
+/// a round for 1 s makes axd NOT_SERVING.
+fn axd_args(url: &str) -> Vec<&str> {
+    vec![
         "--listen",
         "127.0.0.1:0",
         "--database-url",
-        &url,
+        url,
         "--heartbeat-interval",
         "500ms",
         "--lost-worker-grace",
@@ -195,7 +188,19 @@ async fn failover(replication: Replication, cut: bool) -> Option<Outcome> {
         "1s",
         "--log",
         "warn",
-    ];
+    ]
+}
+
+/// Kills the primary under load and promotes the standby; with `cut`, the standby stops receiving
+/// the primary's WAL first (its `primary_conninfo` emptied and reloaded) and the load goes on a
+/// while, so that the primary acknowledges commits the standby never gets: the loss an
+/// asynchronous standby risks, forced.
+async fn failover(replication: Replication, cut: bool) -> Option<Outcome> {
+    let mut pair = PgPair::start(replication).await?;
+    let url = pair.url();
+    let dir = std::env::temp_dir().join(format!("ax-failover-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let args = axd_args(&url);
     let mut axds = Vec::new();
     for name in ["a", "b"] {
         axds.push(AxdProcess::start(&args, &dir.join(format!("axd-{name}.log"))).await);
@@ -387,22 +392,7 @@ async fn a_primary_turned_read_only_is_left_for_the_promoted_standby() {
     let dir = std::env::temp_dir().join(format!("ax-read-only-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let url = pair.url();
-    let args = [
-        "--listen",
-        "127.0.0.1:0",
-        "--database-url",
-        &url,
-        "--heartbeat-interval",
-        "500ms",
-        "--poll-interval",
-        "200ms",
-        "--scheduler-heartbeat",
-        "500ms",
-        "--health-stall-after",
-        "1s",
-        "--log",
-        "warn",
-    ];
+    let args = axd_args(&url);
     let mut axd = AxdProcess::start(&args, &dir.join("axd.log")).await;
     let endpoint = format!("http://{}", axd.addr);
     let mut admin = AdminServiceClient::new(channel(&endpoint).await);

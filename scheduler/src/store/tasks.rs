@@ -1,5 +1,7 @@
 //! Operations on `ax_task` and `ax_task_event`.
 
+use std::collections::HashMap;
+
 use super::{
     BATCH, Instances, NewTask, Tasks,
     tables::TaskRaw,
@@ -7,7 +9,7 @@ use super::{
 };
 use crate::{
     error::{StoreError, StoreResult},
-    model::{Task, TaskEvent, TaskEventKind, Ts, from_micros, to_micros},
+    model::{Instance, Task, TaskEvent, TaskEventKind, Ts, from_micros, to_micros},
 };
 
 /// Columns an update of a task's configuration leaves alone (identity, schedule state, versioning).
@@ -101,6 +103,22 @@ impl Tasks<'_> {
         Ok(self.tx.fetch(s, TaskRaw::TABLE, |r| r.take()).await?.pop())
     }
 
+    /// Per task among these, its latest creation, change or resume event (since when its schedule
+    /// owes fires; `explain::deadline::owed_since` reads the same from a task's events).
+    pub async fn last_owed_changes(&mut self, task_ids: &[i64]) -> StoreResult<HashMap<i64, Ts>> {
+        let mut out = HashMap::new();
+        let kinds = [TaskEventKind::Created, TaskEventKind::Updated, TaskEventKind::Resumed];
+        for chunk in task_ids.chunks(BATCH) {
+            let mut s = Stmt::new("SELECT task_id, MAX(at) FROM ax_task_event WHERE kind IN ");
+            s.push_list(kinds.iter().map(|k| Value::from(k.as_str()))).push(" AND task_id IN ");
+            s.push_list(chunk.iter().copied()).push(" GROUP BY task_id");
+            let rows =
+                self.tx.fetch(s, "ax_task_event", |r| Ok((r.take::<i64>()?, from_micros(r.take::<i64>()?)))).await?;
+            out.extend(rows);
+        }
+        Ok(out)
+    }
+
     /// The tasks of these apps that have a deadline (`must_finish_within`), by id.
     pub async fn tasks_with_deadlines(&mut self, apps: &[String]) -> StoreResult<Vec<Task>> {
         let mut s =
@@ -139,6 +157,22 @@ impl Tasks<'_> {
 }
 
 impl Instances<'_> {
+    /// The top-level instances (no children) of these tasks fired in (`after`, `until`]: what
+    /// the deadline look judges, in one statement for every task due a look.
+    pub async fn fired_between(&mut self, task_ids: &[i64], after: Ts, until: Ts) -> StoreResult<Vec<Instance>> {
+        let mut out = Vec::new();
+        for chunk in task_ids.chunks(BATCH) {
+            // Through the key rows (the primary key leads with task_id on every backend).
+            let mut s = super::instances::select_instances(
+                " WHERE id IN (SELECT instance_id FROM ax_instance_key WHERE task_id IN ",
+            );
+            s.push_list(chunk.iter().copied()).push(") AND parent_id IS NULL AND fire_at > ");
+            s.push_bind(to_micros(after)).push(" AND fire_at <= ").push_bind(to_micros(until));
+            out.extend(self.read_instances(s).await?);
+        }
+        Ok(out)
+    }
+
     /// Gives a task's PENDING instances its current selector and priority (instances not started
     /// yet follow a change of where and in what order they run).
     pub async fn restamp_pending(&mut self, task_id: i64, p: &crate::model::Placement) -> StoreResult<()> {

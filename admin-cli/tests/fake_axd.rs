@@ -314,6 +314,12 @@ impl AdminService for Fake {
     async fn retry_instance(&self, _: Request<RetryInstanceRequest>) -> Reply<RetryInstanceResponse> {
         Err(Status::failed_precondition(HOSTILE))
     }
+    async fn bulk_instances(
+        &self,
+        _: Request<ax_proto::v1::BulkInstancesRequest>,
+    ) -> Reply<ax_proto::v1::BulkInstancesResponse> {
+        Err(Status::failed_precondition(HOSTILE))
+    }
     type WatchInstanceStream =
         tonic::codegen::tokio_stream::Empty<std::result::Result<ax_proto::v1::WatchInstanceResponse, Status>>;
     async fn watch_instance(&self, _: Request<ax_proto::v1::WatchInstanceRequest>) -> Reply<Self::WatchInstanceStream> {

@@ -1976,6 +1976,82 @@ pub struct RetryInstanceResponse {
     #[prost(message, optional, tag = "1")]
     pub instance: ::core::option::Option<Instance>,
 }
+/// Which instances BulkInstances applies to: every field set must hold, and at least one of
+/// task_name, app, status, start_time, end_time and ids must be set.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct InstanceSelector {
+    /// Only instances of this task. Optional.
+    #[prost(string, tag = "1")]
+    pub task_name: ::prost::alloc::string::String,
+    /// Only instances of this app. Optional; a caller scoped to some apps matches only theirs.
+    #[prost(string, tag = "2")]
+    pub app: ::prost::alloc::string::String,
+    /// Only instances in this status. Optional.
+    #[prost(enumeration = "InstanceStatus", tag = "3")]
+    pub status: i32,
+    /// Only instances whose trigger_time is at or after this time. Optional.
+    #[prost(message, optional, tag = "4")]
+    pub start_time: ::core::option::Option<::prost_types::Timestamp>,
+    /// Only instances whose trigger_time is before this time. Optional; not before start_time.
+    #[prost(message, optional, tag = "5")]
+    pub end_time: ::core::option::Option<::prost_types::Timestamp>,
+    /// Only instances whose id is at most this. Optional (0: no bound). Pass a dry run's max_id to
+    /// leave out instances created after it.
+    #[prost(int64, tag = "6")]
+    pub max_id: i64,
+    /// Only these instances. Optional; at most 1,000 ids.
+    ///
+    /// Next id: 8
+    #[prost(int64, repeated, tag = "7")]
+    pub ids: ::prost::alloc::vec::Vec<i64>,
+}
+/// BulkInstances input.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct BulkInstancesRequest {
+    /// What to do. Required.
+    #[prost(enumeration = "BulkAction", tag = "1")]
+    pub action: i32,
+    /// Which instances. Required.
+    #[prost(message, optional, tag = "2")]
+    pub selector: ::core::option::Option<InstanceSelector>,
+    /// Count only: the response says what the call would do, and nothing changes or is audited.
+    #[prost(bool, tag = "3")]
+    pub dry_run: bool,
+    /// The most instances the call may match, 1-100,000. Required: when more match, the call is
+    /// FAILED_PRECONDITION with the count and changes nothing.
+    #[prost(uint32, tag = "4")]
+    pub max_instances: u32,
+    /// Why, recorded in each canceled instance's trail (BULK_ACTION_CANCEL only). At most 1024 bytes,
+    /// with the character rules of TaskSpec.description. Optional.
+    ///
+    /// Next id: 6
+    #[prost(string, tag = "5")]
+    pub reason: ::prost::alloc::string::String,
+}
+/// BulkInstances output.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct BulkInstancesResponse {
+    /// How many instances the selector matched.
+    #[prost(uint64, tag = "1")]
+    pub matched: u64,
+    /// How many of them the action changed (with dry_run: would change, as they stood when counted).
+    /// Children changed with their parent are not counted.
+    #[prost(uint64, tag = "2")]
+    pub changed: u64,
+    /// How many it left alone: not in a state the action applies to (see BulkAction), or changed by
+    /// someone else in the meantime.
+    #[prost(uint64, tag = "3")]
+    pub skipped: u64,
+    /// The highest matched id (0 when none matched): a later call with selector.max_id set to it
+    /// matches no instance created since.
+    #[prost(int64, tag = "4")]
+    pub max_id: i64,
+    /// Up to 20 of the matched ids, newest first.
+    ///
+    /// Next id: 6
+    #[prost(int64, repeated, tag = "5")]
+    pub sample_ids: ::prost::alloc::vec::Vec<i64>,
+}
 /// GetInstanceLogs input.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct GetInstanceLogsRequest {
@@ -3323,6 +3399,47 @@ impl LinkKind {
         }
     }
 }
+/// What BulkInstances does to each instance its selector matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum BulkAction {
+    /// Refused: INVALID_ARGUMENT naming `action`.
+    Unspecified = 0,
+    /// As CancelInstance, with the request's reason: each PENDING, DISPATCHED, RUNNING or WAITING
+    /// instance becomes CANCELED (a WAITING parent's children with it); a final one is skipped.
+    Cancel = 1,
+    /// As RetryInstance: each final instance becomes PENDING again (a final parent retries its
+    /// children that did not succeed); one that is not final is skipped.
+    Retry = 2,
+    /// Deletes each final instance with its event trail, log lines, chain and DAG links, idempotency
+    /// key and uniqueness rows, as retention does; a parent's children go with it. An instance that
+    /// is not final, or that is a child (it goes only with its parent), is skipped.
+    Delete = 3,
+}
+impl BulkAction {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "BULK_ACTION_UNSPECIFIED",
+            Self::Cancel => "BULK_ACTION_CANCEL",
+            Self::Retry => "BULK_ACTION_RETRY",
+            Self::Delete => "BULK_ACTION_DELETE",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "BULK_ACTION_UNSPECIFIED" => Some(Self::Unspecified),
+            "BULK_ACTION_CANCEL" => Some(Self::Cancel),
+            "BULK_ACTION_RETRY" => Some(Self::Retry),
+            "BULK_ACTION_DELETE" => Some(Self::Delete),
+            _ => None,
+        }
+    }
+}
 /// What an ExplainFinding is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
 #[repr(i32)]
@@ -3876,6 +3993,36 @@ pub mod admin_service_client {
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("ax.v1.AdminService", "RetryInstance"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// Cancels, retries or deletes every instance a selector matches, within the caller's scope
+        /// (operator role on each matched instance's app): with dry_run it only counts. Refused with the
+        /// count, changing nothing, when more than max_instances match. One audit entry records the
+        /// selector and the counts. Applied in transactions of up to 500 instances, oldest first: a
+        /// call that fails part way has applied whole batches only, and the same call again applies the
+        /// rest (an instance already changed is then skipped).
+        pub async fn bulk_instances(
+            &mut self,
+            request: impl tonic::IntoRequest<super::BulkInstancesRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::BulkInstancesResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = crate::codec::AxCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/ax.v1.AdminService/BulkInstances",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("ax.v1.AdminService", "BulkInstances"));
             self.inner.unary(req, path, codec).await
         }
         /// Explains why a task did or did not run around an instant: its state (disabled, manual, no more
@@ -4659,6 +4806,19 @@ pub mod admin_service_server {
             request: tonic::Request<super::RetryInstanceRequest>,
         ) -> std::result::Result<
             tonic::Response<super::RetryInstanceResponse>,
+            tonic::Status,
+        >;
+        /// Cancels, retries or deletes every instance a selector matches, within the caller's scope
+        /// (operator role on each matched instance's app): with dry_run it only counts. Refused with the
+        /// count, changing nothing, when more than max_instances match. One audit entry records the
+        /// selector and the counts. Applied in transactions of up to 500 instances, oldest first: a
+        /// call that fails part way has applied whole batches only, and the same call again applies the
+        /// rest (an instance already changed is then skipped).
+        async fn bulk_instances(
+            &self,
+            request: tonic::Request<super::BulkInstancesRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::BulkInstancesResponse>,
             tonic::Status,
         >;
         /// Explains why a task did or did not run around an instant: its state (disabled, manual, no more
@@ -5554,6 +5714,51 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = RetryInstanceSvc(inner);
+                        let codec = crate::codec::AxCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/ax.v1.AdminService/BulkInstances" => {
+                    #[allow(non_camel_case_types)]
+                    struct BulkInstancesSvc<T: AdminService>(pub Arc<T>);
+                    impl<
+                        T: AdminService,
+                    > tonic::server::UnaryService<super::BulkInstancesRequest>
+                    for BulkInstancesSvc<T> {
+                        type Response = super::BulkInstancesResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::BulkInstancesRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as AdminService>::bulk_instances(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = BulkInstancesSvc(inner);
                         let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

@@ -108,8 +108,34 @@ impl Instances<'_> {
         .bind(to_micros(before))
         .bind(i64::from(limit));
         let rows = self.read_created(s).await?;
+        self.delete_rows(&rows).await?;
+        Ok(rows.len() as u64)
+    }
+
+    /// Deletes these instances and their children with their events, logs, links, key and
+    /// uniqueness rows (a bulk delete: the caller locked them and checked they may go); how many
+    /// rows, children included.
+    pub async fn delete_instances(&mut self, ids: &[i64]) -> StoreResult<u64> {
+        let mut rows = Vec::new();
+        for chunk in ids.chunks(BATCH / 2) {
+            let mut s = Stmt::new("SELECT id, task_id, idempotency_key FROM ax_instance WHERE id IN ");
+            s.push_list(chunk.iter().copied()).push(" OR parent_id IN ").push_list(chunk.iter().copied());
+            rows.extend(self.read_created(s).await?);
+        }
+        for chunk in rows.chunks(BATCH) {
+            let mut s = Stmt::new("DELETE FROM ax_unique WHERE instance_id IN ");
+            s.push_list(chunk.iter().map(|(id, _, _)| *id));
+            self.tx.execute(s).await?;
+        }
+        self.delete_rows(&rows).await?;
+        Ok(rows.len() as u64)
+    }
+
+    /// Deletes instance rows (id, task id, idempotency key) with their key rows, links, events and
+    /// log lines.
+    async fn delete_rows(&mut self, rows: &[(i64, i64, String)]) -> StoreResult<()> {
         if rows.is_empty() {
-            return Ok(0);
+            return Ok(());
         }
         for chunk in rows.chunks(BATCH) {
             let mut s = Stmt::new("DELETE FROM ax_instance_key WHERE (task_id, idempotency_key) IN ");
@@ -132,6 +158,6 @@ impl Instances<'_> {
                 self.tx.execute(s).await?;
             }
         }
-        Ok(rows.len() as u64)
+        Ok(())
     }
 }

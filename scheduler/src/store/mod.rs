@@ -25,6 +25,7 @@ use crate::{
 
 mod alerts;
 mod audit;
+mod bulk;
 mod cluster;
 pub mod dialect;
 pub(crate) mod exec;
@@ -47,6 +48,7 @@ pub(crate) mod value;
 
 pub use alerts::{ConditionState, DeliveryEnd, DeliveryFilter};
 pub use audit::{AuditEntry, AuditFilter};
+pub use bulk::{Matched, Selector};
 pub use flow::Edge;
 pub use instances::{Expiry, InstanceRow};
 pub use intake::IntakeRow;

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+pub mod bulk;
 pub mod successors;
 #[cfg(test)]
 mod tests;

@@ -41,6 +41,7 @@ enum Rpc {
     GetInstance,
     CancelInstance,
     RetryInstance,
+    BulkInstances,
     GetInstanceLogs,
     WatchInstance,
     PublishEvent,
@@ -68,7 +69,7 @@ enum Rpc {
     DeleteAppLimit,
 }
 
-const RPCS: [Rpc; 38] = [
+const RPCS: [Rpc; 39] = [
     Rpc::CreateTask,
     Rpc::GetTask,
     Rpc::ListTasks,
@@ -82,6 +83,7 @@ const RPCS: [Rpc; 38] = [
     Rpc::GetInstance,
     Rpc::CancelInstance,
     Rpc::RetryInstance,
+    Rpc::BulkInstances,
     Rpc::GetInstanceLogs,
     Rpc::WatchInstance,
     Rpc::PublishEvent,
@@ -136,6 +138,7 @@ impl Rpc {
             | Rpc::PublishEvent
             | Rpc::CancelInstance
             | Rpc::RetryInstance
+            | Rpc::BulkInstances
             | Rpc::PauseTask
             | Rpc::ResumeTask
             | Rpc::BackfillTask
@@ -288,6 +291,16 @@ async fn call(c: &mut Client, rpc: Rpc, t: &Target, n: usize) -> Result<Vec<Stri
         }
         Rpc::RetryInstance => {
             c.retry_instance(pb::RetryInstanceRequest { id: t.finished }).await?;
+            vec![]
+        }
+        Rpc::BulkInstances => {
+            let r = pb::BulkInstancesRequest {
+                action: pb::BulkAction::Cancel.into(),
+                selector: Some(pb::InstanceSelector { app: t.app.into(), ids: vec![t.pending], ..Default::default() }),
+                max_instances: 10,
+                ..Default::default()
+            };
+            c.bulk_instances(r).await?;
             vec![]
         }
         Rpc::GetInstanceLogs => {

@@ -439,6 +439,26 @@ fn typed() -> BoxedStrategy<Vec<u8>> {
             limit
         }
         .encode_to_vec()),
+        (
+            -1i32..5,
+            (text(), text(), -1i32..10, ts(), ts(), any::<i64>(), prop::collection::vec(any::<i64>(), 0..3)),
+            any::<bool>(),
+            prop_oneof![0u32..20, any::<u32>()],
+            text()
+        )
+            .prop_map(
+                |(
+                    action,
+                    (task_name, app, status, start_time, end_time, max_id, ids),
+                    dry_run,
+                    max_instances,
+                    reason,
+                )| {
+                    let selector = pb::InstanceSelector { task_name, app, status, start_time, end_time, max_id, ids };
+                    pb::BulkInstancesRequest { action, selector: Some(selector), dry_run, max_instances, reason }
+                        .encode_to_vec()
+                }
+            ),
         text().prop_map(|name| pb::GetTaskRequest { name }.encode_to_vec()),
         (text(), ts(), prop_oneof![0u32..120, any::<u32>()]).prop_map(|(name, at, limit)| pb::ExplainTaskRequest {
             name,
@@ -520,6 +540,7 @@ async fn admin_calls(admin: &AdminServiceClient<Channel>, b: &[u8]) -> (usize, V
         get_instance(pb::GetInstanceRequest),
         cancel_instance(pb::CancelInstanceRequest),
         retry_instance(pb::RetryInstanceRequest),
+        bulk_instances(pb::BulkInstancesRequest),
         get_instance_logs(pb::GetInstanceLogsRequest),
         list_workers(pb::ListWorkersRequest),
         list_schedulers(pb::ListSchedulersRequest),

@@ -5,6 +5,7 @@ mod alert_outbox;
 mod alerts;
 mod authz;
 mod axd_config;
+mod bulk;
 mod chaos;
 mod cluster;
 mod console;

@@ -10,7 +10,9 @@ use crate::{
     output::{self, InstanceView, OutputFormat},
 };
 
+mod bulk;
 mod cancel;
+mod delete;
 mod follow;
 mod get;
 mod list;
@@ -26,10 +28,16 @@ pub enum InstanceCommand {
     /// since the previous one; for the parent of a broadcast or sharded fire, its children.
     Get(get::GetArgs),
     /// Cancel a PENDING, DISPATCHED or RUNNING instance (its worker is told to stop), or a WAITING
-    /// parent with its children.
+    /// parent with its children; with filters instead of an id, every instance they match (a
+    /// count first, then a confirmation).
     Cancel(cancel::CancelArgs),
-    /// Run a finished instance again as a new attempt.
+    /// Run a finished instance again as a new attempt; with filters instead of an id, every
+    /// finished instance they match (a count first, then a confirmation).
     Retry(retry::RetryArgs),
+    /// Delete a finished instance with its trail, log lines and links, as retention does; with
+    /// filters instead of an id, every finished instance they match (a count first, then a
+    /// confirmation).
+    Delete(delete::DeleteArgs),
     /// Show the log lines workers sent for an instance; with --follow, keep printing new ones until
     /// the instance is final.
     Logs(logs::LogsArgs),
@@ -43,6 +51,7 @@ impl InstanceCommand {
             InstanceCommand::Get(args) => get::run(args, ctx).await,
             InstanceCommand::Cancel(args) => cancel::run(args, ctx).await,
             InstanceCommand::Retry(args) => retry::run(args, ctx).await,
+            InstanceCommand::Delete(args) => delete::run(args, ctx).await,
             InstanceCommand::Logs(args) => logs::run(args, ctx).await,
         }
     }

@@ -29,6 +29,7 @@ use crate::{
 };
 
 mod alerts;
+mod bulk;
 mod calendars;
 mod cluster;
 mod events;
@@ -394,6 +395,12 @@ impl AdminService for AdminApi {
     async fn retry_instance(&self, req: Request<pb::RetryInstanceRequest>) -> Reply<pb::RetryInstanceResponse> {
         let mut n = Note::write("RetryInstance", format!("instance/{}", req.get_ref().id));
         let r = self.retry_instance_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn bulk_instances(&self, req: Request<pb::BulkInstancesRequest>) -> Reply<pb::BulkInstancesResponse> {
+        let mut n = Note::write("BulkInstances", "instances");
+        let r = self.bulk_instances_(&req, &mut n).await;
         self.finish(n, r).await
     }
 

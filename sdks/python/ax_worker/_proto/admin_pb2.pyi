@@ -69,6 +69,13 @@ class LinkKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     LINK_KIND_ON_FAILURE: _ClassVar[LinkKind]
     LINK_KIND_AFTER_ALL: _ClassVar[LinkKind]
 
+class BulkAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BULK_ACTION_UNSPECIFIED: _ClassVar[BulkAction]
+    BULK_ACTION_CANCEL: _ClassVar[BulkAction]
+    BULK_ACTION_RETRY: _ClassVar[BulkAction]
+    BULK_ACTION_DELETE: _ClassVar[BulkAction]
+
 class ExplainFindingKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     EXPLAIN_FINDING_KIND_UNSPECIFIED: _ClassVar[ExplainFindingKind]
@@ -135,6 +142,10 @@ LINK_KIND_UNSPECIFIED: LinkKind
 LINK_KIND_ON_SUCCESS: LinkKind
 LINK_KIND_ON_FAILURE: LinkKind
 LINK_KIND_AFTER_ALL: LinkKind
+BULK_ACTION_UNSPECIFIED: BulkAction
+BULK_ACTION_CANCEL: BulkAction
+BULK_ACTION_RETRY: BulkAction
+BULK_ACTION_DELETE: BulkAction
 EXPLAIN_FINDING_KIND_UNSPECIFIED: ExplainFindingKind
 EXPLAIN_FINDING_KIND_DISABLED: ExplainFindingKind
 EXPLAIN_FINDING_KIND_MANUAL: ExplainFindingKind
@@ -766,6 +777,52 @@ class RetryInstanceResponse(_message.Message):
     INSTANCE_FIELD_NUMBER: _ClassVar[int]
     instance: Instance
     def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ...) -> None: ...
+
+class InstanceSelector(_message.Message):
+    __slots__ = ("task_name", "app", "status", "start_time", "end_time", "max_id", "ids")
+    TASK_NAME_FIELD_NUMBER: _ClassVar[int]
+    APP_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    MAX_ID_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    task_name: str
+    app: str
+    status: _types_pb2.InstanceStatus
+    start_time: _timestamp_pb2.Timestamp
+    end_time: _timestamp_pb2.Timestamp
+    max_id: int
+    ids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, task_name: _Optional[str] = ..., app: _Optional[str] = ..., status: _Optional[_Union[_types_pb2.InstanceStatus, str]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., max_id: _Optional[int] = ..., ids: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class BulkInstancesRequest(_message.Message):
+    __slots__ = ("action", "selector", "dry_run", "max_instances", "reason")
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    MAX_INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    action: BulkAction
+    selector: InstanceSelector
+    dry_run: bool
+    max_instances: int
+    reason: str
+    def __init__(self, action: _Optional[_Union[BulkAction, str]] = ..., selector: _Optional[_Union[InstanceSelector, _Mapping]] = ..., dry_run: _Optional[bool] = ..., max_instances: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class BulkInstancesResponse(_message.Message):
+    __slots__ = ("matched", "changed", "skipped", "max_id", "sample_ids")
+    MATCHED_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    MAX_ID_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_IDS_FIELD_NUMBER: _ClassVar[int]
+    matched: int
+    changed: int
+    skipped: int
+    max_id: int
+    sample_ids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, matched: _Optional[int] = ..., changed: _Optional[int] = ..., skipped: _Optional[int] = ..., max_id: _Optional[int] = ..., sample_ids: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class GetInstanceLogsRequest(_message.Message):
     __slots__ = ("id", "after_seq", "limit")

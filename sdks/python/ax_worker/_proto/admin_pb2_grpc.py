@@ -100,6 +100,11 @@ class AdminServiceStub:
                 request_serializer=ax_dot_v1_dot_admin__pb2.RetryInstanceRequest.SerializeToString,
                 response_deserializer=ax_dot_v1_dot_admin__pb2.RetryInstanceResponse.FromString,
                 _registered_method=True)
+        self.BulkInstances = channel.unary_unary(
+                '/ax.v1.AdminService/BulkInstances',
+                request_serializer=ax_dot_v1_dot_admin__pb2.BulkInstancesRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.BulkInstancesResponse.FromString,
+                _registered_method=True)
         self.ExplainTask = channel.unary_unary(
                 '/ax.v1.AdminService/ExplainTask',
                 request_serializer=ax_dot_v1_dot_admin__pb2.ExplainTaskRequest.SerializeToString,
@@ -321,6 +326,18 @@ class AdminServiceServicer:
     def RetryInstance(self, request, context):
         """Runs a terminal instance again as a new attempt (it becomes PENDING now). Retrying a non-terminal
         instance is FAILED_PRECONDITION.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BulkInstances(self, request, context):
+        """Cancels, retries or deletes every instance a selector matches, within the caller's scope
+        (operator role on each matched instance's app): with dry_run it only counts. Refused with the
+        count, changing nothing, when more than max_instances match. One audit entry records the
+        selector and the counts. Applied in transactions of up to 500 instances, oldest first: a
+        call that fails part way has applied whole batches only, and the same call again applies the
+        rest (an instance already changed is then skipped).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -610,6 +627,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.RetryInstance,
                     request_deserializer=ax_dot_v1_dot_admin__pb2.RetryInstanceRequest.FromString,
                     response_serializer=ax_dot_v1_dot_admin__pb2.RetryInstanceResponse.SerializeToString,
+            ),
+            'BulkInstances': grpc.unary_unary_rpc_method_handler(
+                    servicer.BulkInstances,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.BulkInstancesRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.BulkInstancesResponse.SerializeToString,
             ),
             'ExplainTask': grpc.unary_unary_rpc_method_handler(
                     servicer.ExplainTask,
@@ -1089,6 +1111,33 @@ class AdminService:
             '/ax.v1.AdminService/RetryInstance',
             ax_dot_v1_dot_admin__pb2.RetryInstanceRequest.SerializeToString,
             ax_dot_v1_dot_admin__pb2.RetryInstanceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BulkInstances(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/BulkInstances',
+            ax_dot_v1_dot_admin__pb2.BulkInstancesRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.BulkInstancesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -20,6 +20,9 @@ export interface ProtoGrpcType {
       BackfillTaskResponse: MessageTypeDefinition
       BackfilledFire: MessageTypeDefinition
       Backoff: MessageTypeDefinition
+      BulkAction: EnumTypeDefinition
+      BulkInstancesRequest: MessageTypeDefinition
+      BulkInstancesResponse: MessageTypeDefinition
       Calendar: MessageTypeDefinition
       CancelInstanceRequest: MessageTypeDefinition
       CancelInstanceResponse: MessageTypeDefinition
@@ -70,6 +73,7 @@ export interface ProtoGrpcType {
       InstanceAttempt: MessageTypeDefinition
       InstanceEvent: MessageTypeDefinition
       InstanceLink: MessageTypeDefinition
+      InstanceSelector: MessageTypeDefinition
       InstanceSource: EnumTypeDefinition
       InstanceStatus: EnumTypeDefinition
       IntervalSchedule: MessageTypeDefinition

@@ -4,6 +4,8 @@ import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { BackfillTaskRequest as _ax_v1_BackfillTaskRequest, BackfillTaskRequest__Output as _ax_v1_BackfillTaskRequest__Output } from '../../ax/v1/BackfillTaskRequest';
 import type { BackfillTaskResponse as _ax_v1_BackfillTaskResponse, BackfillTaskResponse__Output as _ax_v1_BackfillTaskResponse__Output } from '../../ax/v1/BackfillTaskResponse';
+import type { BulkInstancesRequest as _ax_v1_BulkInstancesRequest, BulkInstancesRequest__Output as _ax_v1_BulkInstancesRequest__Output } from '../../ax/v1/BulkInstancesRequest';
+import type { BulkInstancesResponse as _ax_v1_BulkInstancesResponse, BulkInstancesResponse__Output as _ax_v1_BulkInstancesResponse__Output } from '../../ax/v1/BulkInstancesResponse';
 import type { CancelInstanceRequest as _ax_v1_CancelInstanceRequest, CancelInstanceRequest__Output as _ax_v1_CancelInstanceRequest__Output } from '../../ax/v1/CancelInstanceRequest';
 import type { CancelInstanceResponse as _ax_v1_CancelInstanceResponse, CancelInstanceResponse__Output as _ax_v1_CancelInstanceResponse__Output } from '../../ax/v1/CancelInstanceResponse';
 import type { CreateAlertRuleRequest as _ax_v1_CreateAlertRuleRequest, CreateAlertRuleRequest__Output as _ax_v1_CreateAlertRuleRequest__Output } from '../../ax/v1/CreateAlertRuleRequest';
@@ -88,6 +90,15 @@ export interface AdminServiceClient extends grpc.Client {
   backfillTask(argument: _ax_v1_BackfillTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_BackfillTaskResponse__Output>): grpc.ClientUnaryCall;
   backfillTask(argument: _ax_v1_BackfillTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_BackfillTaskResponse__Output>): grpc.ClientUnaryCall;
   backfillTask(argument: _ax_v1_BackfillTaskRequest, callback: grpc.requestCallback<_ax_v1_BackfillTaskResponse__Output>): grpc.ClientUnaryCall;
+  
+  BulkInstances(argument: _ax_v1_BulkInstancesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_BulkInstancesResponse__Output>): grpc.ClientUnaryCall;
+  BulkInstances(argument: _ax_v1_BulkInstancesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_BulkInstancesResponse__Output>): grpc.ClientUnaryCall;
+  BulkInstances(argument: _ax_v1_BulkInstancesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_BulkInstancesResponse__Output>): grpc.ClientUnaryCall;
+  BulkInstances(argument: _ax_v1_BulkInstancesRequest, callback: grpc.requestCallback<_ax_v1_BulkInstancesResponse__Output>): grpc.ClientUnaryCall;
+  bulkInstances(argument: _ax_v1_BulkInstancesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_BulkInstancesResponse__Output>): grpc.ClientUnaryCall;
+  bulkInstances(argument: _ax_v1_BulkInstancesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_BulkInstancesResponse__Output>): grpc.ClientUnaryCall;
+  bulkInstances(argument: _ax_v1_BulkInstancesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_BulkInstancesResponse__Output>): grpc.ClientUnaryCall;
+  bulkInstances(argument: _ax_v1_BulkInstancesRequest, callback: grpc.requestCallback<_ax_v1_BulkInstancesResponse__Output>): grpc.ClientUnaryCall;
   
   CancelInstance(argument: _ax_v1_CancelInstanceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_CancelInstanceResponse__Output>): grpc.ClientUnaryCall;
   CancelInstance(argument: _ax_v1_CancelInstanceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_CancelInstanceResponse__Output>): grpc.ClientUnaryCall;
@@ -423,6 +434,8 @@ export interface AdminServiceClient extends grpc.Client {
 export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation {
   BackfillTask: grpc.handleUnaryCall<_ax_v1_BackfillTaskRequest__Output, _ax_v1_BackfillTaskResponse>;
   
+  BulkInstances: grpc.handleUnaryCall<_ax_v1_BulkInstancesRequest__Output, _ax_v1_BulkInstancesResponse>;
+  
   CancelInstance: grpc.handleUnaryCall<_ax_v1_CancelInstanceRequest__Output, _ax_v1_CancelInstanceResponse>;
   
   CreateAlertRule: grpc.handleUnaryCall<_ax_v1_CreateAlertRuleRequest__Output, _ax_v1_CreateAlertRuleResponse>;
@@ -501,6 +514,7 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
 
 export interface AdminServiceDefinition extends grpc.ServiceDefinition {
   BackfillTask: MethodDefinition<_ax_v1_BackfillTaskRequest, _ax_v1_BackfillTaskResponse, _ax_v1_BackfillTaskRequest__Output, _ax_v1_BackfillTaskResponse__Output>
+  BulkInstances: MethodDefinition<_ax_v1_BulkInstancesRequest, _ax_v1_BulkInstancesResponse, _ax_v1_BulkInstancesRequest__Output, _ax_v1_BulkInstancesResponse__Output>
   CancelInstance: MethodDefinition<_ax_v1_CancelInstanceRequest, _ax_v1_CancelInstanceResponse, _ax_v1_CancelInstanceRequest__Output, _ax_v1_CancelInstanceResponse__Output>
   CreateAlertRule: MethodDefinition<_ax_v1_CreateAlertRuleRequest, _ax_v1_CreateAlertRuleResponse, _ax_v1_CreateAlertRuleRequest__Output, _ax_v1_CreateAlertRuleResponse__Output>
   CreateCalendar: MethodDefinition<_ax_v1_CreateCalendarRequest, _ax_v1_CreateCalendarResponse, _ax_v1_CreateCalendarRequest__Output, _ax_v1_CreateCalendarResponse__Output>

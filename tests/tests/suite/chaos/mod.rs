@@ -90,6 +90,9 @@ const CALL_DEADLINE: Duration = Duration::from_secs(5);
 /// the longest handler (7 s), a lost attempt's lease and its retries, with room for a slow
 /// machine — never minutes of instances held back by cooldowns.
 const QUIESCE: Duration = Duration::from_secs(45);
+/// How long a fault waits for running work to hit (check 8): after a database fault the cluster
+/// takes seconds to dispatch again (pools reconnect, leases lapse, retries back off).
+const RUNNING_WAIT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Fault {
@@ -122,6 +125,17 @@ impl Fault {
 
 /// A time span: from, to.
 type Span = (DateTime<Utc>, DateTime<Utc>);
+
+/// Where a fault lands.
+#[derive(Debug)]
+enum Aim {
+    /// This axd, holding streams of these workers.
+    Axd(usize, Vec<String>),
+    Worker(usize),
+    Database,
+    /// No axd to aim at.
+    Nothing,
+}
 
 /// A fault in progress: what to undo when it ends.
 #[derive(Debug)]
@@ -237,30 +251,103 @@ impl Cluster {
         (!free.is_empty()).then(|| free[rng.usize(0..free.len())])
     }
 
-    /// The free axd holding the most worker streams (by `ListWorkers`; a scheduler id carries its
-    /// process id), and those streams' workers: a fault of an axd must hit running work (check 8).
-    /// Right after another fault no axd may hold a stream yet: it asks again for up to 10 s.
-    async fn busiest_axd(&self, rng: &mut fastrand::Rng, busy: &HashSet<usize>) -> Option<(usize, Vec<String>)> {
-        let until = tokio::time::Instant::now() + Duration::from_secs(10);
+    /// The workers running a handler now, by their execution logs (a run with no end whose worker
+    /// was not killed since it started), the same reading check 8 makes afterwards. Runs of the
+    /// 7 s `cron-long` handler that began under 4 s ago come first: they are still running when the
+    /// fault lands a moment later.
+    fn running_workers(&self) -> (HashSet<String>, HashSet<String>) {
+        let now = Utc::now();
+        let runs = executions_in(&self.logs.iter().map(PathBuf::as_path).collect::<Vec<_>>());
+        let (mut fresh, mut any) = (HashSet::new(), HashSet::new());
+        for r in runs.iter().filter(|r| r.end.is_none()) {
+            if self.worker_kills.get(&r.worker).into_iter().flatten().any(|k| *k >= r.start) {
+                continue;
+            }
+            if r.task == "cron-long" && now - r.start < TimeDelta::seconds(4) {
+                fresh.insert(r.worker.clone());
+            }
+            any.insert(r.worker.clone());
+        }
+        (fresh, any)
+    }
+
+    /// Waits up to [`RUNNING_WAIT`] for a handler running on a worker `pick` accepts (fresh runs first; see
+    /// [`Self::running_workers`]), so that a fault hits running work (check 8): right after
+    /// another fault nothing may run for a while. Returns the accepted workers running one,
+    /// empty when none came in time.
+    async fn await_running(&self, pick: impl Fn(&str) -> bool) -> Vec<String> {
+        let until = tokio::time::Instant::now() + RUNNING_WAIT;
         loop {
-            let mut a = self.admin(rng).await;
-            let listed = tokio::time::timeout(CALL_DEADLINE, a.list_workers(pb::ListWorkersRequest::default())).await;
-            let workers = match listed {
-                Ok(Ok(r)) => r.into_inner().workers,
-                _ => Vec::new(),
-            };
-            let mut best: Option<(usize, Vec<String>)> = None;
+            let (fresh, any) = self.running_workers();
+            for set in [fresh, any] {
+                let mut on: Vec<String> = set.into_iter().filter(|w| pick(w)).collect();
+                if !on.is_empty() {
+                    on.sort();
+                    return on;
+                }
+            }
+            if tokio::time::Instant::now() >= until {
+                return Vec::new();
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// The worker sessions of the cluster by `ListWorkers`, from the first axd that answers within
+    /// 2 s (after a database fault one axd may take seconds to serve again; empty when none does).
+    async fn list_workers(&self) -> Vec<pb::WorkerSession> {
+        for i in (0..AXDS).filter(|i| self.axds[*i].is_some() && !self.frozen_axds.contains(i)) {
+            let url = format!("http://127.0.0.1:{}", self.ports[i]);
+            let listed = tokio::time::timeout(Duration::from_secs(2), async {
+                let ch = tonic::transport::Endpoint::from_shared(url).expect("url").connect().await.ok()?;
+                AdminServiceClient::new(ch).list_workers(pb::ListWorkersRequest::default()).await.ok()
+            })
+            .await;
+            match listed {
+                Ok(Some(r)) => return r.into_inner().workers,
+                _ => eprintln!("  (ListWorkers: axd {i} did not answer within 2 s)"),
+            }
+        }
+        Vec::new()
+    }
+
+    /// The free axd with a worker stream (by `ListWorkers`; a scheduler id carries its process id)
+    /// of a worker running a handler now, the most such streams first, and those streams'
+    /// workers: a fault of an axd must hit running work (check 8). Right after another fault no
+    /// axd may hold such a stream yet: it asks again for up to [`RUNNING_WAIT`], then takes the
+    /// axd with the most streams.
+    async fn busiest_axd(&self, rng: &mut fastrand::Rng, busy: &HashSet<usize>) -> Option<(usize, Vec<String>)> {
+        let until = tokio::time::Instant::now() + RUNNING_WAIT;
+        loop {
+            let workers = self.list_workers().await;
+            let (fresh, any) = self.running_workers();
+            // Per free axd: (its streams' workers, how many run a fresh handler, how many any).
+            let mut best: Option<(usize, Vec<String>, (usize, usize))> = None;
             for i in (0..AXDS).filter(|i| !busy.contains(i) && !self.frozen_axds.contains(i)) {
                 let Some(pid) = self.axds[i].as_ref().and_then(|p| p.child.id()) else { continue };
                 let tag = format!("-{pid}-");
                 let on: Vec<String> =
                     workers.iter().filter(|w| w.scheduler_id.contains(&tag)).map(|w| w.worker_id.clone()).collect();
-                if best.as_ref().is_none_or(|(_, m)| on.len() > m.len()) {
-                    best = Some((i, on));
+                let score =
+                    (on.iter().filter(|w| fresh.contains(*w)).count(), on.iter().filter(|w| any.contains(*w)).count());
+                if best.as_ref().is_none_or(|(_, m, s)| (score, on.len()) > (*s, m.len())) {
+                    best = Some((i, on, score));
                 }
             }
             match best {
-                Some((i, on)) if !on.is_empty() || tokio::time::Instant::now() >= until => return Some((i, on)),
+                Some((i, on, (_, running))) if running > 0 || tokio::time::Instant::now() >= until => {
+                    if running == 0 {
+                        let streams: Vec<(&str, &str)> =
+                            workers.iter().map(|w| (w.worker_id.as_str(), w.scheduler_id.as_str())).collect();
+                        let pids: Vec<Option<u32>> =
+                            self.axds.iter().map(|a| a.as_ref().and_then(|p| p.child.id())).collect();
+                        eprintln!(
+                            "  (no axd held a stream of a worker running work for {RUNNING_WAIT:?}: streams {streams:?}, \
+                             axd pids {pids:?}, workers running work {any:?})"
+                        );
+                    }
+                    return Some((i, on));
+                }
                 None => return self.pick_axd(rng, busy).map(|i| (i, Vec::new())),
                 _ => tokio::time::sleep(Duration::from_millis(300)).await,
             }
@@ -268,32 +355,65 @@ impl Cluster {
     }
 
     fn hit(&mut self, fault: Fault, workers: Option<Vec<String>>) {
+        eprintln!("  {}: {fault:?}", Utc::now().format("%H:%M:%S%.3f"));
         self.hits.push(bounds::Hit { fault, at: Utc::now(), workers });
     }
 
-    /// Starts a fault; returns how long it lasts and how to end it.
-    async fn begin(
-        &mut self,
+    /// Chooses the target of a fault, waiting for running work to hit (check 8). A step's faults
+    /// are all aimed before any begins: aimed after a database freeze had begun, a second fault
+    /// would wait for work the freeze itself holds back.
+    async fn aim(
+        &self,
         f: Fault,
         rng: &mut fastrand::Rng,
         busy_axds: &mut HashSet<usize>,
         busy_workers: &mut HashSet<usize>,
+    ) -> Aim {
+        match f {
+            Fault::KillAxd | Fault::FreezeAxd | Fault::TermAxd | Fault::CutStreams | Fault::Partition => {
+                // The axd holding the most streams of workers running work.
+                match self.busiest_axd(rng, busy_axds).await {
+                    Some((i, on)) => {
+                        busy_axds.insert(i);
+                        Aim::Axd(i, on)
+                    }
+                    None => Aim::Nothing,
+                }
+            }
+            Fault::KillWorker | Fault::FreezeWorker => {
+                let free = |w: &str| {
+                    w.strip_prefix('w')
+                        .and_then(|n| n.parse::<usize>().ok())
+                        .is_some_and(|n| n < WORKERS && !busy_workers.contains(&n))
+                };
+                let running = self.await_running(free).await;
+                // A free worker running a handler now, else any free one.
+                let free: Vec<usize> = (0..WORKERS).filter(|i| !busy_workers.contains(i)).collect();
+                let on: Vec<usize> = free.iter().copied().filter(|i| running.contains(&format!("w{i}"))).collect();
+                let from = if on.is_empty() { &free } else { &on };
+                let w = from[rng.usize(0..from.len())];
+                busy_workers.insert(w);
+                Aim::Worker(w)
+            }
+            Fault::FreezeDb | Fault::CutDb | Fault::RestartDb => {
+                self.await_running(|_| true).await;
+                Aim::Database
+            }
+        }
+    }
+
+    /// Starts a fault at its target; returns how long it lasts and how to end it.
+    async fn begin(
+        &mut self,
+        f: Fault,
+        aim: Aim,
+        rng: &mut fastrand::Rng,
         server: &mut PrivateServer,
     ) -> (Duration, Undo) {
         let ms = |rng: &mut fastrand::Rng, lo: u64, hi: u64| Duration::from_millis(rng.u64(lo..hi));
-        let worker = |rng: &mut fastrand::Rng, busy: &mut HashSet<usize>| {
-            let free: Vec<usize> = (0..WORKERS).filter(|i| !busy.contains(i)).collect();
-            let w = free[rng.usize(0..free.len())];
-            busy.insert(w);
-            w
-        };
         match f {
             Fault::KillAxd | Fault::FreezeAxd | Fault::TermAxd | Fault::CutStreams | Fault::Partition => {
-                // The axd holding the most streams: a fault of an axd must hit running work.
-                let Some((i, on)) = self.busiest_axd(rng, busy_axds).await else {
-                    return (Duration::ZERO, Undo::Nothing);
-                };
-                busy_axds.insert(i);
+                let Aim::Axd(i, on) = aim else { return (Duration::ZERO, Undo::Nothing) };
                 self.hit(f, Some(on));
                 match f {
                     Fault::KillAxd => {
@@ -341,7 +461,7 @@ impl Cluster {
                 }
             }
             Fault::KillWorker => {
-                let w = worker(rng, busy_workers);
+                let Aim::Worker(w) = aim else { return (Duration::ZERO, Undo::Nothing) };
                 self.hit(f, Some(vec![format!("w{w}")]));
                 eprintln!("  kill -9 worker w{w}");
                 if let Some(mut p) = self.workers[w].take() {
@@ -352,7 +472,7 @@ impl Cluster {
                 (ms(rng, 0, 2000), Undo::StartWorker(w))
             }
             Fault::FreezeWorker => {
-                let w = worker(rng, busy_workers);
+                let Aim::Worker(w) = aim else { return (Duration::ZERO, Undo::Nothing) };
                 // The first freeze outlives the lease (the worker must fence its handlers and
                 // reject what it reads stale); later ones are as long as chance makes them.
                 let d = if self.counts.contains_key("worker SIGSTOP past the lease") {
@@ -429,6 +549,7 @@ impl Cluster {
                 self.worker_freezes.entry(format!("w{w}")).or_default().push((at, Utc::now()));
             }
             Undo::ReleaseDb(at) => {
+                eprintln!("  {}: database released", Utc::now().format("%H:%M:%S%.3f"));
                 self.db_proxy.release();
                 self.db_freezes.push((at, Utc::now()));
             }
@@ -761,9 +882,13 @@ async fn chaos(db: &TestDb, server: &mut PrivateServer) {
             c.count("two faults at once");
         }
         let (mut busy_axds, mut busy_workers) = (HashSet::new(), HashSet::new());
-        let mut undo = Vec::new();
+        let mut aims = Vec::new();
         for f in now {
-            let (d, u) = c.begin(f, &mut rng, &mut busy_axds, &mut busy_workers, server).await;
+            aims.push((f, c.aim(f, &mut rng, &mut busy_axds, &mut busy_workers).await));
+        }
+        let mut undo = Vec::new();
+        for (f, aim) in aims {
+            let (d, u) = c.begin(f, aim, &mut rng, server).await;
             undo.push((tokio::time::Instant::now() + d, u));
         }
         undo.sort_by_key(|(at, _)| *at);

@@ -79,6 +79,21 @@ pub fn parse_backoff(text: &str) -> Result<Backoff, String> {
     Ok(Backoff { kind: Some(kind) })
 }
 
+/// Parses a `FIELD=VALUE` params filter (`--param customer_id=42`): the field as a params path
+/// (`params.` is added when missing; `a.b` is a field inside an object), the value as stored (a
+/// string as is, a number or other JSON value as its JSON text).
+pub fn parse_param(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => {
+            let k = k.trim();
+            let path = if k.starts_with("params.") { k.to_owned() } else { format!("params.{k}") };
+            Ok((path, v.to_owned()))
+        }
+        Some(_) => Err("the field is empty; expected FIELD=VALUE".to_owned()),
+        None => Err("expected FIELD=VALUE, e.g. customer_id=42".to_owned()),
+    }
+}
+
 /// Parses a `KEY=VALUE` label. The key must not be empty; the value may be. Limits are the server's.
 pub fn parse_label(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
@@ -388,6 +403,14 @@ mod tests {
         assert!(parse_backoff("exp:10s:5m:two").unwrap_err().contains("multiplier"));
         assert!(parse_backoff("exp:10s:5m:2:NaN").unwrap_err().contains("jitter"));
         assert!(parse_backoff("exp:x:5m").unwrap_err().contains("initial"));
+    }
+
+    #[test]
+    fn params_filters_name_a_params_path() {
+        assert_eq!(parse_param("customer_id=42"), Ok(("params.customer_id".to_owned(), "42".to_owned())));
+        assert_eq!(parse_param("params.order.region=eu"), Ok(("params.order.region".to_owned(), "eu".to_owned())));
+        assert!(parse_param("customer_id").is_err());
+        assert!(parse_param("=4").is_err());
     }
 
     #[test]

@@ -149,6 +149,7 @@ impl Admin {
                 idempotency_key: String::new(),
                 when: None,
                 wait: None,
+                tags: Default::default(),
             })
             .await
             .with_context(|| format!("triggering task {name}"))?

@@ -61,4 +61,5 @@ pub const TASK_SPEC_UPDATABLE_FIELDS: &[&str] = &[
     "must_finish_within",
     "on_event",
     "event_filter",
+    "search_params",
 ];

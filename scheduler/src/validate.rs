@@ -306,6 +306,24 @@ pub fn labels(field: &str, labels: &BTreeMap<String, String>) -> Result<()> {
     Ok(())
 }
 
+/// Tags of an instance (a trigger's, or a filter's): the rules of [`labels`], at most
+/// `MAX_LABELS`, and no key starting with `params.` (the tags of search params). Returned as
+/// (name, value) pairs.
+pub fn instance_tags(field: &str, tags: &std::collections::HashMap<String, String>) -> Result<Vec<(String, String)>> {
+    let sorted: BTreeMap<String, String> = tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    labels(field, &sorted)?;
+    if let Some(k) = sorted.keys().find(|k| k.starts_with("params.")) {
+        return Err(Error::invalid(
+            format!("{field}[{}]", quote(k)),
+            "keys starting with \"params.\" are the tags of search_params: filter by them with params",
+        ));
+    }
+    if let Some(k) = sorted.keys().find(|k| k.is_empty()) {
+        return Err(Error::invalid(format!("{field}[{}]", quote(k)), "is empty"));
+    }
+    Ok(sorted.into_iter().collect())
+}
+
 /// A duration within `[min, max]`.
 pub fn duration_between(field: &str, d: Duration, min: Duration, max: Duration) -> Result<()> {
     use crate::schedule::fmt_duration;

@@ -73,6 +73,7 @@ pub async fn trigger(admin: &mut AdminServiceClient<Channel>, name: &str, key: &
             idempotency_key: key.into(),
             when: None,
             wait: None,
+            tags: Default::default(),
         })
         .await
         .expect("trigger")
@@ -91,6 +92,7 @@ pub async fn trigger_with(admin: &mut AdminServiceClient<Channel>, name: &str, k
             idempotency_key: key.into(),
             when: None,
             wait: None,
+            tags: Default::default(),
         })
         .await
         .expect("trigger")

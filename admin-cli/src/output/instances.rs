@@ -58,6 +58,8 @@ pub struct InstanceView {
     pub chained_from: i64,
     /// Empty: its task had no concurrency key.
     pub concurrency_value: String,
+    /// Its trigger's tags and its task's search params (`params.PATH`), by name.
+    pub tags: std::collections::BTreeMap<String, String>,
 }
 
 impl From<&Instance> for InstanceView {
@@ -99,6 +101,7 @@ impl From<&Instance> for InstanceView {
             target_worker: i.target_worker.clone(),
             hash_key: i.hash_key.clone(),
             concurrency_value: i.concurrency_value.clone(),
+            tags: i.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             retry_on: enum_name::<RetryTarget>(i.retry_on),
             run_id: i.run_id,
             chained_from: i.chained_from,
@@ -150,6 +153,10 @@ pub fn instance_details(i: &InstanceView) -> String {
     }
     if !i.concurrency_value.is_empty() {
         fields.add("concurrency key", &i.concurrency_value);
+    }
+    if !i.tags.is_empty() {
+        let tags: Vec<String> = i.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        fields.add("tags", tags.join(", "));
     }
     if !i.hash_key.is_empty() {
         fields.add("hash key", &i.hash_key);
@@ -298,6 +305,7 @@ pub(super) mod tests {
             run_id: 30,
             chained_from: 31,
             concurrency_value: "acme".into(),
+            tags: [("batch".to_owned(), "7".to_owned()), ("params.customer_id".to_owned(), "42".to_owned())].into(),
         }
     }
 
@@ -326,8 +334,9 @@ pub(super) mod tests {
         assert_eq!(value["deadline"], Value::Null);
         assert_eq!(value["finish_time"], "2026-01-01T02:00:02.500Z");
         let keys: Vec<&str> = value.as_object().expect("object").keys().map(String::as_str).collect();
-        assert_eq!(keys.len(), 39, "one key per Instance field: {keys:?}");
+        assert_eq!(keys.len(), 40, "one key per Instance field: {keys:?}");
         assert_eq!(value["concurrency_value"], "acme");
+        assert_eq!(value["tags"], serde_json::json!({"batch": "7", "params.customer_id": "42"}));
         assert_eq!((&value["run_id"], &value["chained_from"]), (&serde_json::json!(30), &serde_json::json!(31)));
         assert_eq!(value["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_eq!(value["parent_id"], 40);
@@ -351,6 +360,7 @@ priority:         3
 selector:         gpu=true
 pinned worker:    w1
 concurrency key:  acme
+tags:             batch=7, params.customer_id=42
 hash key:         acme
 retry on:         SAME
 chained from:     31

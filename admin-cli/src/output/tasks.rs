@@ -65,6 +65,8 @@ pub struct TaskView {
     pub concurrency_limit: Option<u32>,
     /// Empty: none.
     pub unique_key: String,
+    /// Params paths its instances are found by.
+    pub search_params: Vec<String>,
     pub unique_for: Option<String>,
     /// Null: no deadline.
     pub must_finish_within: Option<String>,
@@ -146,6 +148,7 @@ impl From<&Task> for TaskView {
             concurrency_key: spec.concurrency_key,
             concurrency_limit: spec.concurrency_limit,
             unique_key: spec.unique_key,
+            search_params: spec.search_params,
             unique_for: duration_text(spec.unique_for.as_ref()),
             must_finish_within: duration_text(spec.must_finish_within.as_ref()),
             on_event: spec.on_event,
@@ -219,6 +222,10 @@ pub fn task_details(task: &TaskView) -> String {
                 Some(window) => format!("{} for {window} after each trigger", task.unique_key),
                 None => "none".to_owned(),
             },
+        )
+        .add(
+            "search params",
+            if task.search_params.is_empty() { "none".to_owned() } else { task.search_params.join(", ") },
         )
         .add(
             "max pending",
@@ -488,6 +495,7 @@ pub(super) mod tests {
                 concurrency_key: "params.customer".into(),
                 concurrency_limit: Some(2),
                 unique_key: "params.report".into(),
+                search_params: vec!["params.customer".into()],
                 unique_for: dur(600),
                 must_finish_within: dur(3600),
                 on_event: "order.paid".into(),
@@ -523,7 +531,7 @@ pub(super) mod tests {
         (spec.on_success, spec.on_failure, spec.after_all) = (Vec::new(), Vec::new(), Vec::new());
         (spec.concurrency_key, spec.concurrency_limit, spec.unique_key, spec.unique_for) =
             (String::new(), None, String::new(), None);
-        spec.must_finish_within = None;
+        (spec.must_finish_within, spec.search_params) = (None, Vec::new());
         (spec.on_event, spec.event_filter) = (String::new(), String::new());
         task.pause = None;
         task
@@ -593,6 +601,7 @@ pub(super) mod tests {
                 "concurrency_key": "params.customer",
                 "concurrency_limit": 2,
                 "unique_key": "params.report",
+                "search_params": ["params.customer"],
                 "unique_for": "10m",
                 "must_finish_within": "1h",
                 "on_event": "order.paid",
@@ -690,6 +699,7 @@ priority:        3
 max running:     5
 per-key limit:   at most 2 running per value of params.customer
 unique:          params.report for 10m after each trigger
+search params:   params.customer
 max pending:     20
 timeout:         1h30m
 retries:         3 retries, exponential 10s x2 up to 5m, jitter 0.1
@@ -727,6 +737,7 @@ priority:        0
 max running:     no limit
 per-key limit:   none
 unique:          none
+search params:   none
 max pending:     100 (default)
 timeout:         1h30m
 retries:         3 retries, exponential 10s x2 up to 5m, jitter 0.1

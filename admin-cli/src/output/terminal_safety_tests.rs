@@ -38,6 +38,7 @@ fn render_all(text: &str) -> Vec<(&'static str, String)> {
     (spec.selector, spec.hash_key) = (s(), s());
     (spec.concurrency_key, spec.concurrency_limit, spec.unique_key) = (s(), Some(1), s());
     spec.unique_for = Some(prost_types::Duration { seconds: 60, nanos: 0 });
+    spec.search_params = vec![s()];
     (spec.exclude_dates, spec.calendar) = (vec![s()], s());
     (spec.on_success, spec.on_failure, spec.after_all) = (vec![s()], vec![s()], vec![s()]);
     if let Some(schedule::Kind::Cron(cron)) = spec.schedule.as_mut().and_then(|x| x.kind.as_mut()) {

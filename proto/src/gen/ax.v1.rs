@@ -1245,10 +1245,18 @@ pub struct TaskSpec {
     /// "payload.PATH=VALUE" (the payload's field at PATH, names as in concurrency_key, equals VALUE: a
     /// string as is, another JSON value as its JSON text; VALUE has no comma) or "payload.PATH" (the
     /// field exists). At most 16 conditions, 1024 bytes. Empty: every event of the name.
-    ///
-    /// Next id: 40
     #[prost(string, tag = "39")]
     pub event_filter: ::prost::alloc::string::String,
+    /// Params paths (written as concurrency_key) whose values each instance is found by: at creation
+    /// the value at each path (a string as is, another JSON value as its JSON text, over 255 bytes
+    /// "sha256:" and its hex digest) is stored as the instance's tag "params.PATH=VALUE", which
+    /// ListInstances.params and InstanceSelector.params look up by index. A path missing from an
+    /// instance's params gives it no tag. At most 4 paths, no two alike. Children of a broadcast or
+    /// sharded fire get none (their parent is found). Empty: none.
+    ///
+    /// Next id: 41
+    #[prost(string, repeated, tag = "40")]
+    pub search_params: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
 }
 /// A task's pause (PauseTask).
 ///
@@ -1467,7 +1475,8 @@ pub struct UpdateTaskRequest {
     /// misfire_policy, misfire_threshold, max_catch_up, concurrency_policy, routing, timeout,
     /// retry_policy, labels, selector, retry_on, shards, hash_key, priority, max_running, max_pending,
     /// cooldown_after, cooldown, start_time, end_time, exclude_dates, calendar, jitter, on_success,
-    /// on_failure, after_all. Required and non-empty.
+    /// on_failure, after_all, concurrency_key, concurrency_limit, unique_key, unique_for,
+    /// must_finish_within, on_event, event_filter, search_params. Required and non-empty.
     ///
     /// Next id: 4
     #[prost(message, optional, tag = "3")]
@@ -1580,7 +1589,7 @@ pub struct PublishEventResponse {
     pub filtered_out: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
 }
 /// TriggerTask input.
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct TriggerTaskRequest {
     /// Task name. Disabled tasks can be triggered.
     #[prost(string, tag = "1")]
@@ -1605,10 +1614,19 @@ pub struct TriggerTaskRequest {
     /// wait that runs out, or a call the client abandons, leaves the instance to run. Each axd serves
     /// at most 1,000 waiting calls and watches at once (axd --max-waiting-calls): past that the call
     /// is RESOURCE_EXHAUSTED and nothing is created.
-    ///
-    /// Next id: 7
     #[prost(message, optional, tag = "6")]
     pub wait: ::core::option::Option<::prost_types::Duration>,
+    /// Tags of the instance: ListInstances.tags and InstanceSelector.tags find it by them. Keys and
+    /// values as TaskSpec.labels (at most 32; a key of letters, digits, . _ / - up to 63 bytes, not
+    /// starting with "params.", which search_params use; a value up to 255 bytes). Optional; a
+    /// trigger answered with an earlier instance (its idempotency key) changes no tag.
+    ///
+    /// Next id: 8
+    #[prost(map = "string, string", tag = "7")]
+    pub tags: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
     /// When the instance runs (a delayed enqueue). Unset: now. Either way the instance is created now
     /// (its trigger_time is the time it runs), so the key holds at once.
     #[prost(oneof = "trigger_task_request::When", tags = "4, 5")]
@@ -1630,7 +1648,7 @@ pub mod trigger_task_request {
     }
 }
 /// TriggerTask output.
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct TriggerTaskResponse {
     /// The instance (new, or the existing one for the idempotency key); with
     /// TriggerTaskRequest.wait, as it was when it became final or when the wait ran out.
@@ -1693,7 +1711,7 @@ pub struct PreviewScheduleResponse {
     pub preview: ::core::option::Option<SchedulePreview>,
 }
 /// One trigger of a task and its execution state.
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct Instance {
     /// Database id.
     #[prost(int64, tag = "1")]
@@ -1823,10 +1841,18 @@ pub struct Instance {
     pub chained_from: i64,
     /// The value of its task's concurrency_key in its params (or "sha256:" and the hex digest of a
     /// value over 255 bytes), copied at creation. Empty: its task had no concurrency key.
-    ///
-    /// Next id: 40
     #[prost(string, tag = "39")]
     pub concurrency_value: ::prost::alloc::string::String,
+    /// Its tags: those its trigger gave (TriggerTaskRequest.tags) and "params.PATH" ones of its
+    /// task's search_params. Its task's labels also find it (ListInstances.tags) but are not copied
+    /// here.
+    ///
+    /// Next id: 41
+    #[prost(map = "string, string", tag = "40")]
+    pub tags: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
 }
 /// One state change of an instance. The trail answers "why did it (not) run, and where did the time go".
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
@@ -1857,7 +1883,7 @@ pub struct InstanceEvent {
     pub reason: ::prost::alloc::string::String,
 }
 /// ListInstances input.
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct ListInstancesRequest {
     /// Only instances of this task. Optional.
     #[prost(string, tag = "1")]
@@ -1877,10 +1903,25 @@ pub struct ListInstancesRequest {
     #[prost(message, optional, tag = "5")]
     pub start_time: ::core::option::Option<::prost_types::Timestamp>,
     /// Only instances whose trigger_time is before this time. Optional; not before start_time.
-    ///
-    /// Next id: 7
     #[prost(message, optional, tag = "6")]
     pub end_time: ::core::option::Option<::prost_types::Timestamp>,
+    /// Only instances with every one of these tags: a tag of the instance (Instance.tags) or a label
+    /// of its task (TaskSpec.labels). At most 8. Optional.
+    #[prost(map = "string, string", tag = "7")]
+    pub tags: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
+    /// Only instances whose params hold these values: key a params path as in
+    /// TaskSpec.search_params ("params.customer_id"), value as stored there. Only instances of tasks
+    /// that list the path in search_params are found. At most 4. Optional.
+    ///
+    /// Next id: 9
+    #[prost(map = "string, string", tag = "8")]
+    pub params: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
 }
 /// ListInstances output.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -1925,7 +1966,7 @@ pub struct GetInstanceResponse {
     pub downstream: ::prost::alloc::vec::Vec<InstanceLink>,
 }
 /// An instance linked to another by a chain or a DAG edge.
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct InstanceLink {
     /// The other instance.
     #[prost(message, optional, tag = "1")]
@@ -1950,7 +1991,7 @@ pub struct CancelInstanceRequest {
     pub reason: ::prost::alloc::string::String,
 }
 /// CancelInstance output.
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct CancelInstanceResponse {
     /// The instance after the change.
     ///
@@ -1968,7 +2009,7 @@ pub struct RetryInstanceRequest {
     pub id: i64,
 }
 /// RetryInstance output.
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct RetryInstanceResponse {
     /// The instance after the change (PENDING).
     ///
@@ -1977,8 +2018,8 @@ pub struct RetryInstanceResponse {
     pub instance: ::core::option::Option<Instance>,
 }
 /// Which instances BulkInstances applies to: every field set must hold, and at least one of
-/// task_name, app, status, start_time, end_time and ids must be set.
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+/// task_name, app, status, start_time, end_time, ids, tags and params must be set.
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct InstanceSelector {
     /// Only instances of this task. Optional.
     #[prost(string, tag = "1")]
@@ -2000,13 +2041,25 @@ pub struct InstanceSelector {
     #[prost(int64, tag = "6")]
     pub max_id: i64,
     /// Only these instances. Optional; at most 1,000 ids.
-    ///
-    /// Next id: 8
     #[prost(int64, repeated, tag = "7")]
     pub ids: ::prost::alloc::vec::Vec<i64>,
+    /// Only instances with every one of these tags, as ListInstancesRequest.tags. Optional.
+    #[prost(map = "string, string", tag = "8")]
+    pub tags: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
+    /// Only instances whose params hold these values, as ListInstancesRequest.params. Optional.
+    ///
+    /// Next id: 10
+    #[prost(map = "string, string", tag = "9")]
+    pub params: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
 }
 /// BulkInstances input.
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct BulkInstancesRequest {
     /// What to do. Required.
     #[prost(enumeration = "BulkAction", tag = "1")]

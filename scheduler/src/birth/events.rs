@@ -133,6 +133,7 @@ fn event_spawns(tasks: &[&Task], event: &Event<'_>, run_at: Ts, traces: &Traces)
                     source: InstanceSource::Manual,
                     status: InstanceStatus::Pending,
                     route: shape::route_of(task, &params),
+                    tags: shape::search_tags(task, &params),
                     params,
                     reason: format!("event {} (id {}) published by {}", event.name, event.id, event.actor),
                     trace_parent: traces.new_root(),

@@ -313,6 +313,7 @@ pub async fn trigger_manual(
         reason,
         trace_parent: traces.new_root(),
         route: shape::route_of(task, &trigger.params),
+        tags: shape::search_tags(task, &trigger.params).into_iter().chain(trigger.tags.iter().cloned()).collect(),
         lineage: Default::default(),
     };
     let mut tx = store.begin().await?;

@@ -62,6 +62,19 @@ pub fn check_keys(task: &Task, params: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The tags `params` give an instance of `task`: `params.PATH` = its value for each of the task's
+/// search params found in them (a missing path gives none).
+pub fn search_tags(task: &Task, params: &str) -> Vec<(String, String)> {
+    let paths = &task.config.placement.search_params;
+    if paths.is_empty() {
+        return Vec::new();
+    }
+    paths
+        .iter()
+        .filter_map(|path| crate::routing::keypath::key_of(params, path).ok().map(|v| (path.clone(), v)))
+        .collect()
+}
+
 /// For a task with a uniqueness window: the value of its uniqueness key in `params` (checked
 /// before; a stored task changed behind axd's back keys by `(no <path>)`) and the window.
 pub fn unique_of(task: &Task, params: &str) -> Option<(String, std::time::Duration)> {
@@ -164,6 +177,8 @@ pub fn children(task: &Task, parent_id: i64, parent: &NewInstance, plans: &[Chil
                 reason,
                 trace_parent: parent.trace_parent.clone(),
                 route,
+                // Found through their parent.
+                tags: Vec::new(),
                 lineage: parent.lineage,
             }
         })

@@ -133,6 +133,7 @@ pub async fn backfill(
                 reason: format!("backfilled by {actor} for the fire at {}", at.to_rfc3339()),
                 trace_parent: traces.new_root(),
                 route: shape::route_of(task, &task.config.params),
+                tags: shape::search_tags(task, &task.config.params),
                 lineage: Default::default(),
             },
         });

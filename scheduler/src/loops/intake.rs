@@ -127,6 +127,7 @@ fn accept(row: &IntakeRow, task: Option<&&Task>, now: Ts, traces: &Traces) -> Re
         source: InstanceSource::Intake,
         status: InstanceStatus::Pending,
         route: shape::route_of(task, &params),
+        tags: shape::search_tags(task, &params),
         params,
         reason,
         trace_parent: traces.new_root(),

@@ -74,6 +74,9 @@ pub struct Placement {
     pub unique_key: Option<String>,
     /// How long a triggered instance holds its uniqueness key value.
     pub unique_for: Option<Duration>,
+    /// Params paths whose values each instance is tagged with (`params.PATH` = value), so that it
+    /// is found by them.
+    pub search_params: Vec<String>,
 }
 
 impl Default for Placement {
@@ -91,6 +94,7 @@ impl Default for Placement {
             concurrency_limit: None,
             unique_key: None,
             unique_for: None,
+            search_params: Vec::new(),
         }
     }
 }

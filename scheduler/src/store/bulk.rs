@@ -1,9 +1,8 @@
-//! Instances a bulk action selects, and deleting final instances with what they leave behind
-//! (retention and `BulkInstances` delete alike).
+//! The instances a bulk action selects, and the DAG runs whose instances a delete leaves alone.
 
 use std::collections::HashSet;
 
-use super::{BATCH, Instances, instances::push_apps, tables::InstanceRaw, value::Stmt};
+use super::{BATCH, Instances, TagFilter, instances::push_apps, tables::InstanceRaw, value::Stmt};
 use crate::{
     error::{StoreError, StoreResult},
     model::{InstanceStatus, Ts, to_micros},
@@ -28,6 +27,8 @@ pub struct Selector {
     pub max_id: Option<i64>,
     /// Only these ids (empty: any).
     pub ids: Vec<i64>,
+    /// Only instances matching every one of these (tags, task labels, search params).
+    pub tags: Vec<TagFilter>,
 }
 
 /// One instance a selector matched.
@@ -39,6 +40,19 @@ pub struct Matched {
     pub status: InstanceStatus,
     /// Whether it is the child of a broadcast or sharded fire.
     pub is_child: bool,
+}
+
+impl Selector {
+    /// Whether it narrows the instances at all (a selector that does not matches every one).
+    pub fn narrowed(&self) -> bool {
+        self.task_name.is_some()
+            || self.app.is_some()
+            || self.status.is_some()
+            || self.triggered_since.is_some()
+            || self.triggered_before.is_some()
+            || !self.ids.is_empty()
+            || !self.tags.is_empty()
+    }
 }
 
 impl Instances<'_> {
@@ -69,6 +83,7 @@ impl Instances<'_> {
         if !sel.ids.is_empty() {
             s.push(" AND id IN ").push_list(sel.ids.iter().copied());
         }
+        super::tags::push_tag_filters(&mut s, "id", &sel.tags);
         s.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(limit));
         self.tx
             .fetch(s, InstanceRaw::TABLE, |r| {

@@ -149,9 +149,12 @@ impl Instances<'_> {
                 .push_list(chunk.iter().map(|(id, _, _)| *id));
             self.tx.execute(s).await?;
         }
-        for table in
-            ["ax_instance_event WHERE instance_id", "ax_instance_log WHERE instance_id", "ax_instance WHERE id"]
-        {
+        for table in [
+            "ax_instance_event WHERE instance_id",
+            "ax_instance_log WHERE instance_id",
+            "ax_instance_tag WHERE instance_id",
+            "ax_instance WHERE id",
+        ] {
             for chunk in rows.chunks(BATCH) {
                 let mut s = Stmt::new(format!("DELETE FROM {table} IN "));
                 s.push_list(chunk.iter().map(|(id, _, _)| *id));

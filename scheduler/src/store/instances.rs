@@ -155,6 +155,7 @@ impl Instances<'_> {
                     created
                 }
             };
+            self.insert_tags(&fresh, &created).await?;
             out.extend(created);
         }
         Ok(out)
@@ -272,7 +273,12 @@ impl Instances<'_> {
             // A task's instances by their key rows (indexed by task name and id); the page of ids
             // is picked in a derived table and joined back.
             s.push(" JOIN (SELECT k.instance_id AS page_id FROM ax_instance_key k");
-            if f.status.is_some() || f.apps.is_some() || f.triggered_since.is_some() || f.triggered_before.is_some() {
+            if f.status.is_some()
+                || f.apps.is_some()
+                || f.triggered_since.is_some()
+                || f.triggered_before.is_some()
+                || !f.tags.is_empty()
+            {
                 s.push(" JOIN ax_instance s ON s.id = k.instance_id");
             }
             s.push(" WHERE k.task_name = ").push_bind(name.as_str());
@@ -281,6 +287,7 @@ impl Instances<'_> {
             }
             push_apps(&mut s, "s.app", f.apps.as_deref());
             push_fire_window(&mut s, "s.fire_at", f);
+            super::tags::push_tag_filters(&mut s, "s.id", &f.tags);
             if let Some(before) = f.before_id {
                 s.push(" AND k.instance_id < ").push_bind(before);
             }
@@ -293,6 +300,7 @@ impl Instances<'_> {
             }
             push_apps(&mut s, "app", f.apps.as_deref());
             push_fire_window(&mut s, "fire_at", f);
+            super::tags::push_tag_filters(&mut s, "id", &f.tags);
             if let Some(before) = f.before_id {
                 s.push(" AND id < ").push_bind(before);
             }

@@ -85,6 +85,11 @@ macro_rules! embed_migrations {
                 "events",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0015_events.sql")),
             ),
+            (
+                16_i64,
+                "tags",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0016_tags.sql")),
+            ),
         ]
     };
 }

@@ -43,6 +43,7 @@ mod routing;
 mod sessions_log;
 pub mod sqlite;
 pub(crate) mod tables;
+mod tags;
 mod tasks;
 pub(crate) mod value;
 
@@ -55,6 +56,7 @@ pub use intake::IntakeRow;
 pub use keys::UniqueHold;
 pub use ready::ReadyFilter;
 pub use routing::{StreakKey, TaskRoom};
+pub use tags::TagFilter;
 pub use tasks::NextTriggerWork;
 
 use dialect::Dialect;
@@ -457,6 +459,8 @@ pub struct InstanceFilter {
     pub triggered_since: Option<Ts>,
     /// Only instances whose fire (trigger) time is before this.
     pub triggered_before: Option<Ts>,
+    /// Only instances matching every one of these (tags, task labels, search params).
+    pub tags: Vec<TagFilter>,
     /// Only ids below this (pagination, newest first).
     pub before_id: Option<i64>,
     /// Most rows.
@@ -474,6 +478,8 @@ pub struct ManualTrigger {
     pub actor: String,
     /// When it runs (`None`: at once).
     pub run_at: Option<Ts>,
+    /// The instance's tags (name, value), checked.
+    pub tags: Vec<(String, String)>,
 }
 
 /// Counts for `GetClusterStats`.
@@ -515,6 +521,8 @@ pub struct NewInstance {
     pub route: crate::model::InstanceRoute,
     /// Its workflow run and the instance whose final state created it (chains and DAG edges).
     pub lineage: crate::model::Lineage,
+    /// Its tags (name, value): a trigger's, and `params.PATH` ones of its task's search params.
+    pub tags: Vec<(String, String)>,
 }
 
 /// A session's live numbers, written by the lease loop.

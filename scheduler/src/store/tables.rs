@@ -143,6 +143,7 @@ table! {
         must_finish_within_us: Option<i64>,
         on_event: Option<String>,
         event_filter: Option<String>,
+        search_params: Option<String>,
     }
 }
 
@@ -358,6 +359,7 @@ impl TaskRaw {
             must_finish_within_us: c.flow.must_finish_within.map(duration_micros),
             on_event: c.flow.on_event.clone(),
             event_filter: c.flow.event_filter.clone(),
+            search_params: encode_names(p.search_params.iter().cloned()),
         }
     }
 
@@ -408,6 +410,7 @@ impl TaskRaw {
             concurrency_limit: self.concurrency_limit.map(|n| positive("concurrency_limit", n)).transpose()?,
             unique_key: self.unique_key,
             unique_for: self.unique_for_us.map(micros_duration),
+            search_params: decode_names(self.search_params.as_deref()),
         };
         Ok(Task {
             id: self.id,

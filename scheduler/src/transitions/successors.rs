@@ -156,6 +156,7 @@ pub async fn create_successors(
                     source: InstanceSource::Chain,
                     status: InstanceStatus::Pending,
                     route: shape::route_of(target, &params),
+                    tags: shape::search_tags(target, &params),
                     params,
                     reason,
                     trace_parent: u.trace_parent.clone(),
@@ -221,6 +222,7 @@ async fn join(
                 source: InstanceSource::Dag,
                 status: InstanceStatus::Pending,
                 route: shape::route_of(target, &params),
+                tags: shape::search_tags(target, &params),
                 params,
                 reason: format!(
                     "every upstream succeeded in run {run} (after-all): instances {}; the last was {}",

@@ -90,7 +90,13 @@ async fn deliveries(store: &Arc<Store>, rule: &str) -> Vec<ax_scheduler::alerts:
 
 /// A manual instance of `task`, made RUNNING on worker w1 with the given deadline and lease.
 async fn running(db: &TestDb, store: &Arc<Store>, task: &Task, key: &str, deadline: Ts, lease: Ts) -> i64 {
-    let trig = ManualTrigger { params: "{}".into(), key: key.into(), actor: "alice".into(), run_at: None };
+    let trig = ManualTrigger {
+        params: "{}".into(),
+        key: key.into(),
+        actor: "alice".into(),
+        run_at: None,
+        tags: Default::default(),
+    };
     let (inst, _) = trigger_manual(store, task, &trig, t0(), "axd-test", &Traces::off()).await.expect("trigger");
     db.execute(&format!(
         "UPDATE ax_instance SET status = 'RUNNING', attempt = 1, worker_id = 'w1', session_id = 's1', \
@@ -271,7 +277,13 @@ async fn a_condition_episode_alerts_once_across_axd(db: &TestDb) {
     let backlog = rule(&a, "backlog", None, &[AlertEvent::Backlog]).await;
     let no_worker = rule(&a, "no-worker", None, &[AlertEvent::NoWorker]).await;
     let alive = t0();
-    let trig = |k: &str| ManualTrigger { params: "{}".into(), key: k.into(), actor: "alice".into(), run_at: None };
+    let trig = |k: &str| ManualTrigger {
+        params: "{}".into(),
+        key: k.into(),
+        actor: "alice".into(),
+        run_at: None,
+        tags: Default::default(),
+    };
     let i1 = trigger_manual(&a, &task, &trig("1"), t0(), "axd-test", &Traces::off()).await.expect("trigger").0;
     assert_eq!(
         outbox::evaluate(&a, &backlog, t0(), alive, 50).await.unwrap(),

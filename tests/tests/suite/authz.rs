@@ -209,6 +209,7 @@ async fn prepare(root: &mut Client, app: &'static str, n: usize) -> Target {
         params: None,
         when: None,
         wait: None,
+        tags: Default::default(),
     };
     let pending = root.trigger_task(trigger("p")).await.expect("trigger").into_inner().instance.expect("i").id;
     let finished = root.trigger_task(trigger("f")).await.expect("trigger").into_inner().instance.expect("i").id;

@@ -134,6 +134,7 @@ async fn finished_instances_past_retention_are_purged_with_their_events_and_keys
             idempotency_key: "old".into(),
             when: None,
             wait: None,
+            tags: Default::default(),
         })
         .await
         .expect("trigger")
@@ -146,6 +147,7 @@ async fn finished_instances_past_retention_are_purged_with_their_events_and_keys
             idempotency_key: "recent".into(),
             when: None,
             wait: None,
+            tags: Default::default(),
         })
         .await
         .expect("trigger")

@@ -138,6 +138,7 @@ async fn trigger_until(admins: Vec<AdminServiceClient<Channel>>, stop: Arc<Atomi
             idempotency_key: key.clone(),
             when: None,
             wait: None,
+            tags: Default::default(),
         });
         if let Ok(Ok(r)) = tokio::time::timeout(Duration::from_secs(3), call).await
             && let Some(i) = r.into_inner().instance

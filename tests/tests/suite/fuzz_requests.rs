@@ -218,6 +218,7 @@ struct Extra {
     chains: (Vec<String>, Vec<String>, Vec<String>),
     /// concurrency_key, concurrency_limit, unique_key, unique_for.
     keys: (String, Option<u32>, String, Option<prost_types::Duration>),
+    search_params: Vec<String>,
 }
 
 fn extra() -> impl Strategy<Value = Extra> {
@@ -239,18 +240,19 @@ fn extra() -> impl Strategy<Value = Extra> {
         ]
     };
     let keys = (path(), prop::option::of(limit(100_000)), path(), dur());
+    let search = prop::collection::vec(path(), 0..6);
     (
         (limit(10_000), key, prop_oneof![0u32..10, Just(10), any::<u32>()], prop::option::of(limit(100_000))),
         (prop::option::of(limit(100_000)), prop::option::of(limit(10)), dur(), ts(), ts()),
         (dates, calendar, dur(), (task_names(), task_names(), task_names())),
-        keys,
+        (keys, search),
     )
         .prop_map(
             |(
                 (shards, hash_key, priority, max_running),
                 (max_pending, cooldown_after, cooldown, start_time, end_time),
                 (exclude_dates, calendar, jitter, chains),
-                keys,
+                (keys, search_params),
             )| Extra {
                 shards,
                 hash_key,
@@ -266,6 +268,7 @@ fn extra() -> impl Strategy<Value = Extra> {
                 jitter,
                 chains,
                 keys,
+                search_params,
             },
         )
 }
@@ -327,6 +330,7 @@ fn task_spec() -> impl Strategy<Value = Option<pb::TaskSpec>> {
                     concurrency_limit: x.keys.1,
                     unique_key: x.keys.2,
                     unique_for: x.keys.3,
+                    search_params: x.search_params,
                     ..Default::default()
                 }
             },
@@ -411,7 +415,8 @@ fn typed() -> BoxedStrategy<Vec<u8>> {
         }),
         preview_at_the_edges(),
         (text(), prop::option::of(text()), text(), dur()).prop_map(|(name, params, idempotency_key, wait)| {
-            pb::TriggerTaskRequest { name, params, idempotency_key, when: None, wait }.encode_to_vec()
+            pb::TriggerTaskRequest { name, params, idempotency_key, when: None, wait, tags: Default::default() }
+                .encode_to_vec()
         }),
         (prop_oneof![1i64..4, any::<i64>()], any::<bool>()).prop_map(|(id, logs)| pb::WatchInstanceRequest {
             id,
@@ -429,8 +434,17 @@ fn typed() -> BoxedStrategy<Vec<u8>> {
             .prop_map(|(app, name, payload, id)| pb::PublishEventRequest { app, name, payload, id }.encode_to_vec()),
         (text(), -1i32..10, any::<u32>(), text(), ts(), ts()).prop_map(
             |(task_name, status, page_size, page_token, start_time, end_time)| {
-                pb::ListInstancesRequest { task_name, status, page_size, page_token, start_time, end_time }
-                    .encode_to_vec()
+                pb::ListInstancesRequest {
+                    task_name,
+                    status,
+                    page_size,
+                    page_token,
+                    start_time,
+                    end_time,
+                    tags: [("team".to_owned(), "a".to_owned())].into(),
+                    params: [("params.k".to_owned(), "1".to_owned())].into(),
+                }
+                .encode_to_vec()
             }
         ),
         (any::<i64>(), any::<i64>(), any::<u32>()).prop_map(|(id, after_seq, limit)| pb::GetInstanceLogsRequest {
@@ -454,7 +468,17 @@ fn typed() -> BoxedStrategy<Vec<u8>> {
                     max_instances,
                     reason,
                 )| {
-                    let selector = pb::InstanceSelector { task_name, app, status, start_time, end_time, max_id, ids };
+                    let selector = pb::InstanceSelector {
+                        task_name,
+                        app,
+                        status,
+                        start_time,
+                        end_time,
+                        max_id,
+                        ids,
+                        tags: Default::default(),
+                        params: Default::default(),
+                    };
                     pb::BulkInstancesRequest { action, selector: Some(selector), dry_run, max_instances, reason }
                         .encode_to_vec()
                 }

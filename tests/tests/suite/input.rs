@@ -93,6 +93,7 @@ async fn params_a_client_cannot_parse_are_refused_and_nothing_is_stored(db: &Tes
                 idempotency_key: "k1".into(),
                 when: None,
                 wait: None,
+                tags: Default::default(),
             })
             .await;
         refused(r, "params", "");

@@ -208,8 +208,13 @@ async fn a_uniqueness_window_ends_with_its_time(db: &TestDb) {
     let (name, config) = task_from_pb(&s, t0).expect("spec");
     let actor = Actor { scheduler_id: "axd-test", caller: "spiffe://ax/admin/test" };
     let task = store.create_task(&NewTask { name, config, next_fire_at: None }, t0, &actor).await.expect("create");
-    let trig =
-        |key: &str| ManualTrigger { params: r#"{"k":1}"#.into(), key: key.into(), actor: "test".into(), run_at: None };
+    let trig = |key: &str| ManualTrigger {
+        params: r#"{"k":1}"#.into(),
+        key: key.into(),
+        actor: "test".into(),
+        run_at: None,
+        tags: Default::default(),
+    };
     let at = |secs: u64| add(t0, Duration::from_secs(secs));
     let off = Traces::off();
     let (a, created) = trigger_manual(&store, &task, &trig("a"), at(0), "axd-test", &off).await.expect("a");

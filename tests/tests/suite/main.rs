@@ -43,6 +43,7 @@ mod schedules_store;
 mod sdk_mtls;
 mod store_contract;
 mod stream_endings;
+mod tags;
 mod tasks;
 mod traces;
 mod trail;

@@ -59,7 +59,13 @@ async fn create(store: &Arc<Store>, name: &str, c: TaskConfig, now: Ts) -> Task 
 }
 
 async fn fire_by_hand(store: &Arc<Store>, task: &Task, key: &str, now: Ts) -> i64 {
-    let trig = ManualTrigger { params: "{}".into(), key: key.into(), actor: "test".into(), run_at: None };
+    let trig = ManualTrigger {
+        params: "{}".into(),
+        key: key.into(),
+        actor: "test".into(),
+        run_at: None,
+        tags: Default::default(),
+    };
     trigger_manual(store, task, &trig, now, "axd-test", &Traces::off()).await.expect("trigger").0.id
 }
 
@@ -178,6 +184,7 @@ async fn placement_settings_round_trip(db: &TestDb) {
         concurrency_limit: NonZeroU32::new(4),
         unique_key: Some("params.c".into()),
         unique_for: Some(Duration::from_secs(90)),
+        search_params: Vec::new(),
     };
     let created = create(&store, "placed", config(Schedule::Manual, p.clone()), t0()).await;
     assert_eq!(created.config.placement, p);
@@ -187,7 +194,13 @@ async fn placement_settings_round_trip(db: &TestDb) {
     hashed.params = r#"{"user":"u1"}"#.into();
     let h = create(&store, "hashed", hashed.clone(), t0()).await;
     assert_eq!(h.config, hashed);
-    let trig = ManualTrigger { params: r#"{"user":"u1"}"#.into(), key: "k".into(), actor: "test".into(), run_at: None };
+    let trig = ManualTrigger {
+        params: r#"{"user":"u1"}"#.into(),
+        key: "k".into(),
+        actor: "test".into(),
+        run_at: None,
+        tags: Default::default(),
+    };
     let (i, _) = trigger_manual(&store, &h, &trig, t0(), "axd-test", &Traces::off()).await.expect("trigger");
     assert_eq!(i.route.hash_key.as_deref(), Some("u1"), "the key is the params field's value");
     assert_eq!(i.status, InstanceStatus::Pending);

@@ -91,7 +91,8 @@ async fn fire(store: &Arc<Store>, now: Ts) -> TriggerRound {
 }
 
 async fn by_hand(store: &Arc<Store>, task: &Task, key: &str, params: &str, now: Ts) -> i64 {
-    let trig = ManualTrigger { params: params.into(), key: key.into(), actor: "test".into(), run_at: None };
+    let trig =
+        ManualTrigger { params: params.into(), key: key.into(), actor: "test".into(), run_at: None, tags: Vec::new() };
     trigger_manual(store, task, &trig, now, "axd-test", &Traces::off()).await.expect("trigger").0.id
 }
 

@@ -227,8 +227,13 @@ async fn a_rescheduled_fire_that_already_has_an_instance_is_not_duplicated(db: &
 async fn manual_trigger_with_the_same_key_creates_one_instance(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "m", config(Schedule::Manual), t0()).await;
-    let trig =
-        ManualTrigger { params: r#"{"x":1}"#.into(), key: "order-42".into(), actor: "alice".into(), run_at: None };
+    let trig = ManualTrigger {
+        params: r#"{"x":1}"#.into(),
+        key: "order-42".into(),
+        actor: "alice".into(),
+        run_at: None,
+        tags: Vec::new(),
+    };
     let (a, created_a) = trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.expect("first");
     let (b, created_b) =
         trigger_manual(&store, &t, &trig, add(t0(), secs(1)), "axd-test", &Traces::off()).await.expect("second");
@@ -273,7 +278,8 @@ async fn forbid_concurrency_records_a_skipped_instance(db: &TestDb) {
 async fn cancel_and_retry_follow_the_state_rules(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "cr", config(Schedule::Manual), t0()).await;
-    let trig = ManualTrigger { params: "{}".into(), key: "k1".into(), actor: "alice".into(), run_at: None };
+    let trig =
+        ManualTrigger { params: "{}".into(), key: "k1".into(), actor: "alice".into(), run_at: None, tags: Vec::new() };
     let (inst, _) = trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap();
     let CancelOutcome::Canceled(c) =
         cancel_instance(&store, inst.id, "not needed", add(t0(), secs(1)), &ACTOR, &RoutingState::default())
@@ -356,7 +362,13 @@ async fn instances_list_by_a_trigger_time_window_with_and_without_a_task(db: &Te
     let mut ids = Vec::new();
     // Instances fired at t0, t0+10s, ..., t0+40s.
     for i in 0..5u64 {
-        let trig = ManualTrigger { params: "{}".into(), key: format!("w{i}"), actor: "a".into(), run_at: None };
+        let trig = ManualTrigger {
+            params: "{}".into(),
+            key: format!("w{i}"),
+            actor: "a".into(),
+            run_at: None,
+            tags: Vec::new(),
+        };
         let at = add(t0(), secs(10 * i));
         ids.push(trigger_manual(&store, &t, &trig, at, "axd-test", &Traces::off()).await.unwrap().0.id);
     }
@@ -387,7 +399,13 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     let t = create(&store, "pages", config(Schedule::Manual), t0()).await;
     let mut ids = Vec::new();
     for i in 0..5 {
-        let trig = ManualTrigger { params: "{}".into(), key: format!("k{i}"), actor: "a".into(), run_at: None };
+        let trig = ManualTrigger {
+            params: "{}".into(),
+            key: format!("k{i}"),
+            actor: "a".into(),
+            run_at: None,
+            tags: Vec::new(),
+        };
         ids.push(trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap().0.id);
     }
     cancel_instance(&store, ids[1], "", t0(), &ACTOR, &RoutingState::default()).await.unwrap();
@@ -405,7 +423,8 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     assert_eq!(canceled.iter().map(|i| i.id).collect::<Vec<_>>(), vec![ids[1]]);
     // By task: another task's instances are not listed; status and pages apply within the task.
     let other = create(&store, "other", config(Schedule::Manual), t0()).await;
-    let trig = ManualTrigger { params: "{}".into(), key: "k0".into(), actor: "a".into(), run_at: None };
+    let trig =
+        ManualTrigger { params: "{}".into(), key: "k0".into(), actor: "a".into(), run_at: None, tags: Vec::new() };
     let foreign = trigger_manual(&store, &other, &trig, t0(), "axd-test", &Traces::off()).await.unwrap().0.id;
     let by_task = |name: &str, status: Option<InstanceStatus>, before_id: Option<i64>, limit: u32| InstanceFilter {
         task_name: Some(name.into()),
@@ -455,8 +474,13 @@ async fn racing_manual_triggers_with_one_key_create_one_instance(db: &TestDb) {
     for i in 0..8 {
         let (store, t) = (store.clone(), t.clone());
         joins.push(tokio::spawn(async move {
-            let trig =
-                ManualTrigger { params: format!("{{\"n\":{i}}}"), key: "once".into(), actor: "a".into(), run_at: None };
+            let trig = ManualTrigger {
+                params: format!("{{\"n\":{i}}}"),
+                key: "once".into(),
+                actor: "a".into(),
+                run_at: None,
+                tags: Vec::new(),
+            };
             trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await
         }));
     }
@@ -477,7 +501,13 @@ async fn racing_manual_triggers_with_one_key_create_one_instance(db: &TestDb) {
 async fn retention_purges_finished_instances_with_their_trails_and_keys(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "old", config(Schedule::Manual), t0()).await;
-    let trig = |key: &str| ManualTrigger { params: "{}".into(), key: key.into(), actor: "a".into(), run_at: None };
+    let trig = |key: &str| ManualTrigger {
+        params: "{}".into(),
+        key: key.into(),
+        actor: "a".into(),
+        run_at: None,
+        tags: Vec::new(),
+    };
     let (done, _) = trigger_manual(&store, &t, &trig("a"), t0(), "axd-test", &Traces::off()).await.unwrap();
     let (late, _) = trigger_manual(&store, &t, &trig("b"), t0(), "axd-test", &Traces::off()).await.unwrap();
     let (open, _) = trigger_manual(&store, &t, &trig("c"), t0(), "axd-test", &Traces::off()).await.unwrap();
@@ -725,7 +755,8 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
 async fn an_accepted_and_its_result_applied_together_keep_the_start_and_both_steps(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "held", config(Schedule::Manual), t0()).await;
-    let trig = ManualTrigger { params: "{}".into(), key: "k".into(), actor: "alice".into(), run_at: None };
+    let trig =
+        ManualTrigger { params: "{}".into(), key: "k".into(), actor: "alice".into(), run_at: None, tags: Vec::new() };
     let (inst, _) = trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap();
     let demand = [AppDemand {
         app: "billing".into(),

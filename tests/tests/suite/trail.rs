@@ -79,7 +79,13 @@ impl Run {
 
     /// A manual trigger of `task` at +0 s; the instance's id.
     async fn trigger(&self, task: &ax_scheduler::model::Task) -> i64 {
-        let trig = ManualTrigger { params: "{}".into(), key: "k".into(), actor: "alice".into(), run_at: None };
+        let trig = ManualTrigger {
+            params: "{}".into(),
+            key: "k".into(),
+            actor: "alice".into(),
+            run_at: None,
+            tags: Default::default(),
+        };
         trigger_manual(&self.store, task, &trig, self.t(0), AXD, &Traces::off()).await.expect("trigger").0.id
     }
 

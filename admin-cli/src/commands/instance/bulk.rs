@@ -10,7 +10,7 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::{
-    args::{parse_status, parse_timestamp},
+    args::{parse_label, parse_param, parse_status, parse_timestamp},
     client::RpcResultExt as _,
     commands::Context,
     output::{self, OutputFormat},
@@ -34,6 +34,13 @@ pub struct BulkArgs {
     /// Only instances triggered before this instant (RFC 3339).
     #[arg(long, value_name = "RFC3339", value_parser = parse_timestamp)]
     pub until: Option<prost_types::Timestamp>,
+    /// Only instances with this tag, or of a task with this label (repeatable: all must hold).
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_label)]
+    pub tags: Vec<(String, String)>,
+    /// Only instances whose params field holds this value, e.g. customer_id=42 (repeatable; the
+    /// task must list the field in --search-params).
+    #[arg(long = "param", value_name = "FIELD=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, String)>,
     /// The most instances the filter may match; more is refused with nothing changed (1-100000).
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub max: u32,
@@ -67,6 +74,8 @@ impl BulkArgs {
             status: self.status.unwrap_or(InstanceStatus::Unspecified) as i32,
             start_time: self.since,
             end_time: self.until,
+            tags: self.tags.iter().cloned().collect(),
+            params: self.params.iter().cloned().collect(),
             ..Default::default()
         }
     }
@@ -96,7 +105,9 @@ fn words(action: BulkAction) -> (&'static str, &'static str) {
 /// Runs a bulk action: count, confirm, act.
 pub async fn run(action: BulkAction, args: BulkArgs, reason: Option<String>, ctx: &Context) -> Result<()> {
     if !args.any_filter() {
-        bail!("give an instance id, or at least one filter (--task, --app, --status, --since, --until)");
+        bail!(
+            "give an instance id, or at least one filter (--task, --app, --status, --since, --until, --tag, --param)"
+        );
     }
     let (verb, done) = words(action);
     let mut client = ctx.client().await?;

@@ -6,7 +6,7 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::{
-    args::{parse_status, parse_timestamp},
+    args::{parse_label, parse_param, parse_status, parse_timestamp},
     client::RpcResultExt as _,
     commands::Context,
     output::{self, InstanceView, OutputFormat},
@@ -28,6 +28,13 @@ pub struct ListArgs {
     /// Only instances triggered before this instant (RFC 3339).
     #[arg(long, value_name = "RFC3339", value_parser = parse_timestamp)]
     pub until: Option<prost_types::Timestamp>,
+    /// Only instances with this tag, or of a task with this label (repeatable: all must hold).
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_label)]
+    pub tags: Vec<(String, String)>,
+    /// Only instances whose params field holds this value, e.g. customer_id=42 (repeatable; the
+    /// task must list the field in --search-params).
+    #[arg(long = "param", value_name = "FIELD=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, String)>,
     /// Instances per page, 1-1000 [default: the server's, 50].
     #[arg(long, value_name = "N")]
     pub limit: Option<u32>,
@@ -53,6 +60,8 @@ pub async fn run(args: ListArgs, ctx: &Context) -> Result<()> {
         page_token: args.page_token.unwrap_or_default(),
         start_time: args.since,
         end_time: args.until,
+        tags: args.tags.into_iter().collect(),
+        params: args.params.into_iter().collect(),
     };
     let response = client.list_instances(request).await.rpc()?;
     let view = InstanceList {

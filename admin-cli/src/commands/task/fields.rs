@@ -199,7 +199,12 @@ pub struct TaskFields {
     // Hyphen values are let through so that `--unique-for -1s` is refused naming this flag.
     #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true, help_heading = PLACEMENT)]
     pub unique_for: Option<prost_types::Duration>,
-    /// A label (repeatable). On update the given labels replace all existing ones.
+    /// Params fields each instance is found by (`instance list --param customer_id=42`): paths as
+    /// --concurrency-key, at most 4: A,B ('' for none).
+    #[arg(long, value_name = "PATHS", value_parser = parse_list, help_heading = PLACEMENT)]
+    pub search_params: Option<List>,
+    /// A label (repeatable). On update the given labels replace all existing ones. Instances are
+    /// found by their task's labels too (`instance list --tag KEY=VALUE`).
     #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
     pub labels: Vec<(String, String)>,
     /// The task does not fire by itself until enabled.
@@ -391,6 +396,10 @@ impl TaskFields {
         }
         if self.unique_for.is_some() || self.unique_key.as_deref() == Some("") {
             paths.push("unique_for");
+        }
+        if let Some(List(search)) = &self.search_params {
+            spec.search_params = search.clone();
+            paths.push("search_params");
         }
     }
 

@@ -12,7 +12,7 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::{
-    args::{parse_duration, parse_timestamp},
+    args::{parse_duration, parse_label, parse_timestamp},
     client::RpcResultExt as _,
     commands::{Context, Outcome, required},
     output::{self, InstanceView, OutputFormat},
@@ -40,6 +40,9 @@ pub struct TriggerArgs {
     /// with its output, and exit 0 on SUCCESS, 3 on another final state, 4 if the wait ran out.
     #[arg(long, value_name = "DUR", value_parser = parse_duration, num_args = 0..=1, default_missing_value = "10m")]
     pub wait: Option<prost_types::Duration>,
+    /// A tag of the instance (repeatable): `instance list --tag KEY=VALUE` finds it.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_label)]
+    pub tags: Vec<(String, String)>,
 }
 
 /// Exit status of `--wait` when the instance ended in another state than SUCCESS.
@@ -142,6 +145,7 @@ fn request(args: TriggerArgs) -> TriggerTaskRequest {
         idempotency_key: args.idempotency_key.unwrap_or_default(),
         when: args.at.map(When::RunAt).or(args.after.map(When::Delay)),
         wait: args.wait,
+        tags: args.tags.into_iter().collect(),
     }
 }
 

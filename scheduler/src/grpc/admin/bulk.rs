@@ -44,7 +44,17 @@ impl AdminApi {
         if !r.reason.is_empty() && action != BulkAction::Cancel {
             return Err(Error::invalid("reason", "is for BULK_ACTION_CANCEL only"));
         }
-        let sel = selector(r.selector.as_ref(), &grant)?;
+        let mut sel = selector(r.selector.as_ref(), &grant)?;
+        if let Some(s) = &r.selector {
+            sel.tags = self.tag_filters("selector.", &s.tags, &s.params).await?;
+        }
+        if !sel.narrowed() {
+            return Err(Error::invalid(
+                "selector",
+                "matches every instance: set at least one of task_name, app, status, start_time, end_time, ids, tags \
+                 and params",
+            ));
+        }
         n.app = sel.app.clone().unwrap_or_default();
         n.target = format!("instances/{}", action.as_str());
         let matched =
@@ -139,19 +149,8 @@ fn selector(s: Option<&pb::InstanceSelector>, grant: &Grant) -> Result<Selector>
         triggered_before: until,
         max_id: (s.max_id > 0).then_some(s.max_id),
         ids: s.ids.clone(),
+        tags: Vec::new(),
     };
-    let narrowed = sel.task_name.is_some()
-        || sel.app.is_some()
-        || sel.status.is_some()
-        || since.is_some()
-        || until.is_some()
-        || !sel.ids.is_empty();
-    if !narrowed {
-        return Err(Error::invalid(
-            "selector",
-            "matches every instance: set at least one of task_name, app, status, start_time, end_time and ids",
-        ));
-    }
     Ok(sel)
 }
 
@@ -164,5 +163,6 @@ fn selector_json(s: &Selector) -> serde_json::Value {
         "end_time": s.triggered_before.map(|t| t.to_rfc3339()),
         "max_id": s.max_id,
         "ids": s.ids,
+        "tags": s.tags.iter().map(|t| format!("{}={}", t.name, t.value)).collect::<Vec<_>>(),
     })
 }

@@ -1,6 +1,10 @@
 //! AdminService calls on instances: list, get, cancel, retry, logs.
 
 use super::*;
+use crate::store::TagFilter;
+
+/// Most tags one filter names.
+pub(super) const MAX_TAG_FILTERS: usize = 8;
 
 impl AdminApi {
     pub(super) async fn list_instances_(
@@ -22,7 +26,9 @@ impl AdminApi {
         {
             return Err(Error::invalid("end_time", "is before start_time"));
         }
+        let tags = self.tag_filters("", &r.tags, &r.params).await?;
         let filter = InstanceFilter {
+            tags,
             task_name: (!r.task_name.is_empty()).then(|| r.task_name.clone()),
             status: convert::status_from_pb("status", r.status)?,
             apps: grant.apps(),
@@ -33,7 +39,65 @@ impl AdminApi {
         };
         let list = self.core.pools.admin.list_instances(&filter).await.map_err(Error::from)?;
         let next_page_token = next_page_token(&list, limit, |i| i.id);
-        Ok(pb::ListInstancesResponse { instances: list.iter().map(convert::instance_to_pb).collect(), next_page_token })
+        let instances = self.with_tags(&list).await?;
+        Ok(pb::ListInstancesResponse { instances, next_page_token })
+    }
+
+    /// The proto form of instances with their tags (one read for all of them).
+    pub(super) async fn with_tags(&self, list: &[crate::model::Instance]) -> Result<Vec<pb::Instance>> {
+        let ids: Vec<i64> = list.iter().map(|i| i.id).collect();
+        let mut tags = self.core.pools.admin.conn().await?.instances().tags_of(&ids).await?;
+        Ok(list
+            .iter()
+            .map(|i| {
+                let mut p = convert::instance_to_pb(i);
+                p.tags = tags.remove(&i.id).unwrap_or_default().into_iter().collect();
+                p
+            })
+            .collect())
+    }
+
+    /// The filters of a request's `tags` (an instance tag or a label of its task, at most
+    /// [`MAX_TAG_FILTERS`]) and `params` (a search param's tag, at most
+    /// [`crate::grpc::convert::MAX_SEARCH_PARAMS`]); fields named after `prefix`.
+    pub(super) async fn tag_filters(
+        &self,
+        prefix: &str,
+        tags: &std::collections::HashMap<String, String>,
+        params: &std::collections::HashMap<String, String>,
+    ) -> Result<Vec<TagFilter>> {
+        if tags.len() > MAX_TAG_FILTERS {
+            return Err(Error::invalid(
+                format!("{prefix}tags"),
+                format!("has {} tags, at most {MAX_TAG_FILTERS}", tags.len()),
+            ));
+        }
+        let max = crate::grpc::convert::MAX_SEARCH_PARAMS;
+        if params.len() > max {
+            return Err(Error::invalid(
+                format!("{prefix}params"),
+                format!("has {} paths, at most {max}", params.len()),
+            ));
+        }
+        let mut out = Vec::new();
+        let mut sorted: Vec<(&String, &String)> = params.iter().collect();
+        sorted.sort();
+        for (path, value) in sorted {
+            let field = format!("{prefix}params[{}]", validate::quote(path));
+            crate::routing::keypath::parse(path).map_err(|why| Error::invalid(&field, why))?;
+            // As stored: a value over 255 bytes by its digest.
+            let value = crate::routing::hash::key_text(&serde_json::Value::String(value.clone()));
+            out.push(TagFilter { name: path.clone(), value, tasks: Vec::new() });
+        }
+        let tags = validate::instance_tags(&format!("{prefix}tags"), tags)?;
+        if !tags.is_empty() {
+            let mut conn = self.core.pools.admin.conn().await?;
+            for (name, value) in tags {
+                let tasks = conn.tasks().tasks_labeled(&name, &value).await?;
+                out.push(TagFilter { name, value, tasks });
+            }
+        }
+        Ok(out)
     }
 
     /// The instance `id` if it exists and is in the caller's scope.
@@ -91,7 +155,7 @@ impl AdminApi {
         let upstream = links.iter().filter(|(_, t, _)| *t == id).filter_map(|(f, _, k)| link(*f, *k)).collect();
         let downstream = links.iter().filter(|(f, _, _)| *f == id).filter_map(|(_, t, k)| link(*t, *k)).collect();
         Ok(pb::GetInstanceResponse {
-            instance: Some(convert::instance_to_pb(&inst)),
+            instance: self.with_tags(std::slice::from_ref(&inst)).await?.pop(),
             events: events.iter().map(convert::event_to_pb).collect(),
             children: children.iter().map(convert::instance_to_pb).collect(),
             upstream,

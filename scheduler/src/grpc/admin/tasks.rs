@@ -255,7 +255,8 @@ impl AdminApi {
         };
         let now = self.now();
         let run_at = run_at_of(r.when.as_ref(), &task, now)?;
-        let trigger = ManualTrigger { params, key: key.clone(), actor: grant.identity.actor(), run_at };
+        let tags = validate::instance_tags("tags", &r.tags)?;
+        let trigger = ManualTrigger { params, key: key.clone(), actor: grant.identity.actor(), run_at, tags };
         let core = &self.core;
         let triggered = trigger_manual(&core.pools.admin, &task, &trigger, now, &core.scheduler_id, &core.traces);
         let (inst, created) = triggered.await.map_err(Error::from)?;
@@ -268,7 +269,13 @@ impl AdminApi {
             (false, _) => "existing".to_owned(),
         };
         n.detail = format!("instance {} ({how})", inst.id);
-        Ok(pb::TriggerTaskResponse { instance: Some(convert::instance_to_pb(&inst)), created, done: false })
+        // Tags read back only when the instance may have some.
+        let instance = if r.tags.is_empty() && task.config.placement.search_params.is_empty() {
+            convert::instance_to_pb(&inst)
+        } else {
+            self.with_tags(std::slice::from_ref(&inst)).await?.pop().unwrap_or_else(|| convert::instance_to_pb(&inst))
+        };
+        Ok(pb::TriggerTaskResponse { instance: Some(instance), created, done: false })
     }
 
     pub(super) async fn preview_schedule_(

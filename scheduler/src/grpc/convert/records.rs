@@ -49,6 +49,8 @@ pub fn instance_to_pb(i: &Instance) -> pb::Instance {
         retry_on: retry_on_to_pb(i.retry_on()).into(),
         run_id: i.run(),
         chained_from: i.lineage.chained_from.unwrap_or(0),
+        // Read apart (ax_instance_tag): filled by the calls that list or get instances.
+        tags: Default::default(),
     }
 }
 

@@ -73,6 +73,24 @@ fn opt_duration(
     .transpose()
 }
 
+/// Most `search_params` of a task.
+pub const MAX_SEARCH_PARAMS: usize = 4;
+
+/// `search_params`: at most [`MAX_SEARCH_PARAMS`] params paths, no two alike.
+fn search_params(field: &str, v: &[String]) -> Result<Vec<String>> {
+    if v.len() > MAX_SEARCH_PARAMS {
+        return Err(Error::invalid(field, format!("has {} paths, at most {MAX_SEARCH_PARAMS}", v.len())));
+    }
+    for (i, path) in v.iter().enumerate() {
+        let f = format!("{field}[{i}]");
+        crate::routing::keypath::parse(path).map_err(|why| Error::invalid(&f, why))?;
+        if v[..i].contains(path) {
+            return Err(Error::invalid(f, format!("{path:?} is listed twice")));
+        }
+    }
+    Ok(v.to_vec())
+}
+
 /// A params path of `concurrency_key` or `unique_key`: empty is none.
 fn key_path(field: &str, v: &str) -> Result<Option<String>> {
     if v.is_empty() {
@@ -306,6 +324,7 @@ pub fn apply_field(c: &mut TaskConfig, spec: &pb::TaskSpec, name: &str, prefix: 
             c.placement.concurrency_limit = spec.concurrency_limit.map(|v| limit(&f, v)).transpose()?
         }
         "unique_key" => c.placement.unique_key = key_path(&f, &spec.unique_key)?,
+        "search_params" => c.placement.search_params = search_params(&f, &spec.search_params)?,
         "unique_for" => {
             c.placement.unique_for = opt_duration(&f, spec.unique_for.as_ref(), Duration::from_secs(1), DAY)?
         }
@@ -421,6 +440,7 @@ pub fn spec_to_pb(name: &str, c: &TaskConfig) -> pb::TaskSpec {
         must_finish_within: c.flow.must_finish_within.map(duration_to_pb),
         on_event: c.flow.on_event.clone().unwrap_or_default(),
         event_filter: c.flow.event_filter.clone().unwrap_or_default(),
+        search_params: c.placement.search_params.clone(),
     }
 }
 

@@ -856,6 +856,7 @@ async fn chaos(db: &TestDb, server: &mut PrivateServer) {
                     idempotency_key: key.clone(),
                     when: None,
                     wait: None,
+                    tags: Default::default(),
                 };
                 answered |= matches!(tokio::time::timeout(CALL_DEADLINE, a.trigger_task(req)).await, Ok(Ok(_)));
             }

@@ -356,6 +356,11 @@ fn key_flags_set_their_fields_and_clearing_a_key_clears_its_partner() {
     // Changing only the limit or the window names only it.
     assert_eq!(fields(&["--concurrency-limit", "5"]).to_change().paths, ["concurrency_limit"]);
     assert_eq!(fields(&["--unique-for", "1h"]).to_change().paths, ["unique_for"]);
+    // Search params: a list; '' clears it.
+    let change = fields(&["--search-params", "params.customer_id, params.order.region"]).to_change();
+    assert_eq!(change.paths, ["search_params"]);
+    assert_eq!(change.spec.search_params, ["params.customer_id", "params.order.region"]);
+    assert_eq!(fields(&["--search-params", ""]).to_change().spec.search_params, Vec::<String>::new());
 }
 
 #[test]

@@ -46,6 +46,7 @@ export interface Instance {
   'run_id'?: (number | string | Long);
   'chained_from'?: (number | string | Long);
   'concurrency_value'?: (string);
+  'tags'?: ({[key: string]: string});
 }
 
 export interface Instance__Output {
@@ -88,4 +89,5 @@ export interface Instance__Output {
   'run_id': (string);
   'chained_from': (string);
   'concurrency_value': (string);
+  'tags': ({[key: string]: string});
 }

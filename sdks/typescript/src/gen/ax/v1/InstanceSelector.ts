@@ -12,6 +12,8 @@ export interface InstanceSelector {
   'end_time'?: (_google_protobuf_Timestamp | null);
   'max_id'?: (number | string | Long);
   'ids'?: (number | string | Long)[];
+  'tags'?: ({[key: string]: string});
+  'params'?: ({[key: string]: string});
 }
 
 export interface InstanceSelector__Output {
@@ -22,4 +24,6 @@ export interface InstanceSelector__Output {
   'end_time': (_google_protobuf_Timestamp__Output | null);
   'max_id': (string);
   'ids': (string)[];
+  'tags': ({[key: string]: string});
+  'params': ({[key: string]: string});
 }

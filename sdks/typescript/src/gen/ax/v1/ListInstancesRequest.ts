@@ -10,6 +10,8 @@ export interface ListInstancesRequest {
   'page_token'?: (string);
   'start_time'?: (_google_protobuf_Timestamp | null);
   'end_time'?: (_google_protobuf_Timestamp | null);
+  'tags'?: ({[key: string]: string});
+  'params'?: ({[key: string]: string});
 }
 
 export interface ListInstancesRequest__Output {
@@ -19,4 +21,6 @@ export interface ListInstancesRequest__Output {
   'page_token': (string);
   'start_time': (_google_protobuf_Timestamp__Output | null);
   'end_time': (_google_protobuf_Timestamp__Output | null);
+  'tags': ({[key: string]: string});
+  'params': ({[key: string]: string});
 }

@@ -49,6 +49,7 @@ export interface TaskSpec {
   'must_finish_within'?: (_google_protobuf_Duration | null);
   'on_event'?: (string);
   'event_filter'?: (string);
+  'search_params'?: (string)[];
   '_enabled'?: "enabled";
   '_max_running'?: "max_running";
   '_max_pending'?: "max_pending";
@@ -96,6 +97,7 @@ export interface TaskSpec__Output {
   'must_finish_within': (_google_protobuf_Duration__Output | null);
   'on_event': (string);
   'event_filter': (string);
+  'search_params': (string)[];
   '_enabled'?: "enabled";
   '_max_running'?: "max_running";
   '_max_pending'?: "max_pending";

@@ -10,6 +10,7 @@ export interface TriggerTaskRequest {
   'run_at'?: (_google_protobuf_Timestamp | null);
   'delay'?: (_google_protobuf_Duration | null);
   'wait'?: (_google_protobuf_Duration | null);
+  'tags'?: ({[key: string]: string});
   '_params'?: "params";
   'when'?: "run_at"|"delay";
 }
@@ -21,6 +22,7 @@ export interface TriggerTaskRequest__Output {
   'run_at'?: (_google_protobuf_Timestamp__Output | null);
   'delay'?: (_google_protobuf_Duration__Output | null);
   'wait': (_google_protobuf_Duration__Output | null);
+  'tags': ({[key: string]: string});
   '_params'?: "params";
   'when'?: "run_at"|"delay";
 }

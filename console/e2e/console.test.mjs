@@ -287,6 +287,10 @@ test("every page: controls are named for screen readers, and a screenshot at 128
     ["instance-detail", `/instances/${echoInstance}`, "SUCCESS"],
     ["workers", "/workers", "demo"],
     ["cluster", "/cluster", "SERVING"],
+    ["alerts", "/alerts", "demo-failures"],
+    ["calendars", "/calendars", "2026-12-25"],
+    ["limits", "/limits", "50"],
+    ["audit", "/audit", "CreateTask"],
   ];
   for (const [name, path, shows] of pages) {
     await open(page, path);
@@ -328,6 +332,72 @@ test("the root opens the task list, and a fixed rate reads as it was set", async
   await page.waitForURL("**/tasks/e2e-tick", { timeout: LONG });
   const facts = await page.locator(".facts").innerText();
   assert.match(facts, /every 3s\b/, `the schedule as set: ${facts}`);
+  assert.deepEqual(errors, []);
+  await ctx.close();
+});
+
+test("a run's page, from an instance that a chain created", async () => {
+  const { ctx, page, errors } = await as("admin");
+  // hello chains to hello-next on each success: its instance belongs to the run of hello's.
+  await open(page, "/instances?task=hello-next");
+  const first = page.locator("main table a", { hasText: /^\d+$/ }).first();
+  await first.waitFor({ timeout: LONG });
+  await first.click();
+  await page.locator("dt", { hasText: "Run" }).waitFor({ timeout: LONG });
+  await page.locator("dt:text-is('Run') + dd a").click();
+  await page.locator("h1", { hasText: /^Run \d+/ }).waitFor({ timeout: LONG });
+  await page.locator("main table").getByText("hello-next").first().waitFor({ timeout: LONG });
+  await page.locator("main table").getByText("on success").first().waitFor({ timeout: LONG });
+  const text = await page.locator("main").innerText();
+  assert.match(text, /hello-next/, `the run lists the chained instance: ${text}`);
+  assert.match(text, /hello\b/, `and the instance that chained it: ${text}`);
+  assert.match(text, /on success/, `with the edge between them: ${text}`);
+  await namedControls(page, "run");
+  await shot(page, "run");
+  assert.deepEqual(errors, []);
+  await ctx.close();
+});
+
+test("bulk actions from the instance list: a count, a confirmation, then the change", async () => {
+  const { ctx, page, errors } = await as("admin");
+  // Three instances of a task nobody serves, PENDING until canceled here.
+  await page.goto(URL_ + "/tasks/new");
+  await page.getByLabel("Name", { exact: true }).fill("e2e-bulk");
+  await page.getByLabel("App", { exact: true }).fill("nobody");
+  await page.getByLabel("Handler", { exact: true }).fill("none");
+  await page.getByRole("radio", { name: "Manual" }).check();
+  await page.getByRole("button", { name: "Create task" }).click();
+  await page.waitForURL("**/tasks/e2e-bulk", { timeout: LONG });
+  const said = page.locator("form.trigger [role=status]");
+  let last = "";
+  for (let i = 0; i < 3; i++) {
+    await page.getByRole("button", { name: "Trigger", exact: true }).click();
+    // Each trigger's own answer (a new instance each time: no idempotency key).
+    const until = Date.now() + LONG;
+    for (;;) {
+      const text = (await said.count()) ? (await said.first().innerText()).trim() : "";
+      if (/created/.test(text) && text !== last) {
+        last = text;
+        break;
+      }
+      if (Date.now() > until) throw new Error(`trigger ${i + 1} was not answered: ${text}`);
+      await page.waitForTimeout(50);
+    }
+  }
+  await open(page, "/instances?task=e2e-bulk&status=PENDING");
+  await page.locator("main table").getByText("e2e-bulk").first().waitFor({ timeout: LONG });
+  const bulk = page.locator("form.bulk");
+  await bulk.getByRole("button", { name: "Cancel matching..." }).click();
+  assert.match(await statusSays(bulk, /match/), /^3 instance\(s\) match; 3 would be canceled, 0 skipped/);
+  // Counting changed nothing.
+  await open(page, "/instances?task=e2e-bulk&status=PENDING");
+  await page.locator("main table").getByText("e2e-bulk").first().waitFor({ timeout: LONG });
+  await bulk.getByRole("button", { name: "Cancel matching..." }).click();
+  await statusSays(bulk, /would be canceled/);
+  await shot(page, "instances-bulk");
+  await bulk.getByRole("button", { name: "Confirm: cancel 3 instance(s)" }).click();
+  assert.match(await statusSays(bulk, /canceled \d/), /^canceled 3 instance\(s\); 3 matched, 0 skipped/);
+  await page.locator("main").getByText("No instance matches.").waitFor({ timeout: LONG });
   assert.deepEqual(errors, []);
   await ctx.close();
 });

@@ -1,8 +1,10 @@
 // The console: a skip link, the navigation, and the page the path names.
 import { render } from "preact";
+import { AlertsPage, AuditPage, CalendarsPage, LimitsPage } from "./pages/admin";
 import { ClusterPage } from "./pages/cluster";
 import { InstancePage } from "./pages/instance";
 import { InstancesPage } from "./pages/instances";
+import { RunPage } from "./pages/run";
 import { TaskPage } from "./pages/task";
 import { TaskFormPage } from "./pages/taskform";
 import { TasksPage } from "./pages/tasks";
@@ -14,6 +16,10 @@ const NAV: [string, string][] = [
   ["/tasks", "Tasks"],
   ["/instances", "Instances"],
   ["/workers", "Workers"],
+  ["/alerts", "Alerts"],
+  ["/calendars", "Calendars"],
+  ["/limits", "Rate limits"],
+  ["/audit", "Audit"],
   ["/cluster", "Cluster"],
 ];
 
@@ -33,6 +39,17 @@ function Page(props: { path: string }) {
       break;
     case "workers":
       return <WorkersPage />;
+    case "runs":
+      if (parts.length === 2 && /^[1-9][0-9]*$/.test(parts[1])) return <RunPage id={parts[1]} />;
+      break;
+    case "alerts":
+      return <AlertsPage />;
+    case "calendars":
+      return <CalendarsPage />;
+    case "limits":
+      return <LimitsPage />;
+    case "audit":
+      return <AuditPage />;
     case "cluster":
       return <ClusterPage />;
   }

@@ -87,6 +87,25 @@ export function InstancePage(props: { id: string }) {
         <dd>
           <code>{inst.idempotencyKey}</code>
         </dd>
+        {Object.keys(inst.tags).length > 0 && (
+          <>
+            <dt>Tags</dt>
+            <dd>
+              {Object.entries(inst.tags)
+                .sort()
+                .map(([k, v]) => `${k}=${v}`)
+                .join(", ")}
+            </dd>
+          </>
+        )}
+        {inst.runId !== 0n && (
+          <>
+            <dt>Run</dt>
+            <dd>
+              <Link href={`/runs/${inst.runId}`}>{String(inst.runId)}</Link>
+            </dd>
+          </>
+        )}
         {inst.traceId && (
           <>
             <dt>Trace</dt>

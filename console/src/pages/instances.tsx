@@ -3,12 +3,19 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { useState } from "preact/hooks";
 import { api } from "../api";
 import { STATUSES, browserZone, statusName, timeIn } from "../format";
-import type { Instance } from "../gen/ax/v1/admin_pb";
+import { BulkAction, type BulkInstancesResponse, type Instance } from "../gen/ax/v1/admin_pb";
 import { InstanceStatus } from "../gen/ax/v1/types_pb";
 import { instanceHref, navigate, taskHref, useLocation } from "../router";
-import { type Column, Field, Link, PageTitle, StatusBadge, Table, useLoad } from "../ui";
+import { type Column, Field, Link, type Message, PageTitle, Status, StatusBadge, Table, act, useLoad } from "../ui";
 
 const PAGE = 100;
+/** The most instances one bulk action from the console may match (BulkInstances' cap). */
+const BULK_MAX = 10_000;
+const VERBS: Record<number, [string, string]> = {
+  [BulkAction.CANCEL]: ["Cancel", "canceled"],
+  [BulkAction.RETRY]: ["Retry", "retried"],
+  [BulkAction.DELETE]: ["Delete", "deleted"],
+};
 
 /** `datetime-local` text (the browser's zone) as a Date, or undefined when empty or invalid. */
 function local(text: string): Date | undefined {
@@ -43,6 +50,39 @@ export function InstancesPage() {
     [task, status, from, to, pages.at(-1)],
     3000,
   );
+
+  // A bulk action: counted first (a dry run), then confirmed, then pinned to what was counted.
+  const [bulkMsg, setBulkMsg] = useState<Message>(null);
+  const [counted, setCounted] = useState<{ action: BulkAction; r: BulkInstancesResponse } | null>(null);
+  const selector = (maxId = 0n) => {
+    const lo = local(from);
+    const hi = local(to);
+    return {
+      taskName: task,
+      status: statusValue,
+      startTime: lo && timestampFromDate(lo),
+      endTime: hi && timestampFromDate(hi),
+      maxId,
+    };
+  };
+  const count = (action: BulkAction) =>
+    act(setBulkMsg, async () => {
+      setCounted(null);
+      const r = await api.bulkInstances({ action, selector: selector(), dryRun: true, maxInstances: BULK_MAX });
+      const [, done] = VERBS[action];
+      if (r.changed > 0n) setCounted({ action, r });
+      return `${r.matched} instance(s) match; ${r.changed} would be ${done}, ${r.skipped} skipped`;
+    });
+  const confirm = () =>
+    act(setBulkMsg, async () => {
+      if (!counted) return "";
+      const { action, r } = counted;
+      setCounted(null);
+      const max = Number(r.matched) || 1;
+      const done = await api.bulkInstances({ action, selector: selector(r.maxId), maxInstances: max });
+      list.reload();
+      return `${VERBS[action][1]} ${done.changed} instance(s); ${done.matched} matched, ${done.skipped} skipped`;
+    });
 
   const apply = (e: Event) => {
     e.preventDefault();
@@ -95,6 +135,20 @@ export function InstancesPage() {
             Filter
           </button>
         </div>
+      </form>
+      <form class="bulk" aria-label="Bulk actions" onSubmit={(e) => e.preventDefault()}>
+        <span class="hint">Every instance the filter matches ({BULK_MAX.toLocaleString("en")} at most):</span>
+        {[BulkAction.CANCEL, BulkAction.RETRY, BulkAction.DELETE].map((a) => (
+          <button type="button" onClick={() => count(a)}>
+            {VERBS[a][0]} matching...
+          </button>
+        ))}
+        {counted && (
+          <button type="button" class="primary" onClick={confirm}>
+            {`Confirm: ${VERBS[counted.action][0].toLowerCase()} ${counted.r.changed} instance(s)`}
+          </button>
+        )}
+        <Status msg={bulkMsg} />
       </form>
       <Table
         caption="Instances"

@@ -119,13 +119,49 @@ async fn the_console_works_in_chromium_for_an_admin_a_viewer_and_the_keyboard() 
         .expect("start demo-worker");
     // A cron task in a zone of its own, so the pages show fires in two zones and instances come by
     // themselves; created with axctl over the gRPC port, beside the console.
-    run(std::process::Command::new(bin("axctl"))
-        .args(["task", "create", "hello", "--app", "demo", "--handler", "echo", "--cron", "*/5 * * * * *"])
-        .args(["--tz", "Asia/Tokyo", "--params", r#"{"greeting":"hi"}"#])
-        .env("AX_ENDPOINT", &grpc)
-        .env("AX_CA", file("server-ca.pem"))
-        .env("AX_CERT", file("admin-alice.pem"))
-        .env("AX_KEY", file("admin-alice.key")));
+    // Each success of it chains to hello-next (a run for the run page); a calendar, a rate limit
+    // and an alert rule give their pages something to show.
+    let axctl = |args: &[&str]| {
+        run(std::process::Command::new(bin("axctl"))
+            .args(args)
+            .env("AX_ENDPOINT", &grpc)
+            .env("AX_CA", file("server-ca.pem"))
+            .env("AX_CERT", file("admin-alice.pem"))
+            .env("AX_KEY", file("admin-alice.key")))
+    };
+    axctl(&["task", "create", "hello-next", "--app", "demo", "--handler", "echo", "--manual"]);
+    axctl(&[
+        "task",
+        "create",
+        "hello",
+        "--app",
+        "demo",
+        "--handler",
+        "echo",
+        "--cron",
+        "*/5 * * * * *",
+        "--tz",
+        "Asia/Tokyo",
+        "--params",
+        r#"{"greeting":"hi"}"#,
+        "--on-success",
+        "hello-next",
+    ]);
+    axctl(&["calendar", "create", "holidays", "--dates", "2026-12-25,2027-01-01", "--description", "closed"]);
+    axctl(&["rate-limit", "set", "demo", "--per-second", "50", "--burst", "10"]);
+    axctl(&[
+        "alert",
+        "create",
+        "demo-failures",
+        "--app",
+        "demo",
+        "--event",
+        "final_failure",
+        "--url",
+        "https://hooks.example.com/ax",
+        "--secret",
+        "0123456789abcdef",
+    ]);
 
     let out = target_dir().parent().map_or_else(|| target_dir().join("console-e2e"), |t| t.join("console-e2e"));
     let _ = std::fs::remove_dir_all(&out);
@@ -156,9 +192,22 @@ async fn the_console_works_in_chromium_for_an_admin_a_viewer_and_the_keyboard() 
         std::fs::read_to_string(work.join("axd.log")).unwrap_or_default()
     );
     assert!(report.contains("# fail 0"), "{report}");
-    for page in
-        ["tasks", "task-detail", "task-form", "instances", "instance-detail", "workers", "cluster", "phone-tasks"]
-    {
+    for page in [
+        "tasks",
+        "task-detail",
+        "task-form",
+        "instances",
+        "instance-detail",
+        "workers",
+        "cluster",
+        "run",
+        "alerts",
+        "calendars",
+        "limits",
+        "audit",
+        "instances-bulk",
+        "phone-tasks",
+    ] {
         assert!(out.join(format!("{page}.png")).is_file(), "no screenshot of {page} in {}", out.display());
     }
     eprintln!("console e2e: {:?} in the browser; screenshots in {}", started.elapsed(), out.display());

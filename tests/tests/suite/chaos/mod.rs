@@ -244,13 +244,6 @@ impl Cluster {
         *self.counts.entry(what).or_default() += 1;
     }
 
-    fn pick_axd(&self, rng: &mut fastrand::Rng, busy: &HashSet<usize>) -> Option<usize> {
-        let free: Vec<usize> = (0..AXDS)
-            .filter(|i| !busy.contains(i) && self.axds[*i].is_some() && !self.frozen_axds.contains(i))
-            .collect();
-        (!free.is_empty()).then(|| free[rng.usize(0..free.len())])
-    }
-
     /// The workers running a handler now, by their execution logs (a run with no end whose worker
     /// was not killed since it started), the same reading check 8 makes afterwards. Runs of the
     /// 7 s `cron-long` handler that began under 4 s ago come first: they are still running when the
@@ -295,7 +288,7 @@ impl Cluster {
 
     /// The worker sessions of the cluster by `ListWorkers`, from the first axd that answers within
     /// 2 s (after a database fault one axd may take seconds to serve again; empty when none does).
-    async fn list_workers(&self) -> Vec<pb::WorkerSession> {
+    async fn list_workers(&self) -> Option<Vec<pb::WorkerSession>> {
         for i in (0..AXDS).filter(|i| self.axds[*i].is_some() && !self.frozen_axds.contains(i)) {
             let url = format!("http://127.0.0.1:{}", self.ports[i]);
             let listed = tokio::time::timeout(Duration::from_secs(2), async {
@@ -304,22 +297,26 @@ impl Cluster {
             })
             .await;
             match listed {
-                Ok(Some(r)) => return r.into_inner().workers,
+                Ok(Some(r)) => return Some(r.into_inner().workers),
                 _ => eprintln!("  (ListWorkers: axd {i} did not answer within 2 s)"),
             }
         }
-        Vec::new()
+        None
     }
 
     /// The free axd with a worker stream (by `ListWorkers`; a scheduler id carries its process id)
     /// of a worker running a handler now, the most such streams first, and those streams'
     /// workers: a fault of an axd must hit running work (check 8). Right after another fault no
-    /// axd may hold such a stream yet: it asks again for up to [`RUNNING_WAIT`], then takes the
-    /// axd with the most streams.
-    async fn busiest_axd(&self, rng: &mut fastrand::Rng, busy: &HashSet<usize>) -> Option<(usize, Vec<String>)> {
+    /// axd may hold such a stream yet: it asks again for up to [`RUNNING_WAIT`]. `None` when no
+    /// free axd holds a stream at all (the step's other fault took the axd that holds them all),
+    /// or none held one of a busy worker in time: the fault waits for a later step.
+    async fn busiest_axd(&self, busy: &HashSet<usize>) -> Option<(usize, Vec<String>)> {
         let until = tokio::time::Instant::now() + RUNNING_WAIT;
-        loop {
-            let workers = self.list_workers().await;
+        while tokio::time::Instant::now() < until {
+            let Some(workers) = self.list_workers().await else {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                continue;
+            };
             let (fresh, any) = self.running_workers();
             // Per free axd: (its streams' workers, how many run a fresh handler, how many any).
             let mut best: Option<(usize, Vec<String>, (usize, usize))> = None;
@@ -335,23 +332,16 @@ impl Cluster {
                 }
             }
             match best {
-                Some((i, on, (_, running))) if running > 0 || tokio::time::Instant::now() >= until => {
-                    if running == 0 {
-                        let streams: Vec<(&str, &str)> =
-                            workers.iter().map(|w| (w.worker_id.as_str(), w.scheduler_id.as_str())).collect();
-                        let pids: Vec<Option<u32>> =
-                            self.axds.iter().map(|a| a.as_ref().and_then(|p| p.child.id())).collect();
-                        eprintln!(
-                            "  (no axd held a stream of a worker running work for {RUNNING_WAIT:?}: streams {streams:?}, \
-                             axd pids {pids:?}, workers running work {any:?})"
-                        );
-                    }
-                    return Some((i, on));
-                }
-                None => return self.pick_axd(rng, busy).map(|i| (i, Vec::new())),
-                _ => tokio::time::sleep(Duration::from_millis(300)).await,
+                Some((i, on, (_, running))) if running > 0 => return Some((i, on)),
+                Some((_, on, _)) if !on.is_empty() => {}
+                // Every stream is on an axd this step's other fault took (or no axd is free).
+                _ if !workers.is_empty() => return None,
+                _ => {}
             }
+            tokio::time::sleep(Duration::from_millis(300)).await;
         }
+        eprintln!("  (no free axd held a stream of a worker running work for {RUNNING_WAIT:?})");
+        None
     }
 
     fn hit(&mut self, fault: Fault, workers: Option<Vec<String>>) {
@@ -372,7 +362,7 @@ impl Cluster {
         match f {
             Fault::KillAxd | Fault::FreezeAxd | Fault::TermAxd | Fault::CutStreams | Fault::Partition => {
                 // The axd holding the most streams of workers running work.
-                match self.busiest_axd(rng, busy_axds).await {
+                match self.busiest_axd(busy_axds).await {
                     Some((i, on)) => {
                         busy_axds.insert(i);
                         Aim::Axd(i, on)
@@ -387,16 +377,20 @@ impl Cluster {
                         .is_some_and(|n| n < WORKERS && !busy_workers.contains(&n))
                 };
                 let running = self.await_running(free).await;
-                // A free worker running a handler now, else any free one.
-                let free: Vec<usize> = (0..WORKERS).filter(|i| !busy_workers.contains(i)).collect();
-                let on: Vec<usize> = free.iter().copied().filter(|i| running.contains(&format!("w{i}"))).collect();
-                let from = if on.is_empty() { &free } else { &on };
-                let w = from[rng.usize(0..from.len())];
+                // A free worker running a handler now (none: the fault waits for a later step).
+                let on: Vec<usize> =
+                    (0..WORKERS).filter(|i| !busy_workers.contains(i) && running.contains(&format!("w{i}"))).collect();
+                if on.is_empty() {
+                    return Aim::Nothing;
+                }
+                let w = on[rng.usize(0..on.len())];
                 busy_workers.insert(w);
                 Aim::Worker(w)
             }
             Fault::FreezeDb | Fault::CutDb | Fault::RestartDb => {
-                self.await_running(|_| true).await;
+                if self.await_running(|_| true).await.is_empty() {
+                    return Aim::Nothing;
+                }
                 Aim::Database
             }
         }
@@ -411,6 +405,10 @@ impl Cluster {
         server: &mut PrivateServer,
     ) -> (Duration, Undo) {
         let ms = |rng: &mut fastrand::Rng, lo: u64, hi: u64| Duration::from_millis(rng.u64(lo..hi));
+        if matches!(aim, Aim::Nothing) {
+            eprintln!("  {f:?}: no running work to hit; it comes again in a later step");
+            return (Duration::ZERO, Undo::Nothing);
+        }
         match f {
             Fault::KillAxd | Fault::FreezeAxd | Fault::TermAxd | Fault::CutStreams | Fault::Partition => {
                 let Aim::Axd(i, on) = aim else { return (Duration::ZERO, Undo::Nothing) };
@@ -864,28 +862,38 @@ async fn chaos(db: &TestDb, server: &mut PrivateServer) {
         }
         step += 1;
         // One fault, or two at once (at least once per run: the last planned step takes two).
-        let mut now: Vec<Fault> = Vec::new();
+        // (fault, whether it is one of the plan's: one that found nothing to hit goes back).
+        let mut now: Vec<(Fault, bool)> = Vec::new();
         let last_planned = plan.len() == 2 && !c.counts.contains_key("two faults at once");
         let n = if last_planned || rng.u8(0..4) == 0 { 2 } else { 1 };
         for _ in 0..n {
             let f = match plan.pop() {
-                Some(f) => f,
+                Some(f) => (f, true),
                 None => loop {
                     let f = Fault::ALL[rng.usize(0..Fault::ALL.len())];
                     if f != Fault::RestartDb {
-                        break f;
+                        break (f, false);
                     }
                 },
             };
             now.push(f);
         }
-        if now.len() == 2 {
-            c.count("two faults at once");
-        }
+        assert!(
+            started.elapsed() < period + Duration::from_secs(150),
+            "fault kinds {plan:?} found no running work to hit in {:?}",
+            started.elapsed()
+        );
         let (mut busy_axds, mut busy_workers) = (HashSet::new(), HashSet::new());
         let mut aims = Vec::new();
-        for f in now {
-            aims.push((f, c.aim(f, &mut rng, &mut busy_axds, &mut busy_workers).await));
+        for (f, planned) in now {
+            let aim = c.aim(f, &mut rng, &mut busy_axds, &mut busy_workers).await;
+            if matches!(aim, Aim::Nothing) && planned {
+                plan.insert(0, f);
+            }
+            aims.push((f, aim));
+        }
+        if aims.iter().filter(|(_, a)| !matches!(a, Aim::Nothing)).count() == 2 {
+            c.count("two faults at once");
         }
         let mut undo = Vec::new();
         for (f, aim) in aims {

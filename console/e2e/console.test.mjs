@@ -401,3 +401,73 @@ test("bulk actions from the instance list: a count, a confirmation, then the cha
   assert.deepEqual(errors, []);
   await ctx.close();
 });
+
+test("the task form sets every field axctl does, and the task page shows them", async () => {
+  const { ctx, page, errors } = await as("admin");
+  await open(page, "/tasks/new");
+  const fill = async (label, value) => page.getByLabel(label, { exact: true }).fill(value);
+  await fill("Name", "e2e-full");
+  await fill("App", "quiet");
+  await fill("Handler", "none");
+  await page.getByRole("radio", { name: "Manual" }).check();
+  await fill("Params (JSON)", '{"customer_id": 1, "order": 2}');
+  const advanced = [
+    ["Worker selector", "zone in (a,b)"],
+    ["Priority", "3"],
+    ["Max running", "2"],
+    ["Max pending", "7"],
+    ["Cooldown after", "4"],
+    ["Cooldown", "5x"],
+    ["Concurrency key", "params.customer_id"],
+    ["Concurrency limit", "1"],
+    ["Unique key", "params.order"],
+    ["Unique for", "10m"],
+    ["Search params", "params.customer_id"],
+    ["Active until", "2030-01-01T00:00:00Z"],
+    ["Excluded dates", "2026-12-25"],
+    ["Calendar", "holidays"],
+    ["Must finish within", "1h"],
+    ["On event", "order.paid"],
+    ["Event filter", "payload.vip"],
+    ["On success", "hello-next"],
+  ];
+  for (const [label, value] of advanced) await fill(label, value);
+  // axctl's syntax check, naming its flag, before anything is sent.
+  await page.getByRole("button", { name: "Create task" }).click();
+  assert.match(await statusSays(page.locator("form.task-form"), /cooldown/), /--cooldown: unknown unit `x`/);
+  await fill("Cooldown", "30s");
+  await page.getByRole("button", { name: "Create task" }).click();
+  await page.waitForURL("**/tasks/e2e-full", { timeout: LONG });
+  const facts = await page.locator(".facts").innerText();
+  for (const shown of [
+    /Worker selector\s+zone in \(a,b\)/,
+    /Priority\s+3/,
+    /Max running\s+2/,
+    /Max pending\s+7/,
+    /Cooldown after\s+4 failures/,
+    /Cooldown\s+30s/,
+    /Concurrency key\s+params\.customer_id \(at most 1 running per value\)/,
+    /Unique key\s+params\.order for 10m/,
+    /Search params\s+params\.customer_id/,
+    /Active until\s+2030-01-01T00:00:00\.000Z/,
+    /Excluded dates\s+2026-12-25/,
+    /Calendar\s+holidays/,
+    /Must finish within\s+1h/,
+    /On event\s+order\.paid where payload\.vip/,
+    /On success\s+hello-next/,
+  ]) {
+    assert.match(facts, shown, `the task page shows what was set: ${facts}`);
+  }
+  // An edit of one of them sends only that field.
+  await page.getByRole("link", { name: "Edit" }).click();
+  await page.getByLabel("Priority", { exact: true }).waitFor({ timeout: LONG });
+  assert.equal(await page.getByLabel("Priority", { exact: true }).inputValue(), "3", "the form reads the stored value");
+  await fill("Priority", "5");
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await page.waitForURL("**/tasks/e2e-full", { timeout: LONG });
+  assert.match(await statusSays(page, /Saved/), /changed: priority\)/);
+  assert.match(await page.locator(".facts").innerText(), /Priority\s+5/);
+  await namedControls(page, "task-full");
+  assert.deepEqual(errors, []);
+  await ctx.close();
+});

@@ -123,3 +123,27 @@ export function parseLabels(text: string): Record<string, string> {
   }
   return out;
 }
+
+/** Runs a parser on one field; its error names the field as axctl's flag does. */
+export function field<T>(flag: string, text: string, parse: (t: string) => T): T {
+  try {
+    return parse(text.trim());
+  } catch (e) {
+    if (e instanceof InputError) throw new InputError(`--${flag}: ${e.message}`);
+    throw e;
+  }
+}
+
+/** A whole number 0-4294967295 (a proto uint32), as axctl reads one. */
+export function count(flag: string, text: string): number {
+  const t = text.trim();
+  if (!/^\d+$/.test(t) || Number(t) > 4294967295) throw new InputError(`--${flag}: \`${t}\` is not a whole number`);
+  return Number(t);
+}
+
+/** A comma-separated list (`--on-success A,B`): its items without surrounding spaces; empty is none. */
+export function parseList(text: string): string[] {
+  const items = text.split(",").map((i) => i.trim());
+  if (items.length > 1 && items.some((i) => !i)) throw new InputError("an empty item; expected A,B,C (or nothing for none)");
+  return items.filter((i) => i);
+}

@@ -20,6 +20,7 @@ import {
   useLoad,
 } from "../ui";
 import { PreviewTable } from "./taskform";
+import { moreFacts } from "./taskmore";
 
 export function TaskPage(props: { name: string }) {
   const name = props.name;
@@ -112,6 +113,13 @@ export function TaskPage(props: { name: string }) {
         <dd>{spec?.timeout ? span(durationMs(spec.timeout) ?? 0) : "none"}</dd>
         <dt>Retries</dt>
         <dd>{spec?.retryPolicy?.maxRetries ?? 0}</dd>
+        {spec &&
+          moreFacts(spec).map(([name, value]) => (
+            <>
+              <dt>{name}</dt>
+              <dd>{value}</dd>
+            </>
+          ))}
         <dt>Version</dt>
         <dd>
           {String(task.version)} · changed {timeIn(task.updateTime, browserZone)}

@@ -1,4 +1,5 @@
-// Create and edit a task: the fields of `axctl task create` / `task update`, the same syntax checks
+// Create and edit a task: every field of `axctl task create` / `task update` (the core ones here,
+// the rest in taskmore.tsx), the same syntax checks
 // and messages, and a preview of the schedule before saving. An edit sends only the changed fields
 // (UpdateTask's field mask), as `task update` does.
 import { create, toJson } from "@bufbuild/protobuf";
@@ -18,9 +19,10 @@ import {
   type TaskSpec,
   TaskSpecSchema,
 } from "../gen/ax/v1/admin_pb";
-import { InputError, formatDuration, parseBackoff, parseDuration, parseLabels, parseTimestamp } from "../parse";
+import { InputError, count, field, formatDuration, parseBackoff, parseDuration, parseLabels, parseTimestamp } from "../parse";
 import { navigate, taskHref } from "../router";
 import { Field, type Message, PageTitle, Status, flash, useLoad } from "../ui";
+import { MORE_EMPTY, MORE_MASK, type More, MoreFields, moreOf, specMore } from "./taskmore";
 
 type Kind = "cron" | "every" | "fixedDelay" | "at" | "after" | "manual";
 
@@ -139,16 +141,6 @@ function formOf(t: Task): Form {
   return f;
 }
 
-/** Runs a parser on one field; its error names the field as axctl's flag does. */
-function field<T>(flag: string, text: string, parse: (t: string) => T): T {
-  try {
-    return parse(text.trim());
-  } catch (e) {
-    if (e instanceof InputError) throw new InputError(`--${flag}: ${e.message}`);
-    throw e;
-  }
-}
-
 function scheduleOf(f: Form): Schedule {
   const interval = () => ({
     interval: field(f.kind === "every" ? "every" : "fixed-delay", f.interval, parseDuration),
@@ -183,13 +175,7 @@ function scheduleOf(f: Form): Schedule {
   }
 }
 
-function count(flag: string, text: string): number {
-  const t = text.trim();
-  if (!/^\d+$/.test(t) || Number(t) > 4294967295) throw new InputError(`--${flag}: \`${t}\` is not a whole number`);
-  return Number(t);
-}
-
-function specOf(f: Form): TaskSpec {
+function specOf(f: Form, m: More): TaskSpec {
   const enumOf = <E extends Record<string, string | number>>(e: E, name: string) => (name ? (e[name] as number) : 0);
   const retries = f.retries.trim() ? count("retries", f.retries) : undefined;
   const backoff = f.backoff.trim() ? field("backoff", f.backoff, parseBackoff) : undefined;
@@ -209,6 +195,7 @@ function specOf(f: Form): TaskSpec {
     timeout: f.timeout.trim() ? field("timeout", f.timeout, parseDuration) : undefined,
     retryPolicy: retries !== undefined || backoff ? { maxRetries: retries ?? 0, backoff } : undefined,
     labels: field("label", f.labels, parseLabels),
+    ...specMore(m),
   });
 }
 
@@ -244,7 +231,7 @@ function stable(v: unknown): string {
 function changed(before: TaskSpec, after: TaskSpec): string[] {
   const a = toJson(TaskSpecSchema, before) as Record<string, unknown>;
   const b = toJson(TaskSpecSchema, after) as Record<string, unknown>;
-  return MASK.filter(([, json]) => stable(a[json]) !== stable(b[json])).map(([path]) => path);
+  return [...MASK, ...MORE_MASK].filter(([, json]) => stable(a[json]) !== stable(b[json])).map(([path]) => path);
 }
 
 export function TaskFormPage(props: { name?: string }) {
@@ -264,6 +251,7 @@ export function TaskFormPage(props: { name?: string }) {
 function TaskForm(props: { original: Task | undefined }) {
   const original = props.original;
   const [f, setF] = useState<Form>(() => (original ? formOf(original) : EMPTY));
+  const [m, setM] = useState<More>(() => (original?.spec ? moreOf(original.spec) : MORE_EMPTY));
   const [msg, setMsg] = useState<Message>(null);
   const [preview, setPreview] = useState<SchedulePreview | undefined>();
   const [busy, setBusy] = useState(false);
@@ -288,9 +276,9 @@ function TaskForm(props: { original: Task | undefined }) {
     e.preventDefault();
     setBusy(true);
     try {
-      const spec = specOf(f);
+      const spec = specOf(f, m);
       if (original?.spec) {
-        const paths = changed(specOf(formOf(original)), spec);
+        const paths = changed(specOf(formOf(original), moreOf(original.spec)), spec);
         if (paths.length === 0) {
           setMsg({ kind: "ok", text: "Nothing changed." });
           return;
@@ -405,6 +393,8 @@ function TaskForm(props: { original: Task | undefined }) {
               ["LEAST_LOADED", "least loaded"],
               ["ROUND_ROBIN", "round robin"],
               ["RANDOM", "random"],
+              ["HASH", "hash (a params field)"],
+              ["BROADCAST", "broadcast (every worker)"],
             ])}
             {select("misfire", "Misfire", [
               ["", "default (fire once)"],
@@ -424,6 +414,7 @@ function TaskForm(props: { original: Task | undefined }) {
             <input type="checkbox" checked={f.enabled} onChange={set("enabled")} /> Enabled (fires by itself)
           </label>
         </fieldset>
+        <MoreFields m={m} set={setM} />
         <Status msg={msg} />
         <div class="actions">
           <button type="submit" class="primary" disabled={busy}>

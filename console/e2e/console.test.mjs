@@ -366,6 +366,8 @@ test("bulk actions from the instance list: a count, a confirmation, then the cha
   await page.getByLabel("App", { exact: true }).fill("nobody");
   await page.getByLabel("Handler", { exact: true }).fill("none");
   await page.getByRole("radio", { name: "Manual" }).check();
+  await page.getByLabel("Params (JSON)", { exact: true }).fill('{"n": 1}');
+  await page.getByLabel("Search params", { exact: true }).fill("params.n");
   await page.getByRole("button", { name: "Create task" }).click();
   await page.waitForURL("**/tasks/e2e-bulk", { timeout: LONG });
   const said = page.locator("form.trigger [role=status]");
@@ -384,8 +386,14 @@ test("bulk actions from the instance list: a count, a confirmation, then the cha
       await page.waitForTimeout(50);
     }
   }
-  await open(page, "/instances?task=e2e-bulk&status=PENDING");
+  // The filters by a params field (the task's search params) and by tag.
+  await open(page, "/instances?param=n%3D2");
+  await page.locator("main").getByText("No instance matches.").waitFor({ timeout: LONG });
+  await open(page, "/instances?tag=oops");
+  await page.locator("main").getByText("Tags: `oops`: expected KEY=VALUE").waitFor({ timeout: LONG });
+  await open(page, "/instances?task=e2e-bulk&status=PENDING&param=n%3D1");
   await page.locator("main table").getByText("e2e-bulk").first().waitFor({ timeout: LONG });
+  assert.equal(await page.locator("main table tbody tr").count(), 3, "the three instances whose params.n is 1");
   const bulk = page.locator("form.bulk");
   await bulk.getByRole("button", { name: "Cancel matching..." }).click();
   assert.match(await statusSays(bulk, /match/), /^3 instance\(s\) match; 3 would be canceled, 0 skipped/);

@@ -3,6 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { useState } from "preact/hooks";
 import { api } from "../api";
 import { STATUSES, browserZone, statusName, timeIn } from "../format";
+import { InputError } from "../parse";
 import { BulkAction, type BulkInstancesResponse, type Instance } from "../gen/ax/v1/admin_pb";
 import { InstanceStatus } from "../gen/ax/v1/types_pb";
 import { instanceHref, navigate, taskHref, useLocation } from "../router";
@@ -17,6 +18,18 @@ const VERBS: Record<number, [string, string]> = {
   [BulkAction.DELETE]: ["Delete", "deleted"],
 };
 
+/** `K=V,K2=V2` as a map (a key without `prefix` gets it). */
+function pairs(text: string, prefix = ""): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of text.split(",").map((i) => i.trim()).filter((i) => i)) {
+    const eq = item.indexOf("=");
+    if (eq <= 0) throw new InputError(`${prefix ? "Params" : "Tags"}: \`${item}\`: expected KEY=VALUE`);
+    const key = item.slice(0, eq).trim();
+    out[key.startsWith(prefix) ? key : prefix + key] = item.slice(eq + 1).trim();
+  }
+  return out;
+}
+
 /** `datetime-local` text (the browser's zone) as a Date, or undefined when empty or invalid. */
 function local(text: string): Date | undefined {
   if (!text) return undefined;
@@ -30,7 +43,10 @@ export function InstancesPage() {
   const status = query.get("status") ?? "";
   const from = query.get("from") ?? "";
   const to = query.get("to") ?? "";
-  const [form, setForm] = useState({ task, status, from, to });
+  // `KEY=VALUE` filters, several separated by commas: tags (or the task's labels), params fields.
+  const tag = query.get("tag") ?? "";
+  const param = query.get("param") ?? "";
+  const [form, setForm] = useState({ task, status, from, to, tag, param });
   const statusValue = status ? (InstanceStatus[status as keyof typeof InstanceStatus] ?? 0) : 0;
 
   const [pages, setPages] = useState<string[]>([]);
@@ -41,13 +57,15 @@ export function InstancesPage() {
       return api.listInstances({
         taskName: task,
         status: statusValue,
+        tags: pairs(tag),
+        params: pairs(param, "params."),
         pageSize: PAGE,
         pageToken: pages.at(-1) ?? "",
         startTime: lo && timestampFromDate(lo),
         endTime: hi && timestampFromDate(hi),
       });
     },
-    [task, status, from, to, pages.at(-1)],
+    [task, status, from, to, tag, param, pages.at(-1)],
     3000,
   );
 
@@ -62,6 +80,8 @@ export function InstancesPage() {
       status: statusValue,
       startTime: lo && timestampFromDate(lo),
       endTime: hi && timestampFromDate(hi),
+      tags: pairs(tag),
+      params: pairs(param, "params."),
       maxId,
     };
   };
@@ -128,6 +148,14 @@ export function InstancesPage() {
         <Field label={`Triggered before (${browserZone})`}>
           {(id) => (
             <input id={id} type="datetime-local" step={1} value={form.to} onInput={(e) => setForm({ ...form, to: e.currentTarget.value })} />
+          )}
+        </Field>
+        <Field label="Tags" hint="KEY=VALUE,... (an instance's tag or its task's label)">
+          {(id, d) => <input id={id} aria-describedby={d} value={form.tag} onInput={(e) => setForm({ ...form, tag: e.currentTarget.value })} />}
+        </Field>
+        <Field label="Params" hint="FIELD=VALUE,... (the task's search params)">
+          {(id, d) => (
+            <input id={id} aria-describedby={d} value={form.param} onInput={(e) => setForm({ ...form, param: e.currentTarget.value })} />
           )}
         </Field>
         <div class="actions">

@@ -136,6 +136,11 @@ async fn tags_params_and_labels_find_instances(db: &TestDb) {
     let tags = &listed["instances"][0]["tags"];
     assert_eq!(listed["instances"].as_array().map(Vec::len), Some(1), "{out:?}");
     assert_eq!((tags["batch"].as_str(), tags["params.customer_id"].as_str()), (Some("9"), Some("44")), "{out:?}");
+    // A bulk action by the same filters alone.
+    let out = axctl(&env, &["instance", "cancel", "--param", "customer_id=43", "--yes"]).await;
+    assert!(out.code == 0 && out.stdout.starts_with("canceled 1 instance(s); 1 matched"), "{out:?}");
+    let got = admin.get_instance(pb::GetInstanceRequest { id: b.id }).await.expect("get").into_inner();
+    assert_eq!(got.instance.expect("instance").status(), pb::InstanceStatus::Canceled);
 
     // Tags go with their instance.
     let delete = pb::BulkInstancesRequest {

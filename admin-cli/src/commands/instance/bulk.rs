@@ -5,42 +5,26 @@
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 
 use anyhow::{Result, bail};
-use ax_proto::v1::{BulkAction, BulkInstancesRequest, BulkInstancesResponse, InstanceSelector, InstanceStatus};
+use ax_proto::v1::{BulkAction, BulkInstancesRequest, BulkInstancesResponse, InstanceSelector};
 use clap::Args;
 use serde::Serialize;
 
 use crate::{
-    args::{parse_label, parse_param, parse_status, parse_timestamp},
     client::RpcResultExt as _,
     commands::Context,
     output::{self, OutputFormat},
 };
 
+use super::filters::Filters;
+
 /// The filters and safeguards of a bulk action.
 #[derive(Args, Debug, Default)]
 pub struct BulkArgs {
-    /// Only instances of this task.
-    #[arg(long, value_name = "NAME")]
-    pub task: Option<String>,
+    #[command(flatten)]
+    pub filters: Filters,
     /// Only instances of this app.
     #[arg(long, value_name = "APP")]
     pub app: Option<String>,
-    /// Only instances in this status (PENDING, RUNNING, FAILED, ..., any case).
-    #[arg(long, value_name = "S", value_parser = parse_status)]
-    pub status: Option<InstanceStatus>,
-    /// Only instances triggered at or after this instant (RFC 3339).
-    #[arg(long, value_name = "RFC3339", value_parser = parse_timestamp)]
-    pub since: Option<prost_types::Timestamp>,
-    /// Only instances triggered before this instant (RFC 3339).
-    #[arg(long, value_name = "RFC3339", value_parser = parse_timestamp)]
-    pub until: Option<prost_types::Timestamp>,
-    /// Only instances with this tag, or of a task with this label (repeatable: all must hold).
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_label)]
-    pub tags: Vec<(String, String)>,
-    /// Only instances whose params field holds this value, e.g. customer_id=42 (repeatable; the
-    /// task must list the field in --search-params).
-    #[arg(long = "param", value_name = "FIELD=VALUE", value_parser = parse_param)]
-    pub params: Vec<(String, String)>,
     /// The most instances the filter may match; more is refused with nothing changed (1-100000).
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub max: u32,
@@ -55,11 +39,7 @@ pub struct BulkArgs {
 impl BulkArgs {
     /// Whether any filter is set (an id and filters do not go together).
     pub fn any_filter(&self) -> bool {
-        self.task.is_some()
-            || self.app.is_some()
-            || self.status.is_some()
-            || self.since.is_some()
-            || self.until.is_some()
+        self.filters.any() || self.app.is_some()
     }
 
     /// Whether a flag that only a filter uses is set (with an id, they mean nothing).
@@ -68,14 +48,15 @@ impl BulkArgs {
     }
 
     fn selector(&self) -> InstanceSelector {
+        let f = &self.filters;
         InstanceSelector {
-            task_name: self.task.clone().unwrap_or_default(),
+            task_name: f.task.clone().unwrap_or_default(),
             app: self.app.clone().unwrap_or_default(),
-            status: self.status.unwrap_or(InstanceStatus::Unspecified) as i32,
-            start_time: self.since,
-            end_time: self.until,
-            tags: self.tags.iter().cloned().collect(),
-            params: self.params.iter().cloned().collect(),
+            status: f.status(),
+            start_time: f.since,
+            end_time: f.until,
+            tags: f.tags(),
+            params: f.params(),
             ..Default::default()
         }
     }

@@ -13,6 +13,7 @@ use crate::{
 mod bulk;
 mod cancel;
 mod delete;
+mod filters;
 mod follow;
 mod get;
 mod list;

@@ -320,6 +320,12 @@ impl AdminService for Fake {
     ) -> Reply<ax_proto::v1::BulkInstancesResponse> {
         Err(Status::failed_precondition(HOSTILE))
     }
+    async fn apply_tasks(
+        &self,
+        _: Request<ax_proto::v1::ApplyTasksRequest>,
+    ) -> Reply<ax_proto::v1::ApplyTasksResponse> {
+        Err(Status::failed_precondition(HOSTILE))
+    }
     type WatchInstanceStream =
         tonic::codegen::tokio_stream::Empty<std::result::Result<ax_proto::v1::WatchInstanceResponse, Status>>;
     async fn watch_instance(&self, _: Request<ax_proto::v1::WatchInstanceRequest>) -> Reply<Self::WatchInstanceStream> {

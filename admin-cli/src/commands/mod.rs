@@ -14,6 +14,7 @@ pub mod audit;
 pub mod calendar;
 pub mod certs;
 pub mod cluster;
+pub mod code;
 pub mod event;
 pub mod instance;
 pub mod rate_limit;
@@ -113,6 +114,13 @@ pub enum Command {
     /// Workflow runs: the instances chains and DAG edges created from one first instance.
     #[command(subcommand)]
     Run(run::RunCommand),
+    /// Show what `apply` would change for task files (JSON or YAML TaskSets), changing nothing.
+    Plan(code::PlanArgs),
+    /// Make the tasks of files true in one all-or-nothing call: create, update and (with --prune)
+    /// delete tasks.
+    Apply(code::ApplyArgs),
+    /// Write the stored tasks as a task file that `apply` reads back with no change.
+    Export(code::ExportArgs),
     /// Development certificates for mTLS (local files only, no server needed).
     #[command(subcommand)]
     Certs(certs::CertsCommand),
@@ -139,6 +147,9 @@ impl Command {
             Command::Calendar(command) => command.run(ctx).await,
             Command::Event(command) => command.run(ctx).await,
             Command::Run(command) => command.run(ctx).await,
+            Command::Plan(args) => code::plan(args, ctx).await,
+            Command::Apply(args) => code::apply(args, ctx).await,
+            Command::Export(args) => code::export(args, ctx).await,
             Command::Certs(command) => command.run(ctx),
             Command::Completions(args) => shell::completions(args, ctx, definition()),
             Command::Man(args) => shell::man(args, ctx, definition()),

@@ -54,7 +54,8 @@ pub use limits::{AppLimitView, app_limit_summary, app_limit_table};
 pub use preview::{PreviewView, preview_details};
 pub use print::{print_json, print_json_line, print_page, print_report, print_text};
 pub use tasks::{TaskEventView, TaskView, task_details, task_event_table, task_table};
-pub use terminal::escape_controls;
+pub use terminal::{escape_controls, escape_controls_but_newlines};
+pub use time::time_text;
 pub use trail::{InstanceEventView, LogLineView, event_trail, instance_event_views, log_line_text, log_table};
 
 /// What `-o/--output` selects.

@@ -1512,6 +1512,89 @@ pub struct DeleteTaskResponse {
     #[prost(uint64, tag = "1")]
     pub canceled_instances: u64,
 }
+/// A set of tasks as files hold it, in the proto's canonical JSON (or the same in YAML): what
+/// `axctl export` writes and `axctl plan`/`axctl apply` read. A file may also hold one TaskSpec
+/// alone.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct TaskSet {
+    /// The tasks, each a whole TaskSpec: a field left out takes its default, as in CreateTask.
+    ///
+    /// Next id: 2
+    #[prost(message, repeated, tag = "1")]
+    pub tasks: ::prost::alloc::vec::Vec<TaskSpec>,
+}
+/// ApplyTasks input.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ApplyTasksRequest {
+    /// The tasks as they should be, each a whole TaskSpec (a field left out takes its default, as in
+    /// CreateTask; a fixed rate or fixed delay without start_at keeps the stored anchor when its
+    /// interval is unchanged). Names must be unique. At most 1,000.
+    #[prost(message, repeated, tag = "1")]
+    pub tasks: ::prost::alloc::vec::Vec<TaskSpec>,
+    /// Also delete the tasks of the scope (see apps) that tasks does not name. A task named by the
+    /// chains or DAG edges of a task that stays is not deleted: the call fails naming both.
+    #[prost(bool, tag = "2")]
+    pub prune: bool,
+    /// The apps the set describes: every task must belong to one of them, and prune deletes only
+    /// within them. Empty: the apps of the set's tasks. The caller must hold the manage right on
+    /// each. Required with prune when tasks is empty.
+    #[prost(string, repeated, tag = "3")]
+    pub apps: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// Answer what the call would do and change nothing.
+    #[prost(bool, tag = "4")]
+    pub dry_run: bool,
+    /// Kept in the audit entry: why, or which commit the set comes from. Optional, at most 1,000
+    /// characters.
+    ///
+    /// Next id: 6
+    #[prost(string, tag = "5")]
+    pub change_note: ::prost::alloc::string::String,
+}
+/// One task's change in an ApplyTasks call, and what it does to the schedule.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct TaskChange {
+    /// The task.
+    #[prost(string, tag = "1")]
+    pub name: ::prost::alloc::string::String,
+    /// Its app (after the change; for a delete, the app it had).
+    #[prost(string, tag = "2")]
+    pub app: ::prost::alloc::string::String,
+    /// What happens to it.
+    #[prost(enumeration = "TaskChangeKind", tag = "3")]
+    pub kind: i32,
+    /// For an update: the fields that differ, named as in UpdateTask's update_mask.
+    #[prost(string, repeated, tag = "4")]
+    pub changed_fields: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// The next fire before the change (unset: none, or the task is new).
+    #[prost(message, optional, tag = "5")]
+    pub next_fire_before: ::core::option::Option<::prost_types::Timestamp>,
+    /// The next fire after the change (unset: none, or the task is deleted).
+    #[prost(message, optional, tag = "6")]
+    pub next_fire_after: ::core::option::Option<::prost_types::Timestamp>,
+    /// The chain and DAG edges the change removes, as `a -on_success-> b` (or on_failure, after_all).
+    #[prost(string, repeated, tag = "7")]
+    pub edges_removed: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// The chain and DAG edges the change adds, in the same form.
+    #[prost(string, repeated, tag = "8")]
+    pub edges_added: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// The calendars whose use the change starts or ends (the old and the new one when it moves).
+    ///
+    /// Next id: 10
+    #[prost(string, repeated, tag = "9")]
+    pub calendars: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+}
+/// ApplyTasks output.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ApplyTasksResponse {
+    /// One entry per task of the set, in the set's order, then one per task prune deletes (by name).
+    #[prost(message, repeated, tag = "1")]
+    pub changes: ::prost::alloc::vec::Vec<TaskChange>,
+    /// Whether the changes were made (false for a dry run).
+    ///
+    /// Next id: 3
+    #[prost(bool, tag = "2")]
+    pub applied: bool,
+}
 /// EnableTask input.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct EnableTaskRequest {
@@ -3361,6 +3444,48 @@ impl RetryTarget {
         }
     }
 }
+/// What ApplyTasks does to one task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum TaskChangeKind {
+    /// Not used.
+    Unspecified = 0,
+    /// The task does not exist: it is created.
+    Create = 1,
+    /// The task exists and some of its fields differ: they are changed.
+    Update = 2,
+    /// The task is in the prune scope and not in the set: it is deleted, its PENDING instances
+    /// canceled.
+    Delete = 3,
+    /// The task exists as the set says: nothing is written.
+    Unchanged = 4,
+}
+impl TaskChangeKind {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "TASK_CHANGE_KIND_UNSPECIFIED",
+            Self::Create => "TASK_CHANGE_KIND_CREATE",
+            Self::Update => "TASK_CHANGE_KIND_UPDATE",
+            Self::Delete => "TASK_CHANGE_KIND_DELETE",
+            Self::Unchanged => "TASK_CHANGE_KIND_UNCHANGED",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "TASK_CHANGE_KIND_UNSPECIFIED" => Some(Self::Unspecified),
+            "TASK_CHANGE_KIND_CREATE" => Some(Self::Create),
+            "TASK_CHANGE_KIND_UPDATE" => Some(Self::Update),
+            "TASK_CHANGE_KIND_DELETE" => Some(Self::Delete),
+            "TASK_CHANGE_KIND_UNCHANGED" => Some(Self::Unchanged),
+            _ => None,
+        }
+    }
+}
 /// Why an instance exists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
 #[repr(i32)]
@@ -3843,6 +3968,36 @@ pub mod admin_service_client {
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("ax.v1.AdminService", "DeleteTask"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// Makes the stored tasks what a task set says, in one transaction: creates the tasks it names that
+        /// do not exist, updates those that differ (only the fields that differ, named as in UpdateTask's
+        /// update_mask), and with prune deletes the tasks of the scope it does not name. All or nothing:
+        /// an error in any task changes nothing. Idempotent: the same set again changes nothing. A dry run
+        /// answers what the call would do (`axctl plan`) and changes nothing. One audit entry per applied
+        /// call, with the counts and the change note. Requires the manage right on every app it touches.
+        pub async fn apply_tasks(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ApplyTasksRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ApplyTasksResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = crate::codec::AxCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/ax.v1.AdminService/ApplyTasks",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("ax.v1.AdminService", "ApplyTasks"));
             self.inner.unary(req, path, codec).await
         }
         /// Enables a task: its next fire time is computed from now (missed fires while disabled are not run).
@@ -4794,6 +4949,19 @@ pub mod admin_service_server {
             tonic::Response<super::DeleteTaskResponse>,
             tonic::Status,
         >;
+        /// Makes the stored tasks what a task set says, in one transaction: creates the tasks it names that
+        /// do not exist, updates those that differ (only the fields that differ, named as in UpdateTask's
+        /// update_mask), and with prune deletes the tasks of the scope it does not name. All or nothing:
+        /// an error in any task changes nothing. Idempotent: the same set again changes nothing. A dry run
+        /// answers what the call would do (`axctl plan`) and changes nothing. One audit entry per applied
+        /// call, with the counts and the change note. Requires the manage right on every app it touches.
+        async fn apply_tasks(
+            &self,
+            request: tonic::Request<super::ApplyTasksRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ApplyTasksResponse>,
+            tonic::Status,
+        >;
         /// Enables a task: its next fire time is computed from now (missed fires while disabled are not run).
         async fn enable_task(
             &self,
@@ -5407,6 +5575,51 @@ pub mod admin_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DeleteTaskSvc(inner);
+                        let codec = crate::codec::AxCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/ax.v1.AdminService/ApplyTasks" => {
+                    #[allow(non_camel_case_types)]
+                    struct ApplyTasksSvc<T: AdminService>(pub Arc<T>);
+                    impl<
+                        T: AdminService,
+                    > tonic::server::UnaryService<super::ApplyTasksRequest>
+                    for ApplyTasksSvc<T> {
+                        type Response = super::ApplyTasksResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ApplyTasksRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as AdminService>::apply_tasks(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ApplyTasksSvc(inner);
                         let codec = crate::codec::AxCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

@@ -573,6 +573,23 @@ pub async fn delete_task(
     let mut tx = store.begin().await?;
     tx.flow().lock_graph().await?;
     let Some(id) = tx.tasks().lock_task(name).await? else { return Ok(DeleteOutcome::NotFound) };
+    let (outcome, persisted) = delete_locked_task(&mut tx, id, name, now, actor, routing).await?;
+    let Some(persisted) = persisted else { return Ok(outcome) };
+    tx.commit().await?;
+    persisted.after_commit(routing);
+    Ok(outcome)
+}
+
+/// [`delete_task`] in the caller's transaction, which holds the task-graph lock and the task's
+/// row lock: the outcome, and (when deleted) what to do once the transaction commits.
+pub async fn delete_locked_task(
+    tx: &mut Tx,
+    id: i64,
+    name: &str,
+    now: Ts,
+    actor: &Actor<'_>,
+    routing: &RoutingState,
+) -> StoreResult<(DeleteOutcome, Option<Persisted>)> {
     let mut naming: Vec<i64> = tx
         .flow()
         .edges_naming(id)
@@ -583,7 +600,7 @@ pub async fn delete_task(
     naming.sort_unstable();
     naming.dedup();
     if !naming.is_empty() {
-        return Ok(DeleteOutcome::Named(naming));
+        return Ok((DeleteOutcome::Named(naming), None));
     }
     let pending = tx.instances().lock_pending_of_task(id).await?;
     let ctx = Ctx { now, scheduler_id: actor.scheduler_id };
@@ -596,12 +613,10 @@ pub async fn delete_task(
             canceled += 1;
         }
     }
-    let persisted = persist(&mut tx, &mut rows, batch, ctx, routing).await?;
+    let persisted = persist(tx, &mut rows, batch, ctx, routing).await?;
     tx.tasks().delete_task_row(id).await?;
     let message = format!("deleted; {canceled} pending instance(s) canceled");
     tx.tasks().insert_task_event(id, name, now, crate::model::TaskEventKind::Deleted, actor.caller, &message).await?;
     tx.notify(Notice::Tasks).await?;
-    tx.commit().await?;
-    persisted.after_commit(routing);
-    Ok(DeleteOutcome::Deleted(canceled))
+    Ok((DeleteOutcome::Deleted(canceled), Some(persisted)))
 }

@@ -33,6 +33,7 @@ enum Rpc {
     ListTasks,
     UpdateTask,
     DeleteTask,
+    ApplyTasks,
     EnableTask,
     DisableTask,
     TriggerTask,
@@ -69,12 +70,13 @@ enum Rpc {
     DeleteAppLimit,
 }
 
-const RPCS: [Rpc; 39] = [
+const RPCS: [Rpc; 40] = [
     Rpc::CreateTask,
     Rpc::GetTask,
     Rpc::ListTasks,
     Rpc::UpdateTask,
     Rpc::DeleteTask,
+    Rpc::ApplyTasks,
     Rpc::EnableTask,
     Rpc::DisableTask,
     Rpc::TriggerTask,
@@ -125,6 +127,7 @@ impl Rpc {
             Rpc::CreateTask
             | Rpc::UpdateTask
             | Rpc::DeleteTask
+            | Rpc::ApplyTasks
             | Rpc::CreateCalendar
             | Rpc::UpdateCalendar
             | Rpc::DeleteCalendar
@@ -256,6 +259,12 @@ async fn call(c: &mut Client, rpc: Rpc, t: &Target, n: usize) -> Result<Vec<Stri
         }
         Rpc::DeleteTask => {
             c.delete_task(pb::DeleteTaskRequest { name }).await?;
+            vec![]
+        }
+        Rpc::ApplyTasks => {
+            // Creates the task that CreateTask would.
+            let s = spec(&format!("new-{}-{n}", t.app), t.app, "h", manual());
+            c.apply_tasks(pb::ApplyTasksRequest { tasks: vec![s], ..Default::default() }).await?;
             vec![]
         }
         Rpc::EnableTask => {

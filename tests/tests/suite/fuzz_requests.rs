@@ -407,6 +407,21 @@ fn preview_at_the_edges() -> impl Strategy<Value = Vec<u8>> {
 fn typed() -> BoxedStrategy<Vec<u8>> {
     prop_oneof![
         task_spec().prop_map(|task| pb::CreateTaskRequest { task }.encode_to_vec()),
+        (
+            prop::collection::vec(task_spec(), 0..4),
+            any::<bool>(),
+            prop::collection::vec(text(), 0..3),
+            any::<bool>(),
+            text()
+        )
+            .prop_map(|(tasks, prune, apps, dry_run, change_note)| pb::ApplyTasksRequest {
+                tasks: tasks.into_iter().flatten().collect(),
+                prune,
+                apps,
+                dry_run,
+                change_note,
+            }
+            .encode_to_vec()),
         (text(), task_spec(), prop::collection::vec(text(), 0..3)).prop_map(|(name, task, paths)| {
             pb::UpdateTaskRequest { name, task, update_mask: Some(prost_types::FieldMask { paths }) }.encode_to_vec()
         }),
@@ -555,6 +570,7 @@ async fn admin_calls(admin: &AdminServiceClient<Channel>, b: &[u8]) -> (usize, V
         list_tasks(pb::ListTasksRequest),
         update_task(pb::UpdateTaskRequest),
         delete_task(pb::DeleteTaskRequest),
+        apply_tasks(pb::ApplyTasksRequest),
         enable_task(pb::EnableTaskRequest),
         disable_task(pb::DisableTaskRequest),
         trigger_task(pb::TriggerTaskRequest),

@@ -44,6 +44,7 @@ mod sdk_mtls;
 mod store_contract;
 mod stream_endings;
 mod tags;
+mod taskfiles;
 mod tasks;
 mod traces;
 mod trail;

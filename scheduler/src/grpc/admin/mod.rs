@@ -29,6 +29,7 @@ use crate::{
 };
 
 mod alerts;
+mod apply;
 mod bulk;
 mod calendars;
 mod cluster;
@@ -335,6 +336,12 @@ impl AdminService for AdminApi {
     async fn delete_task(&self, req: Request<pb::DeleteTaskRequest>) -> Reply<pb::DeleteTaskResponse> {
         let mut n = Note::write("DeleteTask", task_target(&req.get_ref().name));
         let r = self.delete_task_(&req, &mut n).await;
+        self.finish(n, r).await
+    }
+
+    async fn apply_tasks(&self, req: Request<pb::ApplyTasksRequest>) -> Reply<pb::ApplyTasksResponse> {
+        let mut n = Note::write("ApplyTasks", "tasks");
+        let r = self.apply_tasks_(&req, &mut n).await;
         self.finish(n, r).await
     }
 

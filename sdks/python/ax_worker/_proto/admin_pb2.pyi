@@ -51,6 +51,14 @@ class RetryTarget(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RETRY_TARGET_SAME: _ClassVar[RetryTarget]
     RETRY_TARGET_ANY: _ClassVar[RetryTarget]
 
+class TaskChangeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TASK_CHANGE_KIND_UNSPECIFIED: _ClassVar[TaskChangeKind]
+    TASK_CHANGE_KIND_CREATE: _ClassVar[TaskChangeKind]
+    TASK_CHANGE_KIND_UPDATE: _ClassVar[TaskChangeKind]
+    TASK_CHANGE_KIND_DELETE: _ClassVar[TaskChangeKind]
+    TASK_CHANGE_KIND_UNCHANGED: _ClassVar[TaskChangeKind]
+
 class InstanceSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     INSTANCE_SOURCE_UNSPECIFIED: _ClassVar[InstanceSource]
@@ -130,6 +138,11 @@ RETRY_TARGET_UNSPECIFIED: RetryTarget
 RETRY_TARGET_OTHER: RetryTarget
 RETRY_TARGET_SAME: RetryTarget
 RETRY_TARGET_ANY: RetryTarget
+TASK_CHANGE_KIND_UNSPECIFIED: TaskChangeKind
+TASK_CHANGE_KIND_CREATE: TaskChangeKind
+TASK_CHANGE_KIND_UPDATE: TaskChangeKind
+TASK_CHANGE_KIND_DELETE: TaskChangeKind
+TASK_CHANGE_KIND_UNCHANGED: TaskChangeKind
 INSTANCE_SOURCE_UNSPECIFIED: InstanceSource
 INSTANCE_SOURCE_SCHEDULE: InstanceSource
 INSTANCE_SOURCE_CATCH_UP: InstanceSource
@@ -500,6 +513,56 @@ class DeleteTaskResponse(_message.Message):
     CANCELED_INSTANCES_FIELD_NUMBER: _ClassVar[int]
     canceled_instances: int
     def __init__(self, canceled_instances: _Optional[int] = ...) -> None: ...
+
+class TaskSet(_message.Message):
+    __slots__ = ("tasks",)
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    tasks: _containers.RepeatedCompositeFieldContainer[TaskSpec]
+    def __init__(self, tasks: _Optional[_Iterable[_Union[TaskSpec, _Mapping]]] = ...) -> None: ...
+
+class ApplyTasksRequest(_message.Message):
+    __slots__ = ("tasks", "prune", "apps", "dry_run", "change_note")
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    PRUNE_FIELD_NUMBER: _ClassVar[int]
+    APPS_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_NOTE_FIELD_NUMBER: _ClassVar[int]
+    tasks: _containers.RepeatedCompositeFieldContainer[TaskSpec]
+    prune: bool
+    apps: _containers.RepeatedScalarFieldContainer[str]
+    dry_run: bool
+    change_note: str
+    def __init__(self, tasks: _Optional[_Iterable[_Union[TaskSpec, _Mapping]]] = ..., prune: _Optional[bool] = ..., apps: _Optional[_Iterable[str]] = ..., dry_run: _Optional[bool] = ..., change_note: _Optional[str] = ...) -> None: ...
+
+class TaskChange(_message.Message):
+    __slots__ = ("name", "app", "kind", "changed_fields", "next_fire_before", "next_fire_after", "edges_removed", "edges_added", "calendars")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    APP_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELDS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_FIRE_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    NEXT_FIRE_AFTER_FIELD_NUMBER: _ClassVar[int]
+    EDGES_REMOVED_FIELD_NUMBER: _ClassVar[int]
+    EDGES_ADDED_FIELD_NUMBER: _ClassVar[int]
+    CALENDARS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    app: str
+    kind: TaskChangeKind
+    changed_fields: _containers.RepeatedScalarFieldContainer[str]
+    next_fire_before: _timestamp_pb2.Timestamp
+    next_fire_after: _timestamp_pb2.Timestamp
+    edges_removed: _containers.RepeatedScalarFieldContainer[str]
+    edges_added: _containers.RepeatedScalarFieldContainer[str]
+    calendars: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., app: _Optional[str] = ..., kind: _Optional[_Union[TaskChangeKind, str]] = ..., changed_fields: _Optional[_Iterable[str]] = ..., next_fire_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., next_fire_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., edges_removed: _Optional[_Iterable[str]] = ..., edges_added: _Optional[_Iterable[str]] = ..., calendars: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ApplyTasksResponse(_message.Message):
+    __slots__ = ("changes", "applied")
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_FIELD_NUMBER: _ClassVar[int]
+    changes: _containers.RepeatedCompositeFieldContainer[TaskChange]
+    applied: bool
+    def __init__(self, changes: _Optional[_Iterable[_Union[TaskChange, _Mapping]]] = ..., applied: _Optional[bool] = ...) -> None: ...
 
 class EnableTaskRequest(_message.Message):
     __slots__ = ("name",)

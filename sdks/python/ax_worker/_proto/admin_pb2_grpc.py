@@ -60,6 +60,11 @@ class AdminServiceStub:
                 request_serializer=ax_dot_v1_dot_admin__pb2.DeleteTaskRequest.SerializeToString,
                 response_deserializer=ax_dot_v1_dot_admin__pb2.DeleteTaskResponse.FromString,
                 _registered_method=True)
+        self.ApplyTasks = channel.unary_unary(
+                '/ax.v1.AdminService/ApplyTasks',
+                request_serializer=ax_dot_v1_dot_admin__pb2.ApplyTasksRequest.SerializeToString,
+                response_deserializer=ax_dot_v1_dot_admin__pb2.ApplyTasksResponse.FromString,
+                _registered_method=True)
         self.EnableTask = channel.unary_unary(
                 '/ax.v1.AdminService/EnableTask',
                 request_serializer=ax_dot_v1_dot_admin__pb2.EnableTaskRequest.SerializeToString,
@@ -267,6 +272,18 @@ class AdminServiceServicer:
 
     def DeleteTask(self, request, context):
         """Deletes a task. Its PENDING instances are canceled; running ones finish and keep their history.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ApplyTasks(self, request, context):
+        """Makes the stored tasks what a task set says, in one transaction: creates the tasks it names that
+        do not exist, updates those that differ (only the fields that differ, named as in UpdateTask's
+        update_mask), and with prune deletes the tasks of the scope it does not name. All or nothing:
+        an error in any task changes nothing. Idempotent: the same set again changes nothing. A dry run
+        answers what the call would do (`axctl plan`) and changes nothing. One audit entry per applied
+        call, with the counts and the change note. Requires the manage right on every app it touches.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -588,6 +605,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     request_deserializer=ax_dot_v1_dot_admin__pb2.DeleteTaskRequest.FromString,
                     response_serializer=ax_dot_v1_dot_admin__pb2.DeleteTaskResponse.SerializeToString,
             ),
+            'ApplyTasks': grpc.unary_unary_rpc_method_handler(
+                    servicer.ApplyTasks,
+                    request_deserializer=ax_dot_v1_dot_admin__pb2.ApplyTasksRequest.FromString,
+                    response_serializer=ax_dot_v1_dot_admin__pb2.ApplyTasksResponse.SerializeToString,
+            ),
             'EnableTask': grpc.unary_unary_rpc_method_handler(
                     servicer.EnableTask,
                     request_deserializer=ax_dot_v1_dot_admin__pb2.EnableTaskRequest.FromString,
@@ -895,6 +917,33 @@ class AdminService:
             '/ax.v1.AdminService/DeleteTask',
             ax_dot_v1_dot_admin__pb2.DeleteTaskRequest.SerializeToString,
             ax_dot_v1_dot_admin__pb2.DeleteTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ApplyTasks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ax.v1.AdminService/ApplyTasks',
+            ax_dot_v1_dot_admin__pb2.ApplyTasksRequest.SerializeToString,
+            ax_dot_v1_dot_admin__pb2.ApplyTasksResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -15,6 +15,8 @@ export interface ProtoGrpcType {
       AlertRule: MessageTypeDefinition
       AlertRuleSpec: MessageTypeDefinition
       AppLimit: MessageTypeDefinition
+      ApplyTasksRequest: MessageTypeDefinition
+      ApplyTasksResponse: MessageTypeDefinition
       AuditEntry: MessageTypeDefinition
       BackfillTaskRequest: MessageTypeDefinition
       BackfillTaskResponse: MessageTypeDefinition
@@ -126,8 +128,11 @@ export interface ProtoGrpcType {
       SetAppLimitResponse: MessageTypeDefinition
       StatusCount: MessageTypeDefinition
       Task: MessageTypeDefinition
+      TaskChange: MessageTypeDefinition
+      TaskChangeKind: EnumTypeDefinition
       TaskEvent: MessageTypeDefinition
       TaskPause: MessageTypeDefinition
+      TaskSet: MessageTypeDefinition
       TaskSpec: MessageTypeDefinition
       TestAlertRuleRequest: MessageTypeDefinition
       TestAlertRuleResponse: MessageTypeDefinition

@@ -2,6 +2,8 @@
 
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
+import type { ApplyTasksRequest as _ax_v1_ApplyTasksRequest, ApplyTasksRequest__Output as _ax_v1_ApplyTasksRequest__Output } from '../../ax/v1/ApplyTasksRequest';
+import type { ApplyTasksResponse as _ax_v1_ApplyTasksResponse, ApplyTasksResponse__Output as _ax_v1_ApplyTasksResponse__Output } from '../../ax/v1/ApplyTasksResponse';
 import type { BackfillTaskRequest as _ax_v1_BackfillTaskRequest, BackfillTaskRequest__Output as _ax_v1_BackfillTaskRequest__Output } from '../../ax/v1/BackfillTaskRequest';
 import type { BackfillTaskResponse as _ax_v1_BackfillTaskResponse, BackfillTaskResponse__Output as _ax_v1_BackfillTaskResponse__Output } from '../../ax/v1/BackfillTaskResponse';
 import type { BulkInstancesRequest as _ax_v1_BulkInstancesRequest, BulkInstancesRequest__Output as _ax_v1_BulkInstancesRequest__Output } from '../../ax/v1/BulkInstancesRequest';
@@ -82,6 +84,15 @@ import type { WatchInstanceRequest as _ax_v1_WatchInstanceRequest, WatchInstance
 import type { WatchInstanceResponse as _ax_v1_WatchInstanceResponse, WatchInstanceResponse__Output as _ax_v1_WatchInstanceResponse__Output } from '../../ax/v1/WatchInstanceResponse';
 
 export interface AdminServiceClient extends grpc.Client {
+  ApplyTasks(argument: _ax_v1_ApplyTasksRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ApplyTasksResponse__Output>): grpc.ClientUnaryCall;
+  ApplyTasks(argument: _ax_v1_ApplyTasksRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ApplyTasksResponse__Output>): grpc.ClientUnaryCall;
+  ApplyTasks(argument: _ax_v1_ApplyTasksRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ApplyTasksResponse__Output>): grpc.ClientUnaryCall;
+  ApplyTasks(argument: _ax_v1_ApplyTasksRequest, callback: grpc.requestCallback<_ax_v1_ApplyTasksResponse__Output>): grpc.ClientUnaryCall;
+  applyTasks(argument: _ax_v1_ApplyTasksRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ApplyTasksResponse__Output>): grpc.ClientUnaryCall;
+  applyTasks(argument: _ax_v1_ApplyTasksRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_ApplyTasksResponse__Output>): grpc.ClientUnaryCall;
+  applyTasks(argument: _ax_v1_ApplyTasksRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_ApplyTasksResponse__Output>): grpc.ClientUnaryCall;
+  applyTasks(argument: _ax_v1_ApplyTasksRequest, callback: grpc.requestCallback<_ax_v1_ApplyTasksResponse__Output>): grpc.ClientUnaryCall;
+  
   BackfillTask(argument: _ax_v1_BackfillTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_BackfillTaskResponse__Output>): grpc.ClientUnaryCall;
   BackfillTask(argument: _ax_v1_BackfillTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ax_v1_BackfillTaskResponse__Output>): grpc.ClientUnaryCall;
   BackfillTask(argument: _ax_v1_BackfillTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ax_v1_BackfillTaskResponse__Output>): grpc.ClientUnaryCall;
@@ -432,6 +443,8 @@ export interface AdminServiceClient extends grpc.Client {
 }
 
 export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation {
+  ApplyTasks: grpc.handleUnaryCall<_ax_v1_ApplyTasksRequest__Output, _ax_v1_ApplyTasksResponse>;
+  
   BackfillTask: grpc.handleUnaryCall<_ax_v1_BackfillTaskRequest__Output, _ax_v1_BackfillTaskResponse>;
   
   BulkInstances: grpc.handleUnaryCall<_ax_v1_BulkInstancesRequest__Output, _ax_v1_BulkInstancesResponse>;
@@ -513,6 +526,7 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
 }
 
 export interface AdminServiceDefinition extends grpc.ServiceDefinition {
+  ApplyTasks: MethodDefinition<_ax_v1_ApplyTasksRequest, _ax_v1_ApplyTasksResponse, _ax_v1_ApplyTasksRequest__Output, _ax_v1_ApplyTasksResponse__Output>
   BackfillTask: MethodDefinition<_ax_v1_BackfillTaskRequest, _ax_v1_BackfillTaskResponse, _ax_v1_BackfillTaskRequest__Output, _ax_v1_BackfillTaskResponse__Output>
   BulkInstances: MethodDefinition<_ax_v1_BulkInstancesRequest, _ax_v1_BulkInstancesResponse, _ax_v1_BulkInstancesRequest__Output, _ax_v1_BulkInstancesResponse__Output>
   CancelInstance: MethodDefinition<_ax_v1_CancelInstanceRequest, _ax_v1_CancelInstanceResponse, _ax_v1_CancelInstanceRequest__Output, _ax_v1_CancelInstanceResponse__Output>

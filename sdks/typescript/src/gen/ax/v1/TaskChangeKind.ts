@@ -1,0 +1,23 @@
+// Original file: ax/v1/admin.proto
+
+export const TaskChangeKind = {
+  TASK_CHANGE_KIND_UNSPECIFIED: 'TASK_CHANGE_KIND_UNSPECIFIED',
+  TASK_CHANGE_KIND_CREATE: 'TASK_CHANGE_KIND_CREATE',
+  TASK_CHANGE_KIND_UPDATE: 'TASK_CHANGE_KIND_UPDATE',
+  TASK_CHANGE_KIND_DELETE: 'TASK_CHANGE_KIND_DELETE',
+  TASK_CHANGE_KIND_UNCHANGED: 'TASK_CHANGE_KIND_UNCHANGED',
+} as const;
+
+export type TaskChangeKind =
+  | 'TASK_CHANGE_KIND_UNSPECIFIED'
+  | 0
+  | 'TASK_CHANGE_KIND_CREATE'
+  | 1
+  | 'TASK_CHANGE_KIND_UPDATE'
+  | 2
+  | 'TASK_CHANGE_KIND_DELETE'
+  | 3
+  | 'TASK_CHANGE_KIND_UNCHANGED'
+  | 4
+
+export type TaskChangeKind__Output = typeof TaskChangeKind[keyof typeof TaskChangeKind]

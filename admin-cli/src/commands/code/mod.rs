@@ -181,7 +181,10 @@ fn plan_text(v: &PlanView) -> String {
     let counts =
         format!("{} to create, {} to update, {} to delete, {} unchanged", v.create, v.update, v.delete, v.unchanged);
     if v.applied {
-        out.push_str(&format!("Applied: {counts}."));
+        out.push_str(&format!(
+            "Applied: {} created, {} updated, {} deleted, {} unchanged.",
+            v.create, v.update, v.delete, v.unchanged
+        ));
     } else if v.create + v.update + v.delete == 0 {
         out.push_str(&format!("No changes: {} task(s) as the files say.", v.unchanged));
     } else {

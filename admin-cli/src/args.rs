@@ -207,6 +207,31 @@ pub fn parse_list(text: &str) -> Result<List, String> {
     Ok(List(items.into_iter().filter(|i| !i.is_empty()).collect()))
 }
 
+/// One of a task's extra schedules (`--also`): `cron EXPR [in ZONE]` or `every DUR`; `''` (None)
+/// for none.
+pub fn parse_also(text: &str) -> Result<Option<ax_proto::v1::Schedule>, String> {
+    use ax_proto::v1::{CronSchedule, IntervalSchedule, Schedule, schedule::Kind};
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let kind = if let Some(every) = text.strip_prefix("every ") {
+        Kind::FixedRate(IntervalSchedule { interval: Some(parse_duration(every.trim())?), start_at: None })
+    } else if let Some(cron) = text.strip_prefix("cron ") {
+        let (expression, zone) = match cron.rsplit_once(" in ") {
+            Some((e, z)) => (e.trim(), z.trim()),
+            None => (cron.trim(), ""),
+        };
+        if expression.is_empty() {
+            return Err("no cron expression; expected e.g. 'cron 0 9 * * 1-5 in Europe/Berlin'".to_owned());
+        }
+        Kind::Cron(CronSchedule { expression: expression.to_owned(), time_zone: zone.to_owned(), dialect: 0 })
+    } else {
+        return Err("expected 'cron EXPR [in ZONE]' or 'every DUR' (or '' for none)".to_owned());
+    };
+    Ok(Some(Schedule { kind: Some(kind) }))
+}
+
 /// A finite decimal number such as `2.5` or `0.001` (Rust's own float parser also takes `NaN` and
 /// `inf`, which no rate means). The range is the server's.
 pub fn parse_rate(text: &str) -> Result<f64, String> {

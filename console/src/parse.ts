@@ -142,6 +142,29 @@ export function count(flag: string, text: string): number {
 }
 
 /** A comma-separated list (`--on-success A,B`): its items without surrounding spaces; empty is none. */
+/** One of a task's extra schedules as axctl's `--also` takes it: `cron EXPR [in ZONE]` or
+ * `every DUR`. */
+export type Also = { case: "cron"; expression: string; timeZone: string } | { case: "every"; interval: Duration };
+
+/** A `;`-separated list of `--also` schedules (nothing for none). */
+export function parseAlso(text: string): Also[] {
+  const items = text.split(";").map((i) => i.trim());
+  if (items.length > 1 && items.some((i) => !i)) throw new InputError("an empty item; expected 'cron EXPR [in ZONE]; every DUR'");
+  return items
+    .filter((i) => i)
+    .map((item): Also => {
+      if (item.startsWith("every ")) return { case: "every", interval: parseDuration(item.slice(6)) };
+      if (item.startsWith("cron ")) {
+        const rest = item.slice(5);
+        const at = rest.lastIndexOf(" in ");
+        const [expression, timeZone] = at < 0 ? [rest.trim(), ""] : [rest.slice(0, at).trim(), rest.slice(at + 4).trim()];
+        if (!expression) throw new InputError("no cron expression; expected e.g. 'cron 0 9 * * 1-5 in Europe/Berlin'");
+        return { case: "cron", expression, timeZone };
+      }
+      throw new InputError(`${JSON.stringify(item)}: expected 'cron EXPR [in ZONE]' or 'every DUR'`);
+    });
+}
+
 export function parseList(text: string): string[] {
   const items = text.split(",").map((i) => i.trim());
   if (items.length > 1 && items.some((i) => !i)) throw new InputError("an empty item; expected A,B,C (or nothing for none)");

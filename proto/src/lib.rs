@@ -62,4 +62,5 @@ pub const TASK_SPEC_UPDATABLE_FIELDS: &[&str] = &[
     "on_event",
     "event_filter",
     "search_params",
+    "extra_schedules",
 ];

@@ -48,6 +48,22 @@ pub enum Compiled {
     Manual,
     /// Another schedule's fires that a task's active window and excluded dates keep.
     Windowed(Box<Windowed>),
+    /// A task's cron and fixed-rate schedules (its `schedule`, then its `extra_schedules`) with their
+    /// fires merged: each instant once, made by the first of them that fires then.
+    Merged(Vec<Compiled>),
+}
+
+/// The TaskSpec path of a task's schedule number `i` in [`Compiled::Merged`] order.
+pub fn schedule_path(i: usize) -> String {
+    match i {
+        0 => "schedule".to_owned(),
+        n => format!("extra_schedules[{}]", n - 1),
+    }
+}
+
+/// The earliest of the fires.
+fn earliest(fires: impl Iterator<Item = Option<Ts>>) -> Option<Ts> {
+    fires.flatten().min()
 }
 
 /// A schedule whose fires are filtered by a [`Window`].
@@ -66,9 +82,21 @@ impl Compiled {
         config: &TaskConfig,
         calendar: &std::collections::BTreeSet<chrono::NaiveDate>,
     ) -> Result<Compiled, CronError> {
-        let inner = Compiled::compile(&config.schedule)?;
+        let mut inner = Compiled::compile(&config.schedule)?;
+        if !config.timing.extra_schedules.is_empty() {
+            let mut all = vec![inner];
+            for s in &config.timing.extra_schedules {
+                all.push(Compiled::compile(s)?);
+            }
+            inner = Compiled::Merged(all);
+        }
+        // The wall clock of excluded dates: the cron's zone (with several schedules, the first's).
         let tz = match &inner {
             Compiled::Cron(c) => c.time_zone(),
+            Compiled::Merged(all) => match all.first() {
+                Some(Compiled::Cron(c)) => c.time_zone(),
+                _ => chrono_tz::UTC,
+            },
             _ => chrono_tz::UTC,
         };
         let window = Window::new(&config.timing, calendar, tz);
@@ -103,6 +131,17 @@ impl Compiled {
             Compiled::OneTime { at } => (*at >= t).then_some(*at),
             Compiled::Manual => None,
             Compiled::Windowed(w) => w.keep(w.inner.at_or_after(t)),
+            Compiled::Merged(all) => earliest(all.iter().map(|m| m.at_or_after(t))),
+        }
+    }
+
+    /// Which of a task's several schedules makes the fire at `t` (the first that fires then, in
+    /// [`schedule_path`] order); `None` for a task with one schedule.
+    pub fn which(&self, t: Ts) -> Option<usize> {
+        match self {
+            Compiled::Merged(all) => all.iter().position(|m| m.at_or_after(t) == Some(t)),
+            Compiled::Windowed(w) => w.inner.which(t),
+            _ => None,
         }
     }
 
@@ -143,6 +182,7 @@ impl Compiled {
             Compiled::OneTime { at } => (*at >= now).then_some(*at),
             Compiled::Manual => None,
             Compiled::Windowed(w) => w.keep(w.inner.first_fire(now)),
+            Compiled::Merged(all) => earliest(all.iter().map(|m| m.first_fire(now))),
         })
     }
 
@@ -162,6 +202,7 @@ impl Compiled {
             }
             Compiled::FixedDelay { .. } | Compiled::OneTime { .. } | Compiled::Manual => None,
             Compiled::Windowed(w) => w.keep(w.inner.next_after(t)),
+            Compiled::Merged(all) => earliest(all.iter().map(|m| m.next_after(t))),
         })
     }
 
@@ -170,7 +211,11 @@ impl Compiled {
     pub fn after_completion(&self, finished_at: Ts) -> Option<Ts> {
         match self {
             Compiled::FixedDelay { interval, .. } => bounded(Some(add(finished_at, *interval))),
-            Compiled::Cron(_) | Compiled::FixedRate { .. } | Compiled::OneTime { .. } | Compiled::Manual => None,
+            Compiled::Cron(_)
+            | Compiled::FixedRate { .. }
+            | Compiled::OneTime { .. }
+            | Compiled::Manual
+            | Compiled::Merged(_) => None,
             Compiled::Windowed(w) => w.keep(w.inner.after_completion(finished_at)),
         }
     }
@@ -183,7 +228,7 @@ impl Compiled {
             Compiled::FixedRate { interval_us, .. } => Some(Duration::from_micros(*interval_us as u64)),
             Compiled::FixedDelay { interval, .. } => Some(*interval),
             Compiled::OneTime { .. } | Compiled::Manual | Compiled::Windowed(_) => None,
-            cron @ Compiled::Cron(_) => {
+            cron @ (Compiled::Cron(_) | Compiled::Merged(_)) => {
                 let mut prev = cron.first_fire(from)?;
                 let mut shortest: Option<Duration> = None;
                 for _ in 0..n {
@@ -227,6 +272,11 @@ impl Compiled {
             Compiled::OneTime { at } => format!("once at {}", at.to_rfc3339()),
             Compiled::Manual => "only when triggered by hand".to_owned(),
             Compiled::Windowed(w) => format!("{}; {}", w.inner.describe(), w.window.describe()),
+            Compiled::Merged(all) => {
+                let each: Vec<String> =
+                    all.iter().enumerate().map(|(i, m)| format!("{}: {}", schedule_path(i), m.describe())).collect();
+                format!("fires of {} schedules merged, each instant once ({})", all.len(), each.join("; "))
+            }
         }
     }
 
@@ -234,6 +284,9 @@ impl Compiled {
         match self {
             Compiled::Cron(c) => c.local_rfc3339(t),
             Compiled::Windowed(w) => w.inner.local_time(t),
+            Compiled::Merged(all) => {
+                self.which(t).and_then(|i| all.get(i)).map(|m| m.local_time(t)).unwrap_or_default()
+            }
             _ => String::new(),
         }
     }
@@ -346,7 +399,7 @@ pub fn preview(schedule: &Compiled, from: Ts, count: usize) -> Preview {
         Some(first) if n >= FREQUENCY_SAMPLE_CAP => (n - 1) as f64 / days(last - first),
         _ => n as f64 / 7.0,
     };
-    let mut warnings = match schedule.base() {
+    let warn = |c: &Compiled| match c {
         Compiled::Cron(c) => c.warnings(fires_per_day),
         Compiled::FixedRate { interval_us, .. } if *interval_us < 60_000_000 => {
             vec![format!(
@@ -356,6 +409,19 @@ pub fn preview(schedule: &Compiled, from: Ts, count: usize) -> Preview {
             )]
         }
         _ => Vec::new(),
+    };
+    let mut warnings = match schedule.base() {
+        Compiled::Merged(all) => {
+            // Each schedule's, once (two crons warn alike about the merged frequency).
+            let mut each: Vec<String> = Vec::new();
+            for w in all.iter().flat_map(warn) {
+                if !each.contains(&w) {
+                    each.push(w);
+                }
+            }
+            each
+        }
+        other => warn(other),
     };
     if first.is_none() && !matches!(schedule.base(), Compiled::Manual) {
         warnings.push("never fires after the given time".to_owned());
@@ -370,6 +436,8 @@ pub struct PlannedFire {
     pub fire_at: Ts,
     /// On time or catch-up.
     pub source: InstanceSource,
+    /// For a task with several schedules, which made the fire ([`schedule_path`] order).
+    pub schedule: Option<usize>,
 }
 
 /// What a trigger round does with one due task.
@@ -495,9 +563,17 @@ pub fn plan(schedule: &Compiled, next: Ts, now: Ts, horizon: Ts, rules: MisfireR
                 fires: FireSpan { first, last: last.unwrap_or(first), count: count(skipped) },
             });
         }
-        fires.extend(catch_up.into_iter().map(|fire_at| PlannedFire { fire_at, source: InstanceSource::CatchUp }));
+        fires.extend(catch_up.into_iter().map(|fire_at| PlannedFire {
+            fire_at,
+            source: InstanceSource::CatchUp,
+            schedule: schedule.which(fire_at),
+        }));
     }
-    fires.extend(on_time.into_iter().map(|fire_at| PlannedFire { fire_at, source: InstanceSource::Schedule }));
+    fires.extend(on_time.into_iter().map(|fire_at| PlannedFire {
+        fire_at,
+        source: InstanceSource::Schedule,
+        schedule: schedule.which(fire_at),
+    }));
     FirePlan { fires, next_fire_at: t, events }
 }
 

@@ -306,10 +306,9 @@ pub fn labels(field: &str, labels: &BTreeMap<String, String>) -> Result<()> {
     Ok(())
 }
 
-/// Tags of an instance (a trigger's, or a filter's): the rules of [`labels`], at most
-/// `MAX_LABELS`, and no key starting with `params.` (the tags of search params). Returned as
-/// (name, value) pairs.
-pub fn instance_tags(field: &str, tags: &std::collections::HashMap<String, String>) -> Result<Vec<(String, String)>> {
+/// The tags a ListInstances or bulk selector filters by: as [`instance_tags`], and also those axd
+/// sets (`ax.schedule`).
+pub fn tag_filters(field: &str, tags: &std::collections::HashMap<String, String>) -> Result<Vec<(String, String)>> {
     let sorted: BTreeMap<String, String> = tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     labels(field, &sorted)?;
     if let Some(k) = sorted.keys().find(|k| k.starts_with("params.")) {
@@ -322,6 +321,19 @@ pub fn instance_tags(field: &str, tags: &std::collections::HashMap<String, Strin
         return Err(Error::invalid(format!("{field}[{}]", quote(k)), "is empty"));
     }
     Ok(sorted.into_iter().collect())
+}
+
+/// A trigger's instance tags: label keys and values, none of the keys search params (`params.`)
+/// or axd (`ax.`) set.
+pub fn instance_tags(field: &str, tags: &std::collections::HashMap<String, String>) -> Result<Vec<(String, String)>> {
+    let sorted = tag_filters(field, tags)?;
+    if let Some((k, _)) = sorted.iter().find(|(k, _)| k.starts_with("ax.")) {
+        return Err(Error::invalid(
+            format!("{field}[{}]", quote(k)),
+            "keys starting with \"ax.\" are set by axd (ax.schedule: which of a task's schedules fired)",
+        ));
+    }
+    Ok(sorted)
 }
 
 /// A duration within `[min, max]`.

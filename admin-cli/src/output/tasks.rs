@@ -29,6 +29,8 @@ pub struct TaskView {
     pub handler: String,
     pub description: String,
     pub schedule: Option<ScheduleView>,
+    /// More schedules whose fires are merged with `schedule`'s.
+    pub extra_schedules: Vec<ScheduleView>,
     pub params: Value,
     pub enabled: Option<bool>,
     pub misfire_policy: String,
@@ -126,6 +128,7 @@ impl From<&Task> for TaskView {
             handler: spec.handler,
             description: spec.description,
             schedule: spec.schedule.as_ref().and_then(ScheduleView::from_proto),
+            extra_schedules: spec.extra_schedules.iter().filter_map(ScheduleView::from_proto).collect(),
             params: embedded_json(&spec.params),
             enabled: spec.enabled,
             misfire_policy: enum_name::<MisfirePolicy>(spec.misfire_policy),
@@ -189,7 +192,12 @@ pub fn task_details(task: &TaskView) -> String {
         .add("app", &task.app)
         .add("handler", &task.handler)
         .add("description", or_dash(Some(task.description.as_str())))
-        .add("schedule", task.schedule.as_ref().map_or_else(|| "-".to_owned(), ScheduleView::summary))
+        .add("schedule", task.schedule.as_ref().map_or_else(|| "-".to_owned(), ScheduleView::summary));
+    if !task.extra_schedules.is_empty() {
+        let also: Vec<String> = task.extra_schedules.iter().map(ScheduleView::summary).collect();
+        fields.add("also", also.join("; "));
+    }
+    fields
         .add("enabled", task.enabled.map_or_else(|| "-".to_owned(), |e| e.to_string()))
         .add("next fire", or_dash(task.next_fire_time.clone()))
         .add("params", json_text(&task.params))
@@ -425,7 +433,8 @@ pub(super) mod tests {
     use std::collections::HashMap;
 
     use ax_proto::v1::{
-        Backoff, CronDialect, CronSchedule, ExponentialBackoff, RetryPolicy, Schedule, TaskSpec, backoff, schedule,
+        Backoff, CronDialect, CronSchedule, ExponentialBackoff, IntervalSchedule, RetryPolicy, Schedule, TaskSpec,
+        backoff, schedule,
     };
     use serde_json::json;
 
@@ -500,6 +509,12 @@ pub(super) mod tests {
                 must_finish_within: dur(3600),
                 on_event: "order.paid".into(),
                 event_filter: "payload.vip".into(),
+                extra_schedules: vec![Schedule {
+                    kind: Some(schedule::Kind::FixedRate(IntervalSchedule {
+                        interval: dur(14_400),
+                        start_at: ts(1_767_225_600),
+                    })),
+                }],
             }),
             next_fire_time: ts(1_767_232_800),
             create_time: ts(1_767_225_600),
@@ -529,6 +544,7 @@ pub(super) mod tests {
         (spec.start_time, spec.end_time, spec.exclude_dates, spec.calendar, spec.jitter) =
             (None, None, Vec::new(), String::new(), None);
         (spec.on_success, spec.on_failure, spec.after_all) = (Vec::new(), Vec::new(), Vec::new());
+        spec.extra_schedules = Vec::new();
         (spec.concurrency_key, spec.concurrency_limit, spec.unique_key, spec.unique_for) =
             (String::new(), None, String::new(), None);
         (spec.must_finish_within, spec.search_params) = (None, Vec::new());
@@ -590,6 +606,7 @@ pub(super) mod tests {
             "cooldown": "45s"
         });
         let rest = json!({
+                "extra_schedules": [{"kind": "FIXED_RATE", "interval": "4h", "start_at": "2026-01-01T00:00:00Z"}],
                 "start_time": "2026-01-01T00:00:00Z",
                 "end_time": "2027-01-01T00:00:00Z",
                 "exclude_dates": ["2026-12-25", "2027-01-01"],
@@ -669,7 +686,13 @@ pub(super) mod tests {
         let view = TaskView::from(&cron_task());
         let details = task_details(&view);
         assert!(details.starts_with("name:            nightly\nid:              7\n"), "{details}");
-        assert!(details.contains("\nschedule:        cron `0 2 * * *` in Europe/London (UNIX)\n"), "{details}");
+        assert!(
+            details.contains(
+                "\nschedule:        cron `0 2 * * *` in Europe/London (UNIX)\nalso:            every 4h from \
+                 2026-01-01T00:00:00Z\n"
+            ),
+            "{details}"
+        );
         assert!(
             details.contains("\nretries:         3 retries, exponential 10s x2 up to 5m, jitter 0.1\n"),
             "{details}"

@@ -30,7 +30,8 @@ export function TaskPage(props: { name: string }) {
   const spec = task?.spec;
   const zone = taskZone(task);
   const preview = useLoad(
-    async () => (spec?.schedule ? (await api.previewSchedule({ schedule: spec.schedule, count: 5 })).preview : undefined),
+    async () =>
+      spec?.schedule ? (await api.previewSchedule({ schedule: spec.schedule, extraSchedules: spec.extraSchedules, count: 5 })).preview : undefined,
     [task?.version, String(task?.nextFireTime?.seconds)],
   );
   const instances = useLoad(async () => (await api.listInstances({ taskName: name, pageSize: 10 })).instances, [name], 3000);

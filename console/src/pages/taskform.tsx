@@ -263,7 +263,7 @@ function TaskForm(props: { original: Task | undefined }) {
 
   const onPreview = async () => {
     try {
-      const r = await api.previewSchedule({ schedule: scheduleOf(f), count: 5 });
+      const r = await api.previewSchedule({ schedule: scheduleOf(f), extraSchedules: specMore(m).extraSchedules, count: 5 });
       setPreview(r.preview);
       setMsg(null);
     } catch (e) {

@@ -2,14 +2,16 @@
 // active window and calendar, deadlines and events, chains and DAG edges, search params — each as
 // `axctl task create`/`update` takes it (flags named in errors), each with its UpdateTask mask
 // path. `moreFacts` shows the ones a task sets on its page.
+import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { JSX } from "preact";
 import { durationMs } from "../format";
-import { RetryTarget, type TaskSpec } from "../gen/ax/v1/admin_pb";
-import { count, field, formatDuration, parseDuration, parseList, parseTimestamp } from "../parse";
+import { RetryTarget, ScheduleSchema, type Schedule, type TaskSpec } from "../gen/ax/v1/admin_pb";
+import { count, field, formatDuration, parseAlso, parseDuration, parseList, parseTimestamp } from "../parse";
 import { Field } from "../ui";
 
 export interface More {
+  also: string;
   selector: string;
   retryOn: string;
   shards: string;
@@ -38,6 +40,7 @@ export interface More {
 }
 
 export const MORE_EMPTY: More = {
+  also: "",
   selector: "",
   retryOn: "",
   shards: "",
@@ -92,6 +95,7 @@ export const MORE_MASK: [string, string][] = [
   ["on_success", "onSuccess"],
   ["on_failure", "onFailure"],
   ["after_all", "afterAll"],
+  ["extra_schedules", "extraSchedules"],
 ];
 
 const dur = (d: Parameters<typeof durationMs>[0]) => {
@@ -100,8 +104,17 @@ const dur = (d: Parameters<typeof durationMs>[0]) => {
 };
 const num = (n: number | undefined) => (n === undefined ? "" : String(n));
 
+/** An extra schedule as `--also` takes it (a fixed rate's anchor is not shown). */
+function alsoText(s: Schedule): string {
+  const k = s.kind;
+  if (k.case === "cron") return `cron ${k.value.expression}${k.value.timeZone ? ` in ${k.value.timeZone}` : ""}`;
+  if (k.case === "fixedRate") return `every ${dur(k.value.interval)}`;
+  return "";
+}
+
 export function moreOf(s: TaskSpec): More {
   return {
+    also: s.extraSchedules.map(alsoText).join("; "),
     selector: s.selector,
     retryOn: s.retryOn ? (RetryTarget[s.retryOn] ?? "") : "",
     shards: s.shards ? String(s.shards) : "",
@@ -138,6 +151,14 @@ export function specMore(m: More): Omit<Partial<TaskSpec>, "$typeName" | "$unkno
   const t = (flag: string, text: string) => opt(text, () => field(flag, text, parseTimestamp));
   const list = (flag: string, text: string) => field(flag, text, parseList);
   return {
+    extraSchedules: field("also", m.also, parseAlso).map((a) =>
+      create(ScheduleSchema, {
+        kind:
+          a.case === "cron"
+            ? { case: "cron", value: { expression: a.expression, timeZone: a.timeZone } }
+            : { case: "fixedRate", value: { interval: a.interval } },
+      }),
+    ),
     selector: m.selector.trim(),
     retryOn: m.retryOn ? (RetryTarget[m.retryOn as keyof typeof RetryTarget] ?? 0) : 0,
     shards: n("shards", m.shards) ?? 0,
@@ -216,6 +237,7 @@ export function MoreFields(props: { m: More; set: (m: More) => void }) {
       </fieldset>
       <fieldset>
         <legend>Window, deadline and events</legend>
+        {text("also", "Also fires on", "More schedules merged with this one (cron or every only): cron 0 9 * * 1-5 in Europe/Berlin; every 4h")}
         <div class="row">
           {text("startTime", "Active from", "RFC 3339, e.g. 2026-03-08T00:00:00Z")}
           {text("endTime", "Active until", "RFC 3339")}
@@ -248,6 +270,7 @@ export function moreFacts(s: TaskSpec): [string, string][] {
   const m = moreOf(s);
   const out: [string, string][] = [];
   const add = (name: string, v: string) => v && out.push([name, v]);
+  add("Also fires on", m.also);
   add("Worker selector", m.selector);
   add("Retry on", m.retryOn && m.retryOn.toLowerCase());
   add("Shards", m.shards);

@@ -1253,10 +1253,19 @@ pub struct TaskSpec {
     /// ListInstances.params and InstanceSelector.params look up by index. A path missing from an
     /// instance's params gives it no tag. At most 4 paths, no two alike. Children of a broadcast or
     /// sharded fire get none (their parent is found). Empty: none.
-    ///
-    /// Next id: 41
     #[prost(string, repeated, tag = "40")]
     pub search_params: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// More schedules beside `schedule`, each a cron (with its own time zone) or fixed_rate schedule;
+    /// `schedule` must then be cron or fixed_rate too. The task fires at every instant any of them
+    /// fires, once per instant: two that fire at the same instant make one instance, credited to the
+    /// first of them (`schedule`, then these in order). Each scheduled instance of such a task carries
+    /// the tag "ax.schedule" naming the one that made it ("schedule", "extra_schedules\[0\]", ...), and
+    /// its trail says so. The window, excluded dates, calendar, jitter, misfire and overlap policies
+    /// apply to the merged fires. At most 8, no two alike nor like `schedule`. Empty: `schedule` only.
+    ///
+    /// Next id: 42
+    #[prost(message, repeated, tag = "41")]
+    pub extra_schedules: ::prost::alloc::vec::Vec<Schedule>,
 }
 /// A task's pause (PauseTask).
 ///
@@ -1476,7 +1485,8 @@ pub struct UpdateTaskRequest {
     /// retry_policy, labels, selector, retry_on, shards, hash_key, priority, max_running, max_pending,
     /// cooldown_after, cooldown, start_time, end_time, exclude_dates, calendar, jitter, on_success,
     /// on_failure, after_all, concurrency_key, concurrency_limit, unique_key, unique_for,
-    /// must_finish_within, on_event, event_filter, search_params. Required and non-empty.
+    /// must_finish_within, on_event, event_filter, search_params, extra_schedules. Required and
+    /// non-empty.
     ///
     /// Next id: 4
     #[prost(message, optional, tag = "3")]
@@ -1701,8 +1711,9 @@ pub struct TriggerTaskRequest {
     pub wait: ::core::option::Option<::prost_types::Duration>,
     /// Tags of the instance: ListInstances.tags and InstanceSelector.tags find it by them. Keys and
     /// values as TaskSpec.labels (at most 32; a key of letters, digits, . _ / - up to 63 bytes, not
-    /// starting with "params.", which search_params use; a value up to 255 bytes). Optional; a
-    /// trigger answered with an earlier instance (its idempotency key) changes no tag.
+    /// starting with "params.", which search_params use, nor "ax.", which axd sets; a value up to 255
+    /// bytes). Optional; a trigger answered with an earlier instance (its idempotency key) changes no
+    /// tag.
     ///
     /// Next id: 8
     #[prost(map = "string, string", tag = "7")]
@@ -1750,7 +1761,7 @@ pub struct TriggerTaskResponse {
     pub done: bool,
 }
 /// PreviewSchedule input.
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct PreviewScheduleRequest {
     /// The schedule to evaluate. Required; `manual` has no fires.
     #[prost(message, optional, tag = "1")]
@@ -1779,10 +1790,13 @@ pub struct PreviewScheduleRequest {
     #[prost(string, repeated, tag = "8")]
     pub exclude_dates: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
     /// A calendar whose dates are left out too (must exist).
-    ///
-    /// Next id: 10
     #[prost(string, tag = "9")]
     pub calendar: ::prost::alloc::string::String,
+    /// More schedules whose fires are merged with schedule's, as TaskSpec.extra_schedules.
+    ///
+    /// Next id: 11
+    #[prost(message, repeated, tag = "10")]
+    pub extra_schedules: ::prost::alloc::vec::Vec<Schedule>,
 }
 /// PreviewSchedule output.
 #[derive(Clone, PartialEq, ::prost::Message)]

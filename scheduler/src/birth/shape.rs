@@ -75,6 +75,19 @@ pub fn search_tags(task: &Task, params: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The tags of a scheduled fire's instance: its search params', and for a task with several
+/// schedules [`SCHEDULE_TAG`] naming the one that made it (`schedule`: its [`crate::schedule::schedule_path`] index).
+pub fn fire_tags(task: &Task, schedule: Option<usize>) -> Vec<(String, String)> {
+    let mut tags = search_tags(task, &task.config.params);
+    if let Some(i) = schedule {
+        tags.push((SCHEDULE_TAG.to_owned(), crate::schedule::schedule_path(i)));
+    }
+    tags
+}
+
+/// The tag naming which of a task's several schedules made an instance.
+pub const SCHEDULE_TAG: &str = "ax.schedule";
+
 /// For a task with a uniqueness window: the value of its uniqueness key in `params` (checked
 /// before; a stored task changed behind axd's back keys by `(no <path>)`) and the window.
 pub fn unique_of(task: &Task, params: &str) -> Option<(String, std::time::Duration)> {

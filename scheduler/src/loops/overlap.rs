@@ -31,9 +31,17 @@ pub struct Admission {
 fn why(task: &Task, fire: &PlannedFire) -> String {
     match fire.source {
         InstanceSource::CatchUp => {
-            format!("misfire catch-up ({}) for the fire at {}", task.config.misfire_policy, fire.fire_at.to_rfc3339())
+            let by = fire.schedule.map(|i| format!(" of {}", crate::schedule::schedule_path(i))).unwrap_or_default();
+            format!(
+                "misfire catch-up ({}) for the fire{by} at {}",
+                task.config.misfire_policy,
+                fire.fire_at.to_rfc3339()
+            )
         }
-        _ => format!("fired on schedule for {}", fire.fire_at.to_rfc3339()),
+        _ => match fire.schedule {
+            Some(i) => format!("fired by {} for {}", crate::schedule::schedule_path(i), fire.fire_at.to_rfc3339()),
+            None => format!("fired on schedule for {}", fire.fire_at.to_rfc3339()),
+        },
     }
 }
 
@@ -162,6 +170,7 @@ mod tests {
             .map(|k| PlannedFire {
                 fire_at: chrono::DateTime::from_timestamp(1_800_000_000 + 60 * k, 0).expect("t"),
                 source: InstanceSource::Schedule,
+                schedule: None,
             })
             .collect()
     }

@@ -574,7 +574,7 @@ async fn admit_fires(
             reason,
             trace_parent: rc.traces.new_root(),
             route: shape::route_of(task, &task.config.params),
-            tags: shape::search_tags(task, &task.config.params),
+            tags: shape::fire_tags(task, f.schedule),
             lineage: Default::default(),
         };
         let born = birth::conceive(ti, task, new, rc.workers);

@@ -17,6 +17,8 @@ pub const MAX_LINKS: usize = 32;
 
 /// Longest jitter (and it must also be shorter than the schedule's period).
 pub const MAX_JITTER: Duration = Duration::from_secs(86_400);
+/// The most `extra_schedules` a task may have.
+pub const MAX_EXTRA_SCHEDULES: usize = 8;
 
 /// Most fires one backfill creates (a longer range is refused: split it).
 pub const MAX_BACKFILL: usize = 1000;
@@ -36,6 +38,9 @@ pub struct Timing {
     /// Each fire runs up to this much later, by an offset derived from the task name and the fire
     /// time (the same on every axd); shorter than the schedule's period.
     pub jitter: Option<Duration>,
+    /// More cron and fixed-rate schedules beside the task's own (which is then cron or fixed rate
+    /// too): the task fires at each instant any of them fires, once.
+    pub extra_schedules: Vec<super::Schedule>,
 }
 
 impl Timing {

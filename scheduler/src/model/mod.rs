@@ -92,7 +92,10 @@ mod flow;
 mod placement;
 pub mod trail;
 pub use cluster::{Command, SchedulerRecord, SessionSpan, WorkerRecord};
-pub use flow::{Calendar, EdgeKind, Flow, Lineage, MAX_BACKFILL, MAX_DATES, MAX_JITTER, MAX_LINKS, Pause, Timing};
+pub use flow::{
+    Calendar, EdgeKind, Flow, Lineage, MAX_BACKFILL, MAX_DATES, MAX_EXTRA_SCHEDULES, MAX_JITTER, MAX_LINKS, Pause,
+    Timing,
+};
 pub use placement::{
     AppLimit, CooldownPolicy, DEFAULT_MAX_PENDING, InstanceRoute, MAX_PRIORITY, MAX_SHARDS, PRIORITY_STEP, Placement,
     RetryOn, WorkerStreak,

@@ -90,6 +90,11 @@ macro_rules! embed_migrations {
                 "tags",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0016_tags.sql")),
             ),
+            (
+                17_i64,
+                "extra_schedules",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0017_extra_schedules.sql")),
+            ),
         ]
     };
 }

@@ -33,6 +33,7 @@ mod flow;
 mod history;
 mod instances;
 mod intake;
+mod json_columns;
 mod keys;
 mod migrations;
 pub mod mysql;

@@ -5,14 +5,19 @@
 //! Adding a column to `ax_instance` means: its migration (one per backend), its line in
 //! [`InstanceRaw`] (with `= expr` if the lifecycle writes it), and the code that uses it.
 
-use std::{collections::BTreeMap, num::NonZeroU32, str::FromStr, sync::LazyLock, time::Duration};
+use std::{num::NonZeroU32, sync::LazyLock};
 
+use super::json_columns::{corrupt, micros_duration, parse};
+pub(crate) use super::json_columns::{
+    decode_backoff, decode_labels, decode_list, decode_schedules, encode_backoff, encode_labels, encode_list,
+    encode_schedules,
+};
 use super::value::{Column, Kind, Row, Value};
 use crate::{
-    error::{StoreError, StoreResult},
+    error::StoreResult,
     model::{
-        Backoff, CooldownPolicy, CronDialect, Flow, Instance, InstanceEvent, InstanceRoute, Lineage, MAX_PRIORITY,
-        Pause, Placement, RetryPolicy, Schedule, ScheduleKind, Task, TaskConfig, Timing, WorkerRecord, duration_micros,
+        CooldownPolicy, CronDialect, Flow, Instance, InstanceEvent, InstanceRoute, Lineage, MAX_PRIORITY, Pause,
+        Placement, RetryPolicy, Schedule, ScheduleKind, Task, TaskConfig, Timing, WorkerRecord, duration_micros,
         from_micros, to_micros, trail,
     },
 };
@@ -144,6 +149,7 @@ table! {
         on_event: Option<String>,
         event_filter: Option<String>,
         search_params: Option<String>,
+        extra_schedules: Option<String>,
     }
 }
 
@@ -272,18 +278,6 @@ impl WorkerRaw {
     }
 }
 
-fn corrupt(table: &'static str, reason: impl Into<String>) -> StoreError {
-    StoreError::Corrupt { table, reason: reason.into() }
-}
-
-fn parse<T: FromStr<Err = String>>(table: &'static str, v: &str) -> StoreResult<T> {
-    v.parse::<T>().map_err(|e| corrupt(table, e))
-}
-
-fn micros_duration(us: i64) -> Duration {
-    Duration::from_micros(u64::try_from(us).unwrap_or(0))
-}
-
 fn u32_of(table: &'static str, column: &str, v: i32) -> StoreResult<u32> {
     u32::try_from(v).map_err(|_| corrupt(table, format!("{column} = {v} is negative")))
 }
@@ -360,6 +354,7 @@ impl TaskRaw {
             on_event: c.flow.on_event.clone(),
             event_filter: c.flow.event_filter.clone(),
             search_params: encode_names(p.search_params.iter().cloned()),
+            extra_schedules: encode_schedules(&c.timing.extra_schedules),
         }
     }
 
@@ -440,6 +435,7 @@ impl TaskRaw {
                     exclude_dates: decode_dates(T, self.exclude_dates.as_deref())?,
                     calendar: self.calendar,
                     jitter: self.jitter_us.map(micros_duration),
+                    extra_schedules: decode_schedules(T, self.extra_schedules.as_deref())?,
                 },
                 flow: Flow {
                     on_success: decode_names(self.on_success.as_deref()),
@@ -573,30 +569,6 @@ pub(crate) fn decode_dates(
             chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").map_err(|e| corrupt(table, format!("date {d:?}: {e}")))
         })
         .collect()
-}
-
-pub(crate) fn encode_backoff(b: &Backoff) -> String {
-    serde_json::to_string(b).unwrap_or_else(|_| "{}".to_owned())
-}
-
-pub(crate) fn decode_backoff(table: &'static str, s: &str) -> StoreResult<Backoff> {
-    serde_json::from_str(s).map_err(|e| corrupt(table, format!("backoff {s:?}: {e}")))
-}
-
-pub(crate) fn encode_labels(l: &BTreeMap<String, String>) -> String {
-    serde_json::to_string(l).unwrap_or_else(|_| "{}".to_owned())
-}
-
-pub(crate) fn decode_labels(table: &'static str, s: &str) -> StoreResult<BTreeMap<String, String>> {
-    serde_json::from_str(s).map_err(|e| corrupt(table, format!("labels {s:?}: {e}")))
-}
-
-pub(crate) fn encode_list(l: &[String]) -> String {
-    serde_json::to_string(l).unwrap_or_else(|_| "[]".to_owned())
-}
-
-pub(crate) fn decode_list(table: &'static str, s: &str) -> StoreResult<Vec<String>> {
-    serde_json::from_str(s).map_err(|e| corrupt(table, format!("list {s:?}: {e}")))
 }
 
 table! {

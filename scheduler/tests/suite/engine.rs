@@ -430,3 +430,105 @@ fn preview_shows_local_and_utc_times() {
     assert_eq!(p.fires[0].at, utc(2026, 3, 8, 7, 0, 0));
     assert_eq!(p.fires[0].local, "2026-03-08T03:00:00-04:00");
 }
+
+/// A cron at 09:00 and 17:00 on weekdays (Berlin) and a fixed rate every 4 h from midnight UTC.
+fn merged() -> Compiled {
+    let cron = Compiled::compile(&Schedule::Cron {
+        expression: "0 9,17 * * 1-5".into(),
+        time_zone: "Europe/Berlin".into(),
+        dialect: CronDialect::Unix,
+    })
+    .expect("cron");
+    let rate = Compiled::compile(&Schedule::FixedRate {
+        interval: Duration::from_secs(4 * 3600),
+        start_at: utc(2026, 6, 1, 0, 0, 0),
+    })
+    .expect("rate");
+    Compiled::Merged(vec![cron, rate])
+}
+
+#[test]
+fn several_schedules_fire_merged_each_instant_once_credited_to_the_first_that_fires_then() {
+    let m = merged();
+    // Monday 2026-06-01; Berlin is UTC+2: the cron fires at 07:00 and 15:00 UTC.
+    let mut got = Vec::new();
+    let mut t = m.first_fire(utc(2026, 6, 1, 0, 0, 0));
+    while let Some(at) = t.filter(|at| *at < utc(2026, 6, 2, 0, 0, 0)) {
+        got.push((at, m.which(at)));
+        t = m.next_after(at);
+    }
+    let (cron, rate) = (Some(0), Some(1));
+    assert_eq!(
+        got,
+        vec![
+            (utc(2026, 6, 1, 0, 0, 0), rate),
+            (utc(2026, 6, 1, 4, 0, 0), rate),
+            (utc(2026, 6, 1, 7, 0, 0), cron),
+            (utc(2026, 6, 1, 8, 0, 0), rate),
+            (utc(2026, 6, 1, 12, 0, 0), rate),
+            (utc(2026, 6, 1, 15, 0, 0), cron),
+            (utc(2026, 6, 1, 16, 0, 0), rate),
+            (utc(2026, 6, 1, 20, 0, 0), rate),
+        ]
+    );
+    // Both fire at 08:00 UTC when the cron runs at 10:00 Berlin: one fire, the cron's (first).
+    let both = Compiled::Merged(vec![
+        Compiled::compile(&Schedule::Cron {
+            expression: "0 10 * * *".into(),
+            time_zone: "Europe/Berlin".into(),
+            dialect: CronDialect::Unix,
+        })
+        .expect("cron"),
+        Compiled::compile(&Schedule::FixedRate {
+            interval: Duration::from_secs(4 * 3600),
+            start_at: utc(2026, 6, 1, 0, 0, 0),
+        })
+        .expect("rate"),
+    ]);
+    let at = utc(2026, 6, 1, 8, 0, 0);
+    assert_eq!(both.next_after(utc(2026, 6, 1, 4, 0, 0)), Some(at));
+    assert_eq!(both.which(at), Some(0));
+    assert_eq!(both.next_after(at), Some(utc(2026, 6, 1, 12, 0, 0)), "the same instant is not fired twice");
+    // The misfire plan walks the merged fires and credits each.
+    let rules = MisfireRules { policy: MisfirePolicy::FireAll, threshold: Duration::from_secs(60), max_catch_up: 10 };
+    let now = utc(2026, 6, 1, 12, 0, 30);
+    let p = plan(&both, utc(2026, 6, 1, 4, 0, 0), now, now, rules);
+    let planned: Vec<(Ts, InstanceSource, Option<usize>)> =
+        p.fires.iter().map(|f| (f.fire_at, f.source, f.schedule)).collect();
+    assert_eq!(
+        planned,
+        vec![
+            (utc(2026, 6, 1, 4, 0, 0), InstanceSource::CatchUp, Some(1)),
+            (utc(2026, 6, 1, 8, 0, 0), InstanceSource::CatchUp, Some(0)),
+            (utc(2026, 6, 1, 12, 0, 0), InstanceSource::Schedule, Some(1)),
+        ]
+    );
+    assert_eq!(p.next_fire_at, Some(utc(2026, 6, 1, 16, 0, 0)));
+    // A preview shows the merged fires with each one's wall clock, and says how it reads them.
+    let pv = preview(&m, utc(2026, 6, 1, 1, 0, 0), 2);
+    assert_eq!(
+        pv.fires.iter().map(|f| f.at).collect::<Vec<_>>(),
+        vec![utc(2026, 6, 1, 4, 0, 0), utc(2026, 6, 1, 7, 0, 0)]
+    );
+    assert_eq!(pv.fires[1].local, "2026-06-01T09:00:00+02:00");
+    assert!(pv.description.starts_with("fires of 2 schedules merged"), "{}", pv.description);
+    assert!(pv.description.contains("extra_schedules[0]: every 4h"), "{}", pv.description);
+    // One schedule alone credits none.
+    assert_eq!(Compiled::compile(&Schedule::Manual).expect("manual").which(at), None);
+}
+
+#[test]
+fn a_preview_of_several_schedules_warns_once_about_their_merged_frequency() {
+    let every_second = |zone: &str| {
+        Compiled::compile(&Schedule::Cron {
+            expression: "* * * * * *".into(),
+            time_zone: zone.into(),
+            dialect: CronDialect::Unix,
+        })
+        .expect("cron")
+    };
+    let m = Compiled::Merged(vec![every_second("UTC"), every_second("Asia/Tokyo")]);
+    let p = preview(&m, utc(2026, 6, 1, 0, 0, 0), 3);
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(p.warnings[0].contains("86400 times a day"), "{:?}", p.warnings);
+}

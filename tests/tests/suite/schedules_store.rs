@@ -315,6 +315,7 @@ async fn windows_excluded_dates_and_calendars_skip_fires_on_the_task_s_wall_cloc
         exclude_dates: [day(3)].into(),
         calendar: Some("holidays".into()),
         jitter: None,
+        extra_schedules: Vec::new(),
     };
     let task = create(&store, "tokyo", c, t0()).await;
     let tokyo =
@@ -530,6 +531,37 @@ async fn intake_rows_become_one_instance_each_and_bad_rows_keep_their_error(db: 
     assert_eq!(again.rows, 0, "refused rows are not read again");
 }
 
+/// A task with a cron every 2 s and a fixed rate every 3 s fires at each instant either fires, once:
+/// at t0+6 both fire and one instance is made, credited to the cron (`schedule`, first); each
+/// instance's tag and creation reason name the schedule that made it.
+async fn several_schedules_fire_merged_once_per_instant_each_instance_naming_its_schedule(db: &TestDb) {
+    let store = db.store().await;
+    let mut c = config(cron("*/2 * * * * *", "UTC"));
+    c.timing.extra_schedules = vec![Schedule::FixedRate { interval: Duration::from_secs(3), start_at: at(3) }];
+    let task = create(&store, "merged", c, at(0)).await;
+    assert_eq!(task.next_fire_at, Some(at(2)), "the cron's first fire comes first");
+    for s in 1..=7 {
+        fire(&store, at(s)).await;
+    }
+    let made = instances(&store, "merged").await;
+    let fires: Vec<Ts> = made.iter().map(|i| i.fire_at).collect();
+    assert_eq!(fires, [at(2), at(3), at(4), at(6)], "t0+6 (both schedules) fired once");
+    let ids: Vec<i64> = made.iter().map(|i| i.id).collect();
+    let tags = store.conn().await.expect("conn").instances().tags_of(&ids).await.expect("tags");
+    let by: Vec<String> = ids
+        .iter()
+        .map(|id| tags[id].iter().find(|(k, _)| k == "ax.schedule").map(|(_, v)| v.clone()).unwrap_or_default())
+        .collect();
+    assert_eq!(by, ["schedule", "extra_schedules[0]", "schedule", "schedule"]);
+    assert_eq!(first_reason(&store, ids[1]).await, format!("fired by extra_schedules[0] for {}", at(3).to_rfc3339()));
+    // A task with one schedule carries no such tag.
+    let plain = create(&store, "plain", config(cron("*/2 * * * * *", "UTC")), at(7)).await;
+    fire(&store, at(8)).await;
+    let one = instances(&store, &plain.name).await;
+    let tags = store.conn().await.expect("conn").instances().tags_of(&[one[0].id]).await.expect("tags");
+    assert!(tags.get(&one[0].id).is_none_or(|t| t.iter().all(|(k, _)| k != "ax.schedule")), "{tags:?}");
+}
+
 on_every_backend!(
     buffer_one_keeps_one_waiting_starts_it_when_the_active_one_ends_and_skips_the_rest,
     buffer_all_runs_every_fire_one_at_a_time_in_fire_order,
@@ -541,4 +573,5 @@ on_every_backend!(
     a_chain_fires_once_per_finished_instance_with_its_output_merged,
     a_dag_task_runs_once_per_run_when_all_its_upstreams_succeeded,
     intake_rows_become_one_instance_each_and_bad_rows_keep_their_error,
+    several_schedules_fire_merged_once_per_instant_each_instance_naming_its_schedule,
 );

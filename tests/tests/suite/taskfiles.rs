@@ -18,6 +18,8 @@ use tonic::{Code, transport::Channel};
 
 type Admin = pb::admin_service_client::AdminServiceClient<Channel>;
 
+const SEC: Duration = Duration::from_secs(1);
+
 fn ts_in(d: Duration) -> prost_types::Timestamp {
     let t = std::time::SystemTime::now() + d;
     let s = t.duration_since(std::time::UNIX_EPOCH).expect("after 1970");
@@ -105,6 +107,18 @@ fn every_kind() -> Vec<pb::TaskSpec> {
     event.event_filter = "payload.method=card,payload.amount".into();
     let mut fan = spec("tc-fan", "tc", "h", cron("*/5 * * * *"));
     fan.routing = pb::RoutingStrategy::Broadcast.into();
+    fan.extra_schedules = vec![
+        pb::Schedule {
+            kind: Some(Kind::FixedRate(pb::IntervalSchedule { interval: Some(dur(SEC * 6 * 3600)), start_at: None })),
+        },
+        pb::Schedule {
+            kind: Some(Kind::Cron(pb::CronSchedule {
+                expression: "0 0 12 * * *".into(),
+                time_zone: "Asia/Tokyo".into(),
+                dialect: 0,
+            })),
+        },
+    ];
     // Created in this order: a chain names tasks that exist.
     vec![full, rate, delay, once, next, alarm, first, dag, event, fan]
 }
@@ -315,7 +329,63 @@ async fn bad_sets_are_refused_naming_file_task_and_field_and_change_nothing(db: 
     axd.stop().await;
 }
 
+/// Several schedules: what a task's extra schedules may be, refused naming the field.
+async fn extra_schedules_are_checked_naming_the_field(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    let every = |s: u64| pb::Schedule {
+        kind: Some(Kind::FixedRate(pb::IntervalSchedule { interval: Some(dur(SEC * s as u32)), start_at: None })),
+    };
+    let with = |schedule: Kind, extra: Vec<pb::Schedule>| pb::TaskSpec {
+        extra_schedules: extra,
+        ..spec("xs", "xs", "h", schedule)
+    };
+    let once = pb::Schedule { kind: Some(once_after(Duration::from_secs(60))) };
+    let cases = [
+        (with(cron("0 * * * *"), vec![once]), "task.extra_schedules[0]", "must be a cron or fixed_rate"),
+        (with(manual(), vec![every(60)]), "task.schedule", "must be a cron or fixed_rate schedule when"),
+        (with(cron("0 * * * *"), vec![every(60), every(60)]), "task.extra_schedules[1]", "is the same as"),
+        (
+            with(cron("0 * * * *"), vec![pb::Schedule { kind: Some(cron("0 * * * *")) }]),
+            "task.extra_schedules[0]",
+            "is the same as schedule",
+        ),
+        (with(cron("0 * * * *"), (1..=9).map(|s| every(s * 60)).collect()), "task.extra_schedules", "at most 8"),
+        (
+            with(cron("0 * * * *"), vec![pb::Schedule { kind: Some(cron("61 * * * *")) }]),
+            "task.extra_schedules[0].cron.expression",
+            "out of range",
+        ),
+    ];
+    for (task, field, why) in cases {
+        let e = admin.create_task(pb::CreateTaskRequest { task: Some(task.clone()) }).await.expect_err("refused");
+        assert_eq!(e.code(), Code::InvalidArgument, "{task:?}");
+        assert!(e.message().starts_with(&format!("{field}: ")) && e.message().contains(why), "{field}: {e:?}");
+    }
+    // A good one: its preview merges the fires, and a trigger may not set the tag axd sets.
+    let good = with(cron("0 0 * * * *"), vec![every(20 * 60)]);
+    let created = admin.create_task(pb::CreateTaskRequest { task: Some(good) }).await.expect("create").into_inner();
+    let preview = created.preview.expect("preview");
+    assert!(preview.description.starts_with("fires of 2 schedules merged"), "{preview:?}");
+    let trigger = pb::TriggerTaskRequest {
+        name: "xs".into(),
+        tags: [("ax.schedule".to_owned(), "schedule".to_owned())].into(),
+        ..Default::default()
+    };
+    let e = admin.trigger_task(trigger).await.expect_err("reserved tag");
+    assert!(e.message().starts_with("tags[\"ax.schedule\"]:"), "{e:?}");
+    // ... but a filter may name it.
+    let by_schedule = pb::ListInstancesRequest {
+        task_name: "xs".into(),
+        tags: [("ax.schedule".to_owned(), "extra_schedules[0]".to_owned())].into(),
+        ..Default::default()
+    };
+    admin.list_instances(by_schedule).await.expect("a filter by ax.schedule");
+    axd.stop().await;
+}
+
 on_every_backend!(
     export_then_apply_changes_nothing_and_a_changed_set_is_applied_whole,
-    bad_sets_are_refused_naming_file_task_and_field_and_change_nothing
+    bad_sets_are_refused_naming_file_task_and_field_and_change_nothing,
+    extra_schedules_are_checked_naming_the_field
 );

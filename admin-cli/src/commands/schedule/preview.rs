@@ -34,6 +34,10 @@ pub struct PreviewArgs {
     /// No fire before this instant (RFC 3339); with --every also its anchor [default: now].
     #[arg(long, value_name = "RFC3339", value_parser = parse_timestamp)]
     pub start_at: Option<prost_types::Timestamp>,
+    /// Another schedule whose fires are merged in (each instant once): 'cron EXPR [in ZONE]' or
+    /// 'every DUR'; repeatable.
+    #[arg(long, value_name = "SCHEDULE", value_parser = crate::args::parse_also)]
+    pub also: Vec<Option<Schedule>>,
     /// No fire after this instant (RFC 3339).
     #[arg(long, value_name = "RFC3339", value_parser = parse_timestamp)]
     pub end_at: Option<prost_types::Timestamp>,
@@ -92,6 +96,7 @@ pub async fn run(args: PreviewArgs, ctx: &Context) -> Result<()> {
         end_time: args.end_at,
         exclude_dates: args.exclude.clone().unwrap_or_default().0,
         calendar: args.calendar.clone().unwrap_or_default(),
+        extra_schedules: args.also.iter().flatten().cloned().collect(),
     };
     let mut client = ctx.client().await?;
     let response = client.preview_schedule(request).await.rpc()?;

@@ -17,7 +17,7 @@ use ax_proto::v1::{
 use clap::{ArgGroup, Args};
 
 use crate::args::{
-    Concurrency, Dialect, List, Misfire, RetryOn, Routing, Setting, parse_backoff, parse_count_or_default,
+    Concurrency, Dialect, List, Misfire, RetryOn, Routing, Setting, parse_also, parse_backoff, parse_count_or_default,
     parse_duration, parse_duration_or_default, parse_duration_or_none, parse_label, parse_list, parse_max_running,
     parse_timestamp, parse_timestamp_or_none, parse_whole,
 };
@@ -68,6 +68,11 @@ pub struct TaskFields {
     /// Fire this long after the previous scheduled instance finished.
     #[arg(long, value_name = "DUR", value_parser = parse_duration, help_heading = SCHEDULE)]
     pub fixed_delay: Option<prost_types::Duration>,
+    /// Another schedule whose fires are merged with the task's (each instant once): 'cron EXPR [in
+    /// ZONE]' or 'every DUR'; repeatable, at most 8; the task's own schedule must be --cron or
+    /// --every. On update the given ones replace the stored list; '' for none.
+    #[arg(long, value_name = "SCHEDULE", value_parser = parse_also, help_heading = SCHEDULE)]
+    pub also: Vec<Option<Schedule>>,
     /// No fire before this instant (RFC 3339), whatever the schedule; with --every / --fixed-delay
     /// also their anchor [default: one interval from now]; `none` clears it.
     #[arg(long, value_name = "RFC3339|none", value_parser = parse_timestamp_or_none, help_heading = WINDOW)]
@@ -244,6 +249,10 @@ impl TaskFields {
         if let Some(schedule) = self.schedule() {
             spec.schedule = Some(schedule);
             paths.push("schedule");
+        }
+        if !self.also.is_empty() {
+            spec.extra_schedules = self.also.iter().flatten().cloned().collect();
+            paths.push("extra_schedules");
         }
         if let Some(params) = &self.params {
             spec.params = params.clone();

@@ -83,6 +83,7 @@ async fn preview(client: &mut AdminClient, spec: Option<ax_proto::v1::TaskSpec>)
         end_time: spec.end_time,
         exclude_dates: spec.exclude_dates,
         calendar: spec.calendar,
+        extra_schedules: spec.extra_schedules,
     };
     let response = client.preview_schedule(request).await.rpc()?;
     Ok(response.preview)

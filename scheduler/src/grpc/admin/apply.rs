@@ -68,15 +68,24 @@ fn same_field(a: &pb::TaskSpec, b: &pb::TaskSpec, field: &str) -> bool {
         on_event,
         event_filter,
         search_params,
+        extra_schedules,
     )
 }
 
 /// A fixed rate or fixed delay written without its anchor keeps the stored one while its kind and
 /// interval are unchanged (otherwise each apply would move it to "now + interval").
 fn keep_anchor(want: &mut pb::TaskSpec, have: &pb::TaskSpec) {
+    keep_anchor_of(want.schedule.as_mut(), have.schedule.as_ref());
+    for (i, w) in want.extra_schedules.iter_mut().enumerate() {
+        keep_anchor_of(Some(w), have.extra_schedules.get(i));
+    }
+}
+
+/// [`keep_anchor`] for one schedule and the stored one in its place.
+fn keep_anchor_of(want: Option<&mut pb::Schedule>, have: Option<&pb::Schedule>) {
     use pb::schedule::Kind;
-    let have = have.schedule.as_ref().and_then(|s| s.kind.as_ref());
-    let want = want.schedule.as_mut().and_then(|s| s.kind.as_mut());
+    let have = have.and_then(|s| s.kind.as_ref());
+    let want = want.and_then(|s| s.kind.as_mut());
     let (w, h) = match (want, have) {
         (Some(Kind::FixedRate(w)), Some(Kind::FixedRate(h)))
         | (Some(Kind::FixedDelay(w)), Some(Kind::FixedDelay(h))) => (w, h),

@@ -89,7 +89,7 @@ impl AdminApi {
             let value = crate::routing::hash::key_text(&serde_json::Value::String(value.clone()));
             out.push(TagFilter { name: path.clone(), value, tasks: Vec::new() });
         }
-        let tags = validate::instance_tags(&format!("{prefix}tags"), tags)?;
+        let tags = validate::tag_filters(&format!("{prefix}tags"), tags)?;
         if !tags.is_empty() {
             let mut conn = self.core.pools.admin.conn().await?;
             for (name, value) in tags {

@@ -297,8 +297,26 @@ impl AdminApi {
         };
         let schedule = r.schedule.as_ref().ok_or_else(|| Error::invalid("schedule", "is required"))?;
         let schedule = convert::schedule_from_pb("schedule", schedule, from)?;
-        let compiled =
+        let extra = convert::extra_schedules_from_pb("extra_schedules", &r.extra_schedules, from)?;
+        use crate::model::Schedule;
+        if !extra.is_empty() && !matches!(schedule, Schedule::Cron { .. } | Schedule::FixedRate { .. }) {
+            return Err(Error::invalid(
+                "schedule",
+                "must be a cron or fixed_rate schedule when extra_schedules are set (their fires are merged)",
+            ));
+        }
+        let mut compiled =
             Compiled::compile(&schedule).map_err(|e| Error::invalid(format!("schedule.{}", e.field), e.reason))?;
+        if !extra.is_empty() {
+            let mut all = vec![compiled];
+            for (i, s) in extra.iter().enumerate() {
+                all.push(
+                    Compiled::compile(s)
+                        .map_err(|e| Error::invalid(format!("extra_schedules[{i}].{}", e.field), e.reason))?,
+                );
+            }
+            compiled = Compiled::Merged(all);
+        }
         // The window and jitter fields, checked as a task's are.
         let mut timing = crate::model::Timing {
             start: r.start_time.as_ref().map(|t| convert::ts_from_pb("start_time", t)).transpose()?,
@@ -306,6 +324,7 @@ impl AdminApi {
             exclude_dates: convert::dates_from_pb("exclude_dates", &r.exclude_dates)?,
             calendar: None,
             jitter: None,
+            extra_schedules: extra,
         };
         if let (Some(start), Some(end)) = (timing.start, timing.end)
             && end < start

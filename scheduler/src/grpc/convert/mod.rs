@@ -44,7 +44,7 @@ pub use self::{
     enums::{link_kind_to_pb, status_from_pb, status_to_pb},
     explain::{explanation_to_pb, finding_kind_to_pb},
     records::{event_to_pb, instance_to_pb, log_to_pb, worker_to_pb},
-    schedule::schedule_from_pb,
+    schedule::{extra_schedules_from_pb, schedule_from_pb},
     tasks::{
         MAX_SEARCH_PARAMS, MAX_TASK_LIMIT, UPDATABLE_FIELDS, apply_field, check_placement, check_timing, dates_from_pb,
         dates_to_pb, fire_span_to_pb, preview_to_pb, spec_to_pb, task_event_to_pb, task_from_pb, task_to_pb,

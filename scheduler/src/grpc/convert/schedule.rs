@@ -72,6 +72,29 @@ pub fn schedule_from_pb(field: &str, s: &pb::Schedule, now: Ts) -> Result<Schedu
     })
 }
 
+/// A task's `extra_schedules`: each a cron or fixed-rate schedule, at most
+/// [`crate::model::MAX_EXTRA_SCHEDULES`], none the same as another.
+pub fn extra_schedules_from_pb(field: &str, list: &[pb::Schedule], now: Ts) -> Result<Vec<Schedule>> {
+    use pb::schedule::Kind;
+    let max = crate::model::MAX_EXTRA_SCHEDULES;
+    if list.len() > max {
+        return Err(Error::invalid(field, format!("{} schedules; at most {max}", list.len())));
+    }
+    let mut out: Vec<Schedule> = Vec::with_capacity(list.len());
+    for (i, s) in list.iter().enumerate() {
+        let f = format!("{field}[{i}]");
+        if !matches!(s.kind, Some(Kind::Cron(_) | Kind::FixedRate(_))) {
+            return Err(Error::invalid(&f, "must be a cron or fixed_rate schedule"));
+        }
+        let parsed = schedule_from_pb(&f, s, now)?;
+        if let Some(j) = out.iter().position(|o| *o == parsed) {
+            return Err(Error::invalid(f, format!("is the same as {field}[{j}]")));
+        }
+        out.push(parsed);
+    }
+    Ok(out)
+}
+
 pub(super) fn schedule_to_pb(s: &Schedule) -> pb::Schedule {
     use pb::schedule::Kind;
     let kind = match s {

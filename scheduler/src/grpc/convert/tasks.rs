@@ -114,8 +114,20 @@ pub fn check_timing(c: &TaskConfig, task_name: &str, prefix: &str, now: Ts) -> R
             format!("{} is before start_time {}", end.to_rfc3339(), start.to_rfc3339()),
         ));
     }
+    if !t.extra_schedules.is_empty() {
+        if !matches!(c.schedule, Schedule::Cron { .. } | Schedule::FixedRate { .. }) {
+            return Err(Error::invalid(
+                format!("{prefix}.schedule"),
+                "must be a cron or fixed_rate schedule when extra_schedules are set (their fires are merged)",
+            ));
+        }
+        if let Some(i) = t.extra_schedules.iter().position(|s| *s == c.schedule) {
+            return Err(Error::invalid(format!("{prefix}.extra_schedules[{i}]"), "is the same as schedule"));
+        }
+    }
     if let Some(j) = t.jitter {
-        let compiled = Compiled::compile(&c.schedule)
+        // The period of every schedule's fires merged (the window aside).
+        let compiled = Compiled::for_task(c, &Default::default())
             .map_err(|e| Error::invalid(format!("{prefix}.schedule.{}", e.field), &e.reason))?;
         if c.schedule == Schedule::Manual {
             return Err(Error::invalid(format!("{prefix}.jitter"), "a manual schedule has no fires to delay"));
@@ -225,6 +237,9 @@ pub fn apply_field(c: &mut TaskConfig, spec: &pb::TaskSpec, name: &str, prefix: 
             c.description = spec.description.clone();
         }
         "schedule" => c.schedule = schedule_from_pb(&f, required(&f, &spec.schedule)?, now)?,
+        "extra_schedules" => {
+            c.timing.extra_schedules = super::schedule::extra_schedules_from_pb(&f, &spec.extra_schedules, now)?
+        }
         "params" => c.params = validate::params(&f, &spec.params)?,
         "enabled" => c.enabled = spec.enabled.unwrap_or(true),
         "misfire_policy" => c.misfire_policy = misfire_from_pb(&f, spec.misfire_policy)?,
@@ -441,6 +456,7 @@ pub fn spec_to_pb(name: &str, c: &TaskConfig) -> pb::TaskSpec {
         on_event: c.flow.on_event.clone().unwrap_or_default(),
         event_filter: c.flow.event_filter.clone().unwrap_or_default(),
         search_params: c.placement.search_params.clone(),
+        extra_schedules: c.timing.extra_schedules.iter().map(schedule_to_pb).collect(),
     }
 }
 

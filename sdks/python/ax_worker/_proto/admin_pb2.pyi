@@ -268,7 +268,7 @@ class RetryPolicy(_message.Message):
     def __init__(self, max_retries: _Optional[int] = ..., backoff: _Optional[_Union[Backoff, _Mapping]] = ...) -> None: ...
 
 class TaskSpec(_message.Message):
-    __slots__ = ("name", "app", "handler", "description", "schedule", "params", "enabled", "misfire_policy", "misfire_threshold", "max_catch_up", "concurrency_policy", "routing", "timeout", "retry_policy", "labels", "selector", "retry_on", "shards", "hash_key", "priority", "max_running", "max_pending", "cooldown_after", "cooldown", "start_time", "end_time", "exclude_dates", "calendar", "jitter", "on_success", "on_failure", "after_all", "concurrency_key", "concurrency_limit", "unique_key", "unique_for", "must_finish_within", "on_event", "event_filter", "search_params")
+    __slots__ = ("name", "app", "handler", "description", "schedule", "params", "enabled", "misfire_policy", "misfire_threshold", "max_catch_up", "concurrency_policy", "routing", "timeout", "retry_policy", "labels", "selector", "retry_on", "shards", "hash_key", "priority", "max_running", "max_pending", "cooldown_after", "cooldown", "start_time", "end_time", "exclude_dates", "calendar", "jitter", "on_success", "on_failure", "after_all", "concurrency_key", "concurrency_limit", "unique_key", "unique_for", "must_finish_within", "on_event", "event_filter", "search_params", "extra_schedules")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -316,6 +316,7 @@ class TaskSpec(_message.Message):
     ON_EVENT_FIELD_NUMBER: _ClassVar[int]
     EVENT_FILTER_FIELD_NUMBER: _ClassVar[int]
     SEARCH_PARAMS_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_SCHEDULES_FIELD_NUMBER: _ClassVar[int]
     name: str
     app: str
     handler: str
@@ -356,7 +357,8 @@ class TaskSpec(_message.Message):
     on_event: str
     event_filter: str
     search_params: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., description: _Optional[str] = ..., schedule: _Optional[_Union[Schedule, _Mapping]] = ..., params: _Optional[str] = ..., enabled: _Optional[bool] = ..., misfire_policy: _Optional[_Union[MisfirePolicy, str]] = ..., misfire_threshold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_catch_up: _Optional[int] = ..., concurrency_policy: _Optional[_Union[ConcurrencyPolicy, str]] = ..., routing: _Optional[_Union[RoutingStrategy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_policy: _Optional[_Union[RetryPolicy, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., selector: _Optional[str] = ..., retry_on: _Optional[_Union[RetryTarget, str]] = ..., shards: _Optional[int] = ..., hash_key: _Optional[str] = ..., priority: _Optional[int] = ..., max_running: _Optional[int] = ..., max_pending: _Optional[int] = ..., cooldown_after: _Optional[int] = ..., cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exclude_dates: _Optional[_Iterable[str]] = ..., calendar: _Optional[str] = ..., jitter: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., on_success: _Optional[_Iterable[str]] = ..., on_failure: _Optional[_Iterable[str]] = ..., after_all: _Optional[_Iterable[str]] = ..., concurrency_key: _Optional[str] = ..., concurrency_limit: _Optional[int] = ..., unique_key: _Optional[str] = ..., unique_for: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., must_finish_within: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., on_event: _Optional[str] = ..., event_filter: _Optional[str] = ..., search_params: _Optional[_Iterable[str]] = ...) -> None: ...
+    extra_schedules: _containers.RepeatedCompositeFieldContainer[Schedule]
+    def __init__(self, name: _Optional[str] = ..., app: _Optional[str] = ..., handler: _Optional[str] = ..., description: _Optional[str] = ..., schedule: _Optional[_Union[Schedule, _Mapping]] = ..., params: _Optional[str] = ..., enabled: _Optional[bool] = ..., misfire_policy: _Optional[_Union[MisfirePolicy, str]] = ..., misfire_threshold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_catch_up: _Optional[int] = ..., concurrency_policy: _Optional[_Union[ConcurrencyPolicy, str]] = ..., routing: _Optional[_Union[RoutingStrategy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_policy: _Optional[_Union[RetryPolicy, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., selector: _Optional[str] = ..., retry_on: _Optional[_Union[RetryTarget, str]] = ..., shards: _Optional[int] = ..., hash_key: _Optional[str] = ..., priority: _Optional[int] = ..., max_running: _Optional[int] = ..., max_pending: _Optional[int] = ..., cooldown_after: _Optional[int] = ..., cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exclude_dates: _Optional[_Iterable[str]] = ..., calendar: _Optional[str] = ..., jitter: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., on_success: _Optional[_Iterable[str]] = ..., on_failure: _Optional[_Iterable[str]] = ..., after_all: _Optional[_Iterable[str]] = ..., concurrency_key: _Optional[str] = ..., concurrency_limit: _Optional[int] = ..., unique_key: _Optional[str] = ..., unique_for: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., must_finish_within: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., on_event: _Optional[str] = ..., event_filter: _Optional[str] = ..., search_params: _Optional[_Iterable[str]] = ..., extra_schedules: _Optional[_Iterable[_Union[Schedule, _Mapping]]] = ...) -> None: ...
 
 class TaskPause(_message.Message):
     __slots__ = ("actor", "note", "pause_time", "until")
@@ -648,7 +650,7 @@ class TriggerTaskResponse(_message.Message):
     def __init__(self, instance: _Optional[_Union[Instance, _Mapping]] = ..., created: _Optional[bool] = ..., done: _Optional[bool] = ...) -> None: ...
 
 class PreviewScheduleRequest(_message.Message):
-    __slots__ = ("schedule", "count", "jitter", "task_name", "start_time", "end_time", "exclude_dates", "calendar")
+    __slots__ = ("schedule", "count", "jitter", "task_name", "start_time", "end_time", "exclude_dates", "calendar", "extra_schedules")
     SCHEDULE_FIELD_NUMBER: _ClassVar[int]
     FROM_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
@@ -658,6 +660,7 @@ class PreviewScheduleRequest(_message.Message):
     END_TIME_FIELD_NUMBER: _ClassVar[int]
     EXCLUDE_DATES_FIELD_NUMBER: _ClassVar[int]
     CALENDAR_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_SCHEDULES_FIELD_NUMBER: _ClassVar[int]
     schedule: Schedule
     count: int
     jitter: _duration_pb2.Duration
@@ -666,7 +669,8 @@ class PreviewScheduleRequest(_message.Message):
     end_time: _timestamp_pb2.Timestamp
     exclude_dates: _containers.RepeatedScalarFieldContainer[str]
     calendar: str
-    def __init__(self, schedule: _Optional[_Union[Schedule, _Mapping]] = ..., count: _Optional[int] = ..., jitter: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., task_name: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exclude_dates: _Optional[_Iterable[str]] = ..., calendar: _Optional[str] = ..., **kwargs) -> None: ...
+    extra_schedules: _containers.RepeatedCompositeFieldContainer[Schedule]
+    def __init__(self, schedule: _Optional[_Union[Schedule, _Mapping]] = ..., count: _Optional[int] = ..., jitter: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., task_name: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exclude_dates: _Optional[_Iterable[str]] = ..., calendar: _Optional[str] = ..., extra_schedules: _Optional[_Iterable[_Union[Schedule, _Mapping]]] = ..., **kwargs) -> None: ...
 
 class PreviewScheduleResponse(_message.Message):
     __slots__ = ("preview",)

@@ -437,3 +437,23 @@ fn bad_routing_and_limits_values_are_refused_naming_the_flag() {
     let err = parse_error(&["--routing", "fastest"]);
     assert!(err.contains("broadcast") && err.contains("hash"), "{err}");
 }
+
+#[test]
+fn also_flags_are_the_extra_schedules_and_an_empty_one_clears_them() {
+    use ax_proto::v1::{CronSchedule, IntervalSchedule, Schedule, schedule::Kind};
+    let change = fields(&["--also", "cron 0 9 * * 1-5 in Europe/Berlin", "--also", "every 4h"]).to_change();
+    assert_eq!(change.paths, ["extra_schedules"]);
+    let cron = CronSchedule { expression: "0 9 * * 1-5".into(), time_zone: "Europe/Berlin".into(), dialect: 0 };
+    let every =
+        IntervalSchedule { interval: Some(prost_types::Duration { seconds: 14_400, nanos: 0 }), start_at: None };
+    assert_eq!(
+        change.spec.extra_schedules,
+        [Schedule { kind: Some(Kind::Cron(cron)) }, Schedule { kind: Some(Kind::FixedRate(every)) }]
+    );
+    let utc = fields(&["--also", "cron */5 * * * *"]).to_change();
+    assert!(matches!(&utc.spec.extra_schedules[0].kind, Some(Kind::Cron(c)) if c.time_zone.is_empty()));
+    let cleared = fields(&["--also", ""]).to_change();
+    assert_eq!((cleared.paths, cleared.spec.extra_schedules), (vec!["extra_schedules"], Vec::new()));
+    assert!(parse_error(&["--also", "hourly"]).contains("expected 'cron EXPR [in ZONE]' or 'every DUR'"));
+    assert!(parse_error(&["--also", "every soon"]).contains("--also"));
+}

@@ -14,6 +14,7 @@ export interface PreviewScheduleRequest {
   'end_time'?: (_google_protobuf_Timestamp | null);
   'exclude_dates'?: (string)[];
   'calendar'?: (string);
+  'extra_schedules'?: (_ax_v1_Schedule)[];
 }
 
 export interface PreviewScheduleRequest__Output {
@@ -26,4 +27,5 @@ export interface PreviewScheduleRequest__Output {
   'end_time': (_google_protobuf_Timestamp__Output | null);
   'exclude_dates': (string)[];
   'calendar': (string);
+  'extra_schedules': (_ax_v1_Schedule__Output)[];
 }

@@ -50,6 +50,7 @@ export interface TaskSpec {
   'on_event'?: (string);
   'event_filter'?: (string);
   'search_params'?: (string)[];
+  'extra_schedules'?: (_ax_v1_Schedule)[];
   '_enabled'?: "enabled";
   '_max_running'?: "max_running";
   '_max_pending'?: "max_pending";
@@ -98,6 +99,7 @@ export interface TaskSpec__Output {
   'on_event': (string);
   'event_filter': (string);
   'search_params': (string)[];
+  'extra_schedules': (_ax_v1_Schedule__Output)[];
   '_enabled'?: "enabled";
   '_max_running'?: "max_running";
   '_max_pending'?: "max_pending";

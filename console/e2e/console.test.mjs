@@ -291,6 +291,7 @@ test("every page: controls are named for screen readers, and a screenshot at 128
     ["calendars", "/calendars", "2026-12-25"],
     ["limits", "/limits", "50"],
     ["audit", "/audit", "CreateTask"],
+    ["code", "/code", "Load the stored tasks"],
   ];
   for (const [name, path, shows] of pages) {
     await open(page, path);
@@ -327,11 +328,14 @@ test("the root opens the task list, and a fixed rate reads as it was set", async
   await page.getByLabel("Handler", { exact: true }).fill("none");
   await page.getByRole("radio", { name: "Fixed rate" }).check();
   await page.getByLabel("Every").fill("3s");
+  // Several schedules: more fires merged with the task's own.
+  await page.getByLabel("Also fires on", { exact: true }).fill("cron 0 0 9 * * * in Europe/Berlin; every 1h");
   await page.getByLabel("Enabled (fires by itself)").uncheck();
   await page.getByRole("button", { name: "Create task" }).click();
   await page.waitForURL("**/tasks/e2e-tick", { timeout: LONG });
   const facts = await page.locator(".facts").innerText();
   assert.match(facts, /every 3s\b/, `the schedule as set: ${facts}`);
+  assert.match(facts, /Also fires on\s+cron 0 0 9 \* \* \* in Europe\/Berlin; every 1h/, `the extra schedules: ${facts}`);
   assert.deepEqual(errors, []);
   await ctx.close();
 });
@@ -476,6 +480,38 @@ test("the task form sets every field axctl does, and the task page shows them", 
   assert.match(await statusSays(page, /Saved/), /changed: priority\)/);
   assert.match(await page.locator(".facts").innerText(), /Priority\s+5/);
   await namedControls(page, "task-full");
+  assert.deepEqual(errors, []);
+  await ctx.close();
+});
+
+test("tasks as code: the stored tasks load as a set that plans no change; a new set is planned, then applied", async () => {
+  const { ctx, page, errors } = await as("admin");
+  await open(page, "/tasks");
+  await page.getByRole("link", { name: "Tasks as code" }).click();
+  await page.getByRole("button", { name: "Load the stored tasks" }).click();
+  const set = page.getByLabel("Task set (JSON)", { exact: true });
+  await statusSays(page, /Loaded/);
+  const exported = JSON.parse(await set.inputValue());
+  assert.ok(exported.tasks.some((t) => t.name === "hello" && t.schedule), `the export holds the stored tasks: ${exported.tasks.length}`);
+  await page.getByRole("button", { name: "Plan", exact: true }).click();
+  assert.match(await statusSays(page, /No changes|Plan|Error|:/), /^No changes: \d+ task\(s\) as the set says\.$/);
+  assert.ok(await page.getByRole("button", { name: "Apply", exact: true }).isDisabled(), "nothing to apply");
+  // A value axd refuses names the task and the field, and nothing is created.
+  await set.fill(JSON.stringify({ tasks: [{ name: "e2e-code-bad", app: "quiet", handler: "none", schedule: { cron: { expression: "61 * * * *" } } }] }));
+  await page.getByRole("button", { name: "Plan", exact: true }).click();
+  assert.match(await statusSays(page, /InvalidArgument/), /task "e2e-code-bad": field schedule\.cron\.expression: /);
+  // A new task: planned, then applied with a note.
+  await set.fill(JSON.stringify({ tasks: [{ name: "e2e-code", app: "quiet", handler: "none", schedule: { manual: {} } }] }));
+  await page.getByLabel("Change note", { exact: true }).fill("from the console test");
+  await page.getByRole("button", { name: "Plan", exact: true }).click();
+  assert.match(await statusSays(page, /Plan:/), /Plan: 1 to create, 0 to update, 0 to delete, 0 unchanged\./);
+  assert.match(await page.locator("main table").innerText(), /\+ create\s+e2e-code\s+quiet/);
+  await shot(page, "code-plan");
+  await page.getByRole("button", { name: "Apply", exact: true }).click();
+  assert.match(await statusSays(page, /Applied/), /Applied: 1 created, 0 updated, 0 deleted, 0 unchanged\./);
+  await open(page, "/tasks/e2e-code");
+  await page.locator("main").getByText("manual").first().waitFor({ timeout: LONG });
+  await namedControls(page, "code");
   assert.deepEqual(errors, []);
   await ctx.close();
 });

@@ -1,6 +1,7 @@
 // The console: a skip link, the navigation, and the page the path names.
 import { render } from "preact";
 import { AlertsPage, AuditPage, CalendarsPage, LimitsPage } from "./pages/admin";
+import { ApplyPage } from "./pages/apply";
 import { ClusterPage } from "./pages/cluster";
 import { InstancePage } from "./pages/instance";
 import { InstancesPage } from "./pages/instances";
@@ -39,6 +40,9 @@ function Page(props: { path: string }) {
       break;
     case "workers":
       return <WorkersPage />;
+    case "code":
+      if (parts.length === 1) return <ApplyPage />;
+      break;
     case "runs":
       if (parts.length === 2 && /^[1-9][0-9]*$/.test(parts[1])) return <RunPage id={parts[1]} />;
       break;

@@ -108,6 +108,9 @@ export function TasksPage() {
             onInput={(e) => setSearch(e.currentTarget.value)}
           />
         </div>
+        <Link href="/code" class="button">
+          Tasks as code
+        </Link>
         <Link href="/tasks/new" class="button primary">
           New task
         </Link>

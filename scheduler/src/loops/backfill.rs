@@ -112,6 +112,8 @@ pub async fn backfill(
     let keys: Vec<String> = fires.iter().map(|t| fire_key(*t)).collect();
     let refs: Vec<(i64, &str)> = keys.iter().map(|k| (task.id, k.as_str())).collect();
     let existing = tx.instances().existing_keys(&refs).await?;
+    // Which of a task's several schedules made each fire (the window aside: it only drops fires).
+    let compiled = crate::schedule::Compiled::for_task(&task.config, &Default::default()).ok();
     let mut spawns = Vec::new();
     // Per spawn, the index of its fire.
     let mut fire_of = Vec::new();
@@ -120,6 +122,8 @@ pub async fn backfill(
             continue;
         }
         fire_of.push(n);
+        let schedule = compiled.as_ref().and_then(|c| c.which(*at));
+        let by = schedule.map(|i| format!(" of {}", crate::schedule::schedule_path(i))).unwrap_or_default();
         spawns.push(Spawn {
             task: 0,
             new: NewInstance {
@@ -130,10 +134,10 @@ pub async fn backfill(
                 source: InstanceSource::Backfill,
                 status: InstanceStatus::Pending,
                 params: task.config.params.clone(),
-                reason: format!("backfilled by {actor} for the fire at {}", at.to_rfc3339()),
+                reason: format!("backfilled by {actor} for the fire{by} at {}", at.to_rfc3339()),
                 trace_parent: traces.new_root(),
                 route: shape::route_of(task, &task.config.params),
-                tags: shape::search_tags(task, &task.config.params),
+                tags: shape::fire_tags(task, schedule),
                 lineage: Default::default(),
             },
         });

@@ -554,6 +554,24 @@ async fn several_schedules_fire_merged_once_per_instant_each_instance_naming_its
         .collect();
     assert_eq!(by, ["schedule", "extra_schedules[0]", "schedule", "schedule"]);
     assert_eq!(first_reason(&store, ids[1]).await, format!("fired by extra_schedules[0] for {}", at(3).to_rfc3339()));
+    // A backfilled fire says which schedule it was too.
+    let mut c = config(cron("*/2 * * * * *", "UTC"));
+    c.timing.extra_schedules = vec![Schedule::FixedRate { interval: Duration::from_secs(3), start_at: at(3) }];
+    let late = create(&store, "merged-late", c, at(7)).await;
+    let fires = [at(3), at(4)];
+    let done = backfill(
+        &store,
+        &late,
+        Request { fires: &fires, dry_run: false, now: at(8), actor: "alice" },
+        "axd-test",
+        &Traces::off(),
+    )
+    .await
+    .expect("backfill");
+    let ids: Vec<i64> = done.iter().filter_map(|f| f.instance_id).collect();
+    let tags = store.conn().await.expect("conn").instances().tags_of(&ids).await.expect("tags");
+    let by: Vec<&str> = ids.iter().map(|id| tags[id][0].1.as_str()).collect();
+    assert_eq!(by, ["extra_schedules[0]", "schedule"]);
     // A task with one schedule carries no such tag.
     let plain = create(&store, "plain", config(cron("*/2 * * * * *", "UTC")), at(7)).await;
     fire(&store, at(8)).await;

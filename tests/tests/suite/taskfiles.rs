@@ -381,6 +381,19 @@ async fn extra_schedules_are_checked_naming_the_field(db: &TestDb) {
         ..Default::default()
     };
     admin.list_instances(by_schedule).await.expect("a filter by ax.schedule");
+    // Adding a schedule moves the next fire: a yearly task given one every 90 s fires within 90 s.
+    let mut yearly = with(cron("0 0 0 1 1 *"), Vec::new());
+    yearly.name = "xs-yearly".into();
+    admin.create_task(pb::CreateTaskRequest { task: Some(yearly) }).await.expect("create");
+    let change = pb::UpdateTaskRequest {
+        name: "xs-yearly".into(),
+        task: Some(pb::TaskSpec { extra_schedules: vec![every(90)], ..Default::default() }),
+        update_mask: Some(prost_types::FieldMask { paths: vec!["extra_schedules".into()] }),
+    };
+    let updated = admin.update_task(change).await.expect("update").into_inner().task.expect("task");
+    let next = updated.next_fire_time.expect("a next fire").seconds;
+    let soon = ts_in(Duration::from_secs(91)).seconds;
+    assert!(next <= soon, "the next fire is the new schedule's: {next} > {soon}");
     axd.stop().await;
 }
 

@@ -268,12 +268,7 @@ impl AdminApi {
                 continue;
             }
             let old = &task.config;
-            let reschedule = config.schedule != old.schedule
-                || config.enabled != old.enabled
-                || config.timing.start != old.timing.start
-                || config.timing.end != old.timing.end
-                || config.timing.exclude_dates != old.timing.exclude_dates
-                || config.timing.calendar != old.timing.calendar;
+            let reschedule = reschedules(old, &config);
             let relink = config.timing.calendar != old.timing.calendar || config.flow != old.flow;
             let next_fire_at = if reschedule {
                 let calendar = self.calendar_of(&mut tx, &config).await?;

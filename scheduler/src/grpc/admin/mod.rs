@@ -202,6 +202,19 @@ impl AdminApi {
     }
 }
 
+/// Whether a task's change moves its next fire: a change of its schedules, window, excluded dates,
+/// calendar or enabled flag.
+fn reschedules(old: &TaskConfig, new: &TaskConfig) -> bool {
+    let (o, n) = (&old.timing, &new.timing);
+    new.schedule != old.schedule
+        || new.enabled != old.enabled
+        || n.start != o.start
+        || n.end != o.end
+        || n.exclude_dates != o.exclude_dates
+        || n.calendar != o.calendar
+        || n.extra_schedules != o.extra_schedules
+}
+
 fn page_size(field: &str, v: u32, default: u32) -> Result<u32> {
     match v {
         0 => Ok(default),

@@ -113,12 +113,7 @@ impl AdminApi {
                 }
                 convert::check_placement(&c, &task.name, "task")?;
                 convert::check_timing(&c, &task.name, "task", now)?;
-                let reschedule = c.schedule != task.config.schedule
-                    || c.enabled != task.config.enabled
-                    || c.timing.start != task.config.timing.start
-                    || c.timing.end != task.config.timing.end
-                    || c.timing.exclude_dates != task.config.timing.exclude_dates
-                    || c.timing.calendar != task.config.timing.calendar;
+                let reschedule = reschedules(&task.config, &c);
                 Ok(Some(Change {
                     update: TaskUpdate {
                         id: task.id,

@@ -171,7 +171,8 @@ const INSERT_TASK: &str = "INSERT INTO ax_task (name, app, handler, description,
     labels, version, created_at, updated_at) \
     VALUES (?, ?, ?, ?, 'MANUAL', 'UTC', '{}', ?, 'FIRE_ONCE', 60000000, 1, 'ALLOW', 'LEAST_LOADED', 0, ?, '{}', 1, ?, ?)";
 
-const BACKOFF: &str = r#"{"exponential":{"initial_us":10000000,"multiplier":2.0,"max_us":300000000,"jitter":0.1}}"#;
+/// The default backoff, as axd stores it ('' since migration 18).
+const BACKOFF: &str = "";
 
 /// axd's ready-instance select (`select_ready`), reading ids only.
 const SELECT_READY: &str = "SELECT id FROM ax_instance{INDEX} WHERE status = 'PENDING' AND app = ? AND available_at <= ? \

@@ -22,7 +22,8 @@ pub async fn pending_instances(
     macro_rules! seed {
         ($pool:expr, $db:ty) => {{
             let pool = $pool;
-            let backoff = r#"{"exponential":{"initial_us":10000000,"multiplier":2.0,"max_us":300000000,"jitter":0.1}}"#;
+            // The default backoff, as axd stores it ('' since migration 18).
+            let backoff = "";
             let mut done = 0usize;
             while done < n {
                 let chunk = (n - done).min(1000);

@@ -24,11 +24,23 @@ pub(super) fn micros_duration(us: i64) -> Duration {
     Duration::from_micros(u64::try_from(us).unwrap_or(0))
 }
 
+/// A retry backoff as stored: `''` for the default ([`Backoff::default`], which most tasks keep),
+/// any other as JSON. The default's JSON is 94 bytes that every version of an instance row would
+/// carry (PostgreSQL writes the whole row to its log on each update); migration 18 made `''` the
+/// default's form (issue 31).
 pub(crate) fn encode_backoff(b: &Backoff) -> String {
+    if *b == Backoff::default() {
+        return String::new();
+    }
     serde_json::to_string(b).unwrap_or_else(|_| "{}".to_owned())
 }
 
+/// A stored backoff: `''` is the default; JSON otherwise (rows written before migration 18 hold
+/// the default as JSON too, and read the same).
 pub(crate) fn decode_backoff(table: &'static str, s: &str) -> StoreResult<Backoff> {
+    if s.is_empty() {
+        return Ok(Backoff::default());
+    }
     serde_json::from_str(s).map_err(|e| corrupt(table, format!("backoff {s:?}: {e}")))
 }
 
@@ -97,4 +109,29 @@ pub(crate) fn encode_list(l: &[String]) -> String {
 
 pub(crate) fn decode_list(table: &'static str, s: &str) -> StoreResult<Vec<String>> {
     serde_json::from_str(s).map_err(|e| corrupt(table, format!("list {s:?}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The default backoff as every axd before migration 18 stored it.
+    const DEFAULT_AS_JSON: &str =
+        r#"{"exponential":{"initial_us":10000000,"multiplier":2.0,"max_us":300000000,"jitter":0.1}}"#;
+
+    #[test]
+    fn the_default_backoff_is_stored_empty_and_any_other_as_json() {
+        assert_eq!(encode_backoff(&Backoff::default()), "");
+        assert_eq!(decode_backoff("ax_instance", "").expect("empty"), Backoff::default());
+        // Migration 18 rewrites exactly this text: it must be what the default's JSON was.
+        assert_eq!(serde_json::to_string(&Backoff::default()).expect("json"), DEFAULT_AS_JSON);
+        assert_eq!(decode_backoff("ax_instance", DEFAULT_AS_JSON).expect("old form"), Backoff::default());
+        let other = Backoff::Exponential { initial_us: 10_000_000, multiplier: 2.0, max_us: 300_000_000, jitter: 0.2 };
+        let stored = encode_backoff(&other);
+        assert!(stored.starts_with('{'), "{stored}");
+        assert_eq!(decode_backoff("ax_instance", &stored).expect("json"), other);
+        let list = Backoff::List { delays_us: vec![1_000_000] };
+        assert_eq!(decode_backoff("ax_task", &encode_backoff(&list)).expect("list"), list);
+        assert!(decode_backoff("ax_task", "{").is_err());
+    }
 }

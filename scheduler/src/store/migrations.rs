@@ -95,6 +95,11 @@ macro_rules! embed_migrations {
                 "extra_schedules",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0017_extra_schedules.sql")),
             ),
+            (
+                18_i64,
+                "default_backoff",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0018_default_backoff.sql")),
+            ),
         ]
     };
 }

@@ -111,6 +111,49 @@ async fn task_round_trips_every_field(db: &TestDb) {
     assert_eq!(events[0].actor, "spiffe://ax/admin/test");
 }
 
+/// The default backoff as every axd before migration 18 stored it.
+const DEFAULT_BACKOFF_JSON: &str =
+    r#"{"exponential":{"initial_us":10000000,"multiplier":2.0,"max_us":300000000,"jitter":0.1}}"#;
+
+async fn the_default_backoff_is_stored_empty_and_reads_the_same_in_either_form(db: &TestDb) {
+    let store = db.store().await;
+    let mut c = config(every_second());
+    c.retry.backoff = Backoff::default();
+    create(&store, "bo-default", c, t0()).await;
+    create(&store, "bo-list", config(every_second()), t0()).await;
+    assert_eq!(trigger(&store, add(t0(), secs(1)), secs(0)).await.created.len(), 2);
+    let count = |sql: String| async move { db.scalar(&sql).await };
+    let stored = |table: &str, task: &str, form: &str| {
+        let column = if table == "ax_task" { "name" } else { "task_name" };
+        format!("SELECT COUNT(*) FROM {table} WHERE {column} = '{task}' AND backoff {form}")
+    };
+    // The default is '' in the task and in its instance; another backoff is JSON in both.
+    for table in ["ax_task", "ax_instance"] {
+        assert_eq!(count(stored(table, "bo-default", "= ''")).await, 1, "{table}");
+        assert_eq!(count(stored(table, "bo-list", "LIKE '{%'")).await, 1, "{table}");
+    }
+    // Rows written before migration 18 hold the default as JSON: they read the same.
+    let old = DEFAULT_BACKOFF_JSON;
+    db.execute(&format!("UPDATE ax_instance SET backoff = '{old}' WHERE task_name = 'bo-default'")).await;
+    db.execute(&format!("UPDATE ax_task SET backoff = '{old}' WHERE name = 'bo-default'")).await;
+    let task = store.get_task("bo-default").await.expect("get").expect("task");
+    assert_eq!(task.config.retry.backoff, Backoff::default());
+    let filter = InstanceFilter { task_name: Some("bo-default".into()), limit: 10, ..Default::default() };
+    let instances = store.list_instances(&filter).await.expect("list");
+    assert_eq!(instances.len(), 1);
+    assert_eq!(instances[0].backoff, Backoff::default());
+    // Migration 18 rewrites exactly that text on this backend (its quoting included), and
+    // nothing else.
+    let migration = match db.db {
+        ax_tests::Db::Sqlite => include_str!("../../../migrations/sqlite/0018_default_backoff.sql"),
+        ax_tests::Db::Postgres => include_str!("../../../migrations/postgres/0018_default_backoff.sql"),
+        ax_tests::Db::MySql => include_str!("../../../migrations/mysql/0018_default_backoff.sql"),
+    };
+    assert_eq!(db.execute(migration).await, 1);
+    assert_eq!(count(stored("ax_task", "bo-default", "= ''")).await, 1);
+    assert_eq!(count(stored("ax_task", "bo-list", "LIKE '{%'")).await, 1);
+}
+
 async fn duplicate_task_name_is_a_unique_violation_and_changes_nothing(db: &TestDb) {
     let store = db.store().await;
     let first = create(&store, "dup", config(every_second()), t0()).await;
@@ -815,6 +858,7 @@ on_every_backend!(
     an_accepted_and_its_result_applied_together_keep_the_start_and_both_steps,
     migrations_are_idempotent_and_safe_to_run_concurrently,
     task_round_trips_every_field,
+    the_default_backoff_is_stored_empty_and_reads_the_same_in_either_form,
     duplicate_task_name_is_a_unique_violation_and_changes_nothing,
     update_applies_only_to_the_version_it_read,
     list_tasks_pages_by_name_and_filters_by_app,

@@ -19,6 +19,11 @@ pub enum StoreError {
     /// another transaction, or a lock was busy (SQLite): retry at once.
     #[error("transaction conflict: {0}")]
     Conflict(#[source] sqlx::Error),
+    /// Rows read without a lock changed before the change decided from them was written (see
+    /// `Instances::write_instances_if_unchanged`): nothing of it may be kept; roll back and decide
+    /// again from locked rows.
+    #[error("rows changed since they were read: {0}")]
+    Stale(String),
     /// A statement failed for another reason.
     #[error("database error: {0}")]
     Query(#[source] sqlx::Error),
@@ -159,7 +164,7 @@ impl Error {
             Error::Store(store) => match store {
                 StoreError::Unavailable(_) => Code::Unavailable,
                 StoreError::UniqueViolation(_) => Code::AlreadyExists,
-                StoreError::Conflict(_) => Code::Aborted,
+                StoreError::Conflict(_) | StoreError::Stale(_) => Code::Aborted,
                 StoreError::Query(_)
                 | StoreError::Migrate(_)
                 | StoreError::Corrupt { .. }

@@ -129,6 +129,19 @@ pub enum WorkerOpOutcome {
     Rejected(bool),
 }
 
+impl WorkerOpOutcome {
+    /// Whether the message changed its instance's row (an attempt started, a result applied, a
+    /// reject requeued); every other outcome leaves the row as it was.
+    pub fn changes_its_row(&self) -> bool {
+        matches!(
+            self,
+            WorkerOpOutcome::Accepted(AcceptOutcome::Started { .. })
+                | WorkerOpOutcome::Result(CompleteOutcome::Applied(_))
+                | WorkerOpOutcome::Rejected(true)
+        )
+    }
+}
+
 /// Who decides, and when.
 #[derive(Debug, Clone, Copy)]
 pub struct Ctx<'a> {

@@ -384,8 +384,52 @@ impl Instances<'_> {
         self.tx.fetch(s, InstanceRaw::TABLE, |r| r.take()).await
     }
 
+    /// These instances, read without locking them, each with the version of its row as read
+    /// (PostgreSQL's `xmin`, which every update of the row changes): a change decided from them is
+    /// written by [`Instances::write_instances_if_unchanged`], which writes nothing if any of them
+    /// changed meanwhile. PostgreSQL only (the array dialect).
+    pub async fn read_versioned(&mut self, ids: &[i64]) -> StoreResult<(HashMap<i64, Instance>, HashMap<i64, i64>)> {
+        let mut rows = HashMap::with_capacity(ids.len());
+        let mut versions = HashMap::with_capacity(ids.len());
+        if ids.is_empty() {
+            return Ok((rows, versions));
+        }
+        let s = Stmt::new(format!(
+            "SELECT {}, xmin::text::bigint FROM ax_instance WHERE id = ANY(?)",
+            InstanceRaw::columns()
+        ))
+        .bind(Value::I64s(ids.to_vec()));
+        let read = self
+            .tx
+            .fetch(s, InstanceRaw::TABLE, |r| {
+                let i = InstanceRaw::read(r)?.into_instance()?;
+                Ok((i, r.take::<i64>()?))
+            })
+            .await?;
+        for (i, version) in read {
+            versions.insert(i.id, version);
+            rows.insert(i.id, i);
+        }
+        Ok((rows, versions))
+    }
+
     /// Writes the lifecycle columns (those `InstanceRaw` marks with `= expr`) of changed instances.
     pub async fn write_instances(&mut self, rows: &[&Instance]) -> StoreResult<()> {
+        self.write_rows(rows, None).await
+    }
+
+    /// As [`Instances::write_instances`], for rows read by [`Instances::read_versioned`] at these
+    /// versions: each row is written only if it is still that version, and if any is not,
+    /// [`StoreError::Stale`] (the caller rolls back: some rows may have been written).
+    pub async fn write_instances_if_unchanged(
+        &mut self,
+        rows: &[&Instance],
+        versions: &HashMap<i64, i64>,
+    ) -> StoreResult<()> {
+        self.write_rows(rows, Some(versions)).await
+    }
+
+    async fn write_rows(&mut self, rows: &[&Instance], versions: Option<&HashMap<i64, i64>>) -> StoreResult<()> {
         if rows.is_empty() {
             return Ok(());
         }
@@ -395,13 +439,39 @@ impl Instances<'_> {
         }
         let set = &names[1..];
         if self.tx.dialect().arrays {
-            let kinds: Vec<Kind> = std::iter::once(Kind::I64).chain(InstanceRaw::WRITE_KINDS.iter().copied()).collect();
-            let sql = self.tx.dialect().update_from_derived("ax_instance", set, "SELECT * FROM {UNNEST}");
-            let mut s = Stmt::new(sql.replace("{UNNEST}", &postgres::unnest(&names, &kinds)));
+            let mut kinds: Vec<Kind> =
+                std::iter::once(Kind::I64).chain(InstanceRaw::WRITE_KINDS.iter().copied()).collect();
+            let mut columns = names.clone();
+            if versions.is_some() {
+                columns.push("version");
+                kinds.push(Kind::I64);
+            }
+            let mut sql = self.tx.dialect().update_from_derived("ax_instance", set, "SELECT * FROM {UNNEST}");
+            if versions.is_some() {
+                sql.push_str(" AND ax_instance.xmin::text::bigint = v.version");
+            }
+            let mut s = Stmt::new(sql.replace("{UNNEST}", &postgres::unnest(&columns, &kinds)));
             s.args.push(Value::I64s(rows.iter().map(|i| i.id).collect()));
             s.args.extend(InstanceRaw::write_columns(rows));
-            self.tx.execute(s).await?;
+            if let Some(v) = versions {
+                let expected =
+                    rows.iter().map(|i| v.get(&i.id).copied().ok_or(i.id)).collect::<Result<Vec<i64>, i64>>();
+                let expected =
+                    expected.map_err(|id| StoreError::Stale(format!("instance {id} was not read with its version")))?;
+                s.args.push(Value::I64s(expected));
+            }
+            let written = self.tx.execute(s).await?;
+            if versions.is_some() && written != rows.len() as u64 {
+                return Err(StoreError::Stale(format!(
+                    "{} of {} instance rows changed since they were read",
+                    rows.len() as u64 - written,
+                    rows.len()
+                )));
+            }
             return Ok(());
+        }
+        if versions.is_some() {
+            return Err(StoreError::Stale("row versions are read on PostgreSQL only".into()));
         }
         for chunk in rows.chunks(BATCH / 2) {
             // A derived table of `SELECT ? AS id, ? AS status, ... UNION ALL SELECT ?, ?, ...`:

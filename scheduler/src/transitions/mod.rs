@@ -323,9 +323,22 @@ fn hold_trails(
 pub async fn persist(
     tx: &mut Tx,
     rows: &mut HashMap<i64, Instance>,
+    batch: Batch,
+    ctx: Ctx<'_>,
+    routing: &RoutingState,
+) -> StoreResult<Persisted> {
+    persist_rows(tx, rows, batch, ctx, routing, None).await
+}
+
+/// [`persist`], for rows read without a lock at these `versions` (see [`apply_worker_ops`]): a
+/// changed row is written only if it is still the version read, else [`StoreError::Stale`].
+async fn persist_rows(
+    tx: &mut Tx,
+    rows: &mut HashMap<i64, Instance>,
     mut batch: Batch,
     ctx: Ctx<'_>,
     routing: &RoutingState,
+    versions: Option<&HashMap<i64, i64>>,
 ) -> StoreResult<Persisted> {
     let t0 = std::time::Instant::now();
     let recorded = |e: &crate::lifecycle::EventDraft| recorded(e, ctx.scheduler_id);
@@ -334,7 +347,10 @@ pub async fn persist(
     let mut events = hold_trails(rows, drafts, &mut batch.changed, tx.trail_in_row());
     let rows = &*rows;
     let changed: Vec<&Instance> = batch.changed.iter().filter_map(|id| rows.get(id)).collect();
-    tx.instances().write_instances(&changed).await?;
+    match versions {
+        Some(v) => tx.instances().write_instances_if_unchanged(&changed, v).await?,
+        None => tx.instances().write_instances(&changed).await?,
+    }
     let t1 = t0.elapsed();
     let parents = settle_parents(tx, rows, &mut batch, ctx).await?;
     let lookup = |id: i64| rows.get(&id).or_else(|| parents.get(&id));
@@ -391,8 +407,15 @@ pub async fn persist(
 }
 
 /// Applies worker messages (Accepted, Result, Reject) in order, in one transaction (group commit
-/// across streams): the rows are locked, the state machine decides, and everything it decided is
-/// written together.
+/// across streams): the state machine decides from the rows, and everything it decided is written
+/// together.
+///
+/// On PostgreSQL the rows are first read without a lock, with their versions: when every message
+/// changes its row (an attempt starts, a result is applied, a reject requeues), each row is written
+/// only if it is still the version read, which spares the locking read its lock record and its
+/// wait. Any other outcome (a late or repeated result, a message for an attempt that is not
+/// current), or a row that changed meanwhile, rolls that transaction back and decides again from
+/// rows locked as on the other databases, so every outcome is one the locked rows give.
 pub async fn apply_worker_ops(
     store: &Store,
     ops: &[WorkerOp],
@@ -402,6 +425,35 @@ pub async fn apply_worker_ops(
     traces: &Traces,
     routing: &RoutingState,
 ) -> StoreResult<Vec<WorkerOpOutcome>> {
+    let args = OpsArgs { ops, now, lease_until, scheduler_id, traces, routing };
+    if store.backend() == crate::store::Backend::Postgres {
+        match apply_ops(store, &args, true).await {
+            Ok(Some(outcomes)) => return Ok(outcomes),
+            Ok(None) => {}
+            Err(crate::error::StoreError::Stale(why)) => {
+                tracing::debug!(%why, "group commit decides again from locked rows")
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let outcomes = apply_ops(store, &args, false).await?;
+    Ok(outcomes.unwrap_or_default())
+}
+
+/// What [`apply_worker_ops`] was given.
+struct OpsArgs<'a> {
+    ops: &'a [WorkerOp],
+    now: Ts,
+    lease_until: Ts,
+    scheduler_id: &'a str,
+    traces: &'a Traces,
+    routing: &'a RoutingState,
+}
+
+/// One try of [`apply_worker_ops`]: from rows read without a lock (`versioned`), `None` (nothing
+/// written) unless every message changed its row; from locked rows, always `Some`.
+async fn apply_ops(store: &Store, args: &OpsArgs<'_>, versioned: bool) -> StoreResult<Option<Vec<WorkerOpOutcome>>> {
+    let OpsArgs { ops, now, lease_until, scheduler_id, traces, routing } = *args;
     let span_start = std::time::SystemTime::now();
     let mut ids: Vec<i64> = ops.iter().map(WorkerOp::instance_id).collect();
     ids.sort_unstable();
@@ -409,7 +461,12 @@ pub async fn apply_worker_ops(
     let t0 = std::time::Instant::now();
     let mut tx = store.begin().await?;
     let t1 = t0.elapsed();
-    let mut rows = tx.instances().lock_instances(&ids).await?;
+    let (mut rows, versions) = if versioned {
+        let (rows, versions) = tx.instances().read_versioned(&ids).await?;
+        (rows, Some(versions))
+    } else {
+        (tx.instances().lock_instances(&ids).await?, None)
+    };
     let t2 = t0.elapsed();
     let ctx = Ctx { now, scheduler_id };
     let mut batch = Batch::default();
@@ -444,7 +501,11 @@ pub async fn apply_worker_ops(
         outcomes.push(outcome);
     }
     let t3 = t0.elapsed();
-    let persisted = persist(&mut tx, &mut rows, batch, ctx, routing).await?;
+    if versions.is_some() && !outcomes.iter().all(WorkerOpOutcome::changes_its_row) {
+        // Decided from rows that may have changed since: only a change is checked against them.
+        return Ok(None);
+    }
+    let persisted = persist_rows(&mut tx, &mut rows, batch, ctx, routing, versions.as_ref()).await?;
     let t4 = t0.elapsed();
     tx.commit().await?;
     persisted.after_commit(routing);
@@ -463,8 +524,8 @@ pub async fn apply_worker_ops(
             }
         }
     }
-    tracing::debug!(ops = ops.len(), begin = ?t1, lock = ?(t2 - t1), decide = ?(t3 - t2), persist = ?(t4 - t3), commit = ?(t0.elapsed() - t4), "apply_worker_ops");
-    Ok(outcomes)
+    tracing::debug!(ops = ops.len(), versioned, begin = ?t1, read = ?(t2 - t1), decide = ?(t3 - t2), persist = ?(t4 - t3), commit = ?(t0.elapsed() - t4), "apply_worker_ops");
+    Ok(Some(outcomes))
 }
 
 /// An operator's cancel (see [`CancelOutcome`]). Canceling a parent cancels its children that are

@@ -21,6 +21,7 @@ mod fuzz_frames;
 mod fuzz_requests;
 mod fuzz_web;
 mod fuzz_worker_sequences;
+mod group_commit;
 mod input;
 mod intake;
 mod json_logs;

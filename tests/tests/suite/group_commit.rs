@@ -2,26 +2,20 @@
 //! the version it read (`transitions::apply_worker_ops`). A change another transaction commits in
 //! between must win, exactly as it would over locked rows.
 
-use std::{num::NonZeroU32, time::Duration};
+use std::time::Duration;
 
 use ax_scheduler::{
-    lifecycle::{AttemptEnd, CompleteOutcome, Completion, WorkerOp, WorkerOpOutcome},
-    loops::{
-        dispatch::{Skips, claim},
-        trigger::trigger_manual,
-    },
-    model::{ConcurrencyPolicy, InstanceStatus, MisfirePolicy, RetryPolicy, Routing, Schedule, TaskConfig, Ts, add},
-    routing::{
-        RoutingState,
-        registry::{AppDemand, SessionRef},
-    },
-    store::{Actor, ManualTrigger, NewTask},
+    lifecycle::{CompleteOutcome, WorkerOpOutcome},
+    model::{InstanceStatus, Ts, add},
+    routing::RoutingState,
     traces::Traces,
     transitions::apply_worker_ops,
 };
 use ax_tests::{Db, TestDb, eventually};
 use chrono::{TimeZone, Utc};
 use sqlx::{Connection as _, Executor as _};
+
+use crate::store_contract::{claimed_instance, success_of_s1};
 
 fn t0() -> Ts {
     Utc.with_ymd_and_hms(2026, 6, 1, 10, 0, 0).single().expect("instant")
@@ -35,49 +29,7 @@ fn secs(n: u64) -> Duration {
 async fn a_result_loses_to_a_take_back_that_commits_after_the_rows_were_read() {
     let Some(db) = TestDb::create(Db::Postgres).await else { return };
     let store = db.store().await;
-    let actor = Actor { scheduler_id: "axd-test", caller: "spiffe://ax/admin/test" };
-    let config = TaskConfig {
-        app: "billing".into(),
-        handler: "send-invoice".into(),
-        description: String::new(),
-        schedule: Schedule::Manual,
-        params: "{}".into(),
-        enabled: true,
-        misfire_policy: MisfirePolicy::FireOnce,
-        misfire_threshold: secs(60),
-        max_catch_up: NonZeroU32::new(1).expect("nonzero"),
-        concurrency: ConcurrencyPolicy::Allow,
-        routing: Routing::LeastLoaded,
-        timeout: Some(secs(30)),
-        retry: RetryPolicy::default(),
-        labels: Default::default(),
-        placement: Default::default(),
-        timing: Default::default(),
-        flow: Default::default(),
-    };
-    let task = store
-        .create_task(&NewTask { name: "raced".into(), config, next_fire_at: None }, t0(), &actor)
-        .await
-        .expect("task");
-    let trig =
-        ManualTrigger { params: "{}".into(), key: "k".into(), actor: "alice".into(), run_at: None, tags: Vec::new() };
-    let (inst, _) = trigger_manual(&store, &task, &trig, t0(), "axd-test", &Traces::off()).await.expect("trigger");
-    let demand = [AppDemand {
-        app: "billing".into(),
-        handlers: vec!["send-invoice".into()],
-        limit: 10,
-        until: t0(),
-        workers: Vec::new(),
-        labels: Vec::new(),
-    }];
-    let mut route = |_: &ax_scheduler::routing::registry::ReadyInstance| {
-        Ok((SessionRef { session_id: "s1".into(), worker_id: "w1".into() }, String::new()))
-    };
-    let lease = add(t0(), secs(60));
-    let claimed = claim(&store, add(t0(), secs(1)), &demand, &Skips::default(), lease, "axd-test", &mut route)
-        .await
-        .expect("claim");
-    assert_eq!(claimed.assignments.len(), 1);
+    let inst = claimed_instance(&store, "raced").await;
 
     // Another axd takes the attempt back (as the sweeper does for a lost worker) and holds its
     // transaction open.
@@ -91,14 +43,7 @@ async fn a_result_loses_to_a_take_back_that_commits_after_the_rows_were_read() {
     assert_eq!(other.execute(take_back.as_str()).await.expect("take back").rows_affected(), 1);
 
     // The worker's result: read before the take-back commits, written after.
-    let ops = vec![WorkerOp::Result(Completion {
-        instance_id: inst.id,
-        attempt: 1,
-        session_id: "s1".into(),
-        worker_id: "w1".into(),
-        end: AttemptEnd::Success { message: String::new(), output: "done".into() },
-        finished_at: None,
-    })];
+    let ops = vec![success_of_s1(inst.id)];
     let now = add(t0(), secs(5));
     let writer_store = store.clone();
     let write = tokio::spawn(async move {

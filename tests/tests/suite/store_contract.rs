@@ -795,12 +795,12 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
 /// be applied in one transaction, long after the Accepted arrived: the attempt starts when axd
 /// received the Accepted, the trail keeps both steps in order, and the row ends final. An Accepted
 /// sent twice changes nothing the second time.
-async fn an_accepted_and_its_result_applied_together_keep_the_start_and_both_steps(db: &TestDb) {
-    let store = db.store().await;
-    let t = create(&store, "held", config(Schedule::Manual), t0()).await;
+/// A manual instance of a new task `name`, claimed at t0 + 1 s by session s1 of worker w1 (attempt 1).
+pub(crate) async fn claimed_instance(store: &Arc<Store>, name: &str) -> ax_scheduler::model::Instance {
+    let t = create(store, name, config(Schedule::Manual), t0()).await;
     let trig =
         ManualTrigger { params: "{}".into(), key: "k".into(), actor: "alice".into(), run_at: None, tags: Vec::new() };
-    let (inst, _) = trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap();
+    let (inst, _) = trigger_manual(store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap();
     let demand = [AppDemand {
         app: "billing".into(),
         handlers: vec!["send-invoice".into()],
@@ -814,8 +814,26 @@ async fn an_accepted_and_its_result_applied_together_keep_the_start_and_both_ste
     };
     let lease = add(t0(), secs(60));
     let claimed =
-        claim(&store, add(t0(), secs(1)), &demand, &Skips::default(), lease, "axd-test", &mut route).await.unwrap();
+        claim(store, add(t0(), secs(1)), &demand, &Skips::default(), lease, "axd-test", &mut route).await.unwrap();
     assert_eq!(claimed.assignments.iter().map(|a| a.instance.id).collect::<Vec<_>>(), vec![inst.id]);
+    inst
+}
+
+/// Session s1's successful result of attempt 1 with output "done" (see [`claimed_instance`]).
+pub(crate) fn success_of_s1(instance_id: i64) -> WorkerOp {
+    WorkerOp::Result(Completion {
+        instance_id,
+        attempt: 1,
+        session_id: "s1".into(),
+        worker_id: "w1".into(),
+        end: AttemptEnd::Success { message: String::new(), output: "done".into() },
+        finished_at: None,
+    })
+}
+
+async fn an_accepted_and_its_result_applied_together_keep_the_start_and_both_steps(db: &TestDb) {
+    let store = db.store().await;
+    let inst = claimed_instance(&store, "held").await;
     let received = add(t0(), secs(2));
     let ops = [
         WorkerOp::Accepted { instance_id: inst.id, attempt: 1, session_id: "s1".into(), received_at: received },
@@ -825,14 +843,7 @@ async fn an_accepted_and_its_result_applied_together_keep_the_start_and_both_ste
             session_id: "s1".into(),
             received_at: add(received, secs(1)),
         },
-        WorkerOp::Result(Completion {
-            instance_id: inst.id,
-            attempt: 1,
-            session_id: "s1".into(),
-            worker_id: "w1".into(),
-            end: AttemptEnd::Success { message: String::new(), output: "done".into() },
-            finished_at: None,
-        }),
+        success_of_s1(inst.id),
     ];
     let now = add(t0(), secs(5));
     let out =

@@ -23,6 +23,7 @@ use crate::{
     model::{
         Instance, InstanceEvent, InstanceSource, InstanceStatus, Task, Ts, WorkerRecord,
         alerts::{AlertCause, AlertEvent},
+        trail,
     },
     routing::fanout::ChildPlan,
     store::{InstanceRow, ManualTrigger, NewInstance, Store, Tx, UniqueHold},
@@ -74,7 +75,7 @@ pub struct Spawned {
     pub pending: Vec<(i64, String, Ts)>,
     /// Instances created SKIPPED (by an overlap policy).
     pub skipped: usize,
-    /// Creation events written (children included).
+    /// Creation events recorded, as rows or held by their instance rows (children included).
     pub events: usize,
     changes: Changes,
     tally: crate::prometheus::Tally,
@@ -175,7 +176,14 @@ pub async fn bear(
         crate::alerts::outbox::enqueue(tx, &alerts, now).await?;
         return Ok(out);
     }
-    let rows: Vec<InstanceRow<'_>> = births.iter().map(|b| InstanceRow { task: tasks[b.task], new: &b.new }).collect();
+    // A row that can hold its creation event does (model::trail::CREATED): one event row less.
+    let in_row = tx.trail_in_row();
+    let holds =
+        |n: &NewInstance| in_row && trail::holds_creation(n.source, n.status, n.route.parent_id, n.fire_at, &n.reason);
+    let rows: Vec<InstanceRow<'_>> = births
+        .iter()
+        .map(|b| InstanceRow { task: tasks[b.task], new: &b.new, creator: holds(&b.new).then_some(scheduler_id) })
+        .collect();
     let inserted = tx.instances().insert_instances(&rows, now).await?;
     // Children, now that their parents have ids.
     let index: HashMap<(i64, &str), usize> =
@@ -191,7 +199,8 @@ pub async fn bear(
             kids.extend(shape::children(tasks[b.task], *id, &b.new, plans).into_iter().map(|k| (b.task, k)));
         }
     }
-    let kid_rows: Vec<InstanceRow<'_>> = kids.iter().map(|(t, k)| InstanceRow { task: tasks[*t], new: k }).collect();
+    let kid_rows: Vec<InstanceRow<'_>> =
+        kids.iter().map(|(t, k)| InstanceRow { task: tasks[*t], new: k, creator: None }).collect();
     let inserted_kids = tx.instances().insert_instances(&kid_rows, now).await?;
     let kid_index: HashMap<(i64, &str), usize> =
         kids.iter().enumerate().map(|(n, (t, k))| ((tasks[*t].id, k.key.as_str()), n)).collect();
@@ -228,7 +237,10 @@ pub async fn bear(
                     reason: event.reason.clone(),
                 });
             }
-            events.push(event);
+            out.events += 1;
+            if !holds(n) {
+                events.push(event);
+            }
         }
         // A child shares its parent's root span: that span is recorded once, for the parent.
         if trace && n.route.parent_id.is_none() {
@@ -243,7 +255,6 @@ pub async fn bear(
             });
         }
     }
-    out.events = events.len();
     tx.instances().insert_events(&events).await?;
     crate::alerts::outbox::enqueue(tx, &alerts, now).await?;
     if !out.pending.is_empty() {

@@ -40,7 +40,7 @@ fn why(task: &Task, fire: &PlannedFire) -> String {
         }
         _ => match fire.schedule {
             Some(i) => format!("fired by {} for {}", crate::schedule::schedule_path(i), fire.fire_at.to_rfc3339()),
-            None => format!("fired on schedule for {}", fire.fire_at.to_rfc3339()),
+            None => crate::model::trail::scheduled_reason(fire.fire_at),
         },
     }
 }

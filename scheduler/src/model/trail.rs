@@ -9,8 +9,12 @@
 //! written), and a change the row cannot hold — a retry, a rejection, a lost worker, a late result,
 //! an operator's action — first writes the events the row held as rows ([`Trail::held`], taken
 //! when the row was read) and clears the bits, so the held events are always the trail's tail.
+//!
+//! An instance a schedule fired holds its creation event too ([`CREATED`]) while nothing else is
+//! stored: the axd that created it is the row's `scheduler_id` until a dispatch, and the reason is
+//! [`scheduled_reason`] of its fire time. A dispatch by another axd writes it as a row first.
 
-use super::{Instance, InstanceEvent, InstanceStatus, Ts};
+use super::{Instance, InstanceEvent, InstanceSource, InstanceStatus, Ts};
 
 /// The current attempt's DISPATCHED event is held by the row.
 pub const DISPATCHED: u8 = 1;
@@ -18,12 +22,34 @@ pub const DISPATCHED: u8 = 1;
 pub const RUNNING: u8 = 2;
 /// Its SUCCESS event.
 pub const SUCCESS: u8 = 4;
+/// The instance's creation event (PENDING, fired by a schedule), by the axd in `scheduler_id`.
+pub const CREATED: u8 = 8;
+
+/// The creation reason of an instance a schedule fired at `fire_at` (no jitter, one schedule).
+pub fn scheduled_reason(fire_at: Ts) -> String {
+    format!("fired on schedule for {}", fire_at.to_rfc3339())
+}
+
+/// Whether a new instance's row can hold its creation event: created PENDING by a schedule, not a
+/// child, with the reason [`scheduled_reason`] of its fire time as stored (in microseconds).
+pub fn holds_creation(
+    source: InstanceSource,
+    status: InstanceStatus,
+    parent: Option<i64>,
+    fire_at: Ts,
+    reason: &str,
+) -> bool {
+    source == InstanceSource::Schedule
+        && status == InstanceStatus::Pending
+        && parent.is_none()
+        && reason == scheduled_reason(super::from_micros(super::to_micros(fire_at)))
+}
 
 /// What of its trail an instance row holds.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Trail {
-    /// Which events the row holds ([`DISPATCHED`], [`RUNNING`], [`SUCCESS`]); 0: every event is a
-    /// row of `ax_instance_event`.
+    /// Which events the row holds ([`CREATED`], [`DISPATCHED`], [`RUNNING`], [`SUCCESS`]); 0: every
+    /// event is a row of `ax_instance_event`.
     pub bits: u8,
     /// When the current attempt was dispatched.
     pub dispatched_at: Option<Ts>,
@@ -45,9 +71,10 @@ pub fn bit_of(from: Option<InstanceStatus>, to: InstanceStatus) -> Option<u8> {
 }
 
 /// The events the row `i` holds under `bits`, in order, with id 0: exactly what the writers
-/// would have recorded (the DISPATCHED event of [`crate::routing::claim`], RUNNING of
-/// [`crate::lifecycle::accept`], SUCCESS of [`crate::lifecycle::complete`]), each by the axd that
-/// dispatched the attempt.
+/// would have recorded (the creation event of [`crate::birth`], the DISPATCHED event of
+/// [`crate::routing::claim`], RUNNING of [`crate::lifecycle::accept`], SUCCESS of
+/// [`crate::lifecycle::complete`]), each by the axd in the row's `scheduler_id` (the one that
+/// created it until a dispatch, then the one that dispatched the attempt).
 pub fn implied(i: &Instance, bits: u8) -> Vec<InstanceEvent> {
     use InstanceStatus as S;
     let mut out = Vec::new();
@@ -63,6 +90,19 @@ pub fn implied(i: &Instance, bits: u8) -> Vec<InstanceEvent> {
         worker_id: worker.clone(),
         reason,
     };
+    if bits & CREATED != 0 {
+        out.push(InstanceEvent {
+            id: 0,
+            instance_id: i.id,
+            at: i.created_at,
+            from: None,
+            to: S::Pending,
+            attempt: 0,
+            scheduler_id: i.scheduler_id.clone().unwrap_or_default(),
+            worker_id: String::new(),
+            reason: scheduled_reason(i.fire_at),
+        });
+    }
     if bits & DISPATCHED != 0 {
         let at = i.trail.dispatched_at.unwrap_or(i.updated_at);
         let session = i.session_id.as_deref().unwrap_or_default();

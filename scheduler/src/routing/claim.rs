@@ -113,15 +113,15 @@ pub async fn claim(
     }
     let first = out.assignments.len();
     let (events, changes) = dispatched(chosen, now, lease_until, scheduler_id, tx.trail_in_row(), &mut out);
-    // One statement per session and per whether the rows hold their DISPATCHED event.
-    let mut groups: HashMap<(&str, bool), (&str, Vec<i64>)> = HashMap::new();
+    // One statement per session and per which events the rows hold.
+    let mut groups: HashMap<(&str, u8), (&str, Vec<i64>)> = HashMap::new();
     for a in &out.assignments[first..] {
         let worker = a.instance.worker_id.as_deref().unwrap_or_default();
-        let held = a.instance.trail.bits != 0;
-        groups.entry((a.session_id.as_str(), held)).or_insert_with(|| (worker, Vec::new())).1.push(a.instance.id);
+        let bits = a.instance.trail.bits;
+        groups.entry((a.session_id.as_str(), bits)).or_insert_with(|| (worker, Vec::new())).1.push(a.instance.id);
     }
-    for ((session, held), (worker, ids)) in &groups {
-        tx.instances().mark_dispatched(session, worker, scheduler_id, lease_until, now, *held, ids).await?;
+    for ((session, bits), (worker, ids)) in &groups {
+        tx.instances().mark_dispatched(session, worker, scheduler_id, lease_until, now, *bits, ids).await?;
     }
     let t_mark = t0.elapsed();
     tx.instances().insert_events(&events).await?;
@@ -343,13 +343,22 @@ fn dispatched(
             worker_id: s.worker_id.clone(),
             reason,
         };
-        // A PENDING row holds no events (every change to PENDING writes them), so the row holds
-        // this one alone or none.
+        // A PENDING row holds at most its creation event (every change to PENDING writes the
+        // others): the row keeps holding it and this one if it still says both exactly (this axd
+        // created it), else writes what it held first and holds this one alone, or none.
+        let held = std::mem::take(&mut inst.trail.held);
+        let created = inst.trail.bits & trail::CREATED;
         inst.trail = trail::Trail { bits: 0, dispatched_at: Some(at), held: Vec::new() };
-        if trail_in_row && trail::implied(&inst, trail::DISPATCHED) == std::slice::from_ref(&event) {
-            inst.trail.bits = trail::DISPATCHED;
+        let both: Vec<InstanceEvent> = held.iter().cloned().chain(std::iter::once(event.clone())).collect();
+        if trail_in_row && trail::implied(&inst, created | trail::DISPATCHED) == both {
+            inst.trail.bits = created | trail::DISPATCHED;
         } else {
-            events.push(event);
+            events.extend(held);
+            if trail_in_row && trail::implied(&inst, trail::DISPATCHED) == std::slice::from_ref(&event) {
+                inst.trail.bits = trail::DISPATCHED;
+            } else {
+                events.push(event);
+            }
         }
         out.assignments.push(Assignment { instance: inst, session_id: s.session_id, trace: None });
     }

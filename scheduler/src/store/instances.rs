@@ -20,6 +20,8 @@ use crate::{
 pub struct InstanceRow<'a> {
     pub task: &'a Task,
     pub new: &'a NewInstance,
+    /// The axd creating it, when the row holds its creation event ([`crate::model::trail::CREATED`]).
+    pub creator: Option<&'a str>,
 }
 
 impl InstanceRaw {
@@ -48,7 +50,7 @@ impl InstanceRaw {
             routing: t.config.routing.as_str().to_owned(),
             worker_id: None,
             session_id: None,
-            scheduler_id: None,
+            scheduler_id: row.creator.map(str::to_owned),
             lease_expires_at: None,
             deadline_at: None,
             started_at: None,
@@ -76,7 +78,7 @@ impl InstanceRaw {
             target_worker: n.route.target_worker.clone(),
             run_id: n.lineage.run_id,
             chained_from: n.lineage.chained_from,
-            trail: 0,
+            trail: if row.creator.is_some() { i32::from(crate::model::trail::CREATED) } else { 0 },
             dispatched_at: None,
             concurrency_value: n.route.concurrency_value.clone(),
         }
@@ -384,10 +386,8 @@ impl Instances<'_> {
         self.tx.fetch(s, InstanceRaw::TABLE, |r| r.take()).await
     }
 
-    /// These instances, read without locking them, each with the version of its row as read
-    /// (PostgreSQL's `xmin`, which every update of the row changes): a change decided from them is
-    /// written by [`Instances::write_instances_if_unchanged`], which writes nothing if any of them
-    /// changed meanwhile. PostgreSQL only (the array dialect).
+    /// These instances, unlocked, with their row versions (PostgreSQL's `xmin`, which every update
+    /// changes), for [`Instances::write_instances_if_unchanged`]. PostgreSQL only.
     pub async fn read_versioned(&mut self, ids: &[i64]) -> StoreResult<(HashMap<i64, Instance>, HashMap<i64, i64>)> {
         let mut rows = HashMap::with_capacity(ids.len());
         let mut versions = HashMap::with_capacity(ids.len());
@@ -418,9 +418,8 @@ impl Instances<'_> {
         self.write_rows(rows, None).await
     }
 
-    /// As [`Instances::write_instances`], for rows read by [`Instances::read_versioned`] at these
-    /// versions: each row is written only if it is still that version, and if any is not,
-    /// [`StoreError::Stale`] (the caller rolls back: some rows may have been written).
+    /// [`Instances::write_instances`] of rows [`Instances::read_versioned`] read at `versions`: if any
+    /// is no longer that version, [`StoreError::Stale`] (roll back: some rows may be written).
     pub async fn write_instances_if_unchanged(
         &mut self,
         rows: &[&Instance],

@@ -59,8 +59,8 @@ impl Instances<'_> {
     }
 
     /// Marks instances this transaction has locked DISPATCHED to one session, attempt + 1, at
-    /// `now` (or their last change, if later); `held`: the row holds the DISPATCHED event (see
-    /// [`crate::model::trail`]), else the caller writes it. The rows are locked by the claim, so the
+    /// `now` (or their last change, if later); `trail`: the events the rows hold from now on (see
+    /// [`crate::model::trail`]), the caller writes the others. The rows are locked by the claim, so the
     /// statement filters by id alone (a status condition tempts PostgreSQL's planner into scanning
     /// the whole ready index when its statistics are stale).
     #[allow(clippy::too_many_arguments)]
@@ -71,7 +71,7 @@ impl Instances<'_> {
         scheduler_id: &str,
         lease_until: Ts,
         now: Ts,
-        held: bool,
+        trail: u8,
         ids: &[i64],
     ) -> StoreResult<()> {
         let arrays = self.tx.dialect().arrays;
@@ -84,7 +84,7 @@ impl Instances<'_> {
                 .push(", scheduler_id = ")
                 .push_bind(scheduler_id);
             s.push(", lease_expires_at = ").push_bind(to_micros(lease_until));
-            s.push(if held { ", trail = 1" } else { ", trail = 0" });
+            s.push(&format!(", trail = {trail}"));
             // Never earlier than the row's last change (see lifecycle::Ctx::after); before
             // updated_at, which MySQL's single-table UPDATE would read already set.
             s.push(", dispatched_at = CASE WHEN updated_at > ").push_bind(to_micros(now));

@@ -468,7 +468,7 @@ impl InstanceRaw {
         const T: &str = "ax_instance";
         let bits = u8::try_from(self.trail)
             .ok()
-            .filter(|b| *b & !(trail::DISPATCHED | trail::RUNNING | trail::SUCCESS) == 0)
+            .filter(|b| *b & !(trail::CREATED | trail::DISPATCHED | trail::RUNNING | trail::SUCCESS) == 0)
             .ok_or_else(|| corrupt(T, format!("trail = {}", self.trail)))?;
         let mut i = Instance {
             id: self.id,

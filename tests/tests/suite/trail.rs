@@ -11,7 +11,7 @@ use ax_scheduler::{
     loops::{
         dispatch::{Skips, claim},
         sweeper::sweep,
-        trigger::trigger_manual,
+        trigger::{EnginePlanner, trigger_due, trigger_manual},
     },
     model::{
         Backoff, ConcurrencyPolicy, EdgeKind, Flow, InstanceEvent, InstanceStatus, MisfirePolicy, Placement,
@@ -89,8 +89,25 @@ impl Run {
         trigger_manual(&self.store, task, &trig, self.t(0), AXD, &Traces::off()).await.expect("trigger").0.id
     }
 
+    /// A task whose one-time schedule fires at +0 s, fired by `axd`; the instance's id.
+    async fn fired(&self, name: &str, axd: &str) -> i64 {
+        let c = TaskConfig { schedule: Schedule::OneTime { at: self.t(0) }, ..config() };
+        let new = NewTask { name: name.into(), config: c, next_fire_at: Some(self.t(0)) };
+        self.store.create_task(&new, self.t(0), &ACTOR).await.expect("create task");
+        let planner = EnginePlanner { now: self.t(0), lookahead: Duration::ZERO };
+        let round =
+            trigger_due(&self.store, self.t(0), self.t(0), 500, &planner, axd, &Traces::off()).await.expect("trigger");
+        assert_eq!(round.created.len(), 1, "{name} fired once");
+        round.created[0].0
+    }
+
     /// Claims what is ready at +`s` for `session` (worker `w-<session>`), lease until +`s + lease`.
     async fn claim(&self, s: u64, session: &str, lease: u64) -> Vec<i64> {
+        self.claim_by(s, session, lease, AXD).await
+    }
+
+    /// [`Run::claim`] by the axd `axd`.
+    async fn claim_by(&self, s: u64, session: &str, lease: u64, axd: &str) -> Vec<i64> {
         let demand = [AppDemand {
             app: "billing".into(),
             handlers: vec!["send-invoice".into()],
@@ -103,7 +120,7 @@ impl Run {
             Ok((SessionRef { session_id: session.into(), worker_id: format!("w-{session}") }, String::new()))
         };
         let lease_until = self.t(s + lease);
-        let claimed = claim(&self.store, self.t(s), &demand, &Skips::default(), lease_until, AXD, &mut route)
+        let claimed = claim(&self.store, self.t(s), &demand, &Skips::default(), lease_until, axd, &mut route)
             .await
             .expect("claim");
         claimed.assignments.iter().map(|a| a.instance.id).collect()
@@ -293,6 +310,29 @@ async fn scenarios(store: &Arc<Store>) {
     r.ops(2, &[accepted(children[0], 1, "s1", r.t(2)), result(children[0], 1, "s1", "w-s1", ok(""))]).await;
     r.ops(3, &[accepted(children[1], 1, "s1", r.t(3)), result(children[1], 1, "s1", "w-s1", failed("bad shard"))])
         .await;
+
+    // Fired by a schedule: the row holds the creation event too. Then the same dispatched by
+    // another axd (which writes the creation event first), canceled while PENDING, and retried.
+    let r = run(14);
+    let id = r.fired("sched-ok", AXD).await;
+    r.claim(1, "s1", 60).await;
+    r.ops(2, &[accepted(id, 1, "s1", r.t(2)), result(id, 1, "s1", "w-s1", ok(""))]).await;
+
+    let r = run(15);
+    let id = r.fired("sched-elsewhere", "axd-other").await;
+    assert_eq!(r.claim(1, "s1", 60).await, [id]);
+    r.ops(2, &[accepted(id, 1, "s1", r.t(2)), result(id, 1, "s1", "w-s1", ok(""))]).await;
+
+    let r = run(16);
+    let id = r.fired("sched-cancel", AXD).await;
+    cancel_instance(&r.store, id, "not today", r.t(1), &ACTOR, &routing()).await.expect("cancel");
+
+    let r = run(17);
+    let id = r.fired("sched-retry", AXD).await;
+    r.claim(1, "s1", 60).await;
+    r.ops(2, &[accepted(id, 1, "s1", r.t(2)), result(id, 1, "s1", "w-s1", failed("flaky"))]).await;
+    assert_eq!(r.claim(14, "s1", 60).await, [id]);
+    r.ops(15, &[accepted(id, 2, "s1", r.t(15)), result(id, 2, "s1", "w-s1", ok(""))]).await;
 }
 
 /// Every instance's trail, in id order, without the event ids (the rows' own).
@@ -337,6 +377,9 @@ async fn every_scenario_gives_the_same_trail_with_the_trail_in_the_row(db: &Test
         "retried by",
         "chained (on-success)",
         "1 of 2 children succeeded",
+        "fired on schedule for",
+        "not today",
+        "flaky",
     ] {
         assert!(reasons.iter().any(|r| r.contains(what)), "no event says {what:?}: {reasons:#?}");
     }
@@ -348,6 +391,17 @@ async fn every_scenario_gives_the_same_trail_with_the_trail_in_the_row(db: &Test
     // Instance 2 is the scenario "ok-together".
     assert_eq!(db.scalar("SELECT COUNT(*) FROM ax_instance_event WHERE instance_id = 2").await, 1);
     assert_eq!(after[1].2.len(), 4, "created, dispatched, running, success: {:?}", after[1].2);
+    // A scheduled fire that succeeds on its creator's dispatch writes no event row at all; one
+    // dispatched by another axd writes its creation event, by its creator.
+    let of = |name: &str| format!("(SELECT MIN(id) FROM ax_instance WHERE task_name = '{name}')");
+    let rows_of = |name: &str| format!("SELECT COUNT(*) FROM ax_instance_event WHERE instance_id = {}", of(name));
+    assert_eq!(db.scalar(&rows_of("sched-ok")).await, 0);
+    assert_eq!(db.scalar(&rows_of("sched-elsewhere")).await, 1);
+    let creator = format!(
+        "SELECT COUNT(*) FROM ax_instance_event WHERE instance_id = {} AND from_status IS NULL AND scheduler_id = 'axd-other'",
+        of("sched-elsewhere")
+    );
+    assert_eq!(db.scalar(&creator).await, 1);
     rows_db.cleanup().await;
 }
 

@@ -21,7 +21,9 @@ pub fn instance_to_pb(i: &Instance) -> pb::Instance {
         failures: i.failures,
         worker_id: i.worker_id.clone().unwrap_or_default(),
         session_id: i.session_id.clone().unwrap_or_default(),
-        scheduler_id: i.scheduler_id.clone().unwrap_or_default(),
+        // Before its first dispatch the row names the axd that created it (model::trail::CREATED):
+        // not the field's meaning.
+        scheduler_id: if i.attempt == 0 { String::new() } else { i.scheduler_id.clone().unwrap_or_default() },
         start_time: opt_ts(i.started_at),
         finish_time: opt_ts(i.finished_at),
         deadline: opt_ts(i.deadline_at),

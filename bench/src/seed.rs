@@ -95,10 +95,10 @@ fn analyze(kind: DbKind) -> &'static str {
 }
 
 /// The run's events: (event rows, events of every trail — the rows plus those the instance rows
-/// hold, `trail` bits 1, 2 and 4), to check every trail is complete.
+/// hold, `trail` bits 1, 2, 4 and 8), to check every trail is complete.
 pub async fn event_count(kind: DbKind, url: &str) -> anyhow::Result<(i64, i64)> {
     let rows = "SELECT COUNT(*) FROM ax_instance_event";
-    let sum = "COALESCE(SUM((trail & 1) + (trail & 2) / 2 + (trail & 4) / 4), 0)";
+    let sum = "COALESCE(SUM((trail & 1) + (trail & 2) / 2 + (trail & 4) / 4 + (trail & 8) / 8), 0)";
     let (r, h): (i64, i64) = match kind {
         DbKind::Sqlite => {
             let p = sqlx::SqlitePool::connect(url).await?;

@@ -142,12 +142,16 @@ async fn a_worker_cooling_down_is_passed_over_by_every_axd(db: &TestDb) {
     fleet.start(&axds[1].endpoint, "app", "w1", 4, &[]);
     fleet.start(&axds[2].endpoint, "app", "w2", 4, &[]);
     connected(&admin, "app", &["w0", "w1", "w2"]).await;
-    // Every axd reads cooldowns at least once a second (ax_scheduler::routing::state::REFRESH):
-    // wait until the cooldown began more than that ago.
+    let joined = chrono::Utc::now();
+    // Every axd reads cooldowns and the cluster's workers at most a refresh period old
+    // (ax_scheduler::routing::state::REFRESH): wait until both the cooldown began and w1 and w2
+    // joined more than that ago. An axd that still sees w0 as the app's only worker lets the
+    // cooldown floor (at most half of the serving workers cool at once) release w0 — the CI of
+    // 6 December 2026 saw axd 0 route the first instance to w0 that way.
     let began = utc(cooling.until.as_ref().expect("until")) - chrono::TimeDelta::seconds(60);
     let known = ax_scheduler::routing::state::REFRESH + Duration::from_millis(100);
-    eventually(LONG, "a refresh period since the cooldown began", || async {
-        (chrono::Utc::now() - began > chrono::TimeDelta::from_std(known).expect("delta")).then_some(())
+    eventually(LONG, "a refresh period since the cooldown began and w1, w2 joined", || async {
+        (chrono::Utc::now() - began.max(joined) > chrono::TimeDelta::from_std(known).expect("delta")).then_some(())
     })
     .await;
     let mut ids = Vec::new();

@@ -79,3 +79,16 @@ pub struct Command {
     /// Why.
     pub reason: String,
 }
+
+/// A session's live numbers, written by the lease loop.
+#[derive(Debug, Clone)]
+pub struct SessionSync {
+    /// The stream's session.
+    pub session_id: String,
+    /// Unused credits.
+    pub credits: u32,
+    /// Outstanding assignments.
+    pub in_flight: u32,
+    /// Last message from the worker.
+    pub last_seen_at: Ts,
+}

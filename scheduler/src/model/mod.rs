@@ -91,7 +91,7 @@ mod cluster;
 mod flow;
 mod placement;
 pub mod trail;
-pub use cluster::{Command, SchedulerRecord, SessionSpan, WorkerRecord};
+pub use cluster::{Command, SchedulerRecord, SessionSpan, SessionSync, WorkerRecord};
 pub use flow::{
     Calendar, EdgeKind, Flow, Lineage, MAX_BACKFILL, MAX_DATES, MAX_EXTRA_SCHEDULES, MAX_JITTER, MAX_LINKS, Pause,
     Timing,

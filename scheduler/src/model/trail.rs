@@ -72,7 +72,7 @@ pub fn bit_of(from: Option<InstanceStatus>, to: InstanceStatus) -> Option<u8> {
 
 /// The events the row `i` holds under `bits`, in order, with id 0: exactly what the writers
 /// would have recorded (the creation event of [`crate::birth`], the DISPATCHED event of
-/// [`crate::routing::claim`], RUNNING of [`crate::lifecycle::accept`], SUCCESS of
+/// [`crate::loops::dispatch::claim`], RUNNING of [`crate::lifecycle::accept`], SUCCESS of
 /// [`crate::lifecycle::complete`]), each by the axd in the row's `scheduler_id` (the one that
 /// created it until a dispatch, then the one that dispatched the attempt).
 pub fn implied(i: &Instance, bits: u8) -> Vec<InstanceEvent> {

@@ -17,18 +17,17 @@
 //! Applying them:
 //! - [`registry`]: this axd's worker streams, their credits and what they hold;
 //! - [`route`]: picks a stream of the registry for one ready instance (or says why none);
-//! - [`claim`]: the claim transaction — ready instances locked, app and task limits applied under
-//!   row locks, routed, marked DISPATCHED (the dispatch loop, `loops/dispatch/`, runs it each round);
 //! - [`explain`]: the routing side of `axctl task explain` (which selector found no worker, who
 //!   cools down, a task at its limit, an app out of tokens), a pure function of records.
 //!
-//! Their statements are the store's, on the tables they touch: `tx.instances().select_ready(..)`
-//! (`store/ready.rs`) and `tx.limits()` (`store/routing.rs`).
+//! The claim transaction that applies them under row locks — ready instances locked, app and task
+//! limits applied, routed, marked DISPATCHED — is the dispatch loop's (`loops/dispatch/claim.rs`);
+//! its statements are the store's: `tx.instances().select_ready(..)` (`store/ready.rs`) and
+//! `tx.limits()` (`store/routing.rs`). Nothing in this folder reaches the store.
 
 use std::time::Duration;
 
 pub mod bucket;
-pub mod claim;
 pub mod cooldown;
 pub mod explain;
 pub mod fanout;

@@ -18,9 +18,8 @@ use ax_proto::v1 as pb;
 use tokio::sync::mpsc;
 
 use crate::{
-    model::{RetryOn, Ts},
+    model::{RetryOn, SessionSync, Ts},
     routing::RoutingState,
-    store::SessionSync,
 };
 
 /// A PENDING instance offered to the dispatcher's routing decision.

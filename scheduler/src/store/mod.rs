@@ -526,17 +526,8 @@ pub struct NewInstance {
     pub tags: Vec<(String, String)>,
 }
 
-/// A session's live numbers, written by the lease loop.
-#[derive(Debug, Clone)]
-pub struct SessionSync {
-    pub session_id: String,
-    /// Unused credits.
-    pub credits: u32,
-    /// Outstanding assignments.
-    pub in_flight: u32,
-    /// Last message from the worker.
-    pub last_seen_at: Ts,
-}
+/// A session's live numbers, written by the lease loop (a model type: the registry makes them).
+pub use crate::model::SessionSync;
 
 /// A command for the axd holding a worker's stream (a model type: the state machine decides them).
 pub use crate::model::Command;

@@ -34,7 +34,9 @@ use crate::{
     wire::{duration_to_pb, ts_to_pb},
 };
 
-pub use crate::routing::claim::{Assignment, Choice, Claimed, Declined, Skips, claim};
+mod claim;
+
+pub use claim::{Assignment, Choice, Claimed, Declined, Skips, claim};
 
 /// The dispatcher of one axd.
 pub struct Dispatcher {

@@ -100,6 +100,16 @@ macro_rules! embed_migrations {
                 "default_backoff",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0018_default_backoff.sql")),
             ),
+            (
+                19_i64,
+                "instance_fillfactor",
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../migrations/",
+                    $dir,
+                    "/0019_instance_fillfactor.sql"
+                )),
+            ),
         ]
     };
 }

@@ -154,6 +154,9 @@ pub(crate) trait Exec: Send {
     async fn insert_id(&mut self, s: Stmt<'_>) -> StoreResult<i64>;
     /// Commits (a plain connection has nothing to commit).
     async fn commit(self: Box<Self>) -> StoreResult<()>;
+    /// Rolls back and waits for the server to have done so (a plain connection has nothing to
+    /// roll back).
+    async fn rollback(self: Box<Self>) -> StoreResult<()>;
 }
 
 /// A transaction or a pooled connection of one backend.
@@ -262,6 +265,14 @@ where
         let Conn { held, watch, .. } = *self;
         match held {
             Held::Tx(t) => report(watch.as_deref(), t.commit().await),
+            Held::Pooled(_) => Ok(()),
+        }
+    }
+
+    async fn rollback(self: Box<Self>) -> StoreResult<()> {
+        let Conn { held, watch, .. } = *self;
+        match held {
+            Held::Tx(t) => report(watch.as_deref(), t.rollback().await),
             Held::Pooled(_) => Ok(()),
         }
     }

@@ -275,6 +275,14 @@ impl Tx {
         self.exec.commit().await
     }
 
+    /// Rolls back and waits until the server has, so that its row locks are released when this
+    /// returns. Dropping a transaction rolls it back too, but sqlx sends that ROLLBACK only when the
+    /// connection goes back to the pool, in a task of its own: another transaction begun at once
+    /// may still find the rows locked (SKIP LOCKED then skips them).
+    pub async fn rollback(self) -> StoreResult<()> {
+        self.exec.rollback().await
+    }
+
     pub(super) async fn execute(&mut self, s: Stmt<'_>) -> StoreResult<u64> {
         self.exec.execute(s).await
     }

@@ -367,7 +367,8 @@ async fn claims_let_apps_and_rules_take_turns(db: &TestDb) {
             let mut tx = store.begin().await.expect("begin");
             let got =
                 tx.alerts().claim_deliveries(now, add(now, secs(30)), limit, per_rule, &full).await.expect("claim");
-            drop(tx); // rolled back: every claim sees the same rows
+            // Rolled back, and done before the next claim begins: every claim sees the same rows.
+            tx.rollback().await.expect("rollback");
             got.into_iter().map(|(d, _)| d.dedupe_key).collect::<Vec<_>>()
         }
     };

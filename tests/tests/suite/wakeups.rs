@@ -203,7 +203,7 @@ async fn a_due_task_locked_elsewhere_is_not_claimed_in_a_spin(db: &TestDb) {
         if !held.is_empty() || Instant::now() > deadline {
             break (tx, held);
         }
-        drop(tx); // rolls back
+        tx.rollback().await.expect("rollback");
     };
     assert_eq!(held.len(), 1, "the test holds the task");
     let due = held[0].as_ref().ok().and_then(|t| t.next_fire_at).expect("a next fire");

@@ -339,8 +339,8 @@ impl AdminApi {
             if r.change_note.is_empty() { String::new() } else { format!("; note: {}", r.change_note) }
         );
         if r.dry_run {
-            // Dropping the transaction rolls every change back.
-            drop(tx);
+            // Every change rolled back, and its locks released before the plan is answered.
+            tx.rollback().await?;
         } else {
             tx.commit().await?;
             self.core.signals.trigger.notify_one();

@@ -795,16 +795,30 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
 /// be applied in one transaction, long after the Accepted arrived: the attempt starts when axd
 /// received the Accepted, the trail keeps both steps in order, and the row ends final. An Accepted
 /// sent twice changes nothing the second time.
-/// A manual instance of a new task `name`, claimed at t0 + 1 s by session s1 of worker w1 (attempt 1).
-pub(crate) async fn claimed_instance(store: &Arc<Store>, name: &str) -> ax_scheduler::model::Instance {
+/// `n` manual instances of a new task `name`, PENDING (idempotency keys k0, k1, …).
+pub(crate) async fn pending_instances(store: &Arc<Store>, name: &str, n: usize) -> Vec<ax_scheduler::model::Instance> {
     let t = create(store, name, config(Schedule::Manual), t0()).await;
-    let trig =
-        ManualTrigger { params: "{}".into(), key: "k".into(), actor: "alice".into(), run_at: None, tags: Vec::new() };
-    let (inst, _) = trigger_manual(store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap();
+    let mut out = Vec::new();
+    for i in 0..n {
+        let trig = ManualTrigger {
+            params: "{}".into(),
+            key: format!("k{i}"),
+            actor: "alice".into(),
+            run_at: None,
+            tags: Vec::new(),
+        };
+        out.push(trigger_manual(store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap().0);
+    }
+    out
+}
+
+/// Claims up to `limit` ready instances of app billing at t0 + 1 s for session s1 of worker w1;
+/// the ids claimed.
+pub(crate) async fn claim_for_s1(store: &Arc<Store>, limit: u32) -> Vec<i64> {
     let demand = [AppDemand {
         app: "billing".into(),
         handlers: vec!["send-invoice".into()],
-        limit: 10,
+        limit,
         until: t0(),
         workers: Vec::new(),
         labels: Vec::new(),
@@ -815,7 +829,13 @@ pub(crate) async fn claimed_instance(store: &Arc<Store>, name: &str) -> ax_sched
     let lease = add(t0(), secs(60));
     let claimed =
         claim(store, add(t0(), secs(1)), &demand, &Skips::default(), lease, "axd-test", &mut route).await.unwrap();
-    assert_eq!(claimed.assignments.iter().map(|a| a.instance.id).collect::<Vec<_>>(), vec![inst.id]);
+    claimed.assignments.iter().map(|a| a.instance.id).collect()
+}
+
+/// A manual instance of a new task `name`, claimed at t0 + 1 s by session s1 of worker w1 (attempt 1).
+pub(crate) async fn claimed_instance(store: &Arc<Store>, name: &str) -> ax_scheduler::model::Instance {
+    let inst = pending_instances(store, name, 1).await.remove(0);
+    assert_eq!(claim_for_s1(store, 10).await, vec![inst.id]);
     inst
 }
 

@@ -505,7 +505,18 @@ async fn apply_ops(store: &Store, args: &OpsArgs<'_>, versioned: bool) -> StoreR
         // Decided from rows that may have changed since: only a change is checked against them.
         return Ok(None);
     }
-    let persisted = persist_rows(&mut tx, &mut rows, batch, ctx, routing, versions.as_ref()).await?;
+    let persisted = match persist_rows(&mut tx, &mut rows, batch, ctx, routing, versions.as_ref()).await {
+        Ok(p) => p,
+        Err(e @ crate::error::StoreError::Stale(_)) => {
+            // Rows of the batch may be written and locked: release them before the caller decides
+            // again from locked rows (a dropped transaction's rollback is sent only later).
+            if let Err(rollback) = tx.rollback().await {
+                tracing::debug!(%rollback, "rolling back a stale group commit");
+            }
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     let t4 = t0.elapsed();
     tx.commit().await?;
     persisted.after_commit(routing);

@@ -205,6 +205,7 @@ pub(super) fn check_loop_timing(c: &Config) -> Result<(), ConfigError> {
     between("poll_interval", c.poll_interval, Duration::from_millis(10), Duration::from_secs(60))?;
     between("scheduler_heartbeat", c.scheduler_heartbeat, Duration::from_millis(100), Duration::from_secs(60))?;
     between("retention", c.retention, Duration::from_secs(60), Duration::from_secs(3650 * 86_400))?;
+    between("housekeeping_interval", c.housekeeping_interval, Duration::from_secs(1), Duration::from_secs(86_400))?;
     between("shutdown_timeout", c.shutdown_timeout, Duration::ZERO, Duration::from_secs(3600))?;
     between("audit_retention", c.audit_retention, Duration::from_secs(3600), Duration::from_secs(3650 * 86_400))?;
     Ok(())

@@ -106,6 +106,11 @@ pub struct Options {
     /// How long finished instances (and their events and logs) are kept [default: 30d]
     #[arg(long, env = "AX_RETENTION")]
     pub retention: Option<HumanDuration>,
+    /// How often axd's housekeeping runs (purges finished instances past --retention, audit entries
+    /// past --audit-retention, ended uniqueness windows and long-silent axd); the first round comes
+    /// this long after axd starts [default: 60s]
+    #[arg(long, env = "AX_HOUSEKEEPING_INTERVAL")]
+    pub housekeeping_interval: Option<HumanDuration>,
     /// Longest graceful shutdown after SIGTERM/SIGINT before axd exits anyway [default: 10s]
     #[arg(long, env = "AX_SHUTDOWN_TIMEOUT")]
     pub shutdown_timeout: Option<HumanDuration>,
@@ -252,6 +257,7 @@ impl Options {
             poll_interval: self.poll_interval.or(other.poll_interval),
             scheduler_heartbeat: self.scheduler_heartbeat.or(other.scheduler_heartbeat),
             retention: self.retention.or(other.retention),
+            housekeeping_interval: self.housekeeping_interval.or(other.housekeeping_interval),
             shutdown_timeout: self.shutdown_timeout.or(other.shutdown_timeout),
             log: self.log.or(other.log),
             log_format: self.log_format.or(other.log_format),
@@ -357,6 +363,8 @@ pub struct Config {
     pub scheduler_heartbeat: Duration,
     /// Retention of finished instances.
     pub retention: Duration,
+    /// Period of the housekeeping round (the purges of `retention` and `audit_retention`).
+    pub housekeeping_interval: Duration,
     /// Shutdown bound.
     pub shutdown_timeout: Duration,
     /// Log filter.
@@ -502,6 +510,7 @@ impl Config {
             poll_interval: d(o.poll_interval, Duration::from_secs(1)),
             scheduler_heartbeat: d(o.scheduler_heartbeat, Duration::from_secs(2)),
             retention: d(o.retention, Duration::from_secs(30 * 86_400)),
+            housekeeping_interval: d(o.housekeeping_interval, Duration::from_secs(60)),
             shutdown_timeout: d(o.shutdown_timeout, Duration::from_secs(10)),
             log: o.log.unwrap_or_else(|| "info".to_owned()),
             log_format: o.log_format.unwrap_or_default(),

@@ -60,6 +60,19 @@ fn a_dispatch_ahead_out_of_range_is_refused_by_name() {
 }
 
 #[test]
+fn the_housekeeping_interval_defaults_to_a_minute_and_is_range_checked_by_name() {
+    let c = Config::from_options(Options::default()).expect("defaults");
+    assert_eq!(c.housekeeping_interval, Duration::from_secs(60));
+    let c = Config::resolve(Args::parse_from(["axd", "--housekeeping-interval", "2s"])).expect("flag");
+    assert_eq!(c.housekeeping_interval, Duration::from_secs(2));
+    for bad in [Duration::from_millis(500), Duration::from_secs(86_401)] {
+        let o = Options { housekeeping_interval: Some(HumanDuration(bad)), ..Options::default() };
+        let err = Config::from_options(o).expect_err("out of range").to_string();
+        assert!(err.starts_with("housekeeping_interval: ") && err.contains("out of range"), "{err}");
+    }
+}
+
+#[test]
 fn an_ack_timeout_or_grace_too_short_for_the_heartbeat_is_refused_by_name() {
     let d = |ms| Some(HumanDuration(Duration::from_millis(ms)));
     let o = Options { heartbeat_interval: d(2000), ack_timeout: d(3000), ..Options::default() };

@@ -289,7 +289,7 @@ fn spawn_loops(
         SweeperConfig {
             batch: 500,
             retention: config.retention,
-            housekeeping_every: Duration::from_secs(60),
+            housekeeping_every: config.housekeeping_interval,
             audit_retention: config.audit_retention,
         },
     );

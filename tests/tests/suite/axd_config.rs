@@ -97,7 +97,8 @@ async fn admin_of(axd: &AxdProcess) -> AdminServiceClient<Channel> {
 
 async fn finished_instances_past_retention_are_purged_with_their_events_and_keys(db: &TestDb) {
     let dir = tempdir("retention");
-    let args = ["--listen", "127.0.0.1:0", "--database-url", &db.url, "--retention", "1d"];
+    let args =
+        ["--listen", "127.0.0.1:0", "--database-url", &db.url, "--retention", "1d", "--housekeeping-interval", "1s"];
     let mut axd = AxdProcess::start(&args, &dir.join("axd.log")).await;
     let mut admin = admin_of(&axd).await;
     let task = create(&mut admin, spec("kept", "nobody", "h", manual())).await;
@@ -113,8 +114,8 @@ async fn finished_instances_past_retention_are_purged_with_their_events_and_keys
         let n = db.execute(&format!("UPDATE ax_instance SET finished_at = {finished} WHERE id = {id}")).await;
         assert_eq!(n, 1);
     }
-    // Retention runs with axd's housekeeping, a minute after it starts and every minute after that.
-    eventually(Duration::from_secs(120), "the instance finished two days ago to be purged", || {
+    // Retention runs with axd's housekeeping, every --housekeeping-interval (a minute by default).
+    eventually(Duration::from_secs(60), "the instance finished two days ago to be purged", || {
         let mut admin = admin.clone();
         async move {
             let r = admin.get_instance(pb::GetInstanceRequest { id: old }).await;

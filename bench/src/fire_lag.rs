@@ -24,7 +24,7 @@ pub struct Args {
     /// Cron tasks (smoke: 60).
     #[arg(long, default_value_t = 5_000)]
     pub tasks: usize,
-    /// Seconds measured (smoke: 10).
+    /// Seconds measured (smoke: 6).
     #[arg(long, default_value_t = 180)]
     pub secs: u64,
     /// Worker processes.
@@ -40,7 +40,7 @@ pub struct Args {
 }
 
 pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> {
-    let (tasks, secs) = if smoke { (60, 10) } else { (a.tasks, a.secs) };
+    let (tasks, secs) = if smoke { (60, 6) } else { (a.tasks, a.secs) };
     let ahead: Vec<&str> = match &a.dispatch_ahead {
         Some(d) => vec!["--dispatch-ahead", d],
         None => Vec::new(),

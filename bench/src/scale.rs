@@ -25,13 +25,13 @@ use crate::{
 /// Sizes of a scale run.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Registered tasks in phase B (smoke: 20,000).
+    /// Registered tasks in phase B (smoke: 5,000).
     #[arg(long, default_value_t = 1_000_000)]
     pub tasks: usize,
     /// Tasks that fire (once a minute each) in both phases (smoke: 100).
     #[arg(long, default_value_t = 1_000)]
     pub active: usize,
-    /// Seconds each phase is measured, after a warm-up of 10 s (smoke: 8, after 3).
+    /// Seconds each phase is measured, after a warm-up of 10 s (smoke: 4, after 2).
     #[arg(long, default_value_t = 60)]
     pub secs: u64,
 }
@@ -81,7 +81,7 @@ async fn phase(db: &TestDb, dir: &std::path::Path, name: &str, warmup: u64, secs
 }
 
 pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> {
-    let (tasks, active, secs, warmup) = if smoke { (20_000, 100, 8, 3) } else { (a.tasks, a.active, a.secs, 10) };
+    let (tasks, active, secs, warmup) = if smoke { (5_000, 100, 4, 2) } else { (a.tasks, a.active, a.secs, 10) };
     anyhow::ensure!(active >= 1 && active <= tasks, "--active must be between 1 and --tasks");
     let db = TestDb::create(kind.test_db()).await.ok_or_else(|| anyhow::anyhow!("database unavailable"))?;
     let dir = std::env::temp_dir().join(format!("ax-bench-scale-{}", std::process::id()));

@@ -66,7 +66,7 @@ async fn full_lifecycle_runs_in_smoke_mode(db: &TestDb) {
 
 async fn fire_lag_runs_in_smoke_mode(db: &TestDb) {
     let f = smoke(db.db, "fire-lag");
-    assert!(num(&f, "fires in window") >= 10.0, "one fire per second over 10 s");
+    assert!(num(&f, "fires in window") >= 6.0, "one fire per second over 6 s");
     assert_eq!(num(&f, "fires not started"), 0.0);
     // Early assignments are held until their fire time: a fire that starts before it is a bug,
     // whatever the machine.
@@ -77,7 +77,7 @@ async fn fire_lag_runs_in_smoke_mode(db: &TestDb) {
 async fn scale_and_streams_run_in_smoke_mode(db: &TestDb) {
     let f = smoke(db.db, "scale");
     assert!(num(&f, "axd RSS max MiB B") > 0.0);
-    assert!(num(&f, "B (20000) round ms p50") > 0.0);
+    assert!(num(&f, "B (5000) round ms p50") > 0.0);
 
     let f = smoke(db.db, "streams");
     assert_eq!(num(&f, "streams listed by ListWorkers"), 200.0);

@@ -4,11 +4,15 @@
 #             (scripts/test-databases.sh), the Python SDK's requirements, the TypeScript SDK built,
 #             the web console's packages and its generated code and build checked (console/check.sh),
 #             Chromium for its browser test, libfaketime, PgBouncer; each logs to target/ci-logs/<step>.log
-#   lints     cargo fmt --check, clippy (every target, warnings denied), rustdoc (warnings denied)
-#   build     every test binary, axd, axctl and the examples, built once (cargo nextest --no-run)
-#   setup     waits for the background steps; a failed one fails the run, with its log's tail
+#   lints     cargo fmt --check and the features check; then, in the background and only on
+#             otherwise idle CPU, rustdoc with warnings denied (target/lints)
+#   build     every test binary, axd, axctl and the examples, built once (cargo nextest --no-run),
+#             with clippy's lints, warnings denied, run by the same compilations
+#             (scripts/clippy-rustc.sh)
+#   setup     waits for the background steps but rustdoc; a failed one fails the run, with its log's tail
 #   tests     cargo nextest run --profile ci (.config/nextest.toml: several tests at once, each
 #             in its own process), then the doctests (cargo test --doc; nextest runs none)
+#   docs      waits for rustdoc (usually done by then)
 #   contract  scripts/conformance.sh --prepared: the proto's checks and the conformance kit
 #             against the three SDKs, at once
 # and prints how long each phase took, also when one fails.
@@ -83,10 +87,12 @@ start() { # name command...
   bg[$name]=$!
   set +m
 }
-# Waits for every background step; prints the tail of each failed one's log; fails if one did.
+# Waits for the background steps named (every one without a name); prints the tail of each failed
+# one's log; fails if one did.
 wait_all() {
-  local name failed=()
-  for name in $(printf '%s\n' "${!bg[@]}" | sort); do
+  local name failed=() names=("$@")
+  if [ "${#names[@]}" = 0 ]; then mapfile -t names < <(printf '%s\n' "${!bg[@]}" | sort); fi
+  for name in "${names[@]}"; do
     if wait "${bg[$name]}"; then
       echo "  $name: ok" >&2
     else
@@ -156,8 +162,8 @@ step_pgbouncer() {
 }
 
 begin start
-if ! command -v flock >/dev/null 2>&1; then
-  echo "scripts/test.sh: flock (util-linux) is needed" >&2
+if ! command -v flock >/dev/null 2>&1 || ! command -v chrt >/dev/null 2>&1; then
+  echo "scripts/test.sh: flock and chrt (util-linux) are needed" >&2
   exit 1
 fi
 for s in databases python typescript console chromium faketime pgbouncer; do
@@ -171,21 +177,29 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install cargo-nextest --locked
 fi
 
-# The lint gates come before the build: they fail in minutes, not after the whole test run.
+# The quick lint gates come before the build: they fail in seconds, not after the whole test run.
 begin lints
 cargo fmt --all -- --check
-# Every crate and target (tests, benches, examples) is linted; a warning fails, so none pile up.
-cargo clippy --workspace --all-targets --locked -- -D warnings
-# Broken intra-doc links and other rustdoc warnings fail too, so the API docs stay true.
-RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps --locked
 # Every package resolves its dependencies' features as the whole workspace does (tools/workspace-hack),
 # so that building one never rebuilds what another built.
 ./scripts/check-features.sh
+# Broken intra-doc links and other rustdoc warnings fail too, so the API docs stay true. rustdoc
+# needs every dependency checked (a compilation of its own, which the build below cannot share), so
+# it runs beside the build and the tests in a target directory of its own, as SCHED_IDLE: it gets a
+# core only when no build or test wants it, and it is waited for after the tests.
+step_docs() {
+  CARGO_TARGET_DIR="$target/lints" RUSTDOCFLAGS='-D warnings' chrt --idle 0 cargo doc --workspace --no-deps --locked
+}
+start docs step_docs
 
 # One build of every test binary; with them, the binaries the tests start (axd, axctl,
 # ax-conformance) and the examples (demo-worker, conformance-worker, raw-worker), all with the
 # features of the whole workspace. Every later cargo command of this run finds them built.
 begin build
+# clippy's lints in the build's own compilations of the workspace's crates, every target, warnings
+# denied: a lint fails the build (scripts/clippy-rustc.sh). Every later cargo command of this run
+# keeps the wrapper, so none of them compiles the workspace again.
+export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/clippy-rustc.sh"
 cargo nextest run --workspace --locked --no-run
 # ax-runner has no tests of its own that would build its binary; the suite runs it.
 cargo build --workspace --locked --bins
@@ -194,7 +208,8 @@ cargo build --workspace --locked --bins
 export AX_BINARIES_BUILT=1
 
 begin setup
-wait_all
+mapfile -t steps < <(printf '%s\n' "${!bg[@]}" | grep -vx docs | sort)
+wait_all "${steps[@]}"
 while IFS= read -r line; do
   if [ -n "$line" ]; then export "${line?}"; fi
 done <"$logs/databases.env"
@@ -210,6 +225,9 @@ cargo nextest run "${scope[@]}" --locked --profile ci "$@"
 if [ "$#" = 0 ]; then
   cargo test --workspace --doc --locked
 fi
+
+begin docs
+wait_all docs
 
 # The worker protocol as a product: buf lint, breaking check, docs/proto, and the conformance kit.
 begin contract

@@ -110,6 +110,11 @@ macro_rules! embed_migrations {
                     "/0019_instance_fillfactor.sql"
                 )),
             ),
+            (
+                20_i64,
+                "task_fillfactor",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0020_task_fillfactor.sql")),
+            ),
         ]
     };
 }

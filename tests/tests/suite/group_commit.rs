@@ -1,7 +1,7 @@
 //! The write path on PostgreSQL. The group commit reads its rows without a lock and writes each only
 //! if it is still the version it read (`transitions::apply_worker_ops`): a change another
 //! transaction commits in between must win, exactly as it would over locked rows. And an instance
-//! row's next version stays on its page (migration 19).
+//! row's and a task row's next version stays on its page (migrations 19 and 20).
 
 use std::time::Duration;
 
@@ -16,7 +16,9 @@ use ax_tests::{Db, TestDb, eventually};
 use chrono::{TimeZone, Utc};
 use sqlx::{Connection as _, Executor as _};
 
-use crate::store_contract::{claim_for_s1, claimed_instance, pending_instances, success_of_s1};
+use crate::store_contract::{
+    claim_for_s1, claimed_instance, config, create, every_second, pending_instances, success_of_s1, trigger,
+};
 
 fn t0() -> Ts {
     Utc.with_ymd_and_hms(2026, 6, 1, 10, 0, 0).single().expect("instant")
@@ -109,4 +111,35 @@ async fn a_claim_writes_the_instance_rows_next_versions_on_their_pages() {
     // A DISPATCHED version is longer than the PENDING one (session, worker, lease), so the last
     // rows of a page may not fit beside the others' new versions; packed pages move nearly all.
     assert!(moved * 4 <= ids.len() as i64, "{moved} of {} rows' claimed versions left their page", ids.len());
+}
+
+/// `ax_task` keeps half of each page free too (migration 20, `fillfactor = 50`): every fire writes a
+/// new version of its task's row (the trigger locks it and sets its next fire), which then stays on
+/// its page. With every page packed (fillfactor 100) nearly every fired task's row moves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fire_writes_the_task_rows_next_versions_on_their_pages() {
+    let Some(db) = TestDb::create(Db::Postgres).await else { return };
+    let store = db.store().await;
+    let page = "(ctid::text::point)[0]::bigint";
+    let options = "SELECT COUNT(*) FROM pg_class WHERE oid = 'ax_task'::regclass \
+                   AND 'fillfactor=50' = ANY(reloptions)";
+    assert_eq!(db.scalar(options).await, 1, "ax_task's fillfactor");
+    let n = 60;
+    for i in 0..n {
+        create(&store, &format!("paged-{i}"), config(every_second()), t0()).await;
+    }
+    let pages = db.scalar(&format!("SELECT COUNT(DISTINCT {page}) FROM ax_task")).await;
+    assert!(pages >= 2, "the rows fill {pages} page(s)");
+    db.execute(&format!("CREATE TABLE before_fire AS SELECT id, {page} AS page FROM ax_task")).await;
+    // One round fires every task once (the look-ahead holds one fire) in one transaction.
+    let round = trigger(&store, add(t0(), secs(1)), Duration::ZERO).await;
+    assert_eq!((round.tasks, round.created.len()), (n, n), "one fire of each task");
+    let moved = db
+        .scalar(
+            "SELECT COUNT(*) FROM ax_task t JOIN before_fire b ON b.id = t.id \
+             WHERE (t.ctid::text::point)[0]::bigint <> b.page",
+        )
+        .await;
+    assert!(moved * 4 <= n as i64, "{moved} of {n} tasks' next versions left their page");
+    db.cleanup().await;
 }

@@ -36,7 +36,7 @@ fn secs(n: u64) -> Duration {
     Duration::from_secs(n)
 }
 
-fn config(schedule: Schedule) -> TaskConfig {
+pub(crate) fn config(schedule: Schedule) -> TaskConfig {
     TaskConfig {
         app: "billing".into(),
         handler: "send-invoice".into(),
@@ -58,16 +58,16 @@ fn config(schedule: Schedule) -> TaskConfig {
     }
 }
 
-fn every_second() -> Schedule {
+pub(crate) fn every_second() -> Schedule {
     Schedule::Cron { expression: "* * * * * *".into(), time_zone: "UTC".into(), dialect: CronDialect::Unix }
 }
 
-async fn create(store: &Arc<Store>, name: &str, c: TaskConfig, now: Ts) -> ax_scheduler::model::Task {
+pub(crate) async fn create(store: &Arc<Store>, name: &str, c: TaskConfig, now: Ts) -> ax_scheduler::model::Task {
     let next = if c.enabled { Compiled::compile(&c.schedule).expect("compile").first_fire(now) } else { None };
     store.create_task(&NewTask { name: name.into(), config: c, next_fire_at: next }, now, &ACTOR).await.expect("create")
 }
 
-async fn trigger(store: &Arc<Store>, now: Ts, lookahead: Duration) -> TriggerRound {
+pub(crate) async fn trigger(store: &Arc<Store>, now: Ts, lookahead: Duration) -> TriggerRound {
     let planner = EnginePlanner { now, lookahead };
     trigger_due(store, now, add(now, lookahead), 500, &planner, "axd-test", &Traces::off()).await.expect("trigger")
 }

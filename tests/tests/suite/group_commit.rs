@@ -111,6 +111,7 @@ async fn a_claim_writes_the_instance_rows_next_versions_on_their_pages() {
     // A DISPATCHED version is longer than the PENDING one (session, worker, lease), so the last
     // rows of a page may not fit beside the others' new versions; packed pages move nearly all.
     assert!(moved * 4 <= ids.len() as i64, "{moved} of {} rows' claimed versions left their page", ids.len());
+    db.cleanup().await;
 }
 
 /// `ax_task` keeps half of each page free too (migration 20, `fillfactor = 50`): every fire writes a

@@ -199,7 +199,10 @@ impl Meter {
             rows.push((
                 "per instance: statements".into(),
                 match (before.statements, after.statements) {
-                    (Some(a), Some(b)) => per((b - a) as f64),
+                    // Three decimals: a batched statement serves hundreds of instances.
+                    (Some(a), Some(b)) => {
+                        serde_json::json!(((b - a) as f64 * 1000.0 / instances.max(1) as f64).round() / 1000.0)
+                    }
                     _ => "n/a (pg_stat_statements not preloaded)".into(),
                 },
             ));
@@ -277,11 +280,18 @@ async fn snapshot(conn: &mut PgConnection, served: &Served, wait: Wait) -> anyho
             .fetch_one(&mut *conn)
             .await?;
     let statements = if preloaded {
-        sqlx::query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements").execute(&mut *conn).await?;
-        let n: i64 = sqlx::query_scalar(
-            "SELECT COALESCE(SUM(calls), 0)::BIGINT FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid \
-             WHERE d.datname = current_database()",
+        // In `public`, not in the connection's first schema: a run's schema is dropped with what it
+        // holds, and an extension left in another schema would be off this connection's path.
+        sqlx::query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public").execute(&mut *conn).await?;
+        let schema: String = sqlx::query_scalar(
+            "SELECT extnamespace::regnamespace::TEXT FROM pg_extension WHERE extname = 'pg_stat_statements'",
         )
+        .fetch_one(&mut *conn)
+        .await?;
+        let n: i64 = sqlx::query_scalar(&format!(
+            "SELECT COALESCE(SUM(calls), 0)::BIGINT FROM {schema}.pg_stat_statements s \
+             JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database()"
+        ))
         .fetch_one(&mut *conn)
         .await?;
         Some(n)

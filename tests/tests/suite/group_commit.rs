@@ -82,6 +82,34 @@ async fn a_result_loses_to_a_take_back_that_commits_after_the_rows_were_read() {
     db.cleanup().await;
 }
 
+/// The page of a row (its `ctid`'s block number).
+const PAGE: &str = "(ctid::text::point)[0]::bigint";
+/// The same, of the row aliased `t`.
+const T_PAGE: &str = "(t.ctid::text::point)[0]::bigint";
+
+/// Asserts that `table` keeps half of each page free (`fillfactor = 50`).
+async fn assert_half_free(db: &TestDb, table: &str) {
+    let options =
+        format!("SELECT COUNT(*) FROM pg_class WHERE oid = '{table}'::regclass AND 'fillfactor=50' = ANY(reloptions)");
+    assert_eq!(db.scalar(&options).await, 1, "{table}'s fillfactor");
+}
+
+/// Records the page of every row of `table` (in `before_{table}`); its rows fill more than one.
+async fn note_pages(db: &TestDb, table: &str) {
+    let pages = db.scalar(&format!("SELECT COUNT(DISTINCT {PAGE}) FROM {table}")).await;
+    assert!(pages >= 2, "the rows of {table} fill {pages} page(s)");
+    db.execute(&format!("CREATE TABLE before_{table} AS SELECT id, {PAGE} AS page FROM {table}")).await;
+}
+
+/// Rows of `table` (matching `filter`, on its alias `t`) whose current version is on another page
+/// than [`note_pages`] recorded.
+async fn moved(db: &TestDb, table: &str, filter: &str) -> i64 {
+    db.scalar(&format!(
+        "SELECT COUNT(*) FROM {table} t JOIN before_{table} b ON b.id = t.id WHERE {filter} AND {T_PAGE} <> b.page"
+    ))
+    .await
+}
+
 /// `ax_instance` keeps half of each page free (migration 19, `fillfactor = 50`), so the claim's new
 /// row versions stay on their rows' pages: PostgreSQL then logs no lock of the old version and only
 /// the changed bytes (README "Performance", "Four more levers"). With every page packed (fillfactor
@@ -90,24 +118,14 @@ async fn a_result_loses_to_a_take_back_that_commits_after_the_rows_were_read() {
 async fn a_claim_writes_the_instance_rows_next_versions_on_their_pages() {
     let Some(db) = TestDb::create(Db::Postgres).await else { return };
     let store = db.store().await;
-    let page = "(ctid::text::point)[0]::bigint";
-    let options = "SELECT COUNT(*) FROM pg_class WHERE oid = 'ax_instance'::regclass \
-                   AND 'fillfactor=50' = ANY(reloptions)";
-    assert_eq!(db.scalar(options).await, 1, "ax_instance's fillfactor");
+    assert_half_free(&db, "ax_instance").await;
     // Enough rows to fill more than one page as the table packs them.
     let ids = pending_instances(&store, "paged", 60).await.into_iter().map(|i| i.id).collect::<Vec<_>>();
-    let pages = db.scalar(&format!("SELECT COUNT(DISTINCT {page}) FROM ax_instance")).await;
-    assert!(pages >= 2, "the rows fill {pages} page(s)");
-    db.execute(&format!("CREATE TABLE before_claim AS SELECT id, {page} AS page FROM ax_instance")).await;
+    note_pages(&db, "ax_instance").await;
     let mut claimed = claim_for_s1(&store, 100).await;
     claimed.sort_unstable();
     assert_eq!(claimed, ids, "one claim of all of them");
-    let moved = db
-        .scalar(
-            "SELECT COUNT(*) FROM ax_instance i JOIN before_claim b ON b.id = i.id \
-             WHERE i.status = 'DISPATCHED' AND (i.ctid::text::point)[0]::bigint <> b.page",
-        )
-        .await;
+    let moved = moved(&db, "ax_instance", "t.status = 'DISPATCHED'").await;
     // A DISPATCHED version is longer than the PENDING one (session, worker, lease), so the last
     // rows of a page may not fit beside the others' new versions; packed pages move nearly all.
     assert!(moved * 4 <= ids.len() as i64, "{moved} of {} rows' claimed versions left their page", ids.len());
@@ -116,31 +134,21 @@ async fn a_claim_writes_the_instance_rows_next_versions_on_their_pages() {
 
 /// `ax_task` keeps half of each page free too (migration 20, `fillfactor = 50`): every fire writes a
 /// new version of its task's row (the trigger locks it and sets its next fire), which then stays on
-/// its page. With every page packed (fillfactor 100) nearly every fired task's row moves.
+/// its page. With every page packed (fillfactor 100) nearly every fired task's row moves (53 of 60).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fire_writes_the_task_rows_next_versions_on_their_pages() {
     let Some(db) = TestDb::create(Db::Postgres).await else { return };
     let store = db.store().await;
-    let page = "(ctid::text::point)[0]::bigint";
-    let options = "SELECT COUNT(*) FROM pg_class WHERE oid = 'ax_task'::regclass \
-                   AND 'fillfactor=50' = ANY(reloptions)";
-    assert_eq!(db.scalar(options).await, 1, "ax_task's fillfactor");
+    assert_half_free(&db, "ax_task").await;
     let n = 60;
     for i in 0..n {
         create(&store, &format!("paged-{i}"), config(every_second()), t0()).await;
     }
-    let pages = db.scalar(&format!("SELECT COUNT(DISTINCT {page}) FROM ax_task")).await;
-    assert!(pages >= 2, "the rows fill {pages} page(s)");
-    db.execute(&format!("CREATE TABLE before_fire AS SELECT id, {page} AS page FROM ax_task")).await;
+    note_pages(&db, "ax_task").await;
     // One round fires every task once (the look-ahead holds one fire) in one transaction.
     let round = trigger(&store, add(t0(), secs(1)), Duration::ZERO).await;
     assert_eq!((round.tasks, round.created.len()), (n, n), "one fire of each task");
-    let moved = db
-        .scalar(
-            "SELECT COUNT(*) FROM ax_task t JOIN before_fire b ON b.id = t.id \
-             WHERE (t.ctid::text::point)[0]::bigint <> b.page",
-        )
-        .await;
+    let moved = moved(&db, "ax_task", "TRUE").await;
     assert!(moved * 4 <= n as i64, "{moved} of {n} tasks' next versions left their page");
     db.cleanup().await;
 }

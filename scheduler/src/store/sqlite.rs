@@ -31,7 +31,11 @@ impl SqlitePool {
         let o = SqliteConnectOptions::from_str(&opts.url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
+            // FULL: each commit's WAL frames are on disk (fsync) before the commit returns, so what
+            // axd acknowledged (a trigger's instance, a ResultAck) survives an OS crash or power loss
+            // too. NORMAL syncs only at checkpoints: a power loss could undo an acknowledged result,
+            // and the instance would run again. Measured: burn-down of 50,000 on SQLite −6.5 %.
+            .synchronous(SqliteSynchronous::Full)
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(true);
         if !is_in_memory(&opts.url) {
@@ -182,6 +186,26 @@ mod tests {
             assert!(p.exists(), "{side} exists while the pool is open");
             assert_eq!(mode(&p), 0o600, "{side}");
         }
+        pool.close().await;
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// Every pooled connection writes ahead (WAL) and syncs each commit (FULL, 2): an acknowledged
+    /// write survives a power loss, not only a crash of axd.
+    #[tokio::test]
+    async fn every_connection_syncs_each_commit_to_disk() {
+        let root = temp_root("sync");
+        let opts = ConnectOptions::new(format!("sqlite://{}", root.join("ax.db").display()));
+        let pool = SqlitePool::connect(&opts).await.expect("connect");
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            let mut c = pool.pool.acquire().await.expect("a connection");
+            let sync: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&mut *c).await.expect("pragma");
+            let journal: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&mut *c).await.expect("pragma");
+            assert_eq!((sync, journal.as_str()), (2, "wal"), "synchronous = FULL, journal_mode = WAL");
+            held.push(c);
+        }
+        drop(held);
         pool.close().await;
         let _ = std::fs::remove_dir_all(&root);
     }

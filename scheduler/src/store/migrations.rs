@@ -115,6 +115,11 @@ macro_rules! embed_migrations {
                 "task_fillfactor",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0020_task_fillfactor.sql")),
             ),
+            (
+                21_i64,
+                "deadline_index",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0021_deadline_index.sql")),
+            ),
         ]
     };
 }

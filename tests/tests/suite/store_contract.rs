@@ -23,7 +23,7 @@ use ax_scheduler::{
         CancelOutcome, DeleteOutcome, RetryOutcome, apply_worker_ops, cancel_instance, delete_task, retry_instance,
     },
 };
-use ax_tests::{TestDb, on_every_backend};
+use ax_tests::{Db, TestDb, on_every_backend};
 use chrono::{TimeZone, Utc};
 
 const ACTOR: Actor<'static> = Actor { scheduler_id: "axd-test", caller: "spiffe://ax/admin/test" };
@@ -885,7 +885,56 @@ async fn an_accepted_and_its_result_applied_together_keep_the_start_and_both_ste
     );
 }
 
+/// A timed attempt's run deadline is set while it runs and cleared when it ends, so the deadline
+/// index holds only running timed attempts. On MySQL/MariaDB that index is the deadline alone
+/// (migration 21: no partial indexes there), which an instance without a timeout never changes.
+async fn a_run_deadline_is_held_only_while_its_attempt_runs(db: &TestDb) {
+    let store = db.store().await;
+    let inst = claimed_instance(&store, "timed").await;
+    assert_eq!(inst.timeout, Some(secs(30)), "the task's timeout");
+    let apply = |ops: Vec<WorkerOp>, now: Ts| {
+        let store = store.clone();
+        async move {
+            apply_worker_ops(
+                &store,
+                &ops,
+                now,
+                add(now, secs(60)),
+                "axd-test",
+                &Traces::off(),
+                &RoutingState::default(),
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let received = add(t0(), secs(2));
+    apply(
+        vec![WorkerOp::Accepted { instance_id: inst.id, attempt: 1, session_id: "s1".into(), received_at: received }],
+        received,
+    )
+    .await;
+    let running = store.get_instance(inst.id).await.unwrap().unwrap();
+    assert_eq!((running.status, running.deadline_at), (InstanceStatus::Running, Some(add(received, secs(30)))));
+    apply(vec![success_of_s1(inst.id)], add(t0(), secs(5))).await;
+    let done = store.get_instance(inst.id).await.unwrap().unwrap();
+    assert_eq!((done.status, done.deadline_at), (InstanceStatus::Success, None), "cleared when the attempt ends");
+    let stale =
+        db.scalar("SELECT COUNT(*) FROM ax_instance WHERE deadline_at IS NOT NULL AND status <> 'RUNNING'").await;
+    assert_eq!(stale, 0, "no deadline outside a running attempt");
+    if db.db == Db::MySql {
+        let columns = db
+            .scalar(
+                "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() \
+                 AND table_name = 'ax_instance' AND index_name = 'ax_instance_deadline'",
+            )
+            .await;
+        assert_eq!(columns, 1, "the deadline index holds the deadline alone");
+    }
+}
+
 on_every_backend!(
+    a_run_deadline_is_held_only_while_its_attempt_runs,
     an_accepted_and_its_result_applied_together_keep_the_start_and_both_steps,
     migrations_are_idempotent_and_safe_to_run_concurrently,
     task_round_trips_every_field,

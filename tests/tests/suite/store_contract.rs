@@ -851,6 +851,13 @@ pub(crate) fn success_of_s1(instance_id: i64) -> WorkerOp {
     })
 }
 
+/// Applies worker messages as axd's group commit does at `now` (leases until `now` + 60 s).
+pub(crate) async fn apply_at(store: &Arc<Store>, ops: &[WorkerOp], now: Ts) -> Vec<WorkerOpOutcome> {
+    apply_worker_ops(store, ops, now, add(now, secs(60)), "axd-test", &Traces::off(), &RoutingState::default())
+        .await
+        .unwrap()
+}
+
 async fn an_accepted_and_its_result_applied_together_keep_the_start_and_both_steps(db: &TestDb) {
     let store = db.store().await;
     let inst = claimed_instance(&store, "held").await;
@@ -866,10 +873,7 @@ async fn an_accepted_and_its_result_applied_together_keep_the_start_and_both_ste
         success_of_s1(inst.id),
     ];
     let now = add(t0(), secs(5));
-    let out =
-        apply_worker_ops(&store, &ops, now, add(now, secs(60)), "axd-test", &Traces::off(), &RoutingState::default())
-            .await
-            .unwrap();
+    let out = apply_at(&store, &ops, now).await;
     assert!(matches!(out[2], WorkerOpOutcome::Result(_)), "{out:?}");
     let i = store.get_instance(inst.id).await.unwrap().unwrap();
     assert_eq!((i.status, i.started_at, i.finished_at), (InstanceStatus::Success, Some(received), Some(now)));
@@ -892,31 +896,13 @@ async fn a_run_deadline_is_held_only_while_its_attempt_runs(db: &TestDb) {
     let store = db.store().await;
     let inst = claimed_instance(&store, "timed").await;
     assert_eq!(inst.timeout, Some(secs(30)), "the task's timeout");
-    let apply = |ops: Vec<WorkerOp>, now: Ts| {
-        let store = store.clone();
-        async move {
-            apply_worker_ops(
-                &store,
-                &ops,
-                now,
-                add(now, secs(60)),
-                "axd-test",
-                &Traces::off(),
-                &RoutingState::default(),
-            )
-            .await
-            .unwrap()
-        }
-    };
     let received = add(t0(), secs(2));
-    apply(
-        vec![WorkerOp::Accepted { instance_id: inst.id, attempt: 1, session_id: "s1".into(), received_at: received }],
-        received,
-    )
-    .await;
+    let accepted =
+        WorkerOp::Accepted { instance_id: inst.id, attempt: 1, session_id: "s1".into(), received_at: received };
+    apply_at(&store, &[accepted], received).await;
     let running = store.get_instance(inst.id).await.unwrap().unwrap();
     assert_eq!((running.status, running.deadline_at), (InstanceStatus::Running, Some(add(received, secs(30)))));
-    apply(vec![success_of_s1(inst.id)], add(t0(), secs(5))).await;
+    apply_at(&store, &[success_of_s1(inst.id)], add(t0(), secs(5))).await;
     let done = store.get_instance(inst.id).await.unwrap().unwrap();
     assert_eq!((done.status, done.deadline_at), (InstanceStatus::Success, None), "cleared when the attempt ends");
     let stale =

@@ -62,6 +62,11 @@ pub(crate) fn every_second() -> Schedule {
     Schedule::Cron { expression: "* * * * * *".into(), time_zone: "UTC".into(), dialect: CronDialect::Unix }
 }
 
+/// A manual trigger by alice with `{}` as params and this idempotency key.
+fn keyed(key: impl Into<String>) -> ManualTrigger {
+    ManualTrigger { params: "{}".into(), key: key.into(), actor: "alice".into(), run_at: None, tags: Vec::new() }
+}
+
 pub(crate) async fn create(store: &Arc<Store>, name: &str, c: TaskConfig, now: Ts) -> ax_scheduler::model::Task {
     let next = if c.enabled { Compiled::compile(&c.schedule).expect("compile").first_fire(now) } else { None };
     store.create_task(&NewTask { name: name.into(), config: c, next_fire_at: next }, now, &ACTOR).await.expect("create")
@@ -321,8 +326,7 @@ async fn forbid_concurrency_records_a_skipped_instance(db: &TestDb) {
 async fn cancel_and_retry_follow_the_state_rules(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "cr", config(Schedule::Manual), t0()).await;
-    let trig =
-        ManualTrigger { params: "{}".into(), key: "k1".into(), actor: "alice".into(), run_at: None, tags: Vec::new() };
+    let trig = keyed("k1");
     let (inst, _) = trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap();
     let CancelOutcome::Canceled(c) =
         cancel_instance(&store, inst.id, "not needed", add(t0(), secs(1)), &ACTOR, &RoutingState::default())
@@ -405,13 +409,7 @@ async fn instances_list_by_a_trigger_time_window_with_and_without_a_task(db: &Te
     let mut ids = Vec::new();
     // Instances fired at t0, t0+10s, ..., t0+40s.
     for i in 0..5u64 {
-        let trig = ManualTrigger {
-            params: "{}".into(),
-            key: format!("w{i}"),
-            actor: "a".into(),
-            run_at: None,
-            tags: Vec::new(),
-        };
+        let trig = keyed(format!("w{i}"));
         let at = add(t0(), secs(10 * i));
         ids.push(trigger_manual(&store, &t, &trig, at, "axd-test", &Traces::off()).await.unwrap().0.id);
     }
@@ -442,13 +440,7 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     let t = create(&store, "pages", config(Schedule::Manual), t0()).await;
     let mut ids = Vec::new();
     for i in 0..5 {
-        let trig = ManualTrigger {
-            params: "{}".into(),
-            key: format!("k{i}"),
-            actor: "a".into(),
-            run_at: None,
-            tags: Vec::new(),
-        };
+        let trig = keyed(format!("k{i}"));
         ids.push(trigger_manual(&store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap().0.id);
     }
     cancel_instance(&store, ids[1], "", t0(), &ACTOR, &RoutingState::default()).await.unwrap();
@@ -466,8 +458,7 @@ async fn instances_list_newest_first_with_filters_and_pages(db: &TestDb) {
     assert_eq!(canceled.iter().map(|i| i.id).collect::<Vec<_>>(), vec![ids[1]]);
     // By task: another task's instances are not listed; status and pages apply within the task.
     let other = create(&store, "other", config(Schedule::Manual), t0()).await;
-    let trig =
-        ManualTrigger { params: "{}".into(), key: "k0".into(), actor: "a".into(), run_at: None, tags: Vec::new() };
+    let trig = keyed("k0");
     let foreign = trigger_manual(&store, &other, &trig, t0(), "axd-test", &Traces::off()).await.unwrap().0.id;
     let by_task = |name: &str, status: Option<InstanceStatus>, before_id: Option<i64>, limit: u32| InstanceFilter {
         task_name: Some(name.into()),
@@ -544,16 +535,9 @@ async fn racing_manual_triggers_with_one_key_create_one_instance(db: &TestDb) {
 async fn retention_purges_finished_instances_with_their_trails_and_keys(db: &TestDb) {
     let store = db.store().await;
     let t = create(&store, "old", config(Schedule::Manual), t0()).await;
-    let trig = |key: &str| ManualTrigger {
-        params: "{}".into(),
-        key: key.into(),
-        actor: "a".into(),
-        run_at: None,
-        tags: Vec::new(),
-    };
-    let (done, _) = trigger_manual(&store, &t, &trig("a"), t0(), "axd-test", &Traces::off()).await.unwrap();
-    let (late, _) = trigger_manual(&store, &t, &trig("b"), t0(), "axd-test", &Traces::off()).await.unwrap();
-    let (open, _) = trigger_manual(&store, &t, &trig("c"), t0(), "axd-test", &Traces::off()).await.unwrap();
+    let (done, _) = trigger_manual(&store, &t, &keyed("a"), t0(), "axd-test", &Traces::off()).await.unwrap();
+    let (late, _) = trigger_manual(&store, &t, &keyed("b"), t0(), "axd-test", &Traces::off()).await.unwrap();
+    let (open, _) = trigger_manual(&store, &t, &keyed("c"), t0(), "axd-test", &Traces::off()).await.unwrap();
     cancel_instance(&store, done.id, "", add(t0(), secs(10)), &ACTOR, &RoutingState::default()).await.unwrap();
     cancel_instance(&store, late.id, "", add(t0(), secs(100)), &ACTOR, &RoutingState::default()).await.unwrap();
     // Finished before the cutoff: gone, with its events; later or unfinished ones stay.
@@ -565,10 +549,10 @@ async fn retention_purges_finished_instances_with_their_trails_and_keys(db: &Tes
     assert_eq!(purge_finished(&store, add(t0(), secs(50)), 100).await.unwrap(), 0);
     // The purged instance's key is free again; the kept ones still deduplicate.
     let (again, created) =
-        trigger_manual(&store, &t, &trig("a"), add(t0(), secs(60)), "axd-test", &Traces::off()).await.unwrap();
+        trigger_manual(&store, &t, &keyed("a"), add(t0(), secs(60)), "axd-test", &Traces::off()).await.unwrap();
     assert!(created && again.id != done.id);
     let (same, created) =
-        trigger_manual(&store, &t, &trig("b"), add(t0(), secs(60)), "axd-test", &Traces::off()).await.unwrap();
+        trigger_manual(&store, &t, &keyed("b"), add(t0(), secs(60)), "axd-test", &Traces::off()).await.unwrap();
     assert!(!created && same.id == late.id);
     let listed: Vec<i64> = store
         .list_instances(&InstanceFilter { task_name: Some("old".into()), limit: 10, ..Default::default() })
@@ -791,22 +775,12 @@ async fn racing_trigger_loops_create_exactly_one_instance_per_fire(db: &TestDb) 
     }
 }
 
-/// The writer holds an Accepted back for its Result (worker::writer::HOLD_ACCEPTED), so both may
-/// be applied in one transaction, long after the Accepted arrived: the attempt starts when axd
-/// received the Accepted, the trail keeps both steps in order, and the row ends final. An Accepted
-/// sent twice changes nothing the second time.
 /// `n` manual instances of a new task `name`, PENDING (idempotency keys k0, k1, …).
 pub(crate) async fn pending_instances(store: &Arc<Store>, name: &str, n: usize) -> Vec<ax_scheduler::model::Instance> {
     let t = create(store, name, config(Schedule::Manual), t0()).await;
     let mut out = Vec::new();
     for i in 0..n {
-        let trig = ManualTrigger {
-            params: "{}".into(),
-            key: format!("k{i}"),
-            actor: "alice".into(),
-            run_at: None,
-            tags: Vec::new(),
-        };
+        let trig = keyed(format!("k{i}"));
         out.push(trigger_manual(store, &t, &trig, t0(), "axd-test", &Traces::off()).await.unwrap().0);
     }
     out
@@ -858,6 +832,10 @@ pub(crate) async fn apply_at(store: &Arc<Store>, ops: &[WorkerOp], now: Ts) -> V
         .unwrap()
 }
 
+/// The writer holds an Accepted back for its Result (worker::writer::HOLD_ACCEPTED), so both may
+/// be applied in one transaction, long after the Accepted arrived: the attempt starts when axd
+/// received the Accepted, the trail keeps both steps in order, and the row ends final. An Accepted
+/// sent twice changes nothing the second time.
 async fn an_accepted_and_its_result_applied_together_keep_the_start_and_both_steps(db: &TestDb) {
     let store = db.store().await;
     let inst = claimed_instance(&store, "held").await;

@@ -114,8 +114,9 @@ async fn finished_instances_past_retention_are_purged_with_their_events_and_keys
         let n = db.execute(&format!("UPDATE ax_instance SET finished_at = {finished} WHERE id = {id}")).await;
         assert_eq!(n, 1);
     }
-    // Retention runs with axd's housekeeping, every --housekeeping-interval (a minute by default).
-    eventually(Duration::from_secs(60), "the instance finished two days ago to be purged", || {
+    // Retention runs with axd's housekeeping, every --housekeeping-interval (a minute by default,
+    // past this wait: without the flag the test fails).
+    eventually(Duration::from_secs(30), "the instance finished two days ago to be purged", || {
         let mut admin = admin.clone();
         async move {
             let r = admin.get_instance(pb::GetInstanceRequest { id: old }).await;

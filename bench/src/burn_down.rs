@@ -22,12 +22,17 @@ pub struct Args {
     /// Database connections of axd's worker-session pool (group commits).
     #[arg(long, default_value_t = 4)]
     pub db_pool_workers: u32,
+    /// PostgreSQL: the `sslmode` axd connects with (`peer` sets it so that both sides use one
+    /// transport); `None` leaves the URL's (sqlx's default is `prefer`: TLS when the server has it).
+    #[arg(skip)]
+    pub sslmode: Option<&'static str>,
 }
 
 pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> {
     let n = if smoke { 500 } else { a.n };
     let conns = a.db_pool_workers.to_string();
-    let Bed { db, dir, mut axd, endpoint } = Bed::start(kind, "burn-down", &["--db-pool-workers", &conns]).await?;
+    let Bed { db, dir, mut axd, endpoint } =
+        Bed::start_with(kind, "burn-down", &["--db-pool-workers", &conns], a.sslmode).await?;
     let mut admin = pb::admin_service_client::AdminServiceClient::new(channel(&endpoint).await);
     let spec = pb::TaskSpec {
         name: "bench".into(),
@@ -71,6 +76,11 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     }
     let secs = started.elapsed().as_secs_f64();
     meter.sample_cpu().await?;
+    // Read once the run is over, while axd's connections are still open.
+    let transport = match a.sslmode {
+        Some(_) => Some(counts::transport(&db.url, "axd").await?),
+        None => None,
+    };
     let pool = seed::AnyPool::connect(kind, &db.url).await?;
     anyhow::ensure!(
         !seed::any_unfinished(&pool, "bench").await?,
@@ -96,6 +106,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
             ("seed seconds".into(), serde_json::json!((seed_secs * 1000.0).round() / 1000.0)),
         ]
         .into_iter()
+        .chain(transport.map(|t| ("axd's database connections".to_owned(), serde_json::Value::from(t))))
         .chain(counted)
         .collect(),
     })

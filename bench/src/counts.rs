@@ -374,6 +374,27 @@ async fn wal_records(conn: &mut PgConnection, from: &str, to: &str) -> anyhow::R
 }
 
 /// Whether a report's figure is one of the counts [`Meter::finish`] names.
+/// How the PostgreSQL connections named `application` are carried, read from the server
+/// (`pg_stat_ssl`): `"4 plaintext"`, `"4 TLS"`, or both counts when they differ.
+pub async fn transport(url: &str, application: &str) -> anyhow::Result<String> {
+    let pool = sqlx::PgPool::connect(url).await?;
+    let (tls, plain): (i64, i64) = sqlx::query_as(
+        "SELECT COUNT(*) FILTER (WHERE s.ssl), COUNT(*) FILTER (WHERE NOT s.ssl) \
+         FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) \
+         WHERE a.application_name = $1 AND a.datname = current_database()",
+    )
+    .bind(application)
+    .fetch_one(&pool)
+    .await?;
+    pool.close().await;
+    anyhow::ensure!(tls + plain > 0, "no connection named {application} is open");
+    Ok(match (tls, plain) {
+        (0, p) => format!("{p} plaintext"),
+        (t, 0) => format!("{t} TLS"),
+        (t, p) => format!("{t} TLS, {p} plaintext"),
+    })
+}
+
 pub fn is_count(name: &str) -> bool {
     name.starts_with("per instance") || name.starts_with("heap-only share") || name.starts_with("WAL records by kind")
 }

@@ -174,12 +174,26 @@ impl Bed {
     /// Creates the database and starts axd on it with `extra` flags. `AX_BENCH_AXD_LOG` sets axd's
     /// log filter (default `warn`; `ax_scheduler=debug` shows dispatch rounds and group commits).
     pub async fn start(kind: DbKind, scenario: &str, extra: &[&str]) -> anyhow::Result<Bed> {
+        Bed::start_with(kind, scenario, extra, None).await
+    }
+
+    /// [`Bed::start`], axd connecting to PostgreSQL with this `sslmode` (added to its URL).
+    pub async fn start_with(
+        kind: DbKind,
+        scenario: &str,
+        extra: &[&str],
+        sslmode: Option<&str>,
+    ) -> anyhow::Result<Bed> {
         let db =
             ax_tests::TestDb::create(kind.test_db()).await.ok_or_else(|| anyhow::anyhow!("database unavailable"))?;
+        let url = match sslmode {
+            Some(mode) if kind == DbKind::Postgres => crate::with_sslmode(&db.url, mode),
+            _ => db.url.clone(),
+        };
         let dir = std::env::temp_dir().join(format!("ax-bench-{scenario}-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
         let log = std::env::var("AX_BENCH_AXD_LOG").unwrap_or_else(|_| "warn".to_owned());
-        let mut args = vec!["--listen", "127.0.0.1:0", "--database-url", &db.url, "--log", &log];
+        let mut args = vec!["--listen", "127.0.0.1:0", "--database-url", &url, "--log", &log];
         args.extend_from_slice(extra);
         // A free port for /metrics, outside the ephemeral range (axd binds it right after).
         let metrics = if METRICS.load(std::sync::atomic::Ordering::Relaxed) {
@@ -198,6 +212,15 @@ impl Bed {
         let endpoint = format!("http://{}", axd.addr);
         Ok(Bed { db, dir, axd, endpoint })
     }
+}
+
+/// `url` with its `sslmode` set to `mode` (one the URL names is replaced).
+pub fn with_sslmode(url: &str, mode: &str) -> String {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut params: Vec<&str> = query.split('&').filter(|p| !p.is_empty() && !p.starts_with("sslmode=")).collect();
+    let pair = format!("sslmode={mode}");
+    params.push(&pair);
+    format!("{base}?{}", params.join("&"))
 }
 
 /// Starts `count` demo worker processes (app `bench`, no-op handler) named `prefix-i`, each

@@ -46,6 +46,11 @@ pub struct Args {
     /// graphile-worker process counts to try (its best median is compared; smoke: 1,2).
     #[arg(long, value_delimiter = ',', default_values_t = vec![1, 2, 4])]
     pub processes: Vec<u32>,
+    /// Both sides connect to PostgreSQL over TLS (ax with `sslmode=require`, graphile-worker's `pg`
+    /// with `ssl`); by default both connect in plaintext, `pg`'s default. Either way the transport
+    /// of every connection is read from the server after each run and must be the one chosen.
+    #[arg(long)]
+    pub db_tls: bool,
 }
 
 /// The Node script, in three modes:
@@ -60,11 +65,20 @@ const { makeWorkerUtils, run } = require("graphile-worker");
 const { Pool } = require("pg");
 const readline = require("readline");
 const [mode, url, schema, arg] = process.argv.slice(2);
+// The transport ax-bench chose for both sides (AX_PEER_TLS=1: TLS, the server's certificate not checked).
+const ssl = process.env.AX_PEER_TLS === "1" ? { rejectUnauthorized: false } : false;
 const say = (line) => process.stdout.write(line + "\n");
+// A pool with handlers of its own and its clients' errors (graphile-worker warns without them).
+const makePool = (options) => {
+  const pool = new Pool({ connectionString: url, ssl, ...options });
+  pool.on("error", (e) => console.error(e));
+  pool.on("connect", (client) => client.on("error", (e) => console.error(e)));
+  return pool;
+};
 (async () => {
   if (mode === "setup") {
     const n = Number(arg);
-    const pgPool = new Pool({ connectionString: url, max: 4 });
+    const pgPool = makePool({ max: 4 });
     const utils = await makeWorkerUtils({ pgPool, schema });
     await utils.migrate();
     for (let done = 0; done < n; done += 1000) {
@@ -79,7 +93,7 @@ const say = (line) => process.stdout.write(line + "\n");
     say("ready");
   } else if (mode === "work") {
     const concurrency = Number(arg);
-    const pgPool = new Pool({ connectionString: url, max: concurrency + 4, application_name: "graphile-worker" });
+    const pgPool = makePool({ max: concurrency + 4, application_name: "graphile-worker" });
     await pgPool.query("select 1");
     // stdin's lines, queued so that none is lost while the worker starts.
     const lines = readline.createInterface({ input: process.stdin });
@@ -108,7 +122,7 @@ const say = (line) => process.stdout.write(line + "\n");
     await pgPool.end();
     lines.close();
   } else if (mode === "teardown") {
-    const pgPool = new Pool({ connectionString: url, max: 1 });
+    const pgPool = makePool({ max: 1 });
     await pgPool.query(`drop schema if exists "${schema}" cascade`);
     await pgPool.end();
   } else {
@@ -146,8 +160,9 @@ async fn install(dir: &Path) -> anyhow::Result<()> {
 }
 
 /// Runs `node peer.js <args>` to its end.
-async fn node(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
+async fn node(dir: &Path, tls: bool, args: &[&str]) -> anyhow::Result<()> {
     let status = tokio::process::Command::new("node")
+        .env("AX_PEER_TLS", if tls { "1" } else { "0" })
         .arg("peer.js")
         .args(args)
         .current_dir(dir)
@@ -158,18 +173,20 @@ async fn node(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One graphile-worker burn-down of `n` jobs by `procs` processes: jobs/s and the counts per job.
+/// One graphile-worker burn-down of `n` jobs by `procs` processes over TLS or not (`tls`): jobs/s,
+/// the counts per job and the transport its connections had (read from the server).
 async fn graphile(
     dir: &Path,
     n: usize,
     procs: u32,
     concurrency: u32,
     smoke: bool,
-) -> anyhow::Result<(f64, Vec<(String, serde_json::Value)>)> {
+    tls: bool,
+) -> anyhow::Result<(f64, Vec<(String, serde_json::Value)>, String)> {
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let schema = format!("gw_bench_{}_{stamp}", std::process::id());
     let url = ax_tests::postgres_url();
-    node(dir, &["setup", &url, &schema, &n.to_string()]).await?;
+    node(dir, tls, &["setup", &url, &schema, &n.to_string()]).await?;
     let served = counts::Served { app: "graphile-worker", schema: Some(schema.clone()) };
     let result = async {
         let mut meter = counts::Meter::start_for(DbKind::Postgres, &url, smoke, served).await?;
@@ -178,6 +195,7 @@ async fn graphile(
         let mut children = Vec::new();
         for _ in 0..procs {
             let mut child = tokio::process::Command::new("node")
+                .env("AX_PEER_TLS", if tls { "1" } else { "0" })
                 .args(["peer.js", "work", &url, &schema, &concurrency.to_string()])
                 .current_dir(dir)
                 .stdin(Stdio::piped())
@@ -205,6 +223,7 @@ async fn graphile(
         let secs = started.elapsed().as_secs_f64();
         anyhow::ensure!(done, "graphile-worker did not finish {n} jobs in time ({} counted)", *total.borrow());
         meter.sample_cpu().await?;
+        let transport = counts::transport(&url, "graphile-worker").await?;
         for (child, _) in &mut children {
             let mut stdin = child.stdin.take().expect("piped");
             stdin.write_all(b"stop\n").await?;
@@ -214,10 +233,10 @@ async fn graphile(
             let status = tokio::time::timeout(Duration::from_secs(60), child.wait()).await??;
             anyhow::ensure!(status.success(), "a graphile-worker process failed ({status})");
         }
-        Ok((n as f64 / secs, meter.finish(n as u64).await?))
+        Ok((n as f64 / secs, meter.finish(n as u64).await?, transport))
     }
     .await;
-    node(dir, &["teardown", &url, &schema]).await?;
+    node(dir, tls, &["teardown", &url, &schema]).await?;
     result
 }
 
@@ -249,7 +268,16 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     let dir = std::env::temp_dir().join(format!("ax-bench-peer-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     install(&dir).await?;
-    let ax_args = burn_down::Args { n, workers: a.workers, capacity: a.capacity, db_pool_workers: 4 };
+    let sslmode = if a.db_tls { "require" } else { "disable" };
+    let ax_args =
+        burn_down::Args { n, workers: a.workers, capacity: a.capacity, db_pool_workers: 4, sslmode: Some(sslmode) };
+    // Every connection of both sides must have the transport chosen for both.
+    let wanted = if a.db_tls { "TLS" } else { "plaintext" };
+    let check = |side: &str, t: &str| {
+        anyhow::ensure!(t.ends_with(wanted) && !t.contains(','), "{side}'s connections were not all {wanted}: {t}");
+        Ok(())
+    };
+    let mut transports = (String::new(), String::new());
     let mut ax = Vec::new();
     let mut gw: Vec<Vec<f64>> = vec![Vec::new(); procs.len()];
     let (mut ax_counts, mut gw_counts) = (Vec::new(), vec![Vec::new(); procs.len()]);
@@ -257,13 +285,19 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     for round in 0..rounds {
         let r = burn_down::run(kind, smoke, &ax_args).await?;
         ax.push(rate(&r));
+        let t = r.figures.iter().find(|(k, _)| k == "axd's database connections").and_then(|(_, v)| v.as_str());
+        let t = t.unwrap_or("not read").to_owned();
+        check("axd", &t)?;
+        transports.0 = t;
         if ax_counts.is_empty() {
             ax_counts = r.figures.iter().filter(|(k, _)| counts::is_count(k)).cloned().collect();
         }
         envd.get_or_insert(r.env);
         let mut line = format!("  round {}: ax {:.0}/s", round + 1, ax[round]);
         for (i, &p) in procs.iter().enumerate() {
-            let (rate, counted) = graphile(&dir, n, p, a.concurrency, smoke).await?;
+            let (rate, counted, t) = graphile(&dir, n, p, a.concurrency, smoke, a.db_tls).await?;
+            check("graphile-worker", &t)?;
+            transports.1 = t;
             gw[i].push(rate);
             if gw_counts[i].is_empty() {
                 gw_counts[i] = counted;
@@ -284,6 +318,10 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     let mut figures: Vec<(String, serde_json::Value)> = vec![
         ("jobs per run".into(), n.into()),
         ("server settings".into(), server_settings().await?.into()),
+        (
+            "database transport (read from pg_stat_ssl)".into(),
+            format!("ax: {}; graphile-worker: {}", transports.0, transports.1).into(),
+        ),
         (
             "ax settings".into(),
             format!("{} workers x {} capacity, --db-pool-workers 4, release build", a.workers, a.capacity).into(),

@@ -126,6 +126,12 @@ mod postgres_only {
             let f = smoke(kind, "peer");
             assert!(num(&f, "ax median") > 0.0 && num(&f, "graphile-worker median") > 0.0, "{f:?}");
             assert!(num(&f, "ratio of medians (ax / graphile-worker)") > 0.0);
+            // Both sides on one transport (plaintext by default), as read from the server.
+            let transport = f.get("database transport (read from pg_stat_ssl)").and_then(|v| v.as_str());
+            assert!(
+                transport.is_some_and(|t| t.matches("plaintext").count() == 2 && !t.contains("TLS")),
+                "{transport:?}"
+            );
         })
         .await;
     }

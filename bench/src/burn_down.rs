@@ -31,7 +31,7 @@ pub struct Args {
 pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> {
     let n = if smoke { 500 } else { a.n };
     let conns = a.db_pool_workers.to_string();
-    let Bed { db, dir, mut axd, endpoint } =
+    let Bed { db, dir, mut axd, endpoint, db_app } =
         Bed::start_with(kind, "burn-down", &["--db-pool-workers", &conns], a.sslmode).await?;
     let mut admin = pb::admin_service_client::AdminServiceClient::new(channel(&endpoint).await);
     let spec = pb::TaskSpec {
@@ -48,7 +48,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     seed::pending_instances(kind, &db.url, task.id, "bench", "bench", "noop", "{}", n, now_us).await?;
     let seed_secs = seeded.elapsed().as_secs_f64();
 
-    let mut meter = counts::Meter::start(kind, &db.url, smoke).await?;
+    let mut meter = counts::Meter::start(kind, &db.url, smoke, &db_app).await?;
     meter.follow(counts::Role::Axd, axd.child.id(), false);
     let started = Instant::now();
     let (acked_tx, mut acked) = tokio::sync::watch::channel(0_u64);
@@ -78,7 +78,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     meter.sample_cpu().await?;
     // Read once the run is over, while axd's connections are still open.
     let transport = match a.sslmode {
-        Some(_) => Some(counts::transport(&db.url, "axd").await?),
+        Some(_) => Some(counts::transport(&db.url, &db_app).await?),
         None => None,
     };
     let pool = seed::AnyPool::connect(kind, &db.url).await?;

@@ -37,16 +37,16 @@ struct Db {
 /// Who serves the run from the database: the application name its connections carry and the
 /// schema of its tables.
 pub struct Served {
-    /// `application_name` of the connections doing the run's work (`axd`, `graphile-worker`).
-    pub app: &'static str,
+    /// `application_name` of the connections doing the run's work (the run's axd, `graphile-worker`).
+    pub app: String,
     /// The schema of the tables counted (None: the connection's current schema).
     pub schema: Option<String>,
 }
 
 impl Served {
-    /// axd on the run's own schema.
-    pub fn axd() -> Served {
-        Served { app: "axd", schema: None }
+    /// The run's axd (connecting as `application`) on the run's own schema.
+    pub fn axd(application: &str) -> Served {
+        Served { app: application.to_owned(), schema: None }
     }
 }
 
@@ -78,8 +78,8 @@ impl Meter {
     ///
     /// `shared` (smoke runs, which share the server with the test suite): no waiting, as other
     /// clients come and go; the counts are then approximate.
-    pub async fn start(kind: DbKind, url: &str, shared: bool) -> anyhow::Result<Meter> {
-        Self::start_for(kind, url, shared, Served::axd()).await
+    pub async fn start(kind: DbKind, url: &str, shared: bool, axd: &str) -> anyhow::Result<Meter> {
+        Self::start_for(kind, url, shared, Served::axd(axd)).await
     }
 
     /// Like [`Meter::start`], for a run served by other connections than axd's.
@@ -128,7 +128,7 @@ impl Meter {
             let pids: Vec<i32> = sqlx::query_scalar(
                 "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1",
             )
-            .bind(self.served.app)
+            .bind(&self.served.app)
             .fetch_all(&mut conn)
             .await?;
             conn.close().await?;
@@ -262,7 +262,7 @@ async fn settle(conn: &mut PgConnection, app: &str, gone: bool) -> anyhow::Resul
 /// Waits as `wait` says, then reads the counters of the run's tables (its schema's).
 async fn snapshot(conn: &mut PgConnection, served: &Served, wait: Wait) -> anyhow::Result<Db> {
     if wait != Wait::No {
-        settle(conn, served.app, wait == Wait::ServingGone).await?;
+        settle(conn, &served.app, wait == Wait::ServingGone).await?;
     }
     // Table counters are cached per transaction: a fresh read, not this connection's last one.
     sqlx::query("SELECT pg_stat_clear_snapshot()").execute(&mut *conn).await?;
@@ -354,6 +354,20 @@ async fn wal_records(conn: &mut PgConnection, from: &str, to: &str) -> anyhow::R
         return Ok(Wal { index_entries: 0, locks: 0, commits: 0, records: 0, kinds: Vec::new() });
     }
     let schema = walinspect_schema(conn).await.context("pg_walinspect disappeared")?;
+    // pg_walinspect reads only what is flushed ("cannot accept future end LSN"): `to` was read as
+    // the write position, which the flush reaches a moment later.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let flushed: bool = sqlx::query_scalar("SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn")
+            .bind(to)
+            .fetch_one(&mut *conn)
+            .await?;
+        if flushed {
+            break;
+        }
+        anyhow::ensure!(Instant::now() < deadline, "the write-ahead log was not flushed up to {to} in 10 s");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let rows: Vec<(String, i64)> = sqlx::query_as(&format!(
         "SELECT \"resource_manager/record_type\", count::BIGINT FROM \"{schema}\".pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, true)",
     ))

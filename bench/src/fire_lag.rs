@@ -45,7 +45,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
         Some(d) => vec!["--dispatch-ahead", d],
         None => Vec::new(),
     };
-    let Bed { db, dir, mut axd, endpoint } = Bed::start(kind, "lag", &ahead).await?;
+    let Bed { db, dir, mut axd, endpoint, .. } = Bed::start(kind, "lag", &ahead).await?;
     let env = env::detect(kind, &db.url).await?;
     // Workers first, so the first measured fire finds them connected.
     let (logs, workers) = crate::start_workers(&dir, &endpoint, "lag", a.workers, a.capacity);

@@ -54,7 +54,7 @@ fn task(name: &str, kind: pb::schedule::Kind) -> pb::CreateTaskRequest {
 
 pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> {
     let (n, rate) = if smoke { (500, 50) } else { (a.n, a.manual_rate) };
-    let Bed { db, dir, mut axd, endpoint } = Bed::start(kind, "lifecycle", &[]).await?;
+    let Bed { db, dir, mut axd, endpoint, db_app } = Bed::start(kind, "lifecycle", &[]).await?;
     let env = env::detect(kind, &db.url).await?;
     let mut admin = pb::admin_service_client::AdminServiceClient::new(channel(&endpoint).await);
     // Registered to fire in an hour, then all moved to T0 at once when registration is done.
@@ -73,7 +73,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
 
     // Counted from here: creating every instance from its task, and its life (the tasks are
     // registered already).
-    let mut meter = counts::Meter::start(kind, &db.url, smoke).await?;
+    let mut meter = counts::Meter::start(kind, &db.url, smoke, &db_app).await?;
     meter.follow(counts::Role::Axd, axd.child.id(), false);
     let (logs, workers) = crate::start_workers(&dir, &endpoint, "life", a.workers, a.capacity);
     for w in &workers {

@@ -168,6 +168,9 @@ pub struct Bed {
     pub axd: ax_tests::procs::AxdProcess,
     /// Its gRPC endpoint, `http://127.0.0.1:PORT`.
     pub endpoint: String,
+    /// The `application_name` of its PostgreSQL connections, this run's own (so that counts and
+    /// checks find them among other axd on the server).
+    pub db_app: String,
 }
 
 impl Bed {
@@ -186,8 +189,17 @@ impl Bed {
     ) -> anyhow::Result<Bed> {
         let db =
             ax_tests::TestDb::create(kind.test_db()).await.ok_or_else(|| anyhow::anyhow!("database unavailable"))?;
-        let url = match sslmode {
-            Some(mode) if kind == DbKind::Postgres => crate::with_sslmode(&db.url, mode),
+        static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let db_app = format!("axd-bench-{}-{run}", std::process::id());
+        let url = match kind {
+            DbKind::Postgres => {
+                let url = with_param(&db.url, "application_name", &db_app);
+                match sslmode {
+                    Some(mode) => with_param(&url, "sslmode", mode),
+                    None => url,
+                }
+            }
             _ => db.url.clone(),
         };
         let dir = std::env::temp_dir().join(format!("ax-bench-{scenario}-{}", std::process::id()));
@@ -210,15 +222,16 @@ impl Bed {
             tokio::spawn(scrape_every_second(addr));
         }
         let endpoint = format!("http://{}", axd.addr);
-        Ok(Bed { db, dir, axd, endpoint })
+        Ok(Bed { db, dir, axd, endpoint, db_app })
     }
 }
 
-/// `url` with its `sslmode` set to `mode` (one the URL names is replaced).
-pub fn with_sslmode(url: &str, mode: &str) -> String {
+/// `url` with its query parameter `name` set to `value` (one the URL names is replaced).
+pub fn with_param(url: &str, name: &str, value: &str) -> String {
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
-    let mut params: Vec<&str> = query.split('&').filter(|p| !p.is_empty() && !p.starts_with("sslmode=")).collect();
-    let pair = format!("sslmode={mode}");
+    let prefix = format!("{name}=");
+    let mut params: Vec<&str> = query.split('&').filter(|p| !p.is_empty() && !p.starts_with(&prefix)).collect();
+    let pair = format!("{name}={value}");
     params.push(&pair);
     format!("{base}?{}", params.join("&"))
 }

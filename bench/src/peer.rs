@@ -187,7 +187,7 @@ async fn graphile(
     let schema = format!("gw_bench_{}_{stamp}", std::process::id());
     let url = ax_tests::postgres_url();
     node(dir, tls, &["setup", &url, &schema, &n.to_string()]).await?;
-    let served = counts::Served { app: "graphile-worker", schema: Some(schema.clone()) };
+    let served = counts::Served { app: "graphile-worker".into(), schema: Some(schema.clone()) };
     let result = async {
         let mut meter = counts::Meter::start_for(DbKind::Postgres, &url, smoke, served).await?;
         let (total_tx, mut total) = tokio::sync::watch::channel(0_u64);

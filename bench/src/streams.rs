@@ -88,7 +88,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     let ticks_per_sec = ticks_per_second();
     eprintln!("  open files limit {nofile}, CLK_TCK {ticks_per_sec}");
 
-    let Bed { db, dir, mut axd, endpoint } = Bed::start(kind, "streams", &[]).await?;
+    let Bed { db, dir, mut axd, endpoint, .. } = Bed::start(kind, "streams", &[]).await?;
     let pid = axd.child.id().context("axd exited right after starting")?;
     let env = env::detect(kind, &db.url).await?;
 

@@ -123,11 +123,7 @@ impl Target {
         if let Some(t) = registry.iter().find(|(u, _)| u == url).and_then(|(_, t)| t.upgrade()) {
             return Ok(Some(t));
         }
-        let hosts = s
-            .urls
-            .iter()
-            .map(|u| Ok(PgConnectOptions::from_str(u)?.application_name("axd")))
-            .collect::<StoreResult<Vec<_>>>()?;
+        let hosts = s.urls.iter().map(|u| options(u)).collect::<StoreResult<Vec<_>>>()?;
         let t = Arc::new(Target { hosts, read_write: s.read_write, state: Default::default() });
         registry.push((url.to_owned(), Arc::downgrade(&t)));
         Ok(Some(t))
@@ -258,6 +254,13 @@ impl Target {
     }
 }
 
+/// The options of one host's URL: its connections are named `axd` in `pg_stat_activity` unless the
+/// URL (or `PGAPPNAME`) names them.
+pub(super) fn options(url: &str) -> StoreResult<PgConnectOptions> {
+    let o = PgConnectOptions::from_str(url)?;
+    Ok(if o.get_application_name().is_some() { o } else { o.application_name("axd") })
+}
+
 fn host_of(o: &PgConnectOptions) -> String {
     format!("{}:{}", o.get_host(), o.get_port())
 }
@@ -279,6 +282,14 @@ pub(crate) fn is_failover_error(e: &sqlx::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Connections are named `axd` unless the URL names them (a name per axd, to tell them apart).
+    #[test]
+    fn connections_are_named_axd_unless_the_url_names_them() {
+        let named = |url: &str| options(url).expect("url").get_application_name().map(str::to_owned);
+        assert_eq!(named("postgres://ax@db/ax").as_deref(), Some("axd"));
+        assert_eq!(named("postgres://ax@db/ax?application_name=axd-eu-1").as_deref(), Some("axd-eu-1"));
+    }
 
     #[test]
     fn splits_hosts_and_keeps_the_rest() {

@@ -3,7 +3,7 @@
 //! constant statement per operation, prepared once per connection whatever the batch size (IN
 //! lists and multi-row VALUES would be a new statement to parse and plan for every size).
 
-use std::{str::FromStr, sync::Arc};
+use std::sync::Arc;
 
 use sqlx::{
     Postgres, Row as _,
@@ -16,7 +16,7 @@ use super::{
     dialect::{Dialect, POSTGRES},
     exec::{BoxFuture, Driver, SqlxPool, Watch, bind_scalars, getters},
     migrations::embed_migrations,
-    pg_hosts::Target,
+    pg_hosts::{self, Target},
     value::{Kind, Stmt, Value},
 };
 use crate::error::StoreResult;
@@ -28,7 +28,7 @@ impl PgPool {
     /// Connects to `opts.url`: one host, or several (see `pg_hosts`).
     pub async fn connect(opts: &ConnectOptions) -> crate::error::StoreResult<Self> {
         match Target::for_url(&opts.url)? {
-            None => Self::connect_with(PgConnectOptions::from_str(&opts.url)?.application_name("axd"), opts).await,
+            None => Self::connect_with(pg_hosts::options(&opts.url)?, opts).await,
             Some(target) => Self::connect_to(target, opts).await,
         }
     }

@@ -116,6 +116,16 @@ impl WorkerOp {
             WorkerOp::Result(c) => c.instance_id,
         }
     }
+
+    /// The attempt it is about: (instance id, attempt).
+    pub fn key(&self) -> (i64, u32) {
+        match self {
+            WorkerOp::Accepted { instance_id, attempt, .. } | WorkerOp::Reject { instance_id, attempt, .. } => {
+                (*instance_id, *attempt)
+            }
+            WorkerOp::Result(c) => (c.instance_id, c.attempt),
+        }
+    }
 }
 
 /// What happened to a [`WorkerOp`].

@@ -18,7 +18,7 @@ use ax_proto::v1 as pb;
 use tokio::sync::mpsc;
 
 use crate::{
-    model::{RetryOn, SessionSync, Ts},
+    model::{Instance, RetryOn, SessionSync, Ts},
     routing::RoutingState,
 };
 
@@ -131,6 +131,11 @@ struct SessionState {
     last_sent: Option<Instant>,
     /// Messages about attempts this session does not hold, dropped without writing anything.
     dropped: u64,
+    /// Rows of attempts as their claim wrote them, with their versions (PostgreSQL): the group
+    /// commit of the attempt's first messages takes its row from here instead of reading it (see
+    /// [`Session::take_row`]). At most twice the capacity: a slot is free again when its Result
+    /// arrives, before the writer has taken the row.
+    rows: HashMap<(i64, u32), (Instance, i64)>,
 }
 
 /// What the lease loop renews for one session: the attempts it had accepted when the worker's
@@ -276,6 +281,21 @@ impl Session {
         true
     }
 
+    /// Keeps the row of the outstanding attempt `key` as its claim wrote it, at `version`, for
+    /// [`Session::take_row`]; not kept once twice `capacity` rows are (the writer then reads it).
+    pub fn keep_row(&self, key: (i64, u32), row: (Instance, i64)) {
+        let mut s = self.state();
+        if s.outstanding.contains(&key) && s.rows.len() < 2 * self.capacity as usize {
+            s.rows.insert(key, row);
+        }
+    }
+
+    /// The row kept for `key`, once: the group commit writes it only if the database still holds
+    /// that version (otherwise it reads the row, as without a kept one).
+    pub fn take_row(&self, key: (i64, u32)) -> Option<(Instance, i64)> {
+        self.state().rows.remove(&key)
+    }
+
     /// An Assign for `key` went out: unless accepted by `accept_by` (database time), the slot is
     /// taken back (see [`Session::take_back_expired`]).
     pub fn assigned(&self, key: (i64, u32), accept_by: Ts) {
@@ -293,6 +313,7 @@ impl Session {
         for k in &expired {
             s.unaccepted.remove(k);
             s.outstanding.remove(k);
+            s.rows.remove(k);
         }
         expired
     }
@@ -416,6 +437,7 @@ impl Session {
     /// Undoes `Session::reserve` (the claim did not commit).
     pub fn unreserve(&self, key: (i64, u32)) {
         let mut s = self.state();
+        s.rows.remove(&key);
         if s.outstanding.remove(&key) {
             s.credits = s.credits.saturating_add(1);
         }
@@ -425,6 +447,7 @@ impl Session {
     /// returned; the worker grants new ones.
     pub fn finish(&self, key: (i64, u32)) -> bool {
         let mut s = self.state();
+        s.rows.remove(&key);
         s.accepted.remove(&key);
         s.unaccepted.remove(&key);
         s.outstanding.remove(&key)
@@ -556,5 +579,89 @@ impl Registry {
     /// The counter round-robin routing turns (see [`super::route::route`]).
     pub fn round_robin(&self) -> &AtomicU64 {
         &self.round_robin
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Backoff, InstanceSource, InstanceStatus, Routing};
+
+    fn row(id: i64) -> (Instance, i64) {
+        let at = chrono::Utc::now();
+        let i = Instance {
+            id,
+            task_id: 1,
+            task_name: "t".into(),
+            app: "a".into(),
+            handler: "h".into(),
+            params: "{}".into(),
+            idempotency_key: format!("k{id}"),
+            source: InstanceSource::Manual,
+            fire_at: at,
+            available_at: at,
+            status: InstanceStatus::Dispatched,
+            attempt: 1,
+            max_retries: 0,
+            failures: 0,
+            timeout: None,
+            backoff: Backoff::List { delays_us: Vec::new() },
+            routing: Routing::LeastLoaded,
+            worker_id: None,
+            session_id: None,
+            scheduler_id: None,
+            lease_expires_at: None,
+            deadline_at: None,
+            started_at: None,
+            finished_at: None,
+            message: String::new(),
+            output: String::new(),
+            progress_percent: 0,
+            progress_message: String::new(),
+            created_at: at,
+            updated_at: at,
+            trace_parent: None,
+            route: Default::default(),
+            lineage: Default::default(),
+            trail: Default::default(),
+        };
+        (i, 7)
+    }
+
+    /// A session keeps a claimed row only for an attempt it holds, gives it out once, drops it
+    /// with the attempt, and keeps at most twice its capacity (a reported attempt's row waits for
+    /// the writer while its slot is already reused).
+    #[test]
+    fn kept_rows_are_given_once_and_bounded() {
+        let (tx, _rx) = mpsc::channel(4);
+        let session =
+            Session::new("s".into(), &pb::Hello { capacity: 1, ..Default::default() }, tx, chrono::Utc::now());
+        session.keep_row((9, 1), row(9));
+        assert!(session.take_row((9, 1)).is_none(), "not an attempt of this session");
+
+        let mut kept = 0;
+        for id in 1..=3 {
+            session.grant(1, false);
+            assert!(session.reserve((id, 1)), "a slot for attempt {id}");
+            session.keep_row((id, 1), row(id));
+            session.reported((id, 1));
+            kept += 1;
+        }
+        assert_eq!(kept, 3);
+        assert_eq!(session.take_row((1, 1)).map(|r| r.0.id), Some(1));
+        assert!(session.take_row((1, 1)).is_none(), "given once");
+        assert_eq!(session.take_row((2, 1)).map(|r| r.0.id), Some(2));
+        assert!(session.take_row((3, 1)).is_none(), "a third row is over twice the capacity (1)");
+
+        session.grant(1, false);
+        assert!(session.reserve((4, 1)));
+        session.keep_row((4, 1), row(4));
+        session.unreserve((4, 1));
+        assert!(session.take_row((4, 1)).is_none(), "dropped with an assignment that was not sent");
+        session.grant(1, false);
+        assert!(session.reserve((5, 1)));
+        session.keep_row((5, 1), row(5));
+        assert!(session.finish((5, 1)));
+        assert!(session.take_row((5, 1)).is_none(), "dropped with a rejected attempt");
     }
 }

@@ -4,7 +4,7 @@
 use super::{
     BATCH, Instances,
     instances::select_instances,
-    value::{Stmt, Value},
+    value::{Row, Stmt, Value},
 };
 use crate::{
     error::StoreResult,
@@ -63,6 +63,11 @@ impl Instances<'_> {
     /// [`crate::model::trail`]), the caller writes the others. The rows are locked by the claim, so the
     /// statement filters by id alone (a status condition tempts PostgreSQL's planner into scanning
     /// the whole ready index when its statistics are stale).
+    ///
+    /// On PostgreSQL returns each row's new version (`xmin`, as
+    /// [`Instances::read_versioned`](super::Instances::read_versioned) reads it), so that the group
+    /// commit of the attempt's first messages can write the row without reading it again; elsewhere
+    /// nothing.
     #[allow(clippy::too_many_arguments)]
     pub async fn mark_dispatched(
         &mut self,
@@ -73,8 +78,9 @@ impl Instances<'_> {
         now: Ts,
         trail: u8,
         ids: &[i64],
-    ) -> StoreResult<()> {
+    ) -> StoreResult<Vec<(i64, i64)>> {
         let arrays = self.tx.dialect().arrays;
+        let mut versions = Vec::new();
         let chunks: Vec<&[i64]> = if arrays { vec![ids] } else { ids.chunks(BATCH).collect() };
         for chunk in chunks {
             let mut s = Stmt::new("UPDATE ax_instance SET status = 'DISPATCHED', attempt = attempt + 1, session_id = ");
@@ -92,13 +98,15 @@ impl Instances<'_> {
             s.push(", updated_at = CASE WHEN updated_at > ").push_bind(to_micros(now));
             s.push(" THEN updated_at ELSE ").push_bind(to_micros(now)).push(" END WHERE id ");
             if arrays {
-                s.push("= ANY(").push_bind(Value::I64s(chunk.to_vec())).push(")");
+                s.push("= ANY(").push_bind(Value::I64s(chunk.to_vec())).push(") RETURNING id, xmin::text::bigint");
+                let pair = |r: &mut Row<'_>| -> StoreResult<(i64, i64)> { Ok((r.take()?, r.take()?)) };
+                versions.extend(self.tx.fetch(s, InstanceRaw::TABLE, pair).await?);
             } else {
                 s.push("IN ").push_list(chunk.iter().copied());
+                self.tx.execute(s).await?;
             }
-            self.tx.execute(s).await?;
         }
-        Ok(())
+        Ok(versions)
     }
 
     /// The earliest `available_at` of PENDING instances of these apps.

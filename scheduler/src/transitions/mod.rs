@@ -9,6 +9,7 @@ pub mod bulk;
 pub mod successors;
 #[cfg(test)]
 mod tests;
+mod trails;
 
 use crate::{
     birth::Spawned,
@@ -259,64 +260,6 @@ pub(crate) fn recorded(e: &crate::lifecycle::EventDraft, scheduler_id: &str) -> 
     }
 }
 
-/// Which of a batch's events (`drafts`, of the instances in `rows`) the rows hold instead of
-/// writing them (see [`crate::model::trail`]); returns the events to write. An instance's events
-/// are held when they continue its row's happy-path trail and the row says them exactly; otherwise
-/// (or with `on` false) the events the row held when it was read are written first, then the new
-/// ones, and the row's trail bits are cleared (the row joins `changed` to write that). A changed
-/// row without events that no longer says what it held writes it too.
-fn hold_trails(
-    rows: &mut HashMap<i64, Instance>,
-    drafts: Vec<InstanceEvent>,
-    changed: &mut std::collections::BTreeSet<i64>,
-    on: bool,
-) -> Vec<InstanceEvent> {
-    use crate::model::trail;
-    let mut order: Vec<i64> = Vec::new();
-    let mut by_id: HashMap<i64, Vec<InstanceEvent>> = HashMap::new();
-    let mut out = Vec::new();
-    for e in drafts {
-        if !rows.contains_key(&e.instance_id) {
-            // Not a row of this batch: nothing held to compare with.
-            out.push(e);
-            continue;
-        }
-        if !by_id.contains_key(&e.instance_id) {
-            order.push(e.instance_id);
-        }
-        by_id.entry(e.instance_id).or_default().push(e);
-    }
-    for id in changed.iter() {
-        if rows.get(id).is_some_and(|i| i.trail.bits != 0) && !by_id.contains_key(id) {
-            order.push(*id);
-            by_id.insert(*id, Vec::new());
-        }
-    }
-    for id in order {
-        let (Some(row), Some(new)) = (rows.get_mut(&id), by_id.remove(&id)) else { continue };
-        if on {
-            let bits = new.iter().try_fold(row.trail.bits, |b, e| trail::bit_of(e.from, e.to).map(|n| b | n));
-            if let Some(bits) = bits {
-                let expected: Vec<InstanceEvent> = row.trail.held.iter().chain(&new).cloned().collect();
-                if trail::implied(row, bits) == expected {
-                    if bits != row.trail.bits {
-                        changed.insert(id);
-                    }
-                    row.trail.bits = bits;
-                    continue;
-                }
-            }
-        }
-        out.extend(row.trail.held.iter().cloned());
-        out.extend(new);
-        if row.trail.bits != 0 {
-            row.trail.bits = 0;
-            changed.insert(id);
-        }
-    }
-    out
-}
-
 /// Writes what a batch of transitions decided: changed rows, the parents their children settle,
 /// events, cancels, failure streaks and the next fire of FIXED_DELAY tasks whose instance
 /// finished. Returns what to do once the caller has committed (log the changes, count them).
@@ -344,7 +287,7 @@ async fn persist_rows(
     let recorded = |e: &crate::lifecycle::EventDraft| recorded(e, ctx.scheduler_id);
     let drafts: Vec<InstanceEvent> = batch.events.iter().map(recorded).collect();
     let drafted = batch.events.len();
-    let mut events = hold_trails(rows, drafts, &mut batch.changed, tx.trail_in_row());
+    let mut events = trails::hold_trails(rows, drafts, &mut batch.changed, tx.trail_in_row());
     let rows = &*rows;
     let changed: Vec<&Instance> = batch.changed.iter().filter_map(|id| rows.get(id)).collect();
     match versions {
@@ -416,9 +359,16 @@ async fn persist_rows(
 /// wait. Any other outcome (a late or repeated result, a message for an attempt that is not
 /// current), or a row that changed meanwhile, rolls that transaction back and decides again from
 /// rows locked as on the other databases, so every outcome is one the locked rows give.
+///
+/// `kept`: rows as the claims of these attempts wrote them, with their versions (see
+/// `Session::keep_row`); on PostgreSQL they stand for the unlocked read of those rows (and are
+/// written under the same version check), so an attempt whose first messages arrive together
+/// costs no read. Elsewhere, and on the locked retry, they are not used.
+#[allow(clippy::too_many_arguments)]
 pub async fn apply_worker_ops(
     store: &Store,
     ops: &[WorkerOp],
+    kept: HashMap<i64, (Instance, i64)>,
     now: Ts,
     lease_until: Ts,
     scheduler_id: &str,
@@ -427,7 +377,7 @@ pub async fn apply_worker_ops(
 ) -> StoreResult<Vec<WorkerOpOutcome>> {
     let args = OpsArgs { ops, now, lease_until, scheduler_id, traces, routing };
     if store.backend() == crate::store::Backend::Postgres {
-        match apply_ops(store, &args, true).await {
+        match apply_ops(store, &args, Some(kept)).await {
             Ok(Some(outcomes)) => return Ok(outcomes),
             Ok(None) => {}
             Err(crate::error::StoreError::Stale(why)) => {
@@ -436,7 +386,7 @@ pub async fn apply_worker_ops(
             Err(e) => return Err(e),
         }
     }
-    let outcomes = apply_ops(store, &args, false).await?;
+    let outcomes = apply_ops(store, &args, None).await?;
     Ok(outcomes.unwrap_or_default())
 }
 
@@ -450,9 +400,15 @@ struct OpsArgs<'a> {
     routing: &'a RoutingState,
 }
 
-/// One try of [`apply_worker_ops`]: from rows read without a lock (`versioned`), `None` (nothing
-/// written) unless every message changed its row; from locked rows, always `Some`.
-async fn apply_ops(store: &Store, args: &OpsArgs<'_>, versioned: bool) -> StoreResult<Option<Vec<WorkerOpOutcome>>> {
+/// One try of [`apply_worker_ops`]: from rows read without a lock (`versioned`: `Some` with the
+/// rows kept from the claims, which are not read), `None` (nothing written) unless every message
+/// changed its row; from locked rows, always `Some`.
+async fn apply_ops(
+    store: &Store,
+    args: &OpsArgs<'_>,
+    versioned: Option<HashMap<i64, (Instance, i64)>>,
+) -> StoreResult<Option<Vec<WorkerOpOutcome>>> {
+    let read_versioned = versioned.is_some();
     let OpsArgs { ops, now, lease_until, scheduler_id, traces, routing } = *args;
     let span_start = std::time::SystemTime::now();
     let mut ids: Vec<i64> = ops.iter().map(WorkerOp::instance_id).collect();
@@ -461,8 +417,15 @@ async fn apply_ops(store: &Store, args: &OpsArgs<'_>, versioned: bool) -> StoreR
     let t0 = std::time::Instant::now();
     let mut tx = store.begin().await?;
     let t1 = t0.elapsed();
-    let (mut rows, versions) = if versioned {
-        let (rows, versions) = tx.instances().read_versioned(&ids).await?;
+    let (mut rows, versions) = if let Some(kept) = versioned {
+        let unread: Vec<i64> = ids.iter().copied().filter(|id| !kept.contains_key(id)).collect();
+        let (mut rows, mut versions) = tx.instances().read_versioned(&unread).await?;
+        for (id, (row, version)) in kept {
+            if ids.binary_search(&id).is_ok() {
+                rows.insert(id, row);
+                versions.insert(id, version);
+            }
+        }
         (rows, Some(versions))
     } else {
         (tx.instances().lock_instances(&ids).await?, None)
@@ -535,7 +498,7 @@ async fn apply_ops(store: &Store, args: &OpsArgs<'_>, versioned: bool) -> StoreR
             }
         }
     }
-    tracing::debug!(ops = ops.len(), versioned, begin = ?t1, read = ?(t2 - t1), decide = ?(t3 - t2), persist = ?(t4 - t3), commit = ?(t0.elapsed() - t4), "apply_worker_ops");
+    tracing::debug!(ops = ops.len(), versioned = read_versioned, begin = ?t1, read = ?(t2 - t1), decide = ?(t3 - t2), persist = ?(t4 - t3), commit = ?(t0.elapsed() - t4), "apply_worker_ops");
     Ok(Some(outcomes))
 }
 

@@ -1,7 +1,7 @@
 //! Unit tests of which events instance rows hold (see [`crate::model::trail`]).
 use std::collections::{BTreeSet, HashMap};
 
-use super::{hold_trails, recorded};
+use super::{recorded, trails::hold_trails};
 use crate::{
     lifecycle::{AttemptEnd, Completion, Ctx, accept, complete, tests::held},
     model::{Instance, InstanceEvent, InstanceStatus, trail},

@@ -100,6 +100,13 @@ fn msg(m: pb::scheduler_message::Msg) -> crate::routing::registry::Outbound {
 async fn apply(core: &Core, batch: Vec<Pending>) {
     // The ops move into the write; what answers them needs only their sessions and keys.
     let (ops, sessions): (Vec<WorkerOp>, Vec<_>) = batch.into_iter().map(|p| (p.op, p.session)).unzip();
+    // The rows their claims wrote, where the sessions kept them: those need not be read again.
+    let mut kept = std::collections::HashMap::new();
+    for (op, session) in ops.iter().zip(&sessions) {
+        if let Some(row) = session.as_ref().and_then(|s| s.take_row(op.key())) {
+            kept.insert(row.0.id, row);
+        }
+    }
     let started = std::time::Instant::now();
     let mut pause = Duration::from_millis(50);
     let mut attempt = 0;
@@ -109,6 +116,7 @@ async fn apply(core: &Core, batch: Vec<Pending>) {
         let applied = crate::transitions::apply_worker_ops(
             &core.pools.workers,
             &ops,
+            std::mem::take(&mut kept),
             now,
             lease_until,
             &core.scheduler_id,

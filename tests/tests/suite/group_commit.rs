@@ -17,7 +17,8 @@ use chrono::{TimeZone, Utc};
 use sqlx::{Connection as _, Executor as _};
 
 use crate::store_contract::{
-    claim_for_s1, claimed_instance, config, create, every_second, pending_instances, success_of_s1, trigger,
+    claim_for_s1, claim_rows_for_s1, claimed_instance, config, create, every_second, pending_instances, success_of_s1,
+    trigger,
 };
 
 fn t0() -> Ts {
@@ -53,6 +54,7 @@ async fn a_result_loses_to_a_take_back_that_commits_after_the_rows_were_read() {
         apply_worker_ops(
             &writer_store,
             &ops,
+            Default::default(),
             now,
             add(now, secs(60)),
             "axd-test",
@@ -88,6 +90,53 @@ const PAGE: &str = "(ctid::text::point)[0]::bigint";
 const T_PAGE: &str = "(t.ctid::text::point)[0]::bigint";
 
 /// Asserts that `table` keeps half of each page free (`fillfactor = 50`).
+/// A group commit given the row its claim kept (axd's sessions keep them, `Session::keep_row`)
+/// writes from that row without reading it — and only while the database still holds its version:
+/// a row changed since is read again, and the change stands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_row_stands_for_the_read_only_at_its_version() {
+    let Some(db) = TestDb::create(Db::Postgres).await else { return };
+    let store = db.store().await;
+    let ids: Vec<i64> = pending_instances(&store, "kept", 2).await.iter().map(|i| i.id).collect();
+    let claimed = claim_rows_for_s1(&store, 10).await;
+    assert_eq!(claimed.iter().map(|a| a.instance.id).collect::<Vec<_>>(), ids);
+    // Each kept row says something the database does not: a row written from it shows it.
+    let kept = |n: usize| {
+        let (mut row, version) = claimed[n].stored().expect("a claim on PostgreSQL keeps its rows");
+        row.route.selector = "from-the-kept-row".into();
+        std::collections::HashMap::from([(row.id, (row, version))])
+    };
+    let apply = |id: i64, rows| {
+        let store = store.clone();
+        async move {
+            let now = add(t0(), secs(2));
+            let routing = RoutingState::default();
+            let ops = [success_of_s1(id)];
+            apply_worker_ops(&store, &ops, rows, now, add(now, secs(60)), "axd-test", &Traces::off(), &routing)
+                .await
+                .expect("group commit")
+        }
+    };
+    let selector =
+        |id: i64| format!("SELECT COUNT(*) FROM ax_instance WHERE id = {id} AND selector = 'from-the-kept-row'");
+    let succeeded = |id: i64| format!("SELECT COUNT(*) FROM ax_instance WHERE id = {id} AND status = 'SUCCESS'");
+
+    // Unchanged since the claim: written from the kept row.
+    let out = apply(ids[0], kept(0)).await;
+    assert!(matches!(out[..], [WorkerOpOutcome::Result(CompleteOutcome::Applied(_))]), "{out:?}");
+    assert_eq!(db.scalar(&succeeded(ids[0])).await, 1);
+    assert_eq!(db.scalar(&selector(ids[0])).await, 1, "the group commit wrote from the kept row");
+
+    // Changed since the claim (a new version): read again, the kept row is not written.
+    db.execute(&format!("UPDATE ax_instance SET progress_message = 'changed' WHERE id = {}", ids[1])).await;
+    let out = apply(ids[1], kept(1)).await;
+    assert!(matches!(out[..], [WorkerOpOutcome::Result(CompleteOutcome::Applied(_))]), "{out:?}");
+    assert_eq!(db.scalar(&succeeded(ids[1])).await, 1);
+    assert_eq!(db.scalar(&selector(ids[1])).await, 0, "a kept row of an older version was written");
+    let changed = format!("SELECT COUNT(*) FROM ax_instance WHERE id = {} AND progress_message = 'changed'", ids[1]);
+    assert_eq!(db.scalar(&changed).await, 1, "the change made since the claim stands");
+}
+
 async fn assert_half_free(db: &TestDb, table: &str) {
     let options =
         format!("SELECT COUNT(*) FROM pg_class WHERE oid = '{table}'::regclass AND 'fillfactor=50' = ANY(reloptions)");

@@ -132,9 +132,18 @@ async fn end(store: &Arc<Store>, id: i64, now: Ts, outcome: Result<&str, &str>) 
         finished_at: None,
     });
     let lease = add(now, Duration::from_secs(60));
-    apply_worker_ops(store, &[op], now, lease, "axd-test", &Traces::off(), &RoutingState::default())
-        .await
-        .expect("result");
+    apply_worker_ops(
+        store,
+        &[op],
+        Default::default(),
+        now,
+        lease,
+        "axd-test",
+        &Traces::off(),
+        &RoutingState::default(),
+    )
+    .await
+    .expect("result");
 }
 
 /// Claims what is ready (instance `id` among it, or claimed before) and ends `id`.
@@ -200,9 +209,18 @@ async fn buffer_all_runs_every_fire_one_at_a_time_in_fire_order(db: &TestDb) {
         finished_at: None,
     });
     let lease = add(at(4), Duration::from_secs(60));
-    apply_worker_ops(&store, &[op], at(4), lease, "axd-test", &Traces::off(), &RoutingState::default())
-        .await
-        .expect("result");
+    apply_worker_ops(
+        &store,
+        &[op],
+        Default::default(),
+        at(4),
+        lease,
+        "axd-test",
+        &Traces::off(),
+        &RoutingState::default(),
+    )
+    .await
+    .expect("result");
     assert!(claim_ready(&store, at(5)).await.is_empty(), "the retry of the first holds the others back");
     for (n, id) in ids.iter().enumerate() {
         let now = at(14 + n as u64);

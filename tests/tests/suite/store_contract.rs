@@ -789,6 +789,14 @@ pub(crate) async fn pending_instances(store: &Arc<Store>, name: &str, n: usize) 
 /// Claims up to `limit` ready instances of app billing at t0 + 1 s for session s1 of worker w1;
 /// the ids claimed.
 pub(crate) async fn claim_for_s1(store: &Arc<Store>, limit: u32) -> Vec<i64> {
+    claim_rows_for_s1(store, limit).await.iter().map(|a| a.instance.id).collect()
+}
+
+/// [`claim_for_s1`], the assignments as the claim made them.
+pub(crate) async fn claim_rows_for_s1(
+    store: &Arc<Store>,
+    limit: u32,
+) -> Vec<ax_scheduler::loops::dispatch::Assignment> {
     let demand = [AppDemand {
         app: "billing".into(),
         handlers: vec!["send-invoice".into()],
@@ -803,7 +811,7 @@ pub(crate) async fn claim_for_s1(store: &Arc<Store>, limit: u32) -> Vec<i64> {
     let lease = add(t0(), secs(60));
     let claimed =
         claim(store, add(t0(), secs(1)), &demand, &Skips::default(), lease, "axd-test", &mut route).await.unwrap();
-    claimed.assignments.iter().map(|a| a.instance.id).collect()
+    claimed.assignments
 }
 
 /// A manual instance of a new task `name`, claimed at t0 + 1 s by session s1 of worker w1 (attempt 1).
@@ -827,9 +835,18 @@ pub(crate) fn success_of_s1(instance_id: i64) -> WorkerOp {
 
 /// Applies worker messages as axd's group commit does at `now` (leases until `now` + 60 s).
 pub(crate) async fn apply_at(store: &Arc<Store>, ops: &[WorkerOp], now: Ts) -> Vec<WorkerOpOutcome> {
-    apply_worker_ops(store, ops, now, add(now, secs(60)), "axd-test", &Traces::off(), &RoutingState::default())
-        .await
-        .unwrap()
+    apply_worker_ops(
+        store,
+        ops,
+        Default::default(),
+        now,
+        add(now, secs(60)),
+        "axd-test",
+        &Traces::off(),
+        &RoutingState::default(),
+    )
+    .await
+    .unwrap()
 }
 
 /// The writer holds an Accepted back for its Result (worker::writer::HOLD_ACCEPTED), so both may

@@ -4,7 +4,12 @@
 //! readers: states, attempts, times, axd, workers, reasons, in order. And the second writes fewer
 //! event rows.
 
-use std::{collections::BTreeMap, num::NonZeroU32, sync::Arc, time::Duration};
+use std::{
+    collections::{BTreeMap, HashMap},
+    num::NonZeroU32,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use ax_scheduler::{
     lifecycle::{AttemptEnd, Completion, WorkerOp},
@@ -14,7 +19,7 @@ use ax_scheduler::{
         trigger::{EnginePlanner, trigger_due, trigger_manual},
     },
     model::{
-        Backoff, ConcurrencyPolicy, EdgeKind, Flow, InstanceEvent, InstanceStatus, MisfirePolicy, Placement,
+        Backoff, ConcurrencyPolicy, EdgeKind, Flow, Instance, InstanceEvent, InstanceStatus, MisfirePolicy, Placement,
         RetryPolicy, Routing, Schedule, TaskConfig, Ts, WorkerRecord, add,
     },
     routing::{
@@ -59,10 +64,16 @@ fn config() -> TaskConfig {
     }
 }
 
+/// Rows as the claims wrote them, kept by attempt as a worker session keeps them.
+type Kept = Arc<Mutex<HashMap<(i64, u32), (Instance, i64)>>>;
+
 /// One scenario's database and clock.
 struct Run {
     store: Arc<Store>,
     base: u64,
+    /// `Some`: the claims' rows are kept and given to the group commits of their attempts'
+    /// messages, as axd's sessions and writer do (PostgreSQL; elsewhere a claim keeps none).
+    kept: Option<Kept>,
 }
 
 impl Run {
@@ -123,14 +134,40 @@ impl Run {
         let claimed = claim(&self.store, self.t(s), &demand, &Skips::default(), lease_until, axd, &mut route)
             .await
             .expect("claim");
+        if let Some(kept) = &self.kept {
+            let mut kept = kept.lock().expect("kept rows");
+            for a in &claimed.assignments {
+                if let Some(row) = a.stored() {
+                    kept.insert((a.instance.id, a.instance.attempt), row);
+                }
+            }
+        }
         claimed.assignments.iter().map(|a| a.instance.id).collect()
     }
 
     async fn ops(&self, s: u64, ops: &[WorkerOp]) {
         let now = self.t(s);
-        apply_worker_ops(&self.store, ops, now, add(now, Duration::from_secs(60)), AXD, &Traces::off(), &routing())
-            .await
-            .expect("worker ops");
+        let mut rows = HashMap::new();
+        if let Some(kept) = &self.kept {
+            let mut kept = kept.lock().expect("kept rows");
+            for op in ops {
+                if let Some(row) = kept.remove(&op.key()) {
+                    rows.insert(op.instance_id(), row);
+                }
+            }
+        }
+        apply_worker_ops(
+            &self.store,
+            ops,
+            rows,
+            now,
+            add(now, Duration::from_secs(60)),
+            AXD,
+            &Traces::off(),
+            &routing(),
+        )
+        .await
+        .expect("worker ops");
     }
 
     async fn sweep(&self, s: u64) {
@@ -185,9 +222,11 @@ fn failed(message: &str) -> AttemptEnd {
     AttemptEnd::Failed { message: message.into(), retryable: true }
 }
 
-/// Every scenario, one after another on `store`, each on its own task and its own minute.
-async fn scenarios(store: &Arc<Store>) {
-    let run = |n: u64| Run { store: store.clone(), base: n * 1000 };
+/// Every scenario, one after another on `store`, each on its own task and its own minute; with
+/// `keep`, the group commits take the rows the claims kept instead of reading them.
+async fn scenarios(store: &Arc<Store>, keep: bool) {
+    let kept: Option<Kept> = keep.then(Kept::default);
+    let run = |n: u64| Run { store: store.clone(), base: n * 1000, kept: kept.clone() };
 
     // Success: Accepted and Result in separate commits, then the same in one, then a Result
     // without an Accepted.
@@ -352,9 +391,10 @@ async fn every_scenario_gives_the_same_trail_with_the_trail_in_the_row(db: &Test
     let rows_db = TestDb::create(db.db).await.expect("a second database");
     let as_rows = rows_db.store().await;
     as_rows.set_trail_in_row(false);
-    scenarios(&as_rows).await;
+    scenarios(&as_rows, false).await;
     let in_row = db.store().await;
-    scenarios(&in_row).await;
+    // The rows the claims kept stand for the group commits' reads (PostgreSQL): the trails agree.
+    scenarios(&in_row, true).await;
     let (before, after) = (trails(&as_rows).await, trails(&in_row).await);
     assert_eq!(before.len(), after.len());
     assert!(before.len() >= 16, "every scenario made its instances: {}", before.len());
@@ -405,4 +445,49 @@ async fn every_scenario_gives_the_same_trail_with_the_trail_in_the_row(db: &Test
     rows_db.cleanup().await;
 }
 
-on_every_backend!(every_scenario_gives_the_same_trail_with_the_trail_in_the_row);
+/// The row a claim keeps for its attempt's group commit is the row reading it back gives, with
+/// the version the database holds (PostgreSQL; elsewhere a claim keeps none). A difference would
+/// make the group commit decide from, and write back, something the database does not hold.
+async fn a_claimed_row_kept_for_the_group_commit_is_the_row_as_read(db: &TestDb) {
+    let store = db.store().await;
+    let r = Run { store: store.clone(), base: 0, kept: None };
+    let ids = [r.trigger(&r.task("kept-a", config()).await).await, r.trigger(&r.task("kept-b", config()).await).await];
+    // Times with nanoseconds, as axd's clock gives them; the rows keep microseconds.
+    let now = add(r.t(1), Duration::from_nanos(123_456_789));
+    let lease_until = add(now, Duration::from_nanos(60_987_654_321));
+    let demand = [AppDemand {
+        app: "billing".into(),
+        handlers: vec!["send-invoice".into()],
+        limit: 10,
+        until: now,
+        workers: Vec::new(),
+        labels: Vec::new(),
+    }];
+    let mut route =
+        |_: &ReadyInstance| Ok((SessionRef { session_id: "s1".into(), worker_id: "w-s1".into() }, String::new()));
+    let claimed = claim(&store, now, &demand, &Skips::default(), lease_until, AXD, &mut route).await.expect("claim");
+    assert_eq!(claimed.assignments.len(), 2);
+    let mut tx = store.begin().await.expect("begin");
+    let (rows, versions) = if db.db == ax_tests::Db::Postgres {
+        tx.instances().read_versioned(&ids).await.expect("read back")
+    } else {
+        Default::default()
+    };
+    tx.rollback().await.expect("rollback");
+    for a in &claimed.assignments {
+        let Some((kept, version)) = a.stored() else {
+            assert_ne!(db.db, ax_tests::Db::Postgres, "a claim on PostgreSQL keeps its rows");
+            continue;
+        };
+        let id = a.instance.id;
+        assert_eq!(Some(&kept), rows.get(&id), "instance {id}: the kept row differs from the row as read");
+        assert_eq!(Some(&version), versions.get(&id), "instance {id}: version");
+        assert_eq!(kept.status, InstanceStatus::Dispatched);
+        assert!(!kept.trail.held.is_empty(), "the row holds its trail so far: {:?}", kept.trail);
+    }
+}
+
+on_every_backend!(
+    every_scenario_gives_the_same_trail_with_the_trail_in_the_row,
+    a_claimed_row_kept_for_the_group_commit_is_the_row_as_read
+);

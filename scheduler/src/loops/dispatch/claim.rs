@@ -33,6 +33,27 @@ pub struct Assignment {
     pub session_id: String,
     /// This dispatch's span and the instance's root span, when axd traces (README "Tracing").
     pub trace: Option<(SpanContext, Option<SpanContext>)>,
+    /// The row's version after the claim (PostgreSQL only; see [`Assignment::stored`]).
+    pub version: Option<i64>,
+}
+
+impl Assignment {
+    /// The claimed row as reading it back would give it, with its version: what the session keeps
+    /// so that the group commit of the attempt's first messages need not read the row again (it
+    /// writes only if the row is still this version). `None` without a version.
+    pub fn stored(&self) -> Option<(Instance, i64)> {
+        let version = self.version?;
+        let mut i = self.instance.clone();
+        // The claim set these from `now` and the lease; the row keeps microseconds.
+        fn micros(t: Ts) -> Ts {
+            crate::model::from_micros(crate::model::to_micros(t))
+        }
+        i.updated_at = micros(i.updated_at);
+        i.lease_expires_at = i.lease_expires_at.map(micros);
+        i.trail.dispatched_at = i.trail.dispatched_at.map(micros);
+        i.trail.held = if i.trail.bits == 0 { Vec::new() } else { trail::implied(&i, i.trail.bits) };
+        Some((i, version))
+    }
 }
 
 /// What a claim may leave out, learned from earlier rounds.
@@ -120,8 +141,13 @@ pub async fn claim(
         let bits = a.instance.trail.bits;
         groups.entry((a.session_id.as_str(), bits)).or_insert_with(|| (worker, Vec::new())).1.push(a.instance.id);
     }
+    let mut versions = HashMap::new();
     for ((session, bits), (worker, ids)) in &groups {
-        tx.instances().mark_dispatched(session, worker, scheduler_id, lease_until, now, *bits, ids).await?;
+        versions
+            .extend(tx.instances().mark_dispatched(session, worker, scheduler_id, lease_until, now, *bits, ids).await?);
+    }
+    for a in &mut out.assignments[first..] {
+        a.version = versions.get(&a.instance.id).copied();
     }
     let t_mark = t0.elapsed();
     tx.instances().insert_events(&events).await?;
@@ -360,7 +386,7 @@ fn dispatched(
                 events.push(event);
             }
         }
-        out.assignments.push(Assignment { instance: inst, session_id: s.session_id, trace: None });
+        out.assignments.push(Assignment { instance: inst, session_id: s.session_id, trace: None, version: None });
     }
     (events, changes)
 }

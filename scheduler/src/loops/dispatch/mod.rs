@@ -330,6 +330,10 @@ impl Dispatcher {
             let key = (a.instance.id, a.instance.attempt);
             let delivered = match core.registry.get(&a.session_id) {
                 Some(s) => {
+                    // Kept before the send: the worker's answer may reach the writer at once.
+                    if let Some(row) = a.stored() {
+                        s.keep_row(key, row);
+                    }
                     if s.send(Ok(assign_message(&a, sent_at))) {
                         s.assigned(key, lease_until);
                         true

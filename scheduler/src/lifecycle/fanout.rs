@@ -121,7 +121,7 @@ pub fn attempt_outcomes<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{InstanceRoute, InstanceSource};
+    use crate::model::InstanceRoute;
 
     fn now() -> crate::model::Ts {
         chrono::DateTime::from_timestamp(1_800_000_000, 0).expect("valid")
@@ -129,40 +129,16 @@ mod tests {
 
     fn parent(status: InstanceStatus) -> Instance {
         Instance {
-            id: 10,
-            task_id: 1,
             task_name: "t".into(),
             app: "a".into(),
             handler: "h".into(),
-            params: "{}".into(),
             idempotency_key: "fire:x".into(),
-            source: InstanceSource::Schedule,
-            fire_at: now(),
-            available_at: now(),
-            status,
-            attempt: 0,
             max_retries: 0,
-            failures: 0,
-            timeout: None,
             backoff: Default::default(),
             routing: crate::model::Routing::Broadcast,
-            worker_id: None,
-            session_id: None,
-            scheduler_id: None,
-            lease_expires_at: None,
-            deadline_at: None,
-            started_at: None,
             finished_at: status.is_terminal().then(now),
-            message: String::new(),
-            output: String::new(),
-            progress_percent: 0,
-            progress_message: String::new(),
-            created_at: now(),
-            updated_at: now(),
-            trace_parent: None,
             route: InstanceRoute { children: Some(3), ..Default::default() },
-            lineage: Default::default(),
-            trail: Default::default(),
+            ..crate::model::testing::instance(10, now(), status)
         }
     }
 

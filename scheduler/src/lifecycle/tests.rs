@@ -1,6 +1,6 @@
 //! Unit tests of the state machine.
 use super::*;
-use crate::model::{Backoff, Routing};
+use crate::model::Backoff;
 use chrono::TimeZone;
 
 fn now() -> Ts {
@@ -11,39 +11,18 @@ fn now() -> Ts {
 pub(crate) fn held(status: InstanceStatus) -> Instance {
     Instance {
         id: 7,
-        task_id: 1,
         task_name: "t".into(),
         app: "a".into(),
         handler: "h".into(),
-        params: "{}".into(),
         idempotency_key: "k".into(),
-        source: InstanceSource::Schedule,
-        fire_at: now(),
-        available_at: now(),
-        status,
         attempt: 1,
-        max_retries: 1,
-        failures: 0,
         timeout: Some(Duration::from_secs(5)),
         backoff: Backoff::List { delays_us: vec![2_000_000] },
-        routing: Routing::LeastLoaded,
         worker_id: Some("w".into()),
         session_id: Some("s".into()),
         scheduler_id: Some("axd".into()),
         lease_expires_at: Some(now()),
-        deadline_at: None,
-        started_at: None,
-        finished_at: None,
-        message: String::new(),
-        output: String::new(),
-        progress_percent: 0,
-        progress_message: String::new(),
-        created_at: now(),
-        updated_at: now(),
-        trace_parent: None,
-        route: Default::default(),
-        lineage: Default::default(),
-        trail: Default::default(),
+        ..crate::model::testing::instance(7, now(), status)
     }
 }
 

@@ -90,6 +90,8 @@ pub mod alerts;
 mod cluster;
 mod flow;
 mod placement;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod trail;
 pub use cluster::{Command, SchedulerRecord, SessionSpan, SessionSync, WorkerRecord};
 pub use flow::{

@@ -585,46 +585,11 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Backoff, InstanceSource, InstanceStatus, Routing};
+    use crate::model::InstanceStatus;
 
     fn row(id: i64) -> (Instance, i64) {
-        let at = chrono::Utc::now();
-        let i = Instance {
-            id,
-            task_id: 1,
-            task_name: "t".into(),
-            app: "a".into(),
-            handler: "h".into(),
-            params: "{}".into(),
-            idempotency_key: format!("k{id}"),
-            source: InstanceSource::Manual,
-            fire_at: at,
-            available_at: at,
-            status: InstanceStatus::Dispatched,
-            attempt: 1,
-            max_retries: 0,
-            failures: 0,
-            timeout: None,
-            backoff: Backoff::List { delays_us: Vec::new() },
-            routing: Routing::LeastLoaded,
-            worker_id: None,
-            session_id: None,
-            scheduler_id: None,
-            lease_expires_at: None,
-            deadline_at: None,
-            started_at: None,
-            finished_at: None,
-            message: String::new(),
-            output: String::new(),
-            progress_percent: 0,
-            progress_message: String::new(),
-            created_at: at,
-            updated_at: at,
-            trace_parent: None,
-            route: Default::default(),
-            lineage: Default::default(),
-            trail: Default::default(),
-        };
+        let mut i = crate::model::testing::instance(id, chrono::Utc::now(), InstanceStatus::Dispatched);
+        i.attempt = 1;
         (i, 7)
     }
 

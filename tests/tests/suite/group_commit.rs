@@ -17,8 +17,8 @@ use chrono::{TimeZone, Utc};
 use sqlx::{Connection as _, Executor as _};
 
 use crate::store_contract::{
-    claim_for_s1, claim_rows_for_s1, claimed_instance, config, create, every_second, pending_instances, success_of_s1,
-    trigger,
+    apply_kept, claim_for_s1, claim_rows_for_s1, claimed_instance, config, create, every_second, pending_instances,
+    success_of_s1, trigger,
 };
 
 fn t0() -> Ts {
@@ -108,14 +108,7 @@ async fn a_kept_row_stands_for_the_read_only_at_its_version() {
     };
     let apply = |id: i64, rows| {
         let store = store.clone();
-        async move {
-            let now = add(t0(), secs(2));
-            let routing = RoutingState::default();
-            let ops = [success_of_s1(id)];
-            apply_worker_ops(&store, &ops, rows, now, add(now, secs(60)), "axd-test", &Traces::off(), &routing)
-                .await
-                .expect("group commit")
-        }
+        async move { apply_kept(&store, &[success_of_s1(id)], rows, add(t0(), secs(2))).await }
     };
     let selector =
         |id: i64| format!("SELECT COUNT(*) FROM ax_instance WHERE id = {id} AND selector = 'from-the-kept-row'");

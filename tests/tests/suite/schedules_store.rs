@@ -23,7 +23,7 @@ use ax_scheduler::{
     schedule::{Compiled, next_fire_from},
     store::{Actor, InstanceFilter, ManualTrigger, NewTask, Store},
     traces::Traces,
-    transitions::{apply_worker_ops, retry_instance},
+    transitions::retry_instance,
     window::jitter_offset,
 };
 use ax_tests::{TestDb, on_every_backend};
@@ -131,19 +131,7 @@ async fn end(store: &Arc<Store>, id: i64, now: Ts, outcome: Result<&str, &str>) 
         end,
         finished_at: None,
     });
-    let lease = add(now, Duration::from_secs(60));
-    apply_worker_ops(
-        store,
-        &[op],
-        Default::default(),
-        now,
-        lease,
-        "axd-test",
-        &Traces::off(),
-        &RoutingState::default(),
-    )
-    .await
-    .expect("result");
+    crate::store_contract::apply_at(store, &[op], now).await;
 }
 
 /// Claims what is ready (instance `id` among it, or claimed before) and ends `id`.
@@ -208,19 +196,7 @@ async fn buffer_all_runs_every_fire_one_at_a_time_in_fire_order(db: &TestDb) {
         end: AttemptEnd::Failed { message: "try again".into(), retryable: true },
         finished_at: None,
     });
-    let lease = add(at(4), Duration::from_secs(60));
-    apply_worker_ops(
-        &store,
-        &[op],
-        Default::default(),
-        at(4),
-        lease,
-        "axd-test",
-        &Traces::off(),
-        &RoutingState::default(),
-    )
-    .await
-    .expect("result");
+    crate::store_contract::apply_at(&store, &[op], at(4)).await;
     assert!(claim_ready(&store, at(5)).await.is_empty(), "the retry of the first holds the others back");
     for (n, id) in ids.iter().enumerate() {
         let now = at(14 + n as u64);

@@ -1,6 +1,11 @@
 //! The store contract, written once and run on SQLite, PostgreSQL and MySQL/MariaDB.
 
-use std::{collections::BTreeMap, num::NonZeroU32, sync::Arc, time::Duration};
+use std::{
+    collections::{BTreeMap, HashMap},
+    num::NonZeroU32,
+    sync::Arc,
+    time::Duration,
+};
 
 use ax_scheduler::{
     error::StoreError,
@@ -835,18 +840,19 @@ pub(crate) fn success_of_s1(instance_id: i64) -> WorkerOp {
 
 /// Applies worker messages as axd's group commit does at `now` (leases until `now` + 60 s).
 pub(crate) async fn apply_at(store: &Arc<Store>, ops: &[WorkerOp], now: Ts) -> Vec<WorkerOpOutcome> {
-    apply_worker_ops(
-        store,
-        ops,
-        Default::default(),
-        now,
-        add(now, secs(60)),
-        "axd-test",
-        &Traces::off(),
-        &RoutingState::default(),
-    )
-    .await
-    .unwrap()
+    apply_kept(store, ops, Default::default(), now).await
+}
+
+/// [`apply_at`] with the rows the claims kept (see `Session::keep_row`).
+pub(crate) async fn apply_kept(
+    store: &Arc<Store>,
+    ops: &[WorkerOp],
+    kept: HashMap<i64, (ax_scheduler::model::Instance, i64)>,
+    now: Ts,
+) -> Vec<WorkerOpOutcome> {
+    apply_worker_ops(store, ops, kept, now, add(now, secs(60)), "axd-test", &Traces::off(), &RoutingState::default())
+        .await
+        .unwrap()
 }
 
 /// The writer holds an Accepted back for its Result (worker::writer::HOLD_ACCEPTED), so both may

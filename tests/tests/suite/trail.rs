@@ -119,14 +119,7 @@ impl Run {
 
     /// [`Run::claim`] by the axd `axd`.
     async fn claim_by(&self, s: u64, session: &str, lease: u64, axd: &str) -> Vec<i64> {
-        let demand = [AppDemand {
-            app: "billing".into(),
-            handlers: vec!["send-invoice".into()],
-            limit: 10,
-            until: self.t(s),
-            workers: Vec::new(),
-            labels: Vec::new(),
-        }];
+        let demand = demand(self.t(s));
         let mut route = |_: &ReadyInstance| {
             Ok((SessionRef { session_id: session.into(), worker_id: format!("w-{session}") }, String::new()))
         };
@@ -193,6 +186,18 @@ impl Run {
         };
         open_session(&self.store, &rec, in_flight, self.t(s), self.t(s + 60), &routing()).await.expect("open session");
     }
+}
+
+/// Ten free slots for billing's send-invoice, claiming what is available by `until`.
+fn demand(until: Ts) -> [AppDemand; 1] {
+    [AppDemand {
+        app: "billing".into(),
+        handlers: vec!["send-invoice".into()],
+        limit: 10,
+        until,
+        workers: Vec::new(),
+        labels: Vec::new(),
+    }]
 }
 
 fn routing() -> RoutingState {
@@ -455,14 +460,7 @@ async fn a_claimed_row_kept_for_the_group_commit_is_the_row_as_read(db: &TestDb)
     // Times with nanoseconds, as axd's clock gives them; the rows keep microseconds.
     let now = add(r.t(1), Duration::from_nanos(123_456_789));
     let lease_until = add(now, Duration::from_nanos(60_987_654_321));
-    let demand = [AppDemand {
-        app: "billing".into(),
-        handlers: vec!["send-invoice".into()],
-        limit: 10,
-        until: now,
-        workers: Vec::new(),
-        labels: Vec::new(),
-    }];
+    let demand = demand(now);
     let mut route =
         |_: &ReadyInstance| Ok((SessionRef { session_id: "s1".into(), worker_id: "w-s1".into() }, String::new()));
     let claimed = claim(&store, now, &demand, &Skips::default(), lease_until, AXD, &mut route).await.expect("claim");

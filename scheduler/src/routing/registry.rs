@@ -98,6 +98,11 @@ pub struct AppDemand {
     pub labels: Vec<BTreeMap<String, String>>,
 }
 
+/// Largest parameters and output (together) of a row a session keeps for the group commit
+/// ([`Session::keep_row`]): at most twice the capacity of rows, each about this size and its
+/// fixed columns, whatever the parameters a task's triggers carry.
+pub const MAX_KEPT_ROW_BYTES: usize = 2048;
+
 /// How many reported attempts a session remembers (see `SessionState::recent`).
 const RECENT: usize = 1024;
 
@@ -282,8 +287,12 @@ impl Session {
     }
 
     /// Keeps the row of the outstanding attempt `key` as its claim wrote it, at `version`, for
-    /// [`Session::take_row`]; not kept once twice `capacity` rows are (the writer then reads it).
+    /// [`Session::take_row`]; not kept once twice `capacity` rows are, nor with parameters and
+    /// output over [`MAX_KEPT_ROW_BYTES`] (the writer then reads it).
     pub fn keep_row(&self, key: (i64, u32), row: (Instance, i64)) {
+        if row.0.params.len() + row.0.output.len() > MAX_KEPT_ROW_BYTES {
+            return;
+        }
         let mut s = self.state();
         if s.outstanding.contains(&key) && s.rows.len() < 2 * self.capacity as usize {
             s.rows.insert(key, row);
@@ -594,8 +603,8 @@ mod tests {
     }
 
     /// A session keeps a claimed row only for an attempt it holds, gives it out once, drops it
-    /// with the attempt, and keeps at most twice its capacity (a reported attempt's row waits for
-    /// the writer while its slot is already reused).
+    /// with the attempt, keeps at most twice its capacity (a reported attempt's row waits for the
+    /// writer while its slot is already reused) and no row with large parameters.
     #[test]
     fn kept_rows_are_given_once_and_bounded() {
         let (tx, _rx) = mpsc::channel(4);
@@ -628,5 +637,11 @@ mod tests {
         session.keep_row((5, 1), row(5));
         assert!(session.finish((5, 1)));
         assert!(session.take_row((5, 1)).is_none(), "dropped with a rejected attempt");
+        session.grant(1, false);
+        assert!(session.reserve((6, 1)));
+        let (mut large, version) = row(6);
+        large.params = "x".repeat(MAX_KEPT_ROW_BYTES + 1);
+        session.keep_row((6, 1), (large, version));
+        assert!(session.take_row((6, 1)).is_none(), "a row with large parameters is read, not kept");
     }
 }

@@ -5,8 +5,8 @@
 //! lost.
 //!
 //! Timings of these axd: heartbeat 500 ms (a stream silent for 1.5 s is dead), lost-worker grace
-//! 5 s (10 s for the partition, see there), so a lease lasts 6.5 s after the heartbeat a renewal answered (the worker stops the handler
-//! 0.5 s before that); ack timeout 2 s. The grace is 10 heartbeat intervals, above the 5 that
+//! 5 s (10 s for the partition, see there), so a lease lasts 6.5 s after the heartbeat a renewal
+//! answered (the worker stops the handler 0.5 s before that); ack timeout 2 s. The grace is 10 heartbeat intervals, above the 5 that
 //! README asks for: a worker needs 3 silent intervals to notice a stalled axd and a moment to
 //! reconnect, and the heartbeat its last renewal answered may be older than the last message it
 //! heard by as long as a renewal's write takes (with a grace of 3 s, a full CI run on a loaded

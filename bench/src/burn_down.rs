@@ -77,9 +77,9 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
     let secs = started.elapsed().as_secs_f64();
     meter.sample_cpu().await?;
     // Read once the run is over, while axd's connections are still open.
-    let transport = match a.sslmode {
-        Some(_) => Some(counts::transport(&db.url, &db_app).await?),
-        None => None,
+    let transport = match kind {
+        DbKind::Postgres => Some(counts::transport(&db.url, &db_app).await?),
+        _ => None,
     };
     let pool = seed::AnyPool::connect(kind, &db.url).await?;
     anyhow::ensure!(

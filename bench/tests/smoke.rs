@@ -55,6 +55,9 @@ async fn burn_down_runs_in_smoke_mode(db: &TestDb) {
         // Approximate in a smoke run (the server is shared with the suite), but counted.
         assert!(num(&f, "per instance: tuple writes") > 0.0, "tuple writes are counted: {f:?}");
         assert!(f.contains_key("per instance: WAL bytes"), "{f:?}");
+        // The transport of axd's own connections, read from the server.
+        let transport = f.get("axd's database connections").and_then(|v| v.as_str());
+        assert!(transport.is_some_and(|t| t.ends_with("plaintext") || t.ends_with("TLS")), "{transport:?}");
     }
 }
 

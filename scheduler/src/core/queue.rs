@@ -13,6 +13,10 @@ pub const MAX_BATCH: usize = 512;
 /// Messages waiting for the writer before streams wait.
 pub const QUEUE: usize = 8192;
 
+// A session keeps the claimed row of every attempt whose messages wait here or are held back
+// for a round (see `Session::keep_row`).
+const _: () = assert!(crate::routing::registry::KEPT_WHILE_QUEUED >= QUEUE + MAX_BATCH);
+
 /// A queued worker message and the stream to answer on.
 pub struct Pending {
     /// The message.

@@ -99,9 +99,18 @@ pub struct AppDemand {
 }
 
 /// Largest parameters and output (together) of a row a session keeps for the group commit
-/// ([`Session::keep_row`]): at most twice the capacity of rows, each about this size and its
-/// fixed columns, whatever the parameters a task's triggers carry.
+/// ([`Session::keep_row`]), so that a kept row is about this size and its fixed columns, whatever
+/// the parameters a task's triggers carry.
 pub const MAX_KEPT_ROW_BYTES: usize = 2048;
+
+/// Rows a session keeps beyond its capacity ([`Session::keep_row`]): those of attempts it has
+/// reported whose messages still wait for the writers. A slot is free again when its Result
+/// arrives, while the row waits until a writer takes the message, so under load the rows of a
+/// session outnumber its capacity by what the writers' queues hold (all sessions together: their
+/// places plus one batch of held Accepted messages, which the queue module asserts is at most
+/// this). Every such row is kept; a row is never kept longer than its attempt, so the rows of all
+/// sessions together stay within their capacities and the queues' places.
+pub const KEPT_WHILE_QUEUED: usize = 10_000;
 
 /// How many reported attempts a session remembers (see `SessionState::recent`).
 const RECENT: usize = 1024;
@@ -138,8 +147,7 @@ struct SessionState {
     dropped: u64,
     /// Rows of attempts as their claim wrote them, with their versions (PostgreSQL): the group
     /// commit of the attempt's first messages takes its row from here instead of reading it (see
-    /// [`Session::take_row`]). At most twice the capacity: a slot is free again when its Result
-    /// arrives, before the writer has taken the row.
+    /// [`Session::take_row`]). At most the capacity and [`KEPT_WHILE_QUEUED`].
     rows: HashMap<(i64, u32), (Instance, i64)>,
 }
 
@@ -287,14 +295,14 @@ impl Session {
     }
 
     /// Keeps the row of the outstanding attempt `key` as its claim wrote it, at `version`, for
-    /// [`Session::take_row`]; not kept once twice `capacity` rows are, nor with parameters and
-    /// output over [`MAX_KEPT_ROW_BYTES`] (the writer then reads it).
+    /// [`Session::take_row`]; not kept once the capacity and [`KEPT_WHILE_QUEUED`] rows are, nor
+    /// with parameters and output over [`MAX_KEPT_ROW_BYTES`] (the writer then reads it).
     pub fn keep_row(&self, key: (i64, u32), row: (Instance, i64)) {
         if row.0.params.len() + row.0.output.len() > MAX_KEPT_ROW_BYTES {
             return;
         }
         let mut s = self.state();
-        if s.outstanding.contains(&key) && s.rows.len() < 2 * self.capacity as usize {
+        if s.outstanding.contains(&key) && s.rows.len() < self.capacity as usize + KEPT_WHILE_QUEUED {
             s.rows.insert(key, row);
         }
     }
@@ -603,8 +611,9 @@ mod tests {
     }
 
     /// A session keeps a claimed row only for an attempt it holds, gives it out once, drops it
-    /// with the attempt, keeps at most twice its capacity (a reported attempt's row waits for the
-    /// writer while its slot is already reused) and no row with large parameters.
+    /// with the attempt, keeps the rows of its capacity and of every attempt whose messages may
+    /// wait in the writers' queues (a reported attempt's row waits for the writer while its slot
+    /// is already reused), no more, and no row with large parameters.
     #[test]
     fn kept_rows_are_given_once_and_bounded() {
         let (tx, _rx) = mpsc::channel(4);
@@ -613,19 +622,12 @@ mod tests {
         session.keep_row((9, 1), row(9));
         assert!(session.take_row((9, 1)).is_none(), "not an attempt of this session");
 
-        let mut kept = 0;
-        for id in 1..=3 {
-            session.grant(1, false);
-            assert!(session.reserve((id, 1)), "a slot for attempt {id}");
-            session.keep_row((id, 1), row(id));
-            session.reported((id, 1));
-            kept += 1;
-        }
-        assert_eq!(kept, 3);
+        session.grant(1, false);
+        assert!(session.reserve((1, 1)));
+        session.keep_row((1, 1), row(1));
         assert_eq!(session.take_row((1, 1)).map(|r| r.0.id), Some(1));
         assert!(session.take_row((1, 1)).is_none(), "given once");
-        assert_eq!(session.take_row((2, 1)).map(|r| r.0.id), Some(2));
-        assert!(session.take_row((3, 1)).is_none(), "a third row is over twice the capacity (1)");
+        session.reported((1, 1));
 
         session.grant(1, false);
         assert!(session.reserve((4, 1)));
@@ -643,5 +645,20 @@ mod tests {
         large.params = "x".repeat(MAX_KEPT_ROW_BYTES + 1);
         session.keep_row((6, 1), (large, version));
         assert!(session.take_row((6, 1)).is_none(), "a row with large parameters is read, not kept");
+        session.reported((6, 1));
+
+        // One slot, reused by every attempt once the one before reported: their rows wait for the
+        // writer, as many as its queues can hold messages for, and no more.
+        let first = 100;
+        let last = first + KEPT_WHILE_QUEUED as i64;
+        for id in first..=last + 1 {
+            session.grant(1, false);
+            assert!(session.reserve((id, 1)), "a slot for attempt {id}");
+            session.keep_row((id, 1), row(id));
+            session.reported((id, 1));
+        }
+        assert_eq!(session.take_row((first, 1)).map(|r| r.0.id), Some(first));
+        assert_eq!(session.take_row((last, 1)).map(|r| r.0.id), Some(last), "the queues' worth is kept");
+        assert!(session.take_row((last + 1, 1)).is_none(), "one more is over the bound");
     }
 }

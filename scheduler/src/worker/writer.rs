@@ -50,16 +50,7 @@ pub async fn run(core: Arc<Core>, mut queue: WriterQueue, cancel: CancellationTo
         if first.is_none() && held.is_empty() {
             return;
         }
-        // What was held goes first: a held Accepted precedes its Result.
-        let mut batch = std::mem::take(&mut held);
-        let carried = batch.len();
-        batch.extend(first);
-        while batch.len() < MAX_BATCH {
-            match queue.0.try_recv() {
-                Ok(p) => batch.push(p),
-                Err(_) => break,
-            }
-        }
+        let (mut batch, carried) = next_batch(std::mem::take(&mut held), first, &mut queue.0);
         if !closing {
             held = hold_back(&mut batch, carried);
             hold_until = tokio::time::Instant::now() + HOLD_ACCEPTED;
@@ -68,6 +59,28 @@ pub async fn run(core: Arc<Core>, mut queue: WriterQueue, cancel: CancellationTo
             apply(&core, batch).await;
         }
     }
+}
+
+/// The next batch: the messages `held` from the last round first (a held Accepted precedes its
+/// Result), then `first` and whatever is queued, up to [`MAX_BATCH`] besides the held ones: their
+/// Results follow them closely in the queue, and a batch cut before those would write each of
+/// these attempts twice (RUNNING, then its end) and read its row again. Returns the batch and how
+/// many messages of it were carried over.
+fn next_batch(
+    held: Vec<Pending>,
+    first: Option<Pending>,
+    queue: &mut tokio::sync::mpsc::Receiver<Pending>,
+) -> (Vec<Pending>, usize) {
+    let carried = held.len();
+    let mut batch = held;
+    batch.extend(first);
+    while batch.len() < MAX_BATCH + carried {
+        match queue.try_recv() {
+            Ok(p) => batch.push(p),
+            Err(_) => break,
+        }
+    }
+    (batch, carried)
 }
 
 /// Takes out of `batch` the Accepted messages that arrived this round (after the first `carried`)
@@ -256,6 +269,28 @@ mod tests {
         let held = hold_back(&mut batch, 2);
         assert_eq!(ids(&held), [('a', 5)]);
         assert_eq!(ids(&batch), [('a', 2), ('a', 4), ('r', 2)]);
+    }
+
+    #[test]
+    fn a_full_queue_does_not_cut_the_held_accepted_from_their_results() {
+        // Two Accepted held from the last round; a batch's worth of messages is queued, their
+        // Results last.
+        let (tx, mut rx) = tokio::sync::mpsc::channel(4 * MAX_BATCH);
+        for id in 10..8 + MAX_BATCH as i64 {
+            tx.try_send(result(id)).map_err(|_| ()).expect("room");
+        }
+        tx.try_send(result(1)).map_err(|_| ()).expect("room");
+        tx.try_send(result(2)).map_err(|_| ()).expect("room");
+        tx.try_send(result(3)).map_err(|_| ()).expect("room");
+        let first = rx.try_recv().ok();
+        let (mut batch, carried) = next_batch(vec![accepted(1), accepted(2)], first, &mut rx);
+        assert_eq!(carried, 2);
+        assert_eq!(batch.len(), MAX_BATCH + 2, "a batch's worth besides the held ones");
+        let got = ids(&batch);
+        assert_eq!(got[..2], [('a', 1), ('a', 2)], "the held ones first");
+        assert!(got.contains(&('r', 1)) && got.contains(&('r', 2)), "their Results are in the batch");
+        assert!(hold_back(&mut batch, carried).is_empty(), "nothing is held twice");
+        assert_eq!(ids(&[rx.try_recv().expect("left queued")]), [('r', 3)]);
     }
 
     #[test]

@@ -120,6 +120,16 @@ macro_rules! embed_migrations {
                 "deadline_index",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0021_deadline_index.sql")),
             ),
+            (
+                22_i64,
+                "task_pending_index",
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../migrations/",
+                    $dir,
+                    "/0022_task_pending_index.sql"
+                )),
+            ),
         ]
     };
 }

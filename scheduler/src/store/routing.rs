@@ -243,11 +243,14 @@ impl Limits<'_> {
         }
         let ordered: Vec<i64> = limits.iter().filter(|(_, _, o, _)| *o).map(|(id, ..)| *id).collect();
         for chunk in ordered.chunks(BATCH) {
+            // PENDING ones through the task's index of them, held ones through the lease index
+            // (migration 22).
             let mut s = Stmt::new(
-                "SELECT task_id, MIN(id) FROM ax_instance WHERE status IN ('PENDING', 'DISPATCHED', 'RUNNING') \
-                 AND task_id IN ",
+                "SELECT task_id, MIN(id) FROM (SELECT task_id, id FROM ax_instance WHERE status = 'PENDING' AND task_id IN ",
             );
-            s.push_list(chunk.iter().copied()).push(" GROUP BY task_id");
+            s.push_list(chunk.iter().copied());
+            s.push(" UNION ALL SELECT task_id, id FROM ax_instance WHERE status IN ('DISPATCHED', 'RUNNING') AND task_id IN ");
+            s.push_list(chunk.iter().copied()).push(") unfinished GROUP BY task_id");
             for (task, first) in self.tx.fetch(s, "ax_instance", |r| Ok((r.take::<i64>()?, r.take::<i64>()?))).await? {
                 if let Some(e) = out.get_mut(&task) {
                     e.first_unfinished = Some(first);
@@ -266,8 +269,8 @@ impl Instances<'_> {
         statuses: &[InstanceStatus],
     ) -> StoreResult<HashMap<i64, u64>> {
         let mut out = HashMap::new();
-        // The statuses are written into the statement (they are constants) so that the partial index
-        // on active instances serves it.
+        // The statuses are written into the statement (they are constants) so that a partial index
+        // serves it: the task's index of PENDING instances, or the lease index of the held ones.
         let list: Vec<String> = statuses.iter().map(|s| format!("'{}'", s.as_str())).collect();
         for chunk in task_ids.chunks(BATCH) {
             let mut s = Stmt::new(format!(

@@ -1,7 +1,8 @@
 //! The write path on PostgreSQL. The group commit reads its rows without a lock and writes each only
 //! if it is still the version it read (`transitions::apply_worker_ops`): a change another
-//! transaction commits in between must win, exactly as it would over locked rows. And an instance
-//! row's and a task row's next version stays on its page (migrations 19 and 20).
+//! transaction commits in between must win, exactly as it would over locked rows. An instance
+//! row's and a task row's next version stays on its page (migrations 19 and 20), and a claimed
+//! instance's enters no index of its task's instances (migration 22).
 
 use std::time::Duration;
 
@@ -192,5 +193,36 @@ async fn a_fire_writes_the_task_rows_next_versions_on_their_pages() {
     assert_eq!((round.tasks, round.created.len()), (n, n), "one fire of each task");
     let moved = moved(&db, "ax_task", "TRUE").await;
     assert!(moved * 4 <= n as i64, "{moved} of {n} tasks' next versions left their page");
+    db.cleanup().await;
+}
+
+/// Entries of `index`, live and dead, when it is a metapage and one leaf (`pageinspect`, created
+/// in `public` when the database has not got it).
+async fn index_entries(db: &TestDb, index: &str) -> i64 {
+    db.execute("CREATE EXTENSION IF NOT EXISTS pageinspect SCHEMA public").await;
+    let pages = db.scalar(&format!("SELECT pg_relation_size('{index}') / current_setting('block_size')::bigint")).await;
+    assert_eq!(pages, 2, "{index} is a metapage and one leaf");
+    db.scalar(&format!("SELECT COUNT(*) FROM public.bt_page_items('{index}', 1)")).await
+}
+
+/// A claim writes its instances' new versions into the primary key and the lease index only: the
+/// task's index of its PENDING instances (migration 22) takes no entry from it, where the index of
+/// a task's unfinished instances that it replaced took one per claimed instance (one of the
+/// claim's three). The task's unfinished instances are still found, held ones included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_enters_no_index_of_the_tasks_instances() {
+    let Some(db) = TestDb::create(Db::Postgres).await else { return };
+    let store = db.store().await;
+    let n = 40;
+    let ids = pending_instances(&store, "indexed", n).await.into_iter().map(|i| i.id).collect::<Vec<_>>();
+    let before = index_entries(&db, "ax_instance_task_pending").await;
+    assert_eq!(before, n as i64, "one entry per PENDING instance");
+    let half = claim_for_s1(&store, n as u32 / 2).await;
+    assert_eq!(half.len(), n / 2, "one claim of half of them");
+    assert_eq!(index_entries(&db, "ax_instance_task_pending").await, before, "the claim entered the task's index");
+    let task = db.scalar("SELECT MIN(task_id) FROM ax_instance").await;
+    let mut conn = store.conn().await.expect("connection");
+    let unfinished = conn.instances().active_instances_of(task, 1000).await.expect("unfinished instances");
+    assert_eq!(unfinished, ids, "the task's unfinished instances, PENDING and held, oldest first");
     db.cleanup().await;
 }

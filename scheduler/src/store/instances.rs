@@ -374,23 +374,6 @@ impl Instances<'_> {
         Ok(ids)
     }
 
-    /// The ids of the task's instances that are not final yet (PENDING, DISPATCHED or RUNNING),
-    /// oldest first, at most `limit`. The PENDING ones come from the task's index of them, the
-    /// held ones from the lease index (see migration 22), each part a query that its index serves.
-    /// (`ORDER BY id + 0`: ordered by the bare id, SQLite would read the held part by scanning the
-    /// whole table in id order rather than the lease index and a sort.)
-    pub async fn active_instances_of(&mut self, task_id: i64, limit: u32) -> StoreResult<Vec<i64>> {
-        let s = Stmt::new(
-            "SELECT id FROM (SELECT id FROM ax_instance WHERE task_id = ? AND status = 'PENDING' \
-             UNION ALL SELECT id FROM ax_instance WHERE status IN ('DISPATCHED', 'RUNNING') AND task_id = ?) \
-             unfinished ORDER BY id + 0 LIMIT ?",
-        )
-        .bind(task_id)
-        .bind(task_id)
-        .bind(i64::from(limit));
-        self.tx.fetch(s, InstanceRaw::TABLE, |r| r.take()).await
-    }
-
     /// These instances, unlocked, with their row versions (PostgreSQL's `xmin`, which every update
     /// changes), for [`Instances::write_instances_if_unchanged`]. PostgreSQL only.
     pub async fn read_versioned(&mut self, ids: &[i64]) -> StoreResult<(HashMap<i64, Instance>, HashMap<i64, i64>)> {

@@ -262,6 +262,21 @@ impl Limits<'_> {
 }
 
 impl Instances<'_> {
+    /// The ids of the task's instances that are not final yet, oldest first, at most `limit`:
+    /// PENDING ones through the task's index of them, held ones through the lease index (migration
+    /// 22). `id + 0`: by the bare id, SQLite scans the table in id order for the held part.
+    pub async fn active_instances_of(&mut self, task_id: i64, limit: u32) -> StoreResult<Vec<i64>> {
+        let s = Stmt::new(
+            "SELECT id FROM (SELECT id FROM ax_instance WHERE task_id = ? AND status = 'PENDING' \
+             UNION ALL SELECT id FROM ax_instance WHERE status IN ('DISPATCHED', 'RUNNING') AND task_id = ?) \
+             unfinished ORDER BY id + 0 LIMIT ?",
+        )
+        .bind(task_id)
+        .bind(task_id)
+        .bind(i64::from(limit));
+        self.tx.fetch(s, "ax_instance", |r| r.take()).await
+    }
+
     /// Instances per task in these statuses (tasks with none are left out).
     pub async fn count_by_task(
         &mut self,

@@ -25,6 +25,11 @@ struct Cooling {
     /// Until when each cools down, and since when.
     until: HashMap<Key, (Ts, Ts)>,
     read_at: Option<Instant>,
+    /// Streaks this axd noted (committed) and a read that began before them may not hold: each with
+    /// its number in `noted`, re-applied over such a read ([`RoutingState::set_streaks`]).
+    recent: HashMap<Key, (u64, Option<(Ts, Ts)>)>,
+    /// Streak changes noted so far.
+    noted: u64,
 }
 
 /// Whether a worker is cooling down for a handler now.
@@ -47,6 +52,10 @@ fn began(s: &WorkerStreak, until: Ts) -> Ts {
 struct Workers {
     all: Vec<WorkerRecord>,
     read_at: Option<Instant>,
+    /// Sessions this axd opened or closed so far.
+    changes: u64,
+    /// `changes` when the read in `all` began: a session opened since may be missing from it.
+    read_changes: u64,
 }
 
 /// Routing knowledge of one axd.
@@ -136,8 +145,16 @@ impl RoutingState {
         self.cooling.lock().unwrap_or_else(|p| p.into_inner()).read_at.is_none_or(|t| t.elapsed() >= REFRESH)
     }
 
-    /// Replaces what is known with the streaks read from the database.
-    pub fn set_streaks(&self, streaks: &[WorkerStreak]) {
+    /// Where the streaks' changes stand before a read of them begins, for [`RoutingState::set_streaks`].
+    pub fn streaks_read_begins(&self) -> u64 {
+        self.cooling.lock().unwrap_or_else(|p| p.into_inner()).noted
+    }
+
+    /// Replaces what is known with the streaks read from the database by a read that began at
+    /// `read_began` ([`RoutingState::streaks_read_begins`]). What this axd noted since is applied over
+    /// it: the read may have been taken before those commits, and must not undo a cooldown that a
+    /// result here has just started (or ended).
+    pub fn set_streaks(&self, streaks: &[WorkerStreak], read_began: u64) {
         let mut c = self.cooling.lock().unwrap_or_else(|p| p.into_inner());
         c.until = streaks
             .iter()
@@ -145,6 +162,14 @@ impl RoutingState {
                 s.cooldown_until.map(|u| ((s.app.clone(), s.worker_id.clone(), s.handler.clone()), (u, began(s, u))))
             })
             .collect();
+        c.recent.retain(|_, (n, _)| *n > read_began);
+        let later: Vec<(Key, Option<(Ts, Ts)>)> = c.recent.iter().map(|(k, (_, v))| (k.clone(), *v)).collect();
+        for (key, v) in later {
+            match v {
+                Some(v) => c.until.insert(key, v),
+                None => c.until.remove(&key),
+            };
+        }
         c.read_at = Some(Instant::now());
     }
 
@@ -152,37 +177,104 @@ impl RoutingState {
     pub fn note_streaks(&self, changes: &[(Key, Option<WorkerStreak>)]) {
         let mut c = self.cooling.lock().unwrap_or_else(|p| p.into_inner());
         for (key, s) in changes {
-            match s.as_ref().and_then(|s| s.cooldown_until.map(|u| (u, began(s, u)))) {
-                Some(u) => {
-                    c.until.insert(key.clone(), u);
-                }
-                None => {
-                    c.until.remove(key);
-                }
-            }
+            let v = s.as_ref().and_then(|s| s.cooldown_until.map(|u| (u, began(s, u))));
+            match v {
+                Some(u) => c.until.insert(key.clone(), u),
+                None => c.until.remove(key),
+            };
+            c.noted += 1;
+            let n = c.noted;
+            c.recent.insert(key.clone(), (n, v));
         }
     }
 
-    /// The cluster's worker sessions as last read, and whether that read is older than [`REFRESH`].
+    /// The cluster's worker sessions as last read, and whether to read them again: the read is
+    /// older than [`REFRESH`], or this axd opened or closed a session since it began.
     pub fn workers(&self) -> (Vec<WorkerRecord>, bool) {
         let w = self.workers.lock().unwrap_or_else(|p| p.into_inner());
-        (w.all.clone(), w.read_at.is_none_or(|t| t.elapsed() >= REFRESH))
+        let stale = w.read_at.is_none_or(|t| t.elapsed() >= REFRESH) || w.read_changes != w.changes;
+        (w.all.clone(), stale)
     }
 
-    /// Replaces the cluster's worker sessions with a fresh read.
-    pub fn set_workers(&self, all: Vec<WorkerRecord>) {
+    /// Where this axd's session changes stand before a read of the cluster's workers begins, for
+    /// [`RoutingState::set_workers`].
+    pub fn workers_read_begins(&self) -> u64 {
+        self.workers.lock().unwrap_or_else(|p| p.into_inner()).changes
+    }
+
+    /// Replaces the cluster's worker sessions with a read that began at `began`
+    /// ([`RoutingState::workers_read_begins`]); if this axd opened or closed a session since, the
+    /// read may miss it and stays due.
+    pub fn set_workers(&self, all: Vec<WorkerRecord>, began: u64) {
         let mut w = self.workers.lock().unwrap_or_else(|p| p.into_inner());
         w.all = all;
         w.read_at = Some(Instant::now());
+        w.read_changes = began;
     }
 
-    /// Forgets the cluster's workers (a session opened or closed here): the next use reads them.
+    /// A session opened or closed here: the cluster's workers are read again, also when a read
+    /// under way began before the change (it may miss the session).
     pub fn workers_changed(&self) {
-        self.workers.lock().unwrap_or_else(|p| p.into_inner()).read_at = None;
+        self.workers.lock().unwrap_or_else(|p| p.into_inner()).changes += 1;
     }
 }
 
 /// A streak's key as the state stores it.
 pub fn key(app: &str, worker: &str, handler: &str) -> Key {
     (app.to_owned(), worker.to_owned(), handler.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> Ts {
+        chrono::DateTime::from_timestamp(1_800_000_000, 0).expect("valid")
+    }
+
+    fn cooling_w1(until: Ts) -> WorkerStreak {
+        WorkerStreak {
+            app: "app".into(),
+            worker_id: "w1".into(),
+            handler: "h".into(),
+            failures: 2,
+            cooldown_until: Some(until),
+            cooldown: Some(std::time::Duration::from_secs(2)),
+        }
+    }
+
+    /// A result here starts w1's cooldown while the dispatcher reads the streaks; the read was taken
+    /// before that commit: it must not undo the cooldown. A read begun after it is the truth.
+    #[test]
+    fn a_read_that_began_before_a_noted_streak_does_not_undo_it() {
+        let r = RoutingState::default();
+        let until = crate::model::add(now(), std::time::Duration::from_secs(2));
+        let began = r.streaks_read_begins();
+        r.note_streaks(&[(key("app", "w1", "h"), Some(cooling_w1(until)))]);
+        r.set_streaks(&[], began);
+        assert!(r.any_cooling(now()), "the cooldown noted during the read is kept");
+        let began = r.streaks_read_begins();
+        r.set_streaks(&[], began);
+        assert!(!r.any_cooling(now()), "a read begun after the note replaces it");
+        // And an end noted during a read is kept over the read's older cooldown.
+        let began = r.streaks_read_begins();
+        r.note_streaks(&[(key("app", "w1", "h"), None)]);
+        r.set_streaks(&[cooling_w1(until)], began);
+        assert!(!r.any_cooling(now()), "the success noted during the read ended the cooldown");
+    }
+
+    /// A session opened here while the dispatcher reads the cluster's workers may be missing from
+    /// that read: the workers stay due until a read that began after it.
+    #[test]
+    fn a_session_opened_during_a_read_of_the_workers_leaves_them_due() {
+        let r = RoutingState::default();
+        assert!(r.workers().1, "never read");
+        let began = r.workers_read_begins();
+        r.workers_changed();
+        r.set_workers(Vec::new(), began);
+        assert!(r.workers().1, "the read may miss the new session");
+        let began = r.workers_read_begins();
+        r.set_workers(Vec::new(), began);
+        assert!(!r.workers().1, "read after the change");
+    }
 }

@@ -163,8 +163,9 @@ impl Dispatcher {
     async fn refresh(&self, apps: &[String]) -> StoreResult<()> {
         let core = &self.core;
         if core.routing.cooling_stale() {
+            let began = core.routing.streaks_read_begins();
             let streaks = core.pools.dispatch.list_streaks(Some(apps)).await?;
-            core.routing.set_streaks(&streaks);
+            core.routing.set_streaks(&streaks, began);
             // The floor under cooldowns, as a metric: on for handlers it is releasing workers of.
             let floored = core.routing.floored(core.clock.now());
             let mut mem = self.memory();
@@ -177,8 +178,9 @@ impl Dispatcher {
             mem.floored = floored;
         }
         if core.routing.workers().1 {
+            let began = core.routing.workers_read_begins();
             let workers = core.pools.dispatch.live_workers(None, core.alive_since()).await?;
-            core.routing.set_workers(workers);
+            core.routing.set_workers(workers, began);
         }
         let stale = self.memory().selectors.1.is_none_or(|t| t.elapsed() >= crate::routing::state::REFRESH);
         if stale {

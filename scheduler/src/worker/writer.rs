@@ -3,11 +3,14 @@
 //! Accepted, Result and Reject messages from every stream of this axd go through one bounded queue;
 //! the writer takes whatever is queued (up to a batch) and applies it in one transaction, then sends
 //! the acknowledgements and cancels. Under load many streams share each commit; when idle a message
-//! is written at once — except an Accepted whose Result is not in the same batch, which waits one
-//! more round (at most [`HOLD_ACCEPTED`]) so that a short attempt's start and end are one row write.
+//! is written at once — except an Accepted whose Result is not in the same batch, which waits for
+//! it (at most [`HOLD_ACCEPTED`], over as many rounds as fit) so that a short attempt's start and
+//! end are one row write.
 //! A full queue slows the streams down (backpressure), it never grows.
 
 use std::{sync::Arc, time::Duration};
+
+use tokio::time::Instant;
 
 use ax_proto::v1 as pb;
 use tokio_util::sync::CancellationToken;
@@ -20,17 +23,17 @@ use crate::{
     model::add,
 };
 
-/// How long an Accepted may wait for its attempt's Result to be written with it: one round of the
-/// writer, at most this long. A short attempt then costs one row write instead of two (RUNNING and
-/// the final state, with both events); the attempt's start is the time axd received the Accepted
-/// either way (see [`WorkerOp::Accepted`]), and its lease already covers it.
+/// How long an Accepted may wait for its attempt's Result to be written with it, over as many
+/// rounds of the writer as come meanwhile (under load a round takes a few milliseconds, and a
+/// Result can come a round after its Accepted). A short attempt then costs one row write instead
+/// of two (RUNNING and the final state, with both events); the attempt's start is the time axd
+/// received the Accepted either way (see [`WorkerOp::Accepted`]), and its lease already covers it.
 pub const HOLD_ACCEPTED: Duration = Duration::from_millis(10);
 
 /// Applies queued messages until `cancel` fires and the queue is drained.
 pub async fn run(core: Arc<Core>, mut queue: WriterQueue, cancel: CancellationToken) {
-    // Accepted messages held back from the last round, in arrival order, and until when.
-    let mut held: Vec<Pending> = Vec::new();
-    let mut hold_until = tokio::time::Instant::now();
+    // Accepted messages held back for their Results, in arrival order, each until when.
+    let mut held: Vec<(Pending, Instant)> = Vec::new();
     let mut closing = false;
     loop {
         let first = if closing {
@@ -38,7 +41,7 @@ pub async fn run(core: Arc<Core>, mut queue: WriterQueue, cancel: CancellationTo
         } else {
             tokio::select! {
                 p = queue.0.recv() => p,
-                () = tokio::time::sleep_until(hold_until), if !held.is_empty() => None,
+                () = sleep_until_first(&held), if !held.is_empty() => None,
                 () = cancel.cancelled() => {
                     // Finish what the streams already handed over.
                     closing = true;
@@ -50,10 +53,10 @@ pub async fn run(core: Arc<Core>, mut queue: WriterQueue, cancel: CancellationTo
         if first.is_none() && held.is_empty() {
             return;
         }
-        let (mut batch, carried) = next_batch(std::mem::take(&mut held), first, &mut queue.0);
+        let (carried, until): (Vec<Pending>, Vec<Instant>) = std::mem::take(&mut held).into_iter().unzip();
+        let (mut batch, _) = next_batch(carried, first, &mut queue.0);
         if !closing {
-            held = hold_back(&mut batch, carried);
-            hold_until = tokio::time::Instant::now() + HOLD_ACCEPTED;
+            held = hold_back(&mut batch, &until, Instant::now());
         }
         if !batch.is_empty() {
             apply(&core, batch).await;
@@ -83,9 +86,18 @@ fn next_batch(
     (batch, carried)
 }
 
-/// Takes out of `batch` the Accepted messages that arrived this round (after the first `carried`)
-/// and whose Result is not in it; returns them, in order.
-fn hold_back(batch: &mut Vec<Pending>, carried: usize) -> Vec<Pending> {
+/// Sleeps until the first of the held messages is due.
+async fn sleep_until_first(held: &[(Pending, Instant)]) {
+    let due = held.iter().map(|(_, until)| *until).min().unwrap_or_else(Instant::now);
+    tokio::time::sleep_until(due).await;
+}
+
+/// Takes out of `batch` the Accepted messages whose Result is not in it and that may wait longer:
+/// those that arrived this round, for [`HOLD_ACCEPTED`] from `now`, and those carried over from
+/// earlier rounds (the first `carried_until.len()`, each held until its entry there) that are not
+/// due yet — a Result that comes a round late still finds its Accepted. Returns them in order, with
+/// when each is due.
+fn hold_back(batch: &mut Vec<Pending>, carried_until: &[Instant], now: Instant) -> Vec<(Pending, Instant)> {
     let ended: std::collections::HashSet<(i64, u32)> = batch
         .iter()
         .filter_map(|p| match &p.op {
@@ -94,13 +106,15 @@ fn hold_back(batch: &mut Vec<Pending>, carried: usize) -> Vec<Pending> {
         })
         .collect();
     let waits = |p: &Pending| matches!(&p.op, WorkerOp::Accepted { instance_id, attempt, .. } if !ended.contains(&(*instance_id, *attempt)));
-    if !batch[carried..].iter().any(waits) {
+    let until = |n: usize| carried_until.get(n).copied().unwrap_or(now + HOLD_ACCEPTED);
+    if !batch.iter().enumerate().any(|(n, p)| waits(p) && until(n) > now) {
         return Vec::new();
     }
     let mut held = Vec::new();
     let mut kept = Vec::with_capacity(batch.len());
     for (n, p) in batch.drain(..).enumerate() {
-        if n >= carried && waits(&p) { held.push(p) } else { kept.push(p) }
+        let due = until(n);
+        if waits(&p) && due > now { held.push((p, due)) } else { kept.push(p) }
     }
     *batch = kept;
     held
@@ -243,9 +257,9 @@ mod tests {
         Pending { op, session: None }
     }
 
-    fn ids(batch: &[Pending]) -> Vec<(char, i64)> {
+    fn ids<'a>(batch: impl IntoIterator<Item = &'a Pending>) -> Vec<(char, i64)> {
         batch
-            .iter()
+            .into_iter()
             .map(|p| match &p.op {
                 WorkerOp::Accepted { instance_id, .. } => ('a', *instance_id),
                 WorkerOp::Result(c) => ('r', c.instance_id),
@@ -254,20 +268,31 @@ mod tests {
             .collect()
     }
 
+    fn held_ids(held: &[(Pending, Instant)]) -> Vec<(char, i64)> {
+        ids(held.iter().map(|(p, _)| p))
+    }
+
     #[test]
-    fn an_accepted_without_its_result_waits_one_round_and_the_rest_keeps_its_order() {
+    fn an_accepted_without_its_result_waits_for_it_and_the_rest_keeps_its_order() {
+        let now = Instant::now();
         let mut batch = vec![accepted(1), accepted(2), result(3), result(1), accepted(4)];
-        let held = hold_back(&mut batch, 0);
-        assert_eq!(ids(&held), [('a', 2), ('a', 4)]);
+        let held = hold_back(&mut batch, &[], now);
+        assert_eq!(held_ids(&held), [('a', 2), ('a', 4)]);
+        assert!(held.iter().all(|(_, until)| *until == now + HOLD_ACCEPTED), "each for the hold's length");
         assert_eq!(ids(&batch), [('a', 1), ('r', 3), ('r', 1)]);
     }
 
     #[test]
-    fn what_was_held_is_never_held_again_and_goes_before_what_came_after() {
-        // The next round: the two held ones first (carried), then what arrived since.
-        let mut batch = vec![accepted(2), accepted(4), result(2), accepted(5)];
-        let held = hold_back(&mut batch, 2);
-        assert_eq!(ids(&held), [('a', 5)]);
+    fn what_was_held_goes_first_and_waits_again_only_until_it_is_due() {
+        // A later round: three held ones first (carried), then what arrived since. The first has
+        // its Result now, the second is due, the third may wait on.
+        let now = Instant::now();
+        let carried = [now + Duration::from_millis(3), now, now + Duration::from_millis(3)];
+        let mut batch = vec![accepted(2), accepted(4), accepted(6), result(2), accepted(5)];
+        let held = hold_back(&mut batch, &carried, now);
+        assert_eq!(held_ids(&held), [('a', 6), ('a', 5)]);
+        assert_eq!(held[0].1, carried[2], "held again until it was due, not longer");
+        assert_eq!(held[1].1, now + HOLD_ACCEPTED);
         assert_eq!(ids(&batch), [('a', 2), ('a', 4), ('r', 2)]);
     }
 
@@ -284,12 +309,13 @@ mod tests {
         tx.try_send(result(3)).map_err(|_| ()).expect("room");
         let first = rx.try_recv().ok();
         let (mut batch, carried) = next_batch(vec![accepted(1), accepted(2)], first, &mut rx);
+        let now = Instant::now();
         assert_eq!(carried, 2);
         assert_eq!(batch.len(), MAX_BATCH + 2, "a batch's worth besides the held ones");
         let got = ids(&batch);
         assert_eq!(got[..2], [('a', 1), ('a', 2)], "the held ones first");
         assert!(got.contains(&('r', 1)) && got.contains(&('r', 2)), "their Results are in the batch");
-        assert!(hold_back(&mut batch, carried).is_empty(), "nothing is held twice");
+        assert!(hold_back(&mut batch, &vec![now + HOLD_ACCEPTED; carried], now).is_empty(), "nothing waits on");
         assert_eq!(ids(&[rx.try_recv().expect("left queued")]), [('r', 3)]);
     }
 
@@ -299,6 +325,6 @@ mod tests {
         if let WorkerOp::Result(c) = &mut batch[1].op {
             c.attempt = 2;
         }
-        assert_eq!(ids(&hold_back(&mut batch, 0)), [('a', 7)]);
+        assert_eq!(held_ids(&hold_back(&mut batch, &[], Instant::now())), [('a', 7)]);
     }
 }

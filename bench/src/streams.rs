@@ -20,6 +20,9 @@
 //!   dispatch polls for the credited streams and, on SQLite, the database work, which runs inside
 //!   axd. The same window before any stream gives the idle baseline.
 //!
+//! A Hello that axd refuses with UNAVAILABLE (its documented answer when the database does not
+//! give it a connection in time, as while hundreds of Hellos arrive at once on a loaded machine) is
+//! sent again on a new stream after a short pause, as the SDKs do; the report counts them.
 //! The run fails unless every stream is established, none ends during the measurement, and
 //! `AdminService.ListWorkers` lists every worker afterwards (asked only once the figures are taken,
 //! as answering it allocates memory in axd).
@@ -202,6 +205,7 @@ pub async fn run(kind: DbKind, smoke: bool, a: &Args) -> anyhow::Result<Report> 
             ("connections x streams".into(), format!("{connections} x {}", a.per_connection.min(n)).into()),
             ("heartbeat interval s".into(), round(interval.as_secs_f64(), 3)),
             ("open seconds".into(), round(open_secs, 2)),
+            ("Hellos sent again after UNAVAILABLE".into(), counters.reopened.load(Ordering::Relaxed).into()),
             ("streams listed by ListWorkers".into(), listed.into()),
             ("axd RSS before streams MB".into(), mb(rss_before)),
             ("axd RSS with idle streams MB".into(), mb(rss_idle)),
@@ -258,6 +262,8 @@ struct Counters {
     established: AtomicUsize,
     /// Streams that ended before the run closed them.
     ended: AtomicUsize,
+    /// Hellos refused with UNAVAILABLE and sent again.
+    reopened: AtomicUsize,
     /// Heartbeats handed to the transport.
     heartbeats: AtomicU64,
     /// The heartbeat interval axd asked for.
@@ -278,7 +284,13 @@ impl Counters {
     }
 }
 
-/// One simulated worker: holds its stream until `stop`, recording an unexpected end.
+/// How often one simulated worker sends its Hello again after UNAVAILABLE, and the pause before the
+/// first retry (growing by as much each time).
+const REOPEN_LIMIT: u32 = 10;
+const REOPEN_PAUSE: Duration = Duration::from_millis(200);
+
+/// One simulated worker: holds its stream until `stop`, recording an unexpected end; a Hello refused
+/// with UNAVAILABLE is sent again (at most [`REOPEN_LIMIT`] times).
 async fn hold(
     channel: Channel,
     i: usize,
@@ -287,7 +299,21 @@ async fn hold(
     stop: Arc<AtomicBool>,
     opening: Arc<Semaphore>,
 ) {
-    let result = session(channel, i, phase, &c, &stop, &opening).await;
+    let mut refused = 0u32;
+    let result = loop {
+        let mut welcomed = false;
+        let r = session(channel.clone(), i, phase, &c, &stop, &opening, &mut welcomed).await;
+        let unavailable =
+            |e: &anyhow::Error| e.downcast_ref::<tonic::Status>().is_some_and(|s| s.code() == tonic::Code::Unavailable);
+        match &r {
+            Err(e) if !welcomed && refused < REOPEN_LIMIT && !stop.load(Ordering::Relaxed) && unavailable(e) => {
+                refused += 1;
+                c.reopened.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(REOPEN_PAUSE * refused).await;
+            }
+            _ => break r,
+        }
+    };
     if stop.load(Ordering::Relaxed) {
         return;
     }
@@ -320,6 +346,7 @@ async fn session(
     c: &Arc<Counters>,
     stop: &Arc<AtomicBool>,
     opening: &Semaphore,
+    welcomed_here: &mut bool,
 ) -> anyhow::Result<()> {
     let permit = opening.acquire().await?;
     let hello = pb::Hello {
@@ -356,6 +383,7 @@ async fn session(
     let _ = c.interval.set(every);
     welcomed.send(every).map_err(|_| anyhow::anyhow!("the request stream is gone"))?;
     c.established.fetch_add(1, Ordering::Relaxed);
+    *welcomed_here = true;
     drop(permit);
     // After Welcome only axd's heartbeats are expected (no task exists), then the end of the stream.
     loop {

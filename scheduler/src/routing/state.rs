@@ -162,12 +162,12 @@ impl RoutingState {
                 s.cooldown_until.map(|u| ((s.app.clone(), s.worker_id.clone(), s.handler.clone()), (u, began(s, u))))
             })
             .collect();
-        c.recent.retain(|_, (n, _)| *n > read_began);
-        let later: Vec<(Key, Option<(Ts, Ts)>)> = c.recent.iter().map(|(k, (_, v))| (k.clone(), *v)).collect();
-        for (key, v) in later {
+        let Cooling { until, recent, .. } = &mut *c;
+        recent.retain(|_, (n, _)| *n > read_began);
+        for (key, (_, v)) in recent.iter() {
             match v {
-                Some(v) => c.until.insert(key, v),
-                None => c.until.remove(&key),
+                Some(v) => until.insert(key.clone(), *v),
+                None => until.remove(key),
             };
         }
         c.read_at = Some(Instant::now());

@@ -178,6 +178,7 @@ impl Meter {
                         rows.push(("per instance: commits".into(), per(w.commits as f64)));
                         rows.push(("per instance: WAL records".into(), per(w.records as f64)));
                         rows.push(("WAL records by kind, per instance".into(), w.by_kind(instances).into()));
+                        rows.push(("index entries by index, per instance".into(), w.by_index(instances).into()));
                     }
                     Err(e) => {
                         eprintln!(
@@ -308,6 +309,8 @@ struct Wal {
     commits: i64,
     records: i64,
     kinds: Vec<(String, i64)>,
+    /// Index entries by index (name, or `filenode N` for a relation gone or of another database).
+    by_index: Vec<(String, i64)>,
 }
 
 impl Wal {
@@ -325,6 +328,19 @@ impl Wal {
             out.push(format!("{k} {:.2}", c as f64 / instances.max(1) as f64));
         }
         out.join(", ")
+    }
+
+    /// Index entries by index, most first, those of at least 0.01 per instance: `ax_instance_pkey
+    /// 1.00, …` — which index a lever must leave alone to cut the count.
+    fn by_index(&self, instances: u64) -> String {
+        let per = |c: i64| c as f64 / instances.max(1) as f64;
+        let shown: Vec<String> = self
+            .by_index
+            .iter()
+            .filter(|(_, c)| per(*c) >= 0.005)
+            .map(|(k, c)| format!("{k} {:.2}", per(*c)))
+            .collect();
+        if shown.is_empty() { "none".into() } else { shown.join(", ") }
     }
 }
 
@@ -351,7 +367,7 @@ async fn walinspect_schema(conn: &mut PgConnection) -> Option<String> {
 async fn wal_records(conn: &mut PgConnection, from: &str, to: &str) -> anyhow::Result<Wal> {
     if from == to {
         // pg_get_wal_stats refuses an empty range.
-        return Ok(Wal { index_entries: 0, locks: 0, commits: 0, records: 0, kinds: Vec::new() });
+        return Ok(Wal { index_entries: 0, locks: 0, commits: 0, records: 0, kinds: Vec::new(), by_index: Vec::new() });
     }
     let schema = walinspect_schema(conn).await.context("pg_walinspect disappeared")?;
     // pg_walinspect reads only what is flushed ("cannot accept future end LSN"): `to` was read as
@@ -373,9 +389,24 @@ async fn wal_records(conn: &mut PgConnection, from: &str, to: &str) -> anyhow::R
     ))
     .bind(from)
     .bind(to)
-    .fetch_all(conn)
+    .fetch_all(&mut *conn)
     .await
     .map_err(|e| anyhow::anyhow!("reading the run's write-ahead log with pg_walinspect: {e:?}"))?;
+    // The index of each entry, from its record's block reference (`rel 1663/16384/24601 ...`),
+    // while the run's schema still exists.
+    let by_index: Vec<(String, i64)> = sqlx::query_as(&format!(
+        "SELECT COALESCE(c.relname::TEXT, 'filenode ' || r.node), count(*)::BIGINT FROM \
+         (SELECT (regexp_match(block_ref, 'rel \\d+/\\d+/(\\d+)'))[1] AS node \
+          FROM \"{schema}\".pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn) \
+          WHERE resource_manager = 'Btree' AND record_type IN ('INSERT_LEAF', 'INSERT_POST')) r \
+         LEFT JOIN pg_class c ON c.oid = pg_filenode_relation(0, r.node::OID) \
+         GROUP BY 1 ORDER BY 2 DESC, 1",
+    ))
+    .bind(from)
+    .bind(to)
+    .fetch_all(conn)
+    .await
+    .map_err(|e| anyhow::anyhow!("reading the run's index entries with pg_walinspect: {e:?}"))?;
     let count = |names: &[&str]| rows.iter().filter(|(k, _)| names.contains(&k.as_str())).map(|(_, c)| c).sum();
     Ok(Wal {
         // A leaf insert is one index entry; a posting-list insert adds a duplicate to an entry.
@@ -384,6 +415,7 @@ async fn wal_records(conn: &mut PgConnection, from: &str, to: &str) -> anyhow::R
         commits: count(&["Transaction/COMMIT"]),
         records: rows.iter().map(|(_, c)| c).sum(),
         kinds: rows.iter().filter(|(_, c)| *c > 0).cloned().collect(),
+        by_index,
     })
 }
 
@@ -411,6 +443,7 @@ pub async fn transport(url: &str, application: &str) -> anyhow::Result<String> {
 
 pub fn is_count(name: &str) -> bool {
     name.starts_with("per instance") || name.starts_with("heap-only share") || name.starts_with("WAL records by kind")
+        || name.starts_with("index entries by index")
 }
 
 /// Adds the growth of a process's running count to `total`: the process prints `<prefix> N` lines

@@ -151,6 +151,15 @@ impl AnyPool {
             DbKind::Mysql => AnyPool::Mysql(sqlx::MySqlPool::connect(url).await?),
         })
     }
+
+    /// Closes every connection (a meter that needs the database to itself is started after).
+    pub async fn close(self) {
+        match self {
+            AnyPool::Sqlite(p) => p.close().await,
+            AnyPool::Postgres(p) => p.close().await,
+            AnyPool::Mysql(p) => p.close().await,
+        }
+    }
 }
 
 /// A task to clone from a template: its name, cron expression (None: the template's) and next

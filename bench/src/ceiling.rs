@@ -5,9 +5,9 @@
 //! by ax's migrator) for one task, then C connections (`--clients`) each loop, until no row is left:
 //! in one transaction, claim up to B (`--batch`) ready rows and mark them DISPATCHED. The claim
 //! mirrors axd's dispatch (`select_ready` / `mark_dispatched` in the store): the same `WHERE status =
-//! 'PENDING' AND app = ? AND available_at <= ? AND handler IN (...) ORDER BY available_at`, so the
-//! same index serves it (`ax_instance_ready`: partial on PostgreSQL and SQLite, led by `status` on
-//! MySQL), and the same columns are updated (status, attempt, session, worker, scheduler, lease,
+//! 'PENDING' AND app = ? AND available_at <= ? AND handler IN (...) ORDER BY ready_at`, so the
+//! same index serves it (`ax_instance_ready_order`: partial on PostgreSQL and SQLite, led by
+//! `status` on MySQL), and the same columns are updated (status, attempt, session, worker, scheduler, lease,
 //! updated_at), so the same indexes are maintained. A transaction the database aborts to break a
 //! deadlock is retried and counted.
 //! - PostgreSQL: one statement, `WITH c AS (SELECT id ... FOR UPDATE SKIP LOCKED) UPDATE ... FROM c`;
@@ -176,12 +176,12 @@ const BACKOFF: &str = "";
 
 /// axd's ready-instance select (`select_ready`), reading ids only.
 const SELECT_READY: &str = "SELECT id FROM ax_instance{INDEX} WHERE status = 'PENDING' AND app = ? AND available_at <= ? \
-    AND handler IN (?) ORDER BY available_at LIMIT ?";
+    AND handler IN (?) ORDER BY ready_at LIMIT ?";
 
 /// axd's claim on PostgreSQL in one statement: `select_ready` locking with SKIP LOCKED, and
 /// `mark_dispatched`'s update of the locked rows.
 const PG_CLAIM: &str = "WITH c AS (SELECT id FROM ax_instance WHERE status = 'PENDING' AND app = $1 \
-    AND available_at <= $2 AND handler = ANY($3) ORDER BY available_at LIMIT $4 FOR UPDATE SKIP LOCKED) \
+    AND available_at <= $2 AND handler = ANY($3) ORDER BY ready_at LIMIT $4 FOR UPDATE SKIP LOCKED) \
     UPDATE ax_instance AS i SET status = 'DISPATCHED', attempt = i.attempt + 1, session_id = $5, worker_id = $6, \
     scheduler_id = $7, lease_expires_at = $8, updated_at = GREATEST(i.updated_at, $9) FROM c WHERE i.id = c.id";
 
@@ -366,7 +366,7 @@ impl Db {
                 sqlx::Sqlite,
                 begin_with("BEGIN IMMEDIATE"),
                 // As axd's select_ready: SQLite is told its index (see the SQLite store).
-                " INDEXED BY ax_instance_ready",
+                " INDEXED BY ax_instance_ready_order",
                 "",
                 client,
                 batch

@@ -13,10 +13,9 @@ pub struct Dialect {
     pub skip_locked: &'static str,
     /// Row lock that waits.
     pub for_update: &'static str,
-    /// Index hint for "when is the next instance due" (SQLite only: with statistics showing every
-    /// ready row alike, SQLite 3.46 scanned the table for it, 15-60 ms per claim of 50,000 ready rows).
-    pub ready_index: &'static str,
-    /// Index hint for the ready claim in priority-aged order (SQLite only, for the same reason).
+    /// Index hint for the ready instances in priority-aged order: the claim, "when is the next
+    /// instance due" and the backlog count (SQLite only: with statistics showing every ready row
+    /// alike, SQLite 3.46 scanned the table for them, 15-60 ms per claim of 50,000 ready rows).
     pub ready_order_index: &'static str,
     /// The database clock in microseconds since the epoch.
     pub now_us: &'static str,
@@ -55,7 +54,6 @@ pub const SQLITE: Dialect = Dialect {
     backend: Backend::Sqlite,
     skip_locked: "",
     for_update: "",
-    ready_index: " INDEXED BY ax_instance_ready",
     ready_order_index: " INDEXED BY ax_instance_ready_order",
     now_us: "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)",
     returning: true,
@@ -72,7 +70,6 @@ pub const POSTGRES: Dialect = Dialect {
     backend: Backend::Postgres,
     skip_locked: " FOR UPDATE SKIP LOCKED",
     for_update: " FOR UPDATE",
-    ready_index: "",
     ready_order_index: "",
     now_us: "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
     returning: true,
@@ -89,7 +86,6 @@ pub const MYSQL: Dialect = Dialect {
     backend: Backend::MySql,
     skip_locked: " FOR UPDATE SKIP LOCKED",
     for_update: " FOR UPDATE",
-    ready_index: "",
     ready_order_index: "",
     now_us: "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)",
     returning: false,

@@ -130,6 +130,11 @@ macro_rules! embed_migrations {
                     "/0022_task_pending_index.sql"
                 )),
             ),
+            (
+                23_i64,
+                "one_ready_index",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0023_one_ready_index.sql")),
+            ),
         ]
     };
 }

@@ -109,21 +109,46 @@ impl Instances<'_> {
         Ok(versions)
     }
 
-    /// The earliest `available_at` of PENDING instances of these apps.
+    /// The earliest `available_at` of PENDING instances of these apps, read through the claim's
+    /// index (`ready_at` order; migration 23 dropped the index by `available_at`): per app, the
+    /// first row in `ready_at` order, then — if it has a priority, so that rows of lower priority
+    /// may be due before it — the earliest `available_at` among the rows ordered before its own
+    /// `available_at`. Exact, because a row's `ready_at` is never after its `available_at` (see
+    /// [`crate::model::PRIORITY_STEP`]): a row due before the first row is ordered before the first
+    /// row's `available_at`. Without priorities that is one index entry per app.
     pub async fn next_available(&mut self, apps: &[String]) -> StoreResult<Option<Ts>> {
-        if apps.is_empty() {
-            return Ok(None);
+        let index = self.tx.dialect().ready_order_index;
+        let mut apps: Vec<&str> = apps.iter().map(String::as_str).collect();
+        apps.sort_unstable();
+        apps.dedup();
+        let mut earliest: Option<i64> = None;
+        for app in apps {
+            // Broadcast children of other workers and selectors no stream here matches are counted
+            // too: the wake-up is then early, never late.
+            let first = Stmt::new(format!(
+                "SELECT ready_at, available_at FROM ax_instance{index} WHERE status = 'PENDING' AND app = ? \
+                 ORDER BY ready_at LIMIT 1"
+            ))
+            .bind(app)
+            .replanned();
+            let pair = |r: &mut Row<'_>| -> StoreResult<(i64, i64)> { Ok((r.take()?, r.take()?)) };
+            let Some((ready, mut due)) = self.tx.fetch(first, InstanceRaw::TABLE, pair).await?.pop() else {
+                continue;
+            };
+            if ready < due {
+                let before = Stmt::new(format!(
+                    "SELECT MIN(available_at) FROM ax_instance{index} WHERE status = 'PENDING' AND app = ? \
+                     AND ready_at < ?"
+                ))
+                .bind(app)
+                .bind(due)
+                .replanned();
+                let min: Option<i64> = self.tx.fetch_one(before, InstanceRaw::TABLE, |r| r.take()).await?;
+                due = min.map_or(due, |m| m.min(due));
+            }
+            earliest = Some(earliest.map_or(due, |e| e.min(due)));
         }
-        let mut s = Stmt::new(format!(
-            "SELECT MIN(available_at) FROM ax_instance{} WHERE status = 'PENDING' AND app IN ",
-            self.tx.dialect().ready_index
-        ));
-        // Broadcast children of other workers and selectors no stream here matches are counted too:
-        // the wake-up is then early, never late.
-        s.push_list(apps.iter().map(String::as_str));
-        let s = s.replanned();
-        let v: Option<i64> = self.tx.fetch_one(s, InstanceRaw::TABLE, |r| r.take()).await?;
-        Ok(v.map(from_micros))
+        Ok(earliest.map(from_micros))
     }
 }
 

@@ -206,7 +206,57 @@ async fn placement_settings_round_trip(db: &TestDb) {
     assert_eq!(i.status, InstanceStatus::Pending);
 }
 
+/// Instance of `task` due at `run_at`, created at t0.
+async fn fire_later(store: &Arc<Store>, task: &Task, key: &str, run_at: Ts) -> i64 {
+    let trig = ManualTrigger {
+        params: "{}".into(),
+        key: key.into(),
+        actor: "test".into(),
+        run_at: Some(run_at),
+        tags: Default::default(),
+    };
+    trigger_manual(store, task, &trig, t0(), "axd-test", &Traces::off()).await.expect("trigger").0.id
+}
+
+async fn next_due(store: &Arc<Store>, apps: &[&str]) -> Option<Ts> {
+    let apps: Vec<String> = apps.iter().map(|a| (*a).to_owned()).collect();
+    store.conn().await.expect("conn").instances().next_available(&apps).await.expect("next available")
+}
+
+async fn the_next_due_time_is_the_earliest_whatever_the_priorities(db: &TestDb) {
+    let store = db.store().await;
+    assert_eq!(next_due(&store, &["app"]).await, None, "nothing is PENDING");
+    let lo = create(&store, "lo", config(Schedule::Manual, prio(0)), t0()).await;
+    let hi = create(&store, "hi", config(Schedule::Manual, prio(9)), t0()).await;
+    let mid = create(&store, "mid", config(Schedule::Manual, prio(4)), t0()).await;
+    // Ties of one priority: the one time they share.
+    for k in 0..5 {
+        fire_later(&store, &lo, &format!("tie{k}"), at(300)).await;
+    }
+    assert_eq!(next_due(&store, &["app"]).await, Some(at(300)));
+    // Due at +150 with priority 9, it is first in claim order (ready at +60), but a priority-0
+    // instance due at +100 (ready at +100) comes due before it.
+    fire_later(&store, &hi, "hi", at(150)).await;
+    fire_later(&store, &lo, "lo", at(100)).await;
+    assert_eq!(next_due(&store, &["app"]).await, Some(at(100)));
+    // Priority 4 due at +95: ready at +55, first in claim order and the earliest due.
+    fire_later(&store, &mid, "mid", at(95)).await;
+    assert_eq!(next_due(&store, &["app"]).await, Some(at(95)));
+    // Another app's earlier instance counts only when that app is asked for.
+    let mut other = config(Schedule::Manual, prio(9));
+    other.app = "other".into();
+    let other = create(&store, "other", other, t0()).await;
+    fire_later(&store, &other, "o", at(50)).await;
+    assert_eq!(next_due(&store, &["app"]).await, Some(at(95)));
+    assert_eq!(next_due(&store, &["app", "other"]).await, Some(at(50)));
+    assert_eq!(next_due(&store, &["nobody"]).await, None);
+    // Claimed instances are not PENDING: the earliest left is next.
+    assert_eq!(claim_ready(&store, at(100), 2).await.len(), 2, "the +95 and +100 instances");
+    assert_eq!(next_due(&store, &["app"]).await, Some(at(150)));
+}
+
 on_every_backend!(
+    the_next_due_time_is_the_earliest_whatever_the_priorities,
     higher_priority_goes_first_and_a_low_priority_waits_at_most_ninety_seconds,
     fires_past_max_pending_are_coalesced_counted_and_recorded,
     placement_settings_round_trip,

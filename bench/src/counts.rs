@@ -442,7 +442,9 @@ pub async fn transport(url: &str, application: &str) -> anyhow::Result<String> {
 }
 
 pub fn is_count(name: &str) -> bool {
-    name.starts_with("per instance") || name.starts_with("heap-only share") || name.starts_with("WAL records by kind")
+    name.starts_with("per instance")
+        || name.starts_with("heap-only share")
+        || name.starts_with("WAL records by kind")
         || name.starts_with("index entries by index")
 }
 

@@ -6,8 +6,9 @@
 //! in one transaction, claim up to B (`--batch`) ready rows and mark them DISPATCHED. The claim
 //! mirrors axd's dispatch (`select_ready` / `mark_dispatched` in the store): the same `WHERE status =
 //! 'PENDING' AND app = ? AND available_at <= ? AND handler IN (...) ORDER BY ready_at`, so the
-//! same index serves it (`ax_instance_ready_order`: partial on PostgreSQL and SQLite, led by
-//! `status` on MySQL), and the same columns are updated (status, attempt, session, worker, scheduler, lease,
+//! same index serves it (`ax_instance_ready_order`: partial on PostgreSQL and SQLite;
+//! `ax_instance_ready_flag` on MySQL, led by a generated flag instead, asked as `ready_flag = 1`),
+//! and the same columns are updated (status, attempt, session, worker, scheduler, lease,
 //! updated_at), so the same indexes are maintained. A transaction the database aborts to break a
 //! deadlock is retried and counted.
 //! - PostgreSQL: one statement, `WITH c AS (SELECT id ... FOR UPDATE SKIP LOCKED) UPDATE ... FROM c`;
@@ -175,7 +176,7 @@ const INSERT_TASK: &str = "INSERT INTO ax_task (name, app, handler, description,
 const BACKOFF: &str = "";
 
 /// axd's ready-instance select (`select_ready`), reading ids only.
-const SELECT_READY: &str = "SELECT id FROM ax_instance{INDEX} WHERE status = 'PENDING' AND app = ? AND available_at <= ? \
+const SELECT_READY: &str = "SELECT id FROM ax_instance{INDEX} WHERE {PENDING} AND app = ? AND available_at <= ? \
     AND handler IN (?) ORDER BY ready_at LIMIT ?";
 
 /// axd's claim on PostgreSQL in one statement: `select_ready` locking with SKIP LOCKED, and
@@ -228,13 +229,13 @@ fn is_deadlock(e: &anyhow::Error) -> bool {
 }
 
 /// The claim loop of one client on SQLite or MySQL: begin (`sqlx::Connection::$begin`), select (from
-/// `ax_instance$index`, with `$lock` appended), update by id, commit; until a select finds nothing. A transaction aborted by a
+/// `ax_instance$index` where `$pending`, axd's dialect's ready predicate, with `$lock` appended), update by id, commit; until a select finds nothing. A transaction aborted by a
 /// deadlock is retried and counted. Returns (rows, batches, deadlocks).
 macro_rules! claim_loop {
-    ($conn:expr, $db:ty, $begin:ident($($arg:expr)?), $index:expr, $lock:expr, $client:expr, $batch:expr) => {{
+    ($conn:expr, $db:ty, $begin:ident($($arg:expr)?), $index:expr, $pending:expr, $lock:expr, $client:expr, $batch:expr) => {{
         let mut conn = $conn;
         let me = Claimer::new($client);
-        let select = format!("{}{}", SELECT_READY.replace("{INDEX}", $index), $lock);
+        let select = format!("{}{}", SELECT_READY.replace("{INDEX}", $index).replace("{PENDING}", $pending), $lock);
         let (mut rows, mut batches, mut deadlocks) = (0u64, 0u64, 0u64);
         loop {
             let now = now_us();
@@ -367,6 +368,7 @@ impl Db {
                 begin_with("BEGIN IMMEDIATE"),
                 // As axd's select_ready: SQLite is told its index (see the SQLite store).
                 " INDEXED BY ax_instance_ready_order",
+                "status = 'PENDING'",
                 "",
                 client,
                 batch
@@ -376,6 +378,7 @@ impl Db {
                 sqlx::MySql,
                 begin(),
                 "",
+                "ready_flag = 1",
                 " FOR UPDATE SKIP LOCKED",
                 client,
                 batch

@@ -402,7 +402,8 @@ impl Cluster<'_> {
 impl Instances<'_> {
     /// How many instances of `app` (or of one of its tasks) are PENDING.
     pub async fn count_pending(&mut self, app: &str, task_name: Option<&str>) -> StoreResult<u64> {
-        let mut s = Stmt::new("SELECT COUNT(*) FROM ax_instance WHERE status = 'PENDING' AND app = ?").bind(app);
+        let pending = self.tx.dialect().pending;
+        let mut s = Stmt::new(format!("SELECT COUNT(*) FROM ax_instance WHERE {pending} AND app = ?")).bind(app);
         if let Some(t) = task_name {
             s.push(" AND task_name = ").push_bind(t);
         }

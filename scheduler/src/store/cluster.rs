@@ -180,8 +180,9 @@ impl Instances<'_> {
     /// PENDING instances per app (the dispatch backlog), apps in order.
     pub async fn pending_by_app(&mut self) -> StoreResult<Vec<(String, u64)>> {
         let s = Stmt::new(format!(
-            "SELECT app, COUNT(*) FROM ax_instance{} WHERE status = 'PENDING' GROUP BY app ORDER BY app",
-            self.tx.dialect().ready_order_index
+            "SELECT app, COUNT(*) FROM ax_instance{} WHERE {} GROUP BY app ORDER BY app",
+            self.tx.dialect().ready_order_index,
+            self.tx.dialect().pending
         ));
         self.tx.fetch(s, "ax_instance", |r| Ok((r.take()?, u64::try_from(r.take::<i64>()?).unwrap_or(0)))).await
     }

@@ -17,6 +17,11 @@ pub struct Dialect {
     /// instance due" and the backlog count (SQLite only: with statistics showing every ready row
     /// alike, SQLite 3.46 scanned the table for them, 15-60 ms per claim of 50,000 ready rows).
     pub ready_order_index: &'static str,
+    /// "The row is PENDING", as the claim's index holds it: `status = 'PENDING'` where the index is
+    /// partial (PostgreSQL, SQLite); on MySQL, which has no partial indexes, the generated column
+    /// `ready_flag` (1 while PENDING, else NULL) that leads the index instead of `status`, so that
+    /// the status changes after the claim do not touch it (migration 24).
+    pub pending: &'static str,
     /// The database clock in microseconds since the epoch.
     pub now_us: &'static str,
     /// `INSERT ... RETURNING` (MySQL has none: new ids come from `LAST_INSERT_ID()`).
@@ -55,6 +60,7 @@ pub const SQLITE: Dialect = Dialect {
     skip_locked: "",
     for_update: "",
     ready_order_index: " INDEXED BY ax_instance_ready_order",
+    pending: "status = 'PENDING'",
     now_us: "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)",
     returning: true,
     numbered: false,
@@ -71,6 +77,7 @@ pub const POSTGRES: Dialect = Dialect {
     skip_locked: " FOR UPDATE SKIP LOCKED",
     for_update: " FOR UPDATE",
     ready_order_index: "",
+    pending: "status = 'PENDING'",
     now_us: "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
     returning: true,
     numbered: true,
@@ -87,6 +94,7 @@ pub const MYSQL: Dialect = Dialect {
     skip_locked: " FOR UPDATE SKIP LOCKED",
     for_update: " FOR UPDATE",
     ready_order_index: "",
+    pending: "ready_flag = 1",
     now_us: "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)",
     returning: false,
     numbered: false,

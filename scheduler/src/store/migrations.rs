@@ -135,6 +135,11 @@ macro_rules! embed_migrations {
                 "one_ready_index",
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0023_one_ready_index.sql")),
             ),
+            (
+                24_i64,
+                "ready_flag",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/", $dir, "/0024_ready_flag.sql")),
+            ),
         ]
     };
 }

@@ -25,7 +25,7 @@ impl Instances<'_> {
         filter: &ReadyFilter<'_>,
     ) -> StoreResult<Vec<Instance>> {
         let d = self.tx.dialect();
-        let mut s = select_instances(&format!("{} WHERE status = 'PENDING' AND app = ", d.ready_order_index));
+        let mut s = select_instances(&format!("{} WHERE {} AND app = ", d.ready_order_index, d.pending));
         s.push_bind(app).push(" AND available_at <= ").push_bind(to_micros(until)).push(" AND handler ");
         if d.arrays {
             s.push("= ANY(").push_bind(Value::Strs(handlers.iter().map(|h| h.as_str().into()).collect())).push(")");
@@ -117,7 +117,7 @@ impl Instances<'_> {
     /// [`crate::model::PRIORITY_STEP`]): a row due before the first row is ordered before the first
     /// row's `available_at`. Without priorities that is one index entry per app.
     pub async fn next_available(&mut self, apps: &[String]) -> StoreResult<Option<Ts>> {
-        let index = self.tx.dialect().ready_order_index;
+        let (index, pending) = (self.tx.dialect().ready_order_index, self.tx.dialect().pending);
         let mut apps: Vec<&str> = apps.iter().map(String::as_str).collect();
         apps.sort_unstable();
         apps.dedup();
@@ -126,7 +126,7 @@ impl Instances<'_> {
             // Broadcast children of other workers and selectors no stream here matches are counted
             // too: the wake-up is then early, never late.
             let first = Stmt::new(format!(
-                "SELECT ready_at, available_at FROM ax_instance{index} WHERE status = 'PENDING' AND app = ? \
+                "SELECT ready_at, available_at FROM ax_instance{index} WHERE {pending} AND app = ? \
                  ORDER BY ready_at LIMIT 1"
             ))
             .bind(app)
@@ -137,7 +137,7 @@ impl Instances<'_> {
             };
             if ready < due {
                 let before = Stmt::new(format!(
-                    "SELECT MIN(available_at) FROM ax_instance{index} WHERE status = 'PENDING' AND app = ? \
+                    "SELECT MIN(available_at) FROM ax_instance{index} WHERE {pending} AND app = ? \
                      AND ready_at < ?"
                 ))
                 .bind(app)

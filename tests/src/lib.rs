@@ -59,6 +59,43 @@ fn unique_name() -> String {
     format!("ax_t_{secs}_{:08x}", fastrand_u32())
 }
 
+/// A directory of one test's own under the system's temporary directory (`ax-TAG-PID-RANDOM`),
+/// removed when dropped — unless the test is failing (its thread panicking), so that what it wrote
+/// is there for the post-mortem. Reads as the directory's path.
+#[derive(Debug)]
+pub struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    /// Creates the directory.
+    pub fn new(tag: &str) -> ScratchDir {
+        let d = std::env::temp_dir().join(format!("ax-{tag}-{}-{:08x}", std::process::id(), fastrand_u32()));
+        std::fs::create_dir_all(&d).expect("temp dir");
+        ScratchDir(d)
+    }
+}
+
+impl std::ops::Deref for ScratchDir {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for ScratchDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
 fn fastrand_u32() -> u32 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -384,5 +421,30 @@ impl TestDb {
         };
         let hostport = hostport.replace("localhost", "127.0.0.1");
         hostport.parse().expect("server address")
+    }
+}
+
+#[cfg(test)]
+mod scratch_tests {
+    use super::ScratchDir;
+
+    #[test]
+    fn a_scratch_dir_is_removed_unless_its_test_fails() {
+        let d = ScratchDir::new("scratch-ok");
+        let path = d.to_path_buf();
+        std::fs::write(path.join("f"), "x").expect("write");
+        drop(d);
+        assert!(!path.exists(), "removed once the test is done");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let failed = std::thread::spawn(move || {
+            let d = ScratchDir::new("scratch-failed");
+            tx.send(d.to_path_buf()).expect("send");
+            panic!("a failing test");
+        })
+        .join();
+        assert!(failed.is_err());
+        let kept = rx.recv().expect("path");
+        assert!(kept.exists(), "kept for the post-mortem of a failing test");
+        std::fs::remove_dir_all(kept).expect("clean up");
     }
 }

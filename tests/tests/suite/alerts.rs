@@ -123,10 +123,8 @@ async fn an_alert_is_delivered_once_after_axd_is_killed_mid_delivery(db: &TestDb
     assert_eq!(receiver.received().len(), 2, "delivered: not sent again");
 }
 
-fn tempfile_dir() -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("ax-alerts-{}-{:08x}", std::process::id(), fastrand::u32(..)));
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+fn tempfile_dir() -> ax_tests::ScratchDir {
+    ax_tests::ScratchDir::new("alerts")
 }
 
 async fn a_final_failure_reaches_the_webhook_signed(db: &TestDb) {

@@ -237,7 +237,6 @@ async fn triggers_keep_firing_on_time_while_the_admin_pool_is_exhausted(db: &Tes
     }
     eprintln!("admin pool held: fire lags {during:?}");
     drop(axd);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 on_every_backend!(health_turns_not_serving_while_the_database_is_blocked_and_serving_again_after);
@@ -347,7 +346,6 @@ async fn a_worker_whose_axd_dies_moves_to_another_and_keeps_its_instance(db: &Te
     let runs = executions(&log);
     assert_eq!(runs.len(), 1, "exactly one execution: {runs:?}");
     drop(b);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 async fn a_rolling_restart_of_every_axd_fails_no_instance(db: &TestDb) {
@@ -418,7 +416,6 @@ async fn a_rolling_restart_of_every_axd_fails_no_instance(db: &TestDb) {
         "one execution per instance"
     );
     drop(axds);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 async fn axd_processes_with_skewed_clocks_fire_neither_early_nor_late(db: &TestDb) {
@@ -472,7 +469,6 @@ async fn axd_processes_with_skewed_clocks_fire_neither_early_nor_late(db: &TestD
     // Two clocks 10 minutes apart could each fire a second the other did not, or leave one out.
     assert_one_instance_per_fire(&list, &[]);
     drop(axds);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 async fn axd_started_while_its_database_does_not_answer_waits_for_it(db: &TestDb) {
@@ -541,11 +537,8 @@ fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
-fn tempdir(tag: &str) -> std::path::PathBuf {
-    let d =
-        std::env::temp_dir().join(format!("ax-{tag}-{}-{}", std::process::id(), chrono::Utc::now().timestamp_micros()));
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+fn tempdir(tag: &str) -> ax_tests::ScratchDir {
+    ax_tests::ScratchDir::new(tag)
 }
 
 /// libfaketime (Debian package `faketime`), which the skew test preloads into axd.

@@ -147,10 +147,8 @@ fn ok(out: &CtlOutput) -> &str {
 }
 
 /// A fresh directory of this test's own (left for a failure's post-mortem).
-fn temp_dir(what: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("ax-{what}-{}-{:08x}", std::process::id(), fastrand::u32(..)));
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+fn temp_dir(what: &str) -> ax_tests::ScratchDir {
+    ax_tests::ScratchDir::new(what)
 }
 
 fn path(dir: &Path, name: &str) -> String {
@@ -186,7 +184,7 @@ async fn export_then_apply_changes_nothing_and_a_changed_set_is_applied_whole(db
     assert_eq!(before.len(), 10);
 
     let dir = temp_dir("taskfiles");
-    let (yaml, json) = (path(dir.as_path(), "tc.yaml"), path(dir.as_path(), "tc.json"));
+    let (yaml, json) = (path(&dir, "tc.yaml"), path(&dir, "tc.json"));
     ok(&axctl(&env, &["export", "--app", "tc", "--format", "yaml", "-f", &yaml]).await);
     let exported = ok(&axctl(&env, &["export", "--app", "tc", "--format", "json"]).await).to_owned();
     std::fs::write(&json, &exported).expect("write json");
@@ -222,7 +220,7 @@ async fn export_then_apply_changes_nothing_and_a_changed_set_is_applied_whole(db
     let next = tasks.iter_mut().find(|t| t["name"] == "tc-next").expect("tc-next");
     next["on_success"] = serde_json::json!(["tc-new"]);
     tasks.push(serde_json::json!({"name": "tc-new", "app": "tc", "handler": "h", "schedule": {"manual": {}}}));
-    let changed_file = path(dir.as_path(), "changed.json");
+    let changed_file = path(&dir, "changed.json");
     std::fs::write(&changed_file, serde_json::to_string_pretty(&changed).expect("json")).expect("write");
     let out = axctl(&env, &["plan", "-f", &changed_file, "--prune", "--exit-code"]).await;
     assert_eq!(out.code, 2, "--exit-code: the plan changes tasks: {out:?}");
@@ -266,7 +264,7 @@ async fn export_then_apply_changes_nothing_and_a_changed_set_is_applied_whole(db
     // Prune does not delete a task that a staying task's chain names: nothing changes.
     let mut no_new = changed.clone();
     no_new["tasks"].as_array_mut().expect("tasks").retain(|t| t["name"] != "tc-new");
-    let no_new_file = path(dir.as_path(), "no-new.json");
+    let no_new_file = path(&dir, "no-new.json");
     std::fs::write(&no_new_file, no_new.to_string()).expect("write");
     let out = axctl(&env, &["apply", "-f", &no_new_file, "--prune", "--yes"]).await;
     assert!(
@@ -283,10 +281,10 @@ async fn bad_sets_are_refused_naming_file_task_and_field_and_change_nothing(db: 
     let env = [("AX_ENDPOINT", axd.endpoint.as_str())];
     admin.create_task(pb::CreateTaskRequest { task: Some(spec("bs-keep", "bs", "h", manual())) }).await.expect("task");
     let dir = temp_dir("badsets");
-    let good = path(dir.as_path(), "a-good.yaml");
+    let good = path(&dir, "a-good.yaml");
     std::fs::write(&good, "name: bs-new\napp: bs\nhandler: h\nschedule:\n  manual: {}\n").expect("write");
     // Server-side checks: the file and task come back in place of the request's index.
-    let bad = path(dir.as_path(), "b-bad.yaml");
+    let bad = path(&dir, "b-bad.yaml");
     std::fs::write(
         &bad,
         "tasks:\n- name: bs-keep\n  app: bs\n  handler: h\n  schedule:\n    manual: {}\n- name: bs-cron\n  app: bs\n  \
@@ -299,7 +297,7 @@ async fn bad_sets_are_refused_naming_file_task_and_field_and_change_nothing(db: 
         "{out:?}"
     );
     // Client-side checks: a field that TaskSpec does not have, a wrong type.
-    let typo = path(dir.as_path(), "typo.json");
+    let typo = path(&dir, "typo.json");
     std::fs::write(&typo, r#"[{"name": "bs-t", "app": "bs", "handler": "h", "shedule": {"manual": {}}}]"#)
         .expect("write");
     let out = axctl(&env, &["plan", "-f", &typo]).await;
@@ -307,7 +305,7 @@ async fn bad_sets_are_refused_naming_file_task_and_field_and_change_nothing(db: 
         out.code != 0 && out.stderr.contains(&format!("{typo}: task \"bs-t\"")) && out.stderr.contains("shedule"),
         "{out:?}"
     );
-    let wrong = path(dir.as_path(), "wrong.yaml");
+    let wrong = path(&dir, "wrong.yaml");
     std::fs::write(&wrong, "name: bs-w\napp: bs\nhandler: h\ntimeout: soon\n").expect("write");
     let out = axctl(&env, &["plan", "-f", &wrong]).await;
     assert!(out.code != 0 && out.stderr.contains(&format!("{wrong}: task \"bs-w\": field timeout:")), "{out:?}");

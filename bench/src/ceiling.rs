@@ -228,8 +228,9 @@ fn is_deadlock(e: &anyhow::Error) -> bool {
     }
 }
 
-/// The claim loop of one client on SQLite or MySQL: begin (`sqlx::Connection::$begin`), select (from
-/// `ax_instance$index` where `$pending`, axd's dialect's ready predicate, with `$lock` appended), update by id, commit; until a select finds nothing. A transaction aborted by a
+/// The claim loop of one client on SQLite or MySQL: begin (`sqlx::Connection::$begin`), select
+/// (from `ax_instance$index` where `$pending`, axd's dialect's ready predicate, with `$lock`
+/// appended), update by id, commit; until a select finds nothing. A transaction aborted by a
 /// deadlock is retried and counted. Returns (rows, batches, deadlocks).
 macro_rules! claim_loop {
     ($conn:expr, $db:ty, $begin:ident($($arg:expr)?), $index:expr, $pending:expr, $lock:expr, $client:expr, $batch:expr) => {{

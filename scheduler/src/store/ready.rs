@@ -111,30 +111,35 @@ impl Instances<'_> {
 
     /// The earliest `available_at` of PENDING instances of these apps, read through the claim's
     /// index (`ready_at` order; migration 23 dropped the index by `available_at`): per app, the
-    /// first row in `ready_at` order, then — if it has a priority, so that rows of lower priority
-    /// may be due before it — the earliest `available_at` among the rows ordered before its own
-    /// `available_at`. Exact, because a row's `ready_at` is never after its `available_at` (see
-    /// [`crate::model::PRIORITY_STEP`]): a row due before the first row is ordered before the first
-    /// row's `available_at`. Without priorities that is one index entry per app.
+    /// first row in `ready_at` order (one statement for all the apps), then — only for an app whose
+    /// first row has a priority, so that rows of lower priority may be due before it — the earliest
+    /// `available_at` among its rows ordered before that row's `available_at`. Exact, because a
+    /// row's `ready_at` is never after its `available_at` (see [`crate::model::PRIORITY_STEP`]): a
+    /// row due before the first row is ordered before the first row's `available_at`. Without
+    /// priorities that is one index entry per app.
     pub async fn next_available(&mut self, apps: &[String]) -> StoreResult<Option<Ts>> {
         let (index, pending) = (self.tx.dialect().ready_order_index, self.tx.dialect().pending);
         let mut apps: Vec<&str> = apps.iter().map(String::as_str).collect();
         apps.sort_unstable();
         apps.dedup();
-        let mut earliest: Option<i64> = None;
-        for app in apps {
+        let mut firsts: Vec<(String, i64, i64)> = Vec::with_capacity(apps.len());
+        // SQLite allows 500 terms in a compound SELECT by default.
+        for chunk in apps.chunks(100) {
             // Broadcast children of other workers and selectors no stream here matches are counted
             // too: the wake-up is then early, never late.
-            let first = Stmt::new(format!(
-                "SELECT ready_at, available_at FROM ax_instance{index} WHERE {pending} AND app = ? \
-                 ORDER BY ready_at LIMIT 1"
-            ))
-            .bind(app)
-            .replanned();
-            let pair = |r: &mut Row<'_>| -> StoreResult<(i64, i64)> { Ok((r.take()?, r.take()?)) };
-            let Some((ready, mut due)) = self.tx.fetch(first, InstanceRaw::TABLE, pair).await?.pop() else {
-                continue;
-            };
+            let one = format!(
+                "SELECT * FROM (SELECT app, ready_at, available_at FROM ax_instance{index} WHERE {pending} \
+                 AND app = ? ORDER BY ready_at LIMIT 1) AS f"
+            );
+            let mut s = Stmt::new(vec![one; chunk.len()].join(" UNION ALL "));
+            for app in chunk {
+                s = s.bind(*app);
+            }
+            let row = |r: &mut Row<'_>| -> StoreResult<(String, i64, i64)> { Ok((r.take()?, r.take()?, r.take()?)) };
+            firsts.extend(self.tx.fetch(s.replanned(), InstanceRaw::TABLE, row).await?);
+        }
+        let mut earliest: Option<i64> = None;
+        for (app, ready, mut due) in firsts {
             if ready < due {
                 let before = Stmt::new(format!(
                     "SELECT MIN(available_at) FROM ax_instance{index} WHERE {pending} AND app = ? \

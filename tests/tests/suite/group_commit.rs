@@ -129,6 +129,8 @@ async fn a_kept_row_stands_for_the_read_only_at_its_version() {
     assert_eq!(db.scalar(&selector(ids[1])).await, 0, "a kept row of an older version was written");
     let changed = format!("SELECT COUNT(*) FROM ax_instance WHERE id = {} AND progress_message = 'changed'", ids[1]);
     assert_eq!(db.scalar(&changed).await, 1, "the change made since the claim stands");
+    store.close().await;
+    db.cleanup().await;
 }
 
 async fn assert_half_free(db: &TestDb, table: &str) {

@@ -368,8 +368,8 @@ impl Db {
                 sqlx::Sqlite,
                 begin_with("BEGIN IMMEDIATE"),
                 // As axd's select_ready: SQLite is told its index (see the SQLite store).
-                " INDEXED BY ax_instance_ready_order",
-                "status = 'PENDING'",
+                store::dialect::SQLITE.ready_order_index,
+                store::dialect::SQLITE.pending,
                 "",
                 client,
                 batch
@@ -378,9 +378,9 @@ impl Db {
                 conn,
                 sqlx::MySql,
                 begin(),
-                "",
-                "ready_flag = 1",
-                " FOR UPDATE SKIP LOCKED",
+                store::dialect::MYSQL.ready_order_index,
+                store::dialect::MYSQL.pending,
+                store::dialect::MYSQL.skip_locked,
                 client,
                 batch
             )),

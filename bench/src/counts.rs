@@ -330,8 +330,8 @@ impl Wal {
         out.join(", ")
     }
 
-    /// Index entries by index, most first, those of at least 0.01 per instance: `ax_instance_pkey
-    /// 1.00, …` — which index a lever must leave alone to cut the count.
+    /// Index entries by index, most first, those that show as at least 0.01 per instance:
+    /// `ax_instance_pkey 1.00, …` — which index a lever must leave alone to cut the count.
     fn by_index(&self, instances: u64) -> String {
         let per = |c: i64| c as f64 / instances.max(1) as f64;
         let shown: Vec<String> = self
@@ -366,7 +366,7 @@ async fn walinspect_schema(conn: &mut PgConnection) -> Option<String> {
 
 async fn wal_records(conn: &mut PgConnection, from: &str, to: &str) -> anyhow::Result<Wal> {
     if from == to {
-        // pg_get_wal_stats refuses an empty range.
+        // pg_get_wal_records_info refuses an empty range.
         return Ok(Wal { index_entries: 0, locks: 0, commits: 0, records: 0, kinds: Vec::new(), by_index: Vec::new() });
     }
     let schema = walinspect_schema(conn).await.context("pg_walinspect disappeared")?;
@@ -384,37 +384,46 @@ async fn wal_records(conn: &mut PgConnection, from: &str, to: &str) -> anyhow::R
         anyhow::ensure!(Instant::now() < deadline, "the write-ahead log was not flushed up to {to} in 10 s");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let rows: Vec<(String, i64)> = sqlx::query_as(&format!(
-        "SELECT \"resource_manager/record_type\", count::BIGINT FROM \"{schema}\".pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, true)",
-    ))
-    .bind(from)
-    .bind(to)
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(|e| anyhow::anyhow!("reading the run's write-ahead log with pg_walinspect: {e:?}"))?;
-    // The index of each entry, from its record's block reference (`rel 1663/16384/24601 ...`),
-    // while the run's schema still exists.
-    let by_index: Vec<(String, i64)> = sqlx::query_as(&format!(
-        "SELECT COALESCE(c.relname::TEXT, 'filenode ' || r.node), count(*)::BIGINT FROM \
-         (SELECT (regexp_match(block_ref, 'rel \\d+/\\d+/(\\d+)'))[1] AS node \
-          FROM \"{schema}\".pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn) \
-          WHERE resource_manager = 'Btree' AND record_type IN ('INSERT_LEAF', 'INSERT_POST')) r \
-         LEFT JOIN pg_class c ON c.oid = pg_filenode_relation(0, r.node::OID) \
-         GROUP BY 1 ORDER BY 2 DESC, 1",
+    // One pass over the run's records: their kinds, and for each index entry the index its record's
+    // block reference names (`rel 1663/16384/24601 ...`), resolved while the run's schema exists.
+    let rows: Vec<(String, Option<String>, i64)> = sqlx::query_as(&format!(
+        "SELECT r.resource_manager || '/' || r.record_type, \
+         CASE WHEN r.node IS NOT NULL THEN COALESCE(c.relname::TEXT, 'filenode ' || r.node) END, count(*)::BIGINT \
+         FROM (SELECT resource_manager, record_type, CASE WHEN resource_manager = 'Btree' \
+               AND record_type IN ('INSERT_LEAF', 'INSERT_POST') \
+               THEN (regexp_match(block_ref, 'rel \\d+/\\d+/(\\d+)'))[1] END AS node \
+               FROM \"{schema}\".pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)) r \
+         LEFT JOIN pg_class c ON c.oid = pg_filenode_relation(0, r.node::OID) GROUP BY 1, 2",
     ))
     .bind(from)
     .bind(to)
     .fetch_all(conn)
     .await
-    .map_err(|e| anyhow::anyhow!("reading the run's index entries with pg_walinspect: {e:?}"))?;
-    let count = |names: &[&str]| rows.iter().filter(|(k, _)| names.contains(&k.as_str())).map(|(_, c)| c).sum();
+    .map_err(|e| anyhow::anyhow!("reading the run's write-ahead log with pg_walinspect: {e:?}"))?;
+    let mut kinds: Vec<(String, i64)> = Vec::new();
+    let mut by_index: Vec<(String, i64)> = Vec::new();
+    // Rows are per (kind, index): sum each apart (an index takes both leaf and posting inserts).
+    fn add(to: &mut Vec<(String, i64)>, key: String, n: i64) {
+        match to.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, c)) => *c += n,
+            None => to.push((key, n)),
+        }
+    }
+    for (kind, index, n) in rows {
+        add(&mut kinds, kind, n);
+        if let Some(index) = index {
+            add(&mut by_index, index, n);
+        }
+    }
+    by_index.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let count = |names: &[&str]| kinds.iter().filter(|(k, _)| names.contains(&k.as_str())).map(|(_, c)| c).sum();
     Ok(Wal {
         // A leaf insert is one index entry; a posting-list insert adds a duplicate to an entry.
         index_entries: count(&["Btree/INSERT_LEAF", "Btree/INSERT_POST"]),
         locks: count(&["Heap/LOCK"]),
         commits: count(&["Transaction/COMMIT"]),
-        records: rows.iter().map(|(_, c)| c).sum(),
-        kinds: rows.iter().filter(|(_, c)| *c > 0).cloned().collect(),
+        records: kinds.iter().map(|(_, c)| c).sum(),
+        kinds,
         by_index,
     })
 }

@@ -74,7 +74,7 @@ async fn wait_delivery(
 async fn an_alert_is_delivered_once_after_axd_is_killed_mid_delivery(db: &TestDb) {
     // The first request is read and never answered: the axd sending it is killed while it waits.
     let receiver = Receiver::start(|n| if n == 0 { None } else { Some(200) }).await;
-    let dir = tempfile_dir();
+    let dir = ax_tests::ScratchDir::new("alerts");
     let args = [
         "--database-url",
         db.url.as_str(),
@@ -121,10 +121,6 @@ async fn an_alert_is_delivered_once_after_axd_is_killed_mid_delivery(db: &TestDb
     }
     assert_eq!(got[0].body, got[1].body, "a repeat carries the same body");
     assert_eq!(receiver.received().len(), 2, "delivered: not sent again");
-}
-
-fn tempfile_dir() -> ax_tests::ScratchDir {
-    ax_tests::ScratchDir::new("alerts")
 }
 
 async fn a_final_failure_reaches_the_webhook_signed(db: &TestDb) {
@@ -376,7 +372,7 @@ async fn a_webhook_that_never_answers_delays_neither_other_sends_nor_conditions(
     let db = TestDb::create(ax_tests::Db::Sqlite).await.expect("sqlite");
     let tarpit = Receiver::start(|_| None).await;
     let good = Receiver::start(|_| Some(200)).await;
-    let dir = tempfile_dir();
+    let dir = ax_tests::ScratchDir::new("alerts");
     let args = [
         "--database-url",
         db.url.as_str(),
@@ -424,7 +420,7 @@ async fn axctl_alert_commands_create_list_test_deliver_and_delete() {
     let receiver = Receiver::start(|_| Some(200)).await;
     let axd = Axd::start(&db, |o| o.alert_allow_private_targets = Some(true)).await;
     let env = [("AX_ENDPOINT", axd.endpoint.as_str())];
-    let dir = tempfile_dir();
+    let dir = ax_tests::ScratchDir::new("alerts");
     let secret_file = dir.join("hook.secret");
     std::fs::write(&secret_file, format!("{SECRET}\n")).expect("secret file");
     let url = receiver.url("/ax");
@@ -503,7 +499,7 @@ async fn https_webhooks_are_verified_against_the_configured_ca() {
     use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let dir = tempfile_dir();
+    let dir = ax_tests::ScratchDir::new("alerts");
     let ca = ax_tests::certs::TestCa::create(&dir);
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(ca.dir.join("server.pem"))
         .expect("pem")

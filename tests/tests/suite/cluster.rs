@@ -170,7 +170,7 @@ async fn triggers_keep_firing_on_time_while_the_admin_pool_is_exhausted(db: &Tes
     // ListAuditEntries call waiting on a lock the test holds on ax_audit keeps it, and every other
     // admin call (and the scheduler heartbeat) waits for the pool, for as long as the test holds
     // the lock. No flood: the machine is not loaded by the test itself.
-    let dir = tempdir("admin-pool");
+    let dir = ax_tests::ScratchDir::new("admin-pool");
     let args = ["--listen", "127.0.0.1:0", "--database-url", &db.url, "--db-pool-admin", "1"];
     let axd = AxdProcess::start(&args, &dir.join("axd.log")).await;
     let endpoint = format!("http://{}", axd.addr);
@@ -312,7 +312,7 @@ async fn axd_survives_a_database_outage_applies_misfire_and_creates_no_duplicate
 }
 
 async fn a_worker_whose_axd_dies_moves_to_another_and_keeps_its_instance(db: &TestDb) {
-    let dir = tempdir("failover");
+    let dir = ax_tests::ScratchDir::new("failover");
     let (pa, pb_) = (free_port(), free_port());
     let args =
         |port: u16| vec!["--listen".to_owned(), format!("127.0.0.1:{port}"), "--database-url".into(), db.url.clone()];
@@ -349,7 +349,7 @@ async fn a_worker_whose_axd_dies_moves_to_another_and_keeps_its_instance(db: &Te
 }
 
 async fn a_rolling_restart_of_every_axd_fails_no_instance(db: &TestDb) {
-    let dir = tempdir("rolling");
+    let dir = ax_tests::ScratchDir::new("rolling");
     let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
     let endpoints: Vec<String> = ports.iter().map(|p| format!("http://127.0.0.1:{p}")).collect();
     let args =
@@ -420,7 +420,7 @@ async fn a_rolling_restart_of_every_axd_fails_no_instance(db: &TestDb) {
 
 async fn axd_processes_with_skewed_clocks_fire_neither_early_nor_late(db: &TestDb) {
     let Some(lib) = faketime_lib() else { return };
-    let dir = tempdir("skew");
+    let dir = ax_tests::ScratchDir::new("skew");
     // Two axd on one database, one clock five minutes fast and one five minutes slow.
     let mut axds = Vec::new();
     for (i, skew) in ["+300", "-300"].iter().enumerate() {
@@ -535,10 +535,6 @@ fn assert_one_instance_per_fire(instances: &[pb::Instance], skipped: &[i64]) {
 
 fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
-}
-
-fn tempdir(tag: &str) -> ax_tests::ScratchDir {
-    ax_tests::ScratchDir::new(tag)
 }
 
 /// libfaketime (Debian package `faketime`), which the skew test preloads into axd.

@@ -146,11 +146,6 @@ fn ok(out: &CtlOutput) -> &str {
     &out.stdout
 }
 
-/// A fresh directory of this test's own (left for a failure's post-mortem).
-fn temp_dir(what: &str) -> ax_tests::ScratchDir {
-    ax_tests::ScratchDir::new(what)
-}
-
 fn path(dir: &Path, name: &str) -> String {
     dir.join(name).to_string_lossy().into_owned()
 }
@@ -183,7 +178,7 @@ async fn export_then_apply_changes_nothing_and_a_changed_set_is_applied_whole(db
     let before = versions(&mut admin, "tc").await;
     assert_eq!(before.len(), 10);
 
-    let dir = temp_dir("taskfiles");
+    let dir = ax_tests::ScratchDir::new("taskfiles");
     let (yaml, json) = (path(&dir, "tc.yaml"), path(&dir, "tc.json"));
     ok(&axctl(&env, &["export", "--app", "tc", "--format", "yaml", "-f", &yaml]).await);
     let exported = ok(&axctl(&env, &["export", "--app", "tc", "--format", "json"]).await).to_owned();
@@ -280,7 +275,7 @@ async fn bad_sets_are_refused_naming_file_task_and_field_and_change_nothing(db: 
     let mut admin = axd.admin().await;
     let env = [("AX_ENDPOINT", axd.endpoint.as_str())];
     admin.create_task(pb::CreateTaskRequest { task: Some(spec("bs-keep", "bs", "h", manual())) }).await.expect("task");
-    let dir = temp_dir("badsets");
+    let dir = ax_tests::ScratchDir::new("badsets");
     let good = path(&dir, "a-good.yaml");
     std::fs::write(&good, "name: bs-new\napp: bs\nhandler: h\nschedule:\n  manual: {}\n").expect("write");
     // Server-side checks: the file and task come back in place of the request's index.

@@ -168,13 +168,7 @@ impl Limits<'_> {
     /// waiting on its lock then reads the new values, where a re-inserted row would be a row its
     /// lock never saw (and the claim would go on without any limit).
     pub async fn set_task_limit(&mut self, task_id: i64, config: Option<&crate::model::TaskConfig>) -> StoreResult<()> {
-        let row = config.and_then(|c| {
-            let in_order = c.concurrency.buffers();
-            let max = if in_order { Some(NonZeroU32::MIN) } else { c.placement.max_running };
-            let key_limit = c.placement.concurrency_key.as_ref().and(c.placement.concurrency_limit);
-            (max.is_some() || key_limit.is_some()).then_some((max, in_order, key_limit))
-        });
-        let Some((max, in_order, key_limit)) = row else {
+        let Some((max, in_order, key_limit)) = config.and_then(limit_row) else {
             self.tx.execute(Stmt::new("DELETE FROM ax_task_limit WHERE task_id = ?").bind(task_id)).await?;
             return Ok(());
         };
@@ -457,4 +451,13 @@ fn read_app_limit(r: &mut super::value::Row<'_>) -> StoreResult<AppLimit> {
         updated_by: r.take()?,
         updated_at: from_micros(r.take()?),
     })
+}
+
+/// What a task's limit row holds (running limit, in order, per-key limit), `None` for a task
+/// without one.
+pub(crate) fn limit_row(c: &crate::model::TaskConfig) -> Option<(Option<NonZeroU32>, bool, Option<NonZeroU32>)> {
+    let in_order = c.concurrency.buffers();
+    let max = if in_order { Some(NonZeroU32::MIN) } else { c.placement.max_running };
+    let key_limit = c.placement.concurrency_key.as_ref().and(c.placement.concurrency_limit);
+    (max.is_some() || key_limit.is_some()).then_some((max, in_order, key_limit))
 }

@@ -400,14 +400,24 @@ impl Tasks<'_> {
     pub async fn update_task(
         &mut self,
         u: &super::TaskUpdate,
+        before: Option<&crate::model::TaskConfig>,
         now: Ts,
         actor: &super::Actor<'_>,
     ) -> StoreResult<Option<Task>> {
         if !self.update_task_config(u.id, u.expected_version, &u.config, u.next_fire_at, now).await? {
             return Ok(None);
         }
-        self.tx.limits().set_task_limit(u.id, Some(&u.config)).await?;
-        self.tx.instances().restamp_pending(u.id, &u.config.placement).await?;
+        // Only what the change moves: a disable or a new schedule locks neither the limit row nor
+        // the pending instances, which the dispatcher locks too (a MySQL deadlock with a claim, seen
+        // in CI, came from the limit row's DELETE and the pending instances' UPDATE).
+        let (new, old) = (&u.config, before);
+        if old.is_none_or(|o| super::routing::limit_row(o) != super::routing::limit_row(new)) {
+            self.tx.limits().set_task_limit(u.id, Some(new)).await?;
+        }
+        let (p, q) = (&new.placement, old.map(|o| &o.placement));
+        if q.is_none_or(|q| q.selector != p.selector || q.priority != p.priority) {
+            self.tx.instances().restamp_pending(u.id, p).await?;
+        }
         let task = self.task_by_id(u.id).await?;
         if let Some(t) = &task {
             self.insert_task_event(t.id, &t.name, now, u.event.0, actor.caller, &u.event.1).await?;
@@ -435,7 +445,7 @@ impl super::Store {
         actor: &super::Actor<'_>,
     ) -> StoreResult<Option<Task>> {
         let mut tx = self.begin().await?;
-        let task = tx.tasks().update_task(u, now, actor).await?;
+        let task = tx.tasks().update_task(u, None, now, actor).await?;
         if task.is_some() {
             tx.commit().await?;
         }

@@ -283,7 +283,7 @@ impl AdminApi {
                 next_fire_at,
                 event: (TaskEventKind::Updated, format!("applied; changed: {}", fields.join(", "))),
             };
-            let Some(t) = tx.tasks().update_task(&update, now, &a).await? else {
+            let Some(t) = tx.tasks().update_task(&update, Some(&task.config), now, &a).await? else {
                 return Err(Error::Aborted(format!(
                     "task {} changed while the set was applied; nothing was changed, retry",
                     validate::quote(&task.name)

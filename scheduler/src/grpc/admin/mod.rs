@@ -186,7 +186,7 @@ impl AdminApi {
                 update.next_fire_at =
                     Some(crate::schedule::next_fire_from(&update.config, &calendar, task.pause.as_ref(), now));
             }
-            let Some(t) = tx.tasks().update_task(&update, now, &a).await? else { continue };
+            let Some(t) = tx.tasks().update_task(&update, Some(&task.config), now, &a).await? else { continue };
             let had_edges = !task.config.flow.names().is_empty();
             if update.config.timing.calendar != task.config.timing.calendar || update.config.flow != task.config.flow {
                 graph::link_task(&mut tx, grant, t.id, &t.name, &t.config, "task", had_edges).await?;

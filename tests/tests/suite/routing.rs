@@ -436,6 +436,36 @@ async fn max_running_caps_the_instances_dispatched_or_running_at_once(db: &TestD
     axd.stop().await;
 }
 
+/// A running limit set by UpdateTask holds, through a disable and an enable (which leave the
+/// limit alone and write only what they change).
+async fn a_running_limit_set_by_an_update_holds_through_a_disable_and_an_enable(db: &TestDb) {
+    let axd = Axd::start(db, |_| {}).await;
+    let mut admin = axd.admin().await;
+    create(&mut admin, spec("capped", "app", "run", manual())).await;
+    let upd = pb::TaskSpec { max_running: Some(2), ..Default::default() };
+    let mask = Some(prost_types::FieldMask { paths: vec!["max_running".into()] });
+    admin
+        .update_task(pb::UpdateTaskRequest { name: "capped".into(), task: Some(upd), update_mask: mask })
+        .await
+        .expect("update");
+    admin.disable_task(pb::DisableTaskRequest { name: "capped".into() }).await.expect("disable");
+    admin.enable_task(pb::EnableTaskRequest { name: "capped".into() }).await.expect("enable");
+    let fleet = Fleet::gated();
+    fleet.start(&axd.endpoint, "app", "w1", 10, &[]);
+    connected(&admin, "app", &["w1"]).await;
+    let mut ids = Vec::new();
+    for n in 0..6 {
+        ids.push(trigger_with(&mut admin, "capped", &format!("c{n}"), r#"{"ms":50}"#).await);
+    }
+    fleet.hold_at_cap(&admin, "capped", 2).await;
+    for id in &ids {
+        wait_status(&mut admin, *id, S::Success, LONG).await;
+    }
+    assert_eq!(fleet.peak.load(Ordering::SeqCst), 2, "10 free slots, 6 instances, at most 2 at once");
+    fleet.stop_all();
+    axd.stop().await;
+}
+
 async fn an_app_rate_limit_spaces_the_starts_of_its_instances(db: &TestDb) {
     let axd = Axd::start(db, |_| {}).await;
     let mut admin = axd.admin().await;
@@ -609,6 +639,7 @@ on_every_backend!(
     a_sharded_fire_spreads_its_children_and_cancelling_the_parent_cancels_them,
     hash_routing_keeps_a_key_on_one_worker_and_a_leaving_worker_moves_only_its_keys,
     max_running_caps_the_instances_dispatched_or_running_at_once,
+    a_running_limit_set_by_an_update_holds_through_a_disable_and_an_enable,
     an_app_rate_limit_spaces_the_starts_of_its_instances,
     bad_routing_input_is_refused_naming_the_field_and_stores_nothing,
     waiting_instances_follow_a_changed_selector,

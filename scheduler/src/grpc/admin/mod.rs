@@ -247,6 +247,38 @@ fn unique_key() -> String {
 
 type Reply<T> = std::result::Result<Response<T>, Status>;
 
+/// How many times a write call runs in all when the database aborts its transaction to break a
+/// deadlock or a serialization conflict with another writer (SQLSTATE 40001/40P01, MySQL 1213,
+/// SQLite busy). Such a try wrote nothing, and running it again is the databases' documented
+/// answer; only after the last does the call answer ABORTED.
+const CONFLICT_TRIES: u32 = 4;
+
+/// Runs a call (`$call`, awaited anew on each try) until it ends other than in a database
+/// conflict, at most [`CONFLICT_TRIES`] times. For calls that write in one transaction, or whose
+/// earlier commits a repeat finds and keeps (a trigger's idempotency key). A macro, not a function
+/// taking an async closure: the closure's future could not be shown `Send` to tonic.
+macro_rules! again_on_conflict {
+    ($call:expr) => {{
+        let mut tries = 1;
+        loop {
+            match $call.await {
+                Err(Error::Store(e @ StoreError::Conflict(_))) if tries < CONFLICT_TRIES => {
+                    before_try_again(tries, &e).await;
+                    tries += 1;
+                }
+                r => break r,
+            }
+        }
+    }};
+}
+
+/// The pause before try `tries + 1`: short, random and growing, so two writers that deadlocked do
+/// not meet again in step.
+async fn before_try_again(tries: u32, e: &StoreError) {
+    tracing::debug!(error = %e, tries, "admin call's transaction aborted by the database; running it again");
+    tokio::time::sleep(Duration::from_millis(fastrand::u64(1..=10 * u64::from(tries)))).await;
+}
+
 /// What [`AdminApi::finish`] logs and audits about one call.
 #[derive(Debug, Default)]
 struct Note {
@@ -324,7 +356,7 @@ impl AdminService for AdminApi {
     async fn create_task(&self, req: Request<pb::CreateTaskRequest>) -> Reply<pb::CreateTaskResponse> {
         let name = req.get_ref().task.as_ref().map(|t| t.name.as_str()).unwrap_or_default();
         let mut n = Note::write("CreateTask", task_target(name));
-        let r = self.create_task_(&req, &mut n).await;
+        let r = again_on_conflict!(self.create_task_(&req, &mut n));
         self.finish(n, r).await
     }
 
@@ -342,31 +374,31 @@ impl AdminService for AdminApi {
 
     async fn update_task(&self, req: Request<pb::UpdateTaskRequest>) -> Reply<pb::UpdateTaskResponse> {
         let mut n = Note::write("UpdateTask", task_target(&req.get_ref().name));
-        let r = self.update_task_(&req, &mut n).await;
+        let r = again_on_conflict!(self.update_task_(&req, &mut n));
         self.finish(n, r).await
     }
 
     async fn delete_task(&self, req: Request<pb::DeleteTaskRequest>) -> Reply<pb::DeleteTaskResponse> {
         let mut n = Note::write("DeleteTask", task_target(&req.get_ref().name));
-        let r = self.delete_task_(&req, &mut n).await;
+        let r = again_on_conflict!(self.delete_task_(&req, &mut n));
         self.finish(n, r).await
     }
 
     async fn apply_tasks(&self, req: Request<pb::ApplyTasksRequest>) -> Reply<pb::ApplyTasksResponse> {
         let mut n = Note::write("ApplyTasks", "tasks");
-        let r = self.apply_tasks_(&req, &mut n).await;
+        let r = again_on_conflict!(self.apply_tasks_(&req, &mut n));
         self.finish(n, r).await
     }
 
     async fn enable_task(&self, req: Request<pb::EnableTaskRequest>) -> Reply<pb::EnableTaskResponse> {
         let mut n = Note::write("EnableTask", task_target(&req.get_ref().name));
-        let r = self.enable_task_(&req, &mut n).await;
+        let r = again_on_conflict!(self.enable_task_(&req, &mut n));
         self.finish(n, r).await
     }
 
     async fn disable_task(&self, req: Request<pb::DisableTaskRequest>) -> Reply<pb::DisableTaskResponse> {
         let mut n = Note::write("DisableTask", task_target(&req.get_ref().name));
-        let r = self.disable_task_(&req, &mut n).await;
+        let r = again_on_conflict!(self.disable_task_(&req, &mut n));
         self.finish(n, r).await
     }
 
@@ -374,7 +406,9 @@ impl AdminService for AdminApi {
         let mut n = Note::write("TriggerTask", task_target(&req.get_ref().name));
         // A call that waits takes its place before anything is created, and answers once audited.
         let mut waiting = None;
-        let r = self.trigger_task_(&req, &mut n, &mut waiting).await;
+        // One key for every try: a try whose instance committed is found, not doubled, by the next.
+        let key = unique_key();
+        let r = again_on_conflict!(self.trigger_task_(&req, &mut n, &mut waiting, &key));
         let reply = self.finish(n, r).await?;
         match waiting {
             Some((wait, _place)) => Ok(Response::new(self.wait_until_done(reply.into_inner(), wait).await)),
@@ -408,13 +442,13 @@ impl AdminService for AdminApi {
 
     async fn cancel_instance(&self, req: Request<pb::CancelInstanceRequest>) -> Reply<pb::CancelInstanceResponse> {
         let mut n = Note::write("CancelInstance", format!("instance/{}", req.get_ref().id));
-        let r = self.cancel_instance_(&req, &mut n).await;
+        let r = again_on_conflict!(self.cancel_instance_(&req, &mut n));
         self.finish(n, r).await
     }
 
     async fn retry_instance(&self, req: Request<pb::RetryInstanceRequest>) -> Reply<pb::RetryInstanceResponse> {
         let mut n = Note::write("RetryInstance", format!("instance/{}", req.get_ref().id));
-        let r = self.retry_instance_(&req, &mut n).await;
+        let r = again_on_conflict!(self.retry_instance_(&req, &mut n));
         self.finish(n, r).await
     }
 
@@ -474,7 +508,7 @@ impl AdminService for AdminApi {
     async fn create_alert_rule(&self, req: Request<pb::CreateAlertRuleRequest>) -> Reply<pb::CreateAlertRuleResponse> {
         let name = req.get_ref().rule.as_ref().map(|r| r.name.as_str()).unwrap_or_default();
         let mut n = Note::write("CreateAlertRule", alerts::alert_target(name));
-        let r = self.create_alert_rule_(&req, &mut n).await;
+        let r = again_on_conflict!(self.create_alert_rule_(&req, &mut n));
         self.finish(n, r).await
     }
 
@@ -486,7 +520,7 @@ impl AdminService for AdminApi {
 
     async fn delete_alert_rule(&self, req: Request<pb::DeleteAlertRuleRequest>) -> Reply<pb::DeleteAlertRuleResponse> {
         let mut n = Note::write("DeleteAlertRule", alerts::alert_target(&req.get_ref().name));
-        let r = self.delete_alert_rule_(&req, &mut n).await;
+        let r = again_on_conflict!(self.delete_alert_rule_(&req, &mut n));
         self.finish(n, r).await
     }
 
@@ -507,7 +541,7 @@ impl AdminService for AdminApi {
 
     async fn set_app_limit(&self, req: Request<pb::SetAppLimitRequest>) -> Reply<pb::SetAppLimitResponse> {
         let mut n = Note::write("SetAppLimit", limits::set_target(req.get_ref()));
-        let r = self.set_app_limit_(&req, &mut n).await;
+        let r = again_on_conflict!(self.set_app_limit_(&req, &mut n));
         self.finish(n, r).await
     }
 
@@ -519,19 +553,19 @@ impl AdminService for AdminApi {
 
     async fn delete_app_limit(&self, req: Request<pb::DeleteAppLimitRequest>) -> Reply<pb::DeleteAppLimitResponse> {
         let mut n = Note::write("DeleteAppLimit", limits::app_target(&req.get_ref().app));
-        let r = self.delete_app_limit_(&req, &mut n).await;
+        let r = again_on_conflict!(self.delete_app_limit_(&req, &mut n));
         self.finish(n, r).await
     }
 
     async fn pause_task(&self, req: Request<pb::PauseTaskRequest>) -> Reply<pb::PauseTaskResponse> {
         let mut n = Note::write("PauseTask", task_target(&req.get_ref().name));
-        let r = self.pause_task_(&req, &mut n).await;
+        let r = again_on_conflict!(self.pause_task_(&req, &mut n));
         self.finish(n, r).await
     }
 
     async fn resume_task(&self, req: Request<pb::ResumeTaskRequest>) -> Reply<pb::ResumeTaskResponse> {
         let mut n = Note::write("ResumeTask", task_target(&req.get_ref().name));
-        let r = self.resume_task_(&req, &mut n).await;
+        let r = again_on_conflict!(self.resume_task_(&req, &mut n));
         self.finish(n, r).await
     }
 
@@ -542,21 +576,21 @@ impl AdminService for AdminApi {
         } else {
             Note::write("BackfillTask", target)
         };
-        let r = self.backfill_task_(&req, &mut n).await;
+        let r = again_on_conflict!(self.backfill_task_(&req, &mut n));
         self.finish(n, r).await
     }
 
     async fn create_calendar(&self, req: Request<pb::CreateCalendarRequest>) -> Reply<pb::CreateCalendarResponse> {
         let name = req.get_ref().calendar.as_ref().map(|c| c.name.as_str()).unwrap_or_default();
         let mut n = Note::write("CreateCalendar", calendars::calendar_target(name));
-        let r = self.create_calendar_(&req, &mut n).await;
+        let r = again_on_conflict!(self.create_calendar_(&req, &mut n));
         self.finish(n, r).await
     }
 
     async fn update_calendar(&self, req: Request<pb::UpdateCalendarRequest>) -> Reply<pb::UpdateCalendarResponse> {
         let name = req.get_ref().calendar.as_ref().map(|c| c.name.as_str()).unwrap_or_default();
         let mut n = Note::write("UpdateCalendar", calendars::calendar_target(name));
-        let r = self.update_calendar_(&req, &mut n).await;
+        let r = again_on_conflict!(self.update_calendar_(&req, &mut n));
         self.finish(n, r).await
     }
 
@@ -574,7 +608,7 @@ impl AdminService for AdminApi {
 
     async fn delete_calendar(&self, req: Request<pb::DeleteCalendarRequest>) -> Reply<pb::DeleteCalendarResponse> {
         let mut n = Note::write("DeleteCalendar", calendars::calendar_target(&req.get_ref().name));
-        let r = self.delete_calendar_(&req, &mut n).await;
+        let r = again_on_conflict!(self.delete_calendar_(&req, &mut n));
         self.finish(n, r).await
     }
 

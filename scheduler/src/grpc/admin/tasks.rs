@@ -230,6 +230,7 @@ impl AdminApi {
         req: &Request<pb::TriggerTaskRequest>,
         n: &mut Note,
         waiting: &mut Option<super::wait::Waiting>,
+        fresh_key: &str,
     ) -> Result<pb::TriggerTaskResponse> {
         let grant = self.caller(req, Access::Operate, n)?;
         let r = req.get_ref();
@@ -243,7 +244,7 @@ impl AdminApi {
         };
         crate::birth::shape::check_keys(&task, &params).map_err(|why| Error::invalid("params", why))?;
         let key = if r.idempotency_key.is_empty() {
-            unique_key()
+            fresh_key.to_owned()
         } else {
             validate::idempotency_key("idempotency_key", &r.idempotency_key)?;
             r.idempotency_key.clone()

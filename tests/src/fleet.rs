@@ -159,7 +159,16 @@ impl Fleet {
             let held = [pb::InstanceStatus::Dispatched as i32, pb::InstanceStatus::Running as i32];
             let busy = list.iter().filter(|i| held.contains(&i.status)).count();
             let active = self.active();
-            assert_eq!(active, limit, "handlers running at once while the gate is closed (cap {limit})");
+            if active != limit {
+                // Which runs: a second attempt of one instance (its lease ran out) or one instance too many.
+                let runs: Vec<_> =
+                    self.runs.lock().expect("lock").iter().map(|r| (r.instance, r.attempt, r.worker.clone())).collect();
+                let states: Vec<_> = list.iter().map(|i| (i.id, i.status, i.attempt)).collect();
+                panic!(
+                    "handlers running at once while the gate is closed (cap {limit}): {active}; runs (instance, \
+                     attempt, worker) {runs:?}; instances (id, status, attempt) {states:?}"
+                );
+            }
             assert_eq!(busy, limit, "instances of {task} dispatched or running while the gate is closed (cap {limit})");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

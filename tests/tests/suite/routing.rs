@@ -417,23 +417,30 @@ async fn max_running_caps_the_instances_dispatched_or_running_at_once(db: &TestD
     let mut s = spec("capped", "app", "run", manual());
     s.max_running = Some(2);
     create(&mut admin, s).await;
-    // Gated: the first runs stay under way until the test has seen the cap hold, whatever the
-    // machine's speed (no hoping that short runs overlap).
-    let fleet = Fleet::gated();
-    fleet.start(&axd.endpoint, "app", "w1", 10, &[]);
-    fleet.start(&axd.endpoint, "app", "w2", 10, &[]);
-    connected(&admin, "app", &["w1", "w2"]).await;
-    let mut ids = Vec::new();
-    for n in 0..8 {
-        ids.push(trigger_with(&mut admin, "capped", &format!("c{n}"), r#"{"ms":50}"#).await);
-    }
-    fleet.hold_at_cap(&admin, "capped", 2).await;
-    for id in &ids {
-        wait_status(&mut admin, *id, S::Success, LONG).await;
-    }
-    assert_eq!(fleet.peak.load(Ordering::SeqCst), 2, "20 free slots, 8 instances, at most 2 at once");
-    fleet.stop_all();
+    let peak = capped_runs(&axd, &mut admin, &["w1", "w2"], 8, 2).await;
+    assert_eq!(peak, 2, "20 free slots, 8 instances, at most 2 at once");
     axd.stop().await;
+}
+
+/// Runs `n` instances of task `capped` on gated workers of 10 slots each, checks while the gate is
+/// closed that exactly `cap` run (whatever the machine's speed: no hoping that short runs
+/// overlap), then lets them all finish; the most that ran at once.
+async fn capped_runs(axd: &Axd, admin: &mut Admin, workers: &[&str], n: usize, cap: usize) -> usize {
+    let fleet = Fleet::gated();
+    for w in workers {
+        fleet.start(&axd.endpoint, "app", w, 10, &[]);
+    }
+    connected(admin, "app", workers).await;
+    let mut ids = Vec::new();
+    for n in 0..n {
+        ids.push(trigger_with(admin, "capped", &format!("c{n}"), r#"{"ms":50}"#).await);
+    }
+    fleet.hold_at_cap(admin, "capped", cap).await;
+    for id in &ids {
+        wait_status(admin, *id, S::Success, LONG).await;
+    }
+    fleet.stop_all();
+    fleet.peak.load(Ordering::SeqCst)
 }
 
 /// A running limit set by UpdateTask holds, through a disable and an enable (which leave the
@@ -450,19 +457,8 @@ async fn a_running_limit_set_by_an_update_holds_through_a_disable_and_an_enable(
         .expect("update");
     admin.disable_task(pb::DisableTaskRequest { name: "capped".into() }).await.expect("disable");
     admin.enable_task(pb::EnableTaskRequest { name: "capped".into() }).await.expect("enable");
-    let fleet = Fleet::gated();
-    fleet.start(&axd.endpoint, "app", "w1", 10, &[]);
-    connected(&admin, "app", &["w1"]).await;
-    let mut ids = Vec::new();
-    for n in 0..6 {
-        ids.push(trigger_with(&mut admin, "capped", &format!("c{n}"), r#"{"ms":50}"#).await);
-    }
-    fleet.hold_at_cap(&admin, "capped", 2).await;
-    for id in &ids {
-        wait_status(&mut admin, *id, S::Success, LONG).await;
-    }
-    assert_eq!(fleet.peak.load(Ordering::SeqCst), 2, "10 free slots, 6 instances, at most 2 at once");
-    fleet.stop_all();
+    let peak = capped_runs(&axd, &mut admin, &["w1"], 6, 2).await;
+    assert_eq!(peak, 2, "10 free slots, 6 instances, at most 2 at once");
     axd.stop().await;
 }
 

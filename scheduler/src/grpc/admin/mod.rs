@@ -2,7 +2,8 @@
 //!
 //! Every call authorizes the caller (role, then the app scope of its target: see [`crate::auth`]),
 //! validates every field (errors name the field), and changes nothing when it fails. Task changes
-//! are optimistic: read, compute, write if the version is unchanged, retry otherwise.
+//! are optimistic: read, compute, write if the version is unchanged, retry otherwise. A write call
+//! whose transaction the database aborts to break a deadlock runs again (`again_on_conflict!`).
 //!
 //! Every mutating call (and every denial) logs one line at info: identity, RPC, target, outcome.
 //! Every mutating call is also kept in `ax_audit`, written right after the change on the admin

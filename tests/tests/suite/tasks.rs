@@ -333,46 +333,69 @@ on_every_backend!(
 /// deadlock, error 1213, is the same conflict to axd; CI once saw DisableTask answer ABORTED so).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_whose_transaction_a_deadlock_aborts_is_run_again() {
-    use sqlx::{Connection as _, Executor as _};
     let Some(db) = TestDb::create(ax_tests::Db::Postgres).await else { return };
     let axd = Axd::start(&db, |_| {}).await;
     let mut admin = axd.admin().await;
-    create(&mut admin, spec("contended", "app", "h", manual())).await;
-    let mut other = sqlx::PgConnection::connect(&db.url).await.expect("connect");
-    // This side looks for a deadlock only after 20 s, axd's backends after 1 s (the default): the
-    // victim is the call's transaction.
-    other.execute("SET deadlock_timeout = '20s'").await.expect("set");
-    other.execute("BEGIN").await.expect("begin");
-    other.execute("LOCK TABLE ax_task_event IN SHARE MODE").await.expect("lock the events");
-    let call = tokio::spawn({
-        let mut admin = admin.clone();
-        async move { admin.disable_task(pb::DisableTaskRequest { name: "contended".into() }).await }
-    });
-    let me: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut other).await.expect("pid");
-    let waiting = "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))";
     let pool = sqlx::PgPool::connect(&db.url).await.expect("connect");
-    // The call holds the task's row and waits to insert its event.
-    eventually(LONG, "the call to wait for this side's lock", || {
-        let pool = pool.clone();
-        async move {
-            let n: i64 = sqlx::query_scalar(waiting).bind(me).fetch_one(&pool).await.ok()?;
-            (n > 0).then_some(())
+    // PostgreSQL looks for a deadlock once, when a wait reaches deadlock_timeout: the call's
+    // backend after 1 s (the default), this side's after 5 s. Had this side begun to wait later
+    // than the call's look (a very slow machine), the victim is this side: the round is run again.
+    for round in 0..5 {
+        let name = format!("contended-{round}");
+        create(&mut admin, spec(&name, "app", "h", manual())).await;
+        if !deadlock_with_a_disable(&pool, &admin, &name).await {
+            continue;
         }
+        let (task, events) = task_of(&admin, &name).await;
+        let spec = task.spec.expect("spec");
+        assert_eq!(spec.enabled, Some(false), "disabled by the second try");
+        assert_eq!(spec.description, "changed beside", "the other transaction's write stands");
+        assert_eq!(events.iter().filter(|e| e.message == "disabled").count(), 1, "one event: {events:?}");
+        pool.close().await;
+        axd.stop().await;
+        db.cleanup().await;
+        return;
+    }
+    panic!("in 5 rounds the call's transaction was never the deadlock's victim");
+}
+
+/// Makes a DisableTask of `name` deadlock with a transaction of the test's own; whether the call's
+/// transaction was the victim (and the call still succeeded).
+async fn deadlock_with_a_disable(pool: &sqlx::PgPool, admin: &Admin, name: &str) -> bool {
+    use sqlx::{Connection as _, Executor as _};
+    let mut other = pool.acquire().await.expect("connect");
+    other.execute("SET deadlock_timeout = '5s'").await.expect("set");
+    let mut tx = other.begin().await.expect("begin");
+    tx.execute("LOCK TABLE ax_task_event IN SHARE MODE").await.expect("lock the events");
+    let call = tokio::spawn({
+        let (mut admin, name) = (admin.clone(), name.to_owned());
+        async move { admin.disable_task(pb::DisableTaskRequest { name }).await }
+    });
+    let me: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *tx).await.expect("pid");
+    let waiting = "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))";
+    // The call holds the task's row and waits to insert its event.
+    eventually(LONG, "the call to wait for this side's lock", || async {
+        let n: i64 = sqlx::query_scalar(waiting).bind(me).fetch_one(pool).await.ok()?;
+        (n > 0).then_some(())
     })
     .await;
-    // Waits for the task's row: a deadlock, which PostgreSQL breaks by aborting the call's try.
-    other
-        .execute("UPDATE ax_task SET description = 'changed beside', version = version + 1 WHERE name = 'contended'")
-        .await
-        .expect("update");
-    other.execute("COMMIT").await.expect("commit");
-    let task = call.await.expect("join").expect("the call is run again, not answered ABORTED").into_inner().task;
-    let spec = task.and_then(|t| t.spec).expect("spec");
-    assert_eq!(spec.enabled, Some(false), "disabled by the second try");
-    let (task, events) = task_of(&admin, "contended").await;
-    assert_eq!(task.spec.expect("spec").description, "changed beside", "the other transaction's write stands");
-    assert_eq!(events.iter().filter(|e| e.message == "disabled").count(), 1, "one event: {events:?}");
-    pool.close().await;
-    axd.stop().await;
-    db.cleanup().await;
+    // Waits for the task's row: a deadlock. A version bump, as every axd writer makes.
+    let update =
+        sqlx::query("UPDATE ax_task SET description = 'changed beside', version = version + 1 WHERE name = $1")
+            .bind(name)
+            .execute(&mut *tx)
+            .await;
+    let victim = match update {
+        Ok(_) => {
+            tx.commit().await.expect("commit");
+            true
+        }
+        Err(e) if e.as_database_error().and_then(|d| d.code()).as_deref() == Some("40P01") => {
+            tx.rollback().await.expect("rollback");
+            false
+        }
+        Err(e) => panic!("update: {e}"),
+    };
+    call.await.expect("join").expect("the call is run again, not answered ABORTED");
+    victim
 }

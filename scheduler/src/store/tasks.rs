@@ -396,7 +396,8 @@ impl Tasks<'_> {
 
     /// Applies `update` if the task's version is unchanged, with its limit row, the selector and
     /// priority of its PENDING instances and its event; `None` if it changed (read again and retry)
-    /// or is gone.
+    /// or is gone. `before`, the configuration read with that version, spares the writes to the
+    /// limit row and the instances when the change leaves them as they are (`None`: write both).
     pub async fn update_task(
         &mut self,
         u: &super::TaskUpdate,
@@ -408,8 +409,9 @@ impl Tasks<'_> {
             return Ok(None);
         }
         // Only what the change moves: a disable or a new schedule locks neither the limit row nor
-        // the pending instances, which the dispatcher locks too (a MySQL deadlock with a claim, seen
-        // in CI, came from the limit row's DELETE and the pending instances' UPDATE).
+        // the pending instances, rows the dispatcher's claims lock too (CI once saw a DisableTask
+        // chosen as a MySQL deadlock victim beside three claiming axd; which statements met is
+        // not known, and fewer locks leave fewer ways to meet).
         let (new, old) = (&u.config, before);
         if old.is_none_or(|o| super::routing::limit_row(o) != super::routing::limit_row(new)) {
             self.tx.limits().set_task_limit(u.id, Some(new)).await?;
